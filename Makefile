@@ -1,0 +1,35 @@
+# Moult: the two commands of the quick start.
+#   make demo   installs what is missing, builds, runs the main job on the embedded People data
+#   make test   installs what is missing, builds, runs the whole test suite
+
+SWIFT ?= swift
+APT_PACKAGES := libsqlite3-dev liblmdb-dev sqlite3 pkg-config
+
+.PHONY: demo test deps build release clean
+
+# Installs the C libraries' headers when they are missing (needs root and Debian's apt-get).
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product moult
+
+demo: release
+	./scripts/demo.sh
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --parallel
+
+clean:
+	rm -rf .build

@@ -1,0 +1,88 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Moult",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Moult", targets: ["Moult"]),
+        .library(name: "MoultModel", targets: ["MoultModel"]),
+        .library(name: "MoultExpressions", targets: ["MoultExpressions"]),
+        .library(name: "MoultMapping", targets: ["MoultMapping"]),
+        .library(name: "MoultStore", targets: ["MoultStore"]),
+        .library(name: "MoultAssociations", targets: ["MoultAssociations"]),
+        .library(name: "MoultMigration", targets: ["MoultMigration"]),
+        .library(name: "MoultCommand", targets: ["MoultCommand"]),
+        .executable(name: "moult", targets: ["moult"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        // MARK: - C libraries
+        .systemLibrary(
+            name: "MoultCSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .systemLibrary(
+            name: "MoultCLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+
+        // MARK: - Libraries
+        .target(
+            name: "MoultModel",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(name: "MoultExpressions", dependencies: ["MoultModel"]),
+        .target(name: "MoultMapping", dependencies: ["MoultModel", "MoultExpressions"]),
+        .target(name: "MoultStore", dependencies: ["MoultModel", "MoultCSQLite"]),
+        .target(name: "MoultAssociations", dependencies: ["MoultModel", "MoultCLMDB"]),
+        .target(
+            name: "MoultMigration",
+            dependencies: ["MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations"]
+        ),
+        .target(
+            name: "MoultCommand",
+            dependencies: [
+                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultMigration",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(
+            name: "Moult",
+            dependencies: ["MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultMigration"]
+        ),
+        .executableTarget(
+            name: "moult",
+            dependencies: ["MoultCommand", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
+        // MARK: - Tests
+        .target(
+            name: "MoultTestSupport",
+            dependencies: ["MoultModel"],
+            path: "Tests/MoultTestSupport"
+        ),
+        .testTarget(name: "MoultModelTests", dependencies: ["MoultModel", "MoultTestSupport"]),
+        .testTarget(name: "MoultExpressionsTests", dependencies: ["MoultExpressions", "MoultTestSupport"]),
+        .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultTestSupport"]),
+        .testTarget(name: "MoultStoreTests", dependencies: ["MoultStore", "MoultTestSupport"]),
+        .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
+        .testTarget(name: "MoultMigrationTests", dependencies: ["MoultMigration", "MoultTestSupport"]),
+        .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultTestSupport"]),
+    ]
+)
+
+// Swift 6 language mode and the upcoming features, for every target.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}
+package.swiftLanguageModes = [.v6]

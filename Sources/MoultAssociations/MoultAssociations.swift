@@ -1,0 +1,1 @@
+// MoultAssociations: see the module's documentation.

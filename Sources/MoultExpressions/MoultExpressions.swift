@@ -1,0 +1,1 @@
+// MoultExpressions: see the module's documentation.

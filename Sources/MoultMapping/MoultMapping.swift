@@ -1,0 +1,1 @@
+// MoultMapping: see the module's documentation.

@@ -1,0 +1,1 @@
+// MoultMigration: see the module's documentation.

@@ -1,0 +1,241 @@
+/// One version of a data model: Core Data's `NSManagedObjectModel`, with inheritance resolved.
+///
+/// Creating a model checks it: every parent and destination entity exists, inverses point back,
+/// parents form no cycle. A model is a value; its lookups are precomputed.
+///
+/// ```swift
+/// let model = try ObjectModel(entities: [
+///     EntityDescription(name: "Person", attributes: [
+///         AttributeDescription(name: "name", type: .string),
+///     ]),
+/// ])
+/// ```
+public struct ObjectModel: Sendable, Hashable {
+    /// The entities in the order the model lists them.
+    public private(set) var entities: [EntityDescription]
+    /// The developer's version identifier (`userDefinedModelVersionIdentifier`), a hint only.
+    public var versionIdentifier: String?
+    public var configurations: [ConfigurationDescription]
+    public var fetchRequests: [FetchRequestTemplate]
+
+    private var resolution: Resolution
+
+    /// Creates a model and resolves its inheritance.
+    ///
+    /// - Throws: ``ModelError`` when a parent or destination entity is missing, an inverse does not
+    ///   point back, parents form a cycle, or two entities share a name.
+    public init(
+        entities: [EntityDescription],
+        versionIdentifier: String? = nil,
+        configurations: [ConfigurationDescription] = [],
+        fetchRequests: [FetchRequestTemplate] = []
+    ) throws(ModelError) {
+        self.entities = entities
+        self.versionIdentifier = versionIdentifier
+        self.configurations = configurations
+        self.fetchRequests = fetchRequests
+        self.resolution = try Resolution(entities)
+    }
+
+    /// The version identifiers of this model, as Core Data's `versionIdentifiers` holds them.
+    public var versionIdentifiers: [String] { versionIdentifier.map { [$0] } ?? [] }
+
+    // MARK: - Lookups
+
+    /// The entity with this name.
+    public func entity(named name: String) -> EntityDescription? {
+        resolution.index[name].map { entities[$0] }
+    }
+
+    /// Entity names sorted by their UTF-8 bytes, the order Core Data hashes and numbers them in.
+    public var entityNamesInByteOrder: [String] { resolution.byteOrderedNames }
+
+    /// The entity's parent chain, nearest first.
+    public func ancestors(of entityName: String) -> [EntityDescription] {
+        var result: [EntityDescription] = []
+        var current = entity(named: entityName)?.parentName
+        while let name = current, let parent = entity(named: name) {
+            result.append(parent)
+            current = parent.parentName
+        }
+        return result
+    }
+
+    /// The root of the entity's inheritance hierarchy (the entity itself when it has no parent).
+    public func root(of entityName: String) -> EntityDescription? {
+        ancestors(of: entityName).last ?? entity(named: entityName)
+    }
+
+    /// The direct sub-entities, in model order.
+    public func subentities(of entityName: String) -> [EntityDescription] {
+        (resolution.children[entityName] ?? []).map { entities[$0] }
+    }
+
+    /// The entity and all its descendants, depth first, the entity first.
+    public func hierarchy(from entityName: String) -> [EntityDescription] {
+        guard let entity = entity(named: entityName) else { return [] }
+        var result = [entity]
+        for child in subentities(of: entityName).sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
+            result += hierarchy(from: child.name)
+        }
+        return result
+    }
+
+    /// Every attribute of the entity, inherited ones first (from the root down), then its own.
+    public func attributes(of entityName: String) -> [AttributeDescription] {
+        let chain = ancestors(of: entityName).reversed() + [entity(named: entityName)].compactMap { $0 }
+        return chain.flatMap(\.attributes)
+    }
+
+    /// Every relationship of the entity, inherited ones first (from the root down), then its own.
+    public func relationships(of entityName: String) -> [RelationshipDescription] {
+        let chain = ancestors(of: entityName).reversed() + [entity(named: entityName)].compactMap { $0 }
+        return chain.flatMap(\.relationships)
+    }
+
+    /// The attribute with this name on the entity, inherited ones included.
+    public func attribute(named name: String, of entityName: String) -> AttributeDescription? {
+        attributes(of: entityName).first { $0.name == name }
+    }
+
+    /// The relationship with this name on the entity, inherited ones included.
+    public func relationship(named name: String, of entityName: String) -> RelationshipDescription? {
+        relationships(of: entityName).first { $0.name == name }
+    }
+
+    /// The inverse of a relationship, if it has one.
+    public func inverse(of relationship: RelationshipDescription) -> RelationshipDescription? {
+        guard let inverseName = relationship.inverseName else { return nil }
+        return self.relationship(named: inverseName, of: relationship.inverseEntity ?? relationship.destinationEntity)
+    }
+
+    /// Whether `entityName` is `ancestorName` or inherits from it.
+    public func entity(_ entityName: String, isKindOf ancestorName: String) -> Bool {
+        entityName == ancestorName || ancestors(of: entityName).contains { $0.name == ancestorName }
+    }
+
+    /// The entities of a configuration, or of the whole model when `configuration` is nil.
+    public func entities(inConfiguration configuration: String?) -> [EntityDescription]? {
+        guard let configuration, configuration != "Default" else { return entities }
+        guard let config = configurations.first(where: { $0.name == configuration }) else { return nil }
+        return config.entityNames.compactMap { entity(named: $0) }
+    }
+
+    public static func == (lhs: ObjectModel, rhs: ObjectModel) -> Bool {
+        lhs.entities == rhs.entities && lhs.versionIdentifier == rhs.versionIdentifier
+            && lhs.configurations == rhs.configurations && lhs.fetchRequests == rhs.fetchRequests
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(entities)
+        hasher.combine(versionIdentifier)
+    }
+}
+
+// MARK: - Resolution
+
+extension ObjectModel {
+    /// Precomputed lookups, derived from the entities.
+    struct Resolution: Sendable {
+        var index: [String: Int] = [:]
+        var children: [String: [Int]] = [:]
+        var byteOrderedNames: [String] = []
+
+        init(_ entities: [EntityDescription]) throws(ModelError) {
+            for (position, entity) in entities.enumerated() {
+                if index.updateValue(position, forKey: entity.name) != nil {
+                    throw ModelError(.duplicateEntity, "two entities are named '\(entity.name)'", entity: entity.name)
+                }
+            }
+            for (position, entity) in entities.enumerated() {
+                if let parent = entity.parentName {
+                    guard index[parent] != nil else {
+                        throw ModelError(
+                            .missingEntity, "entity '\(entity.name)' names a parent entity '\(parent)' that does not exist",
+                            entity: entity.name)
+                    }
+                    children[parent, default: []].append(position)
+                }
+            }
+            // Parent cycles.
+            for entity in entities {
+                var seen: Set<String> = [entity.name]
+                var current = entity.parentName
+                while let name = current {
+                    guard seen.insert(name).inserted else {
+                        throw ModelError(
+                            .inheritanceCycle,
+                            "entity '\(entity.name)' has a cycle of parent entities: \(seen.sorted().joined(separator: ", "))",
+                            entity: entity.name)
+                    }
+                    current = index[name].flatMap { entities[$0].parentName }
+                }
+            }
+            byteOrderedNames = entities.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            try checkRelationships(entities)
+        }
+
+        private func inherited(_ entities: [EntityDescription], _ name: String) -> [RelationshipDescription] {
+            var result: [RelationshipDescription] = []
+            var current: String? = name
+            var guardCount = 0
+            while let n = current, let i = index[n], guardCount <= entities.count {
+                result += entities[i].relationships
+                current = entities[i].parentName
+                guardCount += 1
+            }
+            return result
+        }
+
+        private func checkRelationships(_ entities: [EntityDescription]) throws(ModelError) {
+            for entity in entities {
+                for relationship in entity.relationships {
+                    guard index[relationship.destinationEntity] != nil else {
+                        throw ModelError(
+                            .missingEntity,
+                            "relationship '\(entity.name).\(relationship.name)' has destination entity '\(relationship.destinationEntity)', which does not exist",
+                            entity: entity.name, property: relationship.name)
+                    }
+                    guard let inverseName = relationship.inverseName else { continue }
+                    let inverseEntity = relationship.inverseEntity ?? relationship.destinationEntity
+                    guard index[inverseEntity] != nil else {
+                        throw ModelError(
+                            .missingEntity,
+                            "relationship '\(entity.name).\(relationship.name)' names inverse entity '\(inverseEntity)', which does not exist",
+                            entity: entity.name, property: relationship.name)
+                    }
+                    guard let inverse = inherited(entities, inverseEntity).first(where: { $0.name == inverseName }) else {
+                        throw ModelError(
+                            .badInverse,
+                            "relationship '\(entity.name).\(relationship.name)' names inverse '\(inverseEntity).\(inverseName)', which does not exist",
+                            entity: entity.name, property: relationship.name)
+                    }
+                    // The inverse must point back at this relationship, on this entity or an ancestor of it.
+                    var kinds: Set<String> = []
+                    var current: String? = entity.name
+                    while let n = current, kinds.insert(n).inserted { current = index[n].flatMap { entities[$0].parentName } }
+                    // Sub-entities of this entity also count: an inverse may name the hierarchy's root.
+                    let pointsBack = inverse.inverseName == relationship.name
+                        && (kinds.contains(inverse.destinationEntity) || isDescendant(entities, inverse.destinationEntity, of: entity.name))
+                    guard pointsBack else {
+                        throw ModelError(
+                            .badInverse,
+                            "relationship '\(entity.name).\(relationship.name)' has inverse '\(inverseEntity).\(inverseName)', whose inverse is '\(inverse.inverseName ?? "nothing")' on '\(inverse.destinationEntity)': it does not point back",
+                            entity: entity.name, property: relationship.name)
+                    }
+                }
+            }
+        }
+
+        private func isDescendant(_ entities: [EntityDescription], _ name: String, of ancestor: String) -> Bool {
+            var current = index[name].flatMap { entities[$0].parentName }
+            var steps = 0
+            while let n = current, steps <= entities.count {
+                if n == ancestor { return true }
+                current = index[n].flatMap { entities[$0].parentName }
+                steps += 1
+            }
+            return false
+        }
+    }
+}

@@ -1,0 +1,1 @@
+// MoultStore: see the module's documentation.

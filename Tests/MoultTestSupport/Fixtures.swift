@@ -1,0 +1,62 @@
+public import Foundation
+
+/// Locates the real Core Data files copied into `Tests/Fixtures` (see its README and LICENSE files)
+/// and the scenario data in `Datasets/`.
+public enum Fixtures {
+    /// `Tests/Fixtures`, found from this file's path so that tests run from any working directory.
+    public static let root: URL = URL(filePath: #filePath)
+        .deletingLastPathComponent()  // MoultTestSupport
+        .deletingLastPathComponent()  // Tests
+        .appending(path: "Fixtures", directoryHint: .isDirectory)
+
+    /// The package's root folder.
+    public static let packageRoot: URL = root.deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `Datasets/` at the package's root.
+    public static let datasets: URL = packageRoot.appending(path: "Datasets", directoryHint: .isDirectory)
+
+    /// A file or folder under `Tests/Fixtures`.
+    public static func url(_ relativePath: String) -> URL {
+        root.appending(path: relativePath)
+    }
+
+    /// The People scenario's versioned model.
+    public static var peopleModel: URL {
+        datasets.appending(path: "People/People.xcdatamodeld", directoryHint: .isDirectory)
+    }
+}
+
+/// A directory under the system's temporary folder, removed when `remove()` is called.
+public struct TemporaryDirectory: Sendable {
+    public let url: URL
+
+    /// Creates a fresh, empty directory.
+    public init(_ label: String = "moult-test") throws {
+        url = FileManager.default.temporaryDirectory
+            .appending(path: "\(label)-\(UUID().uuidString)", directoryHint: .isDirectory)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// A path inside the directory.
+    public func appending(_ component: String) -> URL { url.appending(path: component) }
+
+    /// Copies a fixture store, with its `-wal` and `-shm` companions when present, into this directory.
+    ///
+    /// Tests open the copy, so that a fixture is never touched.
+    public func copyStore(_ fixture: URL, as name: String? = nil) throws -> URL {
+        let destination = url.appending(path: name ?? fixture.lastPathComponent)
+        let manager = FileManager.default
+        for suffix in ["", "-wal", "-shm"] {
+            let from = URL(filePath: fixture.path + suffix)
+            guard manager.fileExists(atPath: from.path) else { continue }
+            let to = URL(filePath: destination.path + suffix)
+            try? manager.removeItem(at: to)
+            try manager.copyItem(at: from, to: to)
+        }
+        return destination
+    }
+
+    public func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
