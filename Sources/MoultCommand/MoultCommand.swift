@@ -25,7 +25,10 @@ public struct MoultCommand: AsyncParsableCommand {
 
     /// The subcommands; each lives in its own file.
     static var subcommands: [any ParsableCommand.Type] {
-        [HashCommand.self]
+        [
+            HashCommand.self, InspectCommand.self, CreateCommand.self, InferCommand.self, GenerateCommand.self,
+            PlanCommand.self, MigrateCommand.self,
+        ]
     }
 }
 
