@@ -1,0 +1,1 @@
+// Tests of MoultAssociations live in this target.

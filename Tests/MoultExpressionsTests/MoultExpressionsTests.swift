@@ -1,0 +1,1 @@
+// Tests of MoultExpressions live in this target.

@@ -1,0 +1,1 @@
+// Tests of MoultMapping live in this target.

@@ -1,0 +1,1 @@
+// Tests of MoultMigration live in this target.

@@ -1,0 +1,1 @@
+// Tests of MoultModel live in this target.

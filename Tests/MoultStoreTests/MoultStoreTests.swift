@@ -1,0 +1,1 @@
+// Tests of MoultStore live in this target.
