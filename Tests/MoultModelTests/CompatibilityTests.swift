@@ -79,3 +79,35 @@ import Testing
         #expect(low < hash && !(hash < low))
     }
 }
+
+/// One entry of `Tests/Fixtures/store-metadata.json`, which `extract-store-metadata.py` decodes from the
+/// fixture stores' `Z_METADATA` (what Core Data itself wrote).
+struct StoreMetadataEntry: Decodable, Sendable, CustomTestStringConvertible {
+    var store: String
+    var versionHashes: [String: String]
+    var digest: String?
+    var checksum: String?
+
+    var testDescription: String { store }
+
+    var hashes: [String: VersionHash] { versionHashes.mapValues { VersionHash(hex: $0)! } }
+
+    static let all: [StoreMetadataEntry] = {
+        let data = try! Data(contentsOf: Fixtures.url("store-metadata.json"))
+        return try! JSONDecoder().decode([StoreMetadataEntry].self, from: data)
+    }()
+}
+
+@Suite struct StoreDigestTests {
+    @Test func realStoresHaveDigestsAndChecksums() {
+        #expect(StoreMetadataEntry.all.filter { $0.digest != nil }.count == 9)
+        #expect(StoreMetadataEntry.all.filter { $0.checksum != nil }.count == 2)
+    }
+
+    @Test("The digest and checksum Core Data wrote are reproduced from the store's hashes",
+        arguments: StoreMetadataEntry.all.filter { $0.digest != nil || $0.checksum != nil })
+    func reproducesDigestAndChecksum(_ entry: StoreMetadataEntry) {
+        if let digest = entry.digest { #expect(VersionHashes.digest(entry.hashes) == digest) }
+        if let checksum = entry.checksum { #expect(VersionHashes.checksum(entry.hashes) == checksum) }
+    }
+}
