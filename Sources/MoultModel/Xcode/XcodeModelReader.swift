@@ -222,7 +222,7 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
             if fetchedProperty != nil {
                 fetchedProperty?.fetchEntity = attributes["entity"]
                 fetchedProperty?.predicateString = attributes["predicateString"]
-                fetchedProperty?.fetchRequestName = attributes["name"]
+                fetchedProperty?.fetchRequestName = attributes["name"] ?? "fetchedPropertyFetchRequest"
             } else if depth == 2 {
                 guard let requestName = required(parser, attributes, "name", of: "fetchRequest"),
                     let requestEntity = required(parser, attributes, "entity", of: "fetchRequest")
