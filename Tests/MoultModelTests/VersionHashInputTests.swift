@@ -108,6 +108,8 @@ private enum Layout {
             Entity("Page") { Relationship("book", to: "Book", inverse: "pages") }
         }
         let title = Layout.attribute(Layout.property("title", optional: true, modifier: "t1"), code: 700)
+        #expect(model.versionHash(ofProperty: "title", inEntity: "Book")?.bytes == title)
+        #expect(model.versionHash(ofProperty: "nothing", inEntity: "Book") == nil)
         let pages = Layout.relationship(
             Layout.property("pages", optional: true, modifier: "p1"), destination: "Page", inverse: "book", max: 0, min: 0,
             ordered: true)
