@@ -1,4 +1,5 @@
 public import Foundation
+import MoultModel
 
 // MARK: - Reading
 
@@ -111,12 +112,13 @@ extension Decoder {
 }
 
 extension KeyedDecodingContainer {
-    func base64(_ key: Key) throws -> Data? {
+    func versionHash(_ key: Key) throws -> VersionHash? {
         guard let text = try decodeIfPresent(String.self, forKey: key) else { return nil }
-        guard let data = Data(base64Encoded: text) else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "expected base64 data, found '\(text)'")
+        guard let hash = VersionHash(hex: text) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self, debugDescription: "expected a version hash (64 hexadecimal digits), found '\(text)'")
         }
-        return data
+        return hash
     }
 }
 
@@ -150,11 +152,11 @@ private struct ModelReferenceJSON: Decodable {
     init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(Key.allCases.map(\.rawValue))
         let container = try decoder.container(keyedBy: Key.self)
-        var hashes: [String: Data] = [:]
+        var hashes: [String: VersionHash] = [:]
         if container.contains(.entityVersionHashes) {
             let nested = try container.nestedContainer(keyedBy: AnyKey.self, forKey: .entityVersionHashes)
             for key in nested.allKeys {
-                hashes[key.stringValue] = try nested.base64(key)
+                hashes[key.stringValue] = try nested.versionHash(key)
             }
         }
         reference = ModelReference(
@@ -186,8 +188,8 @@ private struct EntityMappingJSON: Decodable {
             type: type,
             source: try container.decodeIfPresent(String.self, forKey: .source),
             destination: try container.decodeIfPresent(String.self, forKey: .destination),
-            sourceVersionHash: try container.base64(.sourceVersionHash),
-            destinationVersionHash: try container.base64(.destinationVersionHash),
+            sourceVersionHash: try container.versionHash(.sourceVersionHash),
+            destinationVersionHash: try container.versionHash(.destinationVersionHash),
             filter: try container.decodeIfPresent(String.self, forKey: .filter),
             attributes: try container.decodeIfPresent([PropertyMappingJSON].self, forKey: .attributes)?.map(\.mapping) ?? [],
             relationships: try container.decodeIfPresent([PropertyMappingJSON].self, forKey: .relationships)?.map(\.mapping) ?? [],
@@ -241,7 +243,7 @@ extension ModelReference {
         if let path { object.append(("path", .string(path))) }
         if !entityVersionHashes.isEmpty {
             object.append(
-                ("entityVersionHashes", .object(entityVersionHashes.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value.base64EncodedString())) })))
+                ("entityVersionHashes", .object(entityVersionHashes.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value.hex)) })))
         }
         return object.isEmpty ? nil : .object(object)
     }
@@ -252,9 +254,9 @@ extension EntityMapping {
         var object: [(String, JSONText)] = [("name", .string(name)), ("type", .string(mappingType.jsonName))]
         if let sourceEntityName { object.append(("source", .string(sourceEntityName))) }
         if let destinationEntityName { object.append(("destination", .string(destinationEntityName))) }
-        if let sourceEntityVersionHash { object.append(("sourceVersionHash", .string(sourceEntityVersionHash.base64EncodedString()))) }
+        if let sourceEntityVersionHash { object.append(("sourceVersionHash", .string(sourceEntityVersionHash.hex))) }
         if let destinationEntityVersionHash {
-            object.append(("destinationVersionHash", .string(destinationEntityVersionHash.base64EncodedString())))
+            object.append(("destinationVersionHash", .string(destinationEntityVersionHash.hex)))
         }
         if let order { object.append(("order", .integer(order))) }
         if let filterPredicate { object.append(("filter", .string(filterPredicate))) }

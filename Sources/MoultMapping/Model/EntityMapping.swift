@@ -1,4 +1,4 @@
-public import Foundation
+public import MoultModel
 
 /// What an entity mapping does: Core Data's `NSEntityMappingType`.
 public enum MappingType: String, Sendable, Hashable, CaseIterable {
@@ -35,11 +35,11 @@ public struct EntityMapping: Sendable, Hashable {
     /// The source entity's name; nil for an add mapping.
     public var sourceEntityName: String?
     /// The source entity's version hash, when known.
-    public var sourceEntityVersionHash: Data?
+    public var sourceEntityVersionHash: VersionHash?
     /// The destination entity's name; nil for a remove mapping.
     public var destinationEntityName: String?
     /// The destination entity's version hash, when known.
-    public var destinationEntityVersionHash: Data?
+    public var destinationEntityVersionHash: VersionHash?
     /// Predicate text selecting the source objects this mapping migrates; nil for all of them.
     public var filterPredicate: String?
     public var attributeMappings: [PropertyMapping]
@@ -55,8 +55,8 @@ public struct EntityMapping: Sendable, Hashable {
         type: MappingType,
         source: String?,
         destination: String?,
-        sourceVersionHash: Data? = nil,
-        destinationVersionHash: Data? = nil,
+        sourceVersionHash: VersionHash? = nil,
+        destinationVersionHash: VersionHash? = nil,
         filter: String? = nil,
         attributes: [PropertyMapping] = [],
         relationships: [PropertyMapping] = [],

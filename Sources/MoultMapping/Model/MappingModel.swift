@@ -1,4 +1,4 @@
-public import Foundation
+public import MoultModel
 
 /// How a store made with one model version becomes a store of another: Core Data's `NSMappingModel`.
 ///
@@ -59,10 +59,10 @@ public struct ModelReference: Sendable, Hashable {
     public var name: String?
     /// The path Xcode recorded or the user gave (`Model.xcdatamodeld/Model 2.xcdatamodel`), if any.
     public var path: String?
-    /// Entity name → version hash (32 bytes), if known.
-    public var entityVersionHashes: [String: Data]
+    /// Entity name → version hash, if known.
+    public var entityVersionHashes: [String: VersionHash]
 
-    public init(name: String? = nil, path: String? = nil, entityVersionHashes: [String: Data] = [:]) {
+    public init(name: String? = nil, path: String? = nil, entityVersionHashes: [String: VersionHash] = [:]) {
         self.name = name
         self.path = path
         self.entityVersionHashes = entityVersionHashes
