@@ -102,3 +102,15 @@ same_entities() {
     done
     echo same
 }
+
+# print_table TSV: the TSV as a Markdown table (for BENCHMARKS.md).
+print_table() {
+    python3 - "$1" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1]), delimiter="\t"))
+print("| " + " | ".join(rows[0]) + " |")
+print("|" + "---|" * len(rows[0]))
+for r in rows[1:]:
+    print("| " + " | ".join(r) + " |")
+PY
+}

@@ -126,11 +126,4 @@ done
 
 echo
 echo "Results: ${RESULTS#"$ROOT"/}"
-python3 - "$RESULTS" <<'EOF'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1]), delimiter="\t"))
-print("| " + " | ".join(rows[0]) + " |")
-print("|" + "---|" * len(rows[0]))
-for r in rows[1:]:
-    print("| " + " | ".join(r) + " |")
-EOF
+print_table "$RESULTS"
