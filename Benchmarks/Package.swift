@@ -38,6 +38,7 @@ let package = Package(
     ],
     targets: [
         benchmarkTarget("ModelBenchmarks", ["MoultModel"]),
+        benchmarkTarget("AssociationBenchmarks", ["MoultModel", "MoultAssociations"]),
     ]
 )
 
