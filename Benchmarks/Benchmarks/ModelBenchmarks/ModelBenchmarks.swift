@@ -4,7 +4,7 @@ import MoultModel
 
 // MARK: - Fixture
 
-/// Apple's Photos model (macOS 10.15.1, 60-odd entities, 540 join tables): the largest real model
+/// Apple's Photos model (macOS 10.15.1: 53 entities, 930 attributes, 262 relationships), the largest real model
 /// in the fixtures, so reading and hashing it is the worst case a user meets.
 private let photosModel: URL = URL(filePath: #filePath)
     .deletingLastPathComponent()  // ModelBenchmarks
