@@ -54,7 +54,8 @@ private func associationBenchmarks(lmdb: Bool) {
         benchmark.startMeasurement()
         try fill(table, count: benchmark.scaledIterations.count)
         benchmark.stopMeasurement()
-        precondition(try table.count() == benchmark.scaledIterations.count)
+        let recorded = try table.count()
+        precondition(recorded == benchmark.scaledIterations.count, "\(recorded) associations recorded")
     }
 
     Benchmark("destinations(forMapping:source:), forward (\(name))", configuration: configuration) { benchmark in
