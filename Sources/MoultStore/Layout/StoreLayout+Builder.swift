@@ -170,7 +170,9 @@ struct LayoutBuilder {
                 if let inverse, !inverse.isToMany {
                     // One-to-many: the inverse's column is the link; an ordered one adds Z_FOK_<INVERSE>.
                     let inverseEntity = relationship.inverseEntity ?? relationship.destinationEntity
-                    guard let column = column(of: inverse.name, from: inverseEntity) else {
+                    let inverseToOne = ([inverseEntity] + model.ancestors(of: inverseEntity).map(\.name))
+                        .compactMap { [declaredToOnes] in declaredToOnes[$0]?.first { $0.name == inverse.name } }.first
+                    guard let column = inverseToOne?.column else {
                         throw StoreError(
                             .unknownName, "the inverse '\(inverse.name)' of '\(entity.name).\(relationship.name)' has no column",
                             entity: entity.name)
@@ -181,7 +183,8 @@ struct LayoutBuilder {
                         addColumn(fok, "INTEGER", table: destinationTable, rank: 0, entity: number, kind: 2, sortName: fok)
                         orderColumn = fok
                     }
-                    storage = .destinationColumn(table: destinationTable, column: column, orderColumn: orderColumn)
+                    storage = .destinationColumn(
+                        table: destinationTable, column: column, entityColumn: inverseToOne?.entityColumn, orderColumn: orderColumn)
                 } else if let inverse {
                     let inverseOwner = declaringEntity(
                         ofRelationship: inverse.name, from: relationship.inverseEntity ?? relationship.destinationEntity)
@@ -202,7 +205,7 @@ struct LayoutBuilder {
                         addColumn(fok, "INTEGER", table: destinationTable, rank: 0, entity: number, kind: 2, sortName: fok)
                         orderColumn = fok
                     }
-                    storage = .destinationColumn(table: destinationTable, column: column, orderColumn: orderColumn)
+                    storage = .destinationColumn(table: destinationTable, column: column, entityColumn: nil, orderColumn: orderColumn)
                 }
                 declaredToManys[entity.name, default: []].append(
                     ToManyLayout(name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered, storage: storage))

@@ -143,8 +143,9 @@ public struct ToManyLayout: Sendable, Hashable {
 
     public enum Storage: Sendable, Hashable {
         /// A column of the destination's table holds the source's `Z_PK`: the inverse to-one's column, or
-        /// a hidden key when the relationship has no inverse. `orderColumn` (`Z_FOK_…`) orders an ordered one.
-        case destinationColumn(table: String, column: String, orderColumn: String?)
+        /// a hidden key when the relationship has no inverse. `entityColumn` is the inverse's companion
+        /// column (the source's `Z_ENT`) when it has one; `orderColumn` (`Z_FOK_…`) orders an ordered one.
+        case destinationColumn(table: String, column: String, entityColumn: String?, orderColumn: String?)
         /// A join table row per pair; `orderColumn` orders the destinations of an ordered relationship.
         case joinTable(table: String, sourceColumn: String, destinationColumn: String, orderColumn: String?)
     }
