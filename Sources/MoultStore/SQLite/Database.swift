@@ -237,7 +237,8 @@ public final class Database {
 
     /// Whether a table with this name exists.
     public func tableExists(_ name: String) throws(StoreError) -> Bool {
-        try scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(name)]) != nil
+        // (Compare with `.none`: `Value` is itself expressible by `nil`.)
+        try scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(name)]) != .none
     }
 
     /// The column names of a table, in declaration order.
