@@ -32,13 +32,25 @@ func benchmarkTarget(_ name: String, _ modules: [String]) -> Target {
 let package = Package(
     name: "MoultBenchmarks",
     platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "moult-bench", targets: ["MoultBench"]),
+    ],
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // `moult-bench store-read|store-write`: MoultStore against the sqlite3 shell (scripts/store-floor.sh).
+        .executableTarget(
+            name: "MoultBench",
+            dependencies: [
+                .product(name: "MoultModel", package: rootPackage),
+                .product(name: "MoultStore", package: rootPackage),
+            ]
+        ),
         benchmarkTarget("ModelBenchmarks", ["MoultModel"]),
         benchmarkTarget("AssociationBenchmarks", ["MoultModel", "MoultAssociations"]),
+        benchmarkTarget("StoreBenchmarks", ["MoultModel", "MoultStore"]),
     ]
 )
 

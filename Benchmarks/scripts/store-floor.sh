@@ -31,6 +31,7 @@ BENCH="$(swift build -c release --package-path "$ROOT/Benchmarks" --show-bin-pat
 make_work store-floor
 mkdir -p "$ROOT/Benchmarks/results"
 RESULTS="$ROOT/Benchmarks/results/$(date -u +%F)-store-floor.tsv"
+SOURCE_NOTE="source made by moult generate people --version 2 --seed 1"
 echo "operation	size	tool	rows	rows_per_s	wall_s	peak_anon_mib	peak_total_mib	vs_floor" >"$RESULTS"
 
 # The floor of the batched write: copy every entity table and Z_MAX with INSERT … SELECT.
@@ -47,7 +48,24 @@ row() {
 for n in "${SIZES[@]}"; do
     src="$WORK/people-v2-$n.sqlite"
     echo "generate: moult generate people --version 2 --objects $n --seed 1" >&2
-    "$MOULT" generate people --version 2 --objects "$n" --seed 1 "$src" >/dev/null
+    if ! "$MOULT" generate people --version 2 --objects "$n" --seed 1 "$src" >/dev/null 2>"$WORK/generate.err" \
+        || [[ ! -s "$src" ]]; then
+        # Before `moult generate` exists: a v2 store made by `moult create`, filled by sqlite3 with
+        # names, ages 0…99 and an address for 4 persons in 5 (the same shape as the generator's data).
+        echo "generate: no store made ($(head -n 1 "$WORK/generate.err")); filling a 'moult create' store with sqlite3 instead" >&2
+        SOURCE_NOTE="source made by moult create + sqlite3 (moult generate unavailable)"
+        rm -f "$src"*
+        "$MOULT" create "$src" --model "$MODEL" --version v2 >/dev/null
+        sqlite3 -bail "$src" "BEGIN;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $n)
+            INSERT INTO ZPERSON (Z_PK, Z_ENT, Z_OPT, ZAGE, ZNAME, ZSTATE, ZSTREET)
+                SELECT i, (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Person'), 1, (i * 7919) % 100, 'Person ' || i,
+                       CASE WHEN i % 5 THEN substr('CANYTXWAOR', 1 + 2 * (i % 5), 2) END,
+                       CASE WHEN i % 5 THEN i || ' Main Street' END
+                FROM n;
+            UPDATE Z_PRIMARYKEY SET Z_MAX = $n WHERE Z_NAME = 'Person';
+            COMMIT;"
+    fi
     rows=$(sqlite3 "$src" "SELECT count(*) FROM ZPERSON")
     [[ "$rows" == "$(count_objects "$src")" ]] || die "the v2 store holds more than persons: update COPY_SQL"
     sha=$(sha256sum "$src" | cut -d' ' -f1)
@@ -78,6 +96,7 @@ for n in "${SIZES[@]}"; do
     rm -f "$src"* "$dest"* "$copy"*
 done
 
+echo "# $(date -u '+%F %T') UTC, $(nproc) cores, $(git -C "$ROOT" rev-parse --short HEAD); $SOURCE_NOTE" >"$RESULTS.txt"
 echo
-echo "Results: ${RESULTS#"$ROOT"/}"
+echo "Results: ${RESULTS#"$ROOT"/} ($SOURCE_NOTE)"
 print_table "$RESULTS"
