@@ -168,3 +168,53 @@ enum FixtureModels {
         #expect(viaContents.current.model == model.current.model)
     }
 }
+
+@Suite struct MalformedModelTests {
+    static let source = try! Data(contentsOf: Fixtures.peopleModel.appending(path: "v5.xcdatamodel/contents"))
+
+    @Test func everyTruncationIsAnErrorWithALine() throws {
+        let end = try #require(String(decoding: Self.source, as: UTF8.self).range(of: "</model>")).upperBound
+        let complete = String(decoding: Self.source, as: UTF8.self)[..<end].utf8.count
+        for length in 0..<complete {
+            do {
+                _ = try ObjectModel(xcodeContents: Self.source.prefix(length), path: "v5/contents")
+                Issue.record("a model truncated to \(length) bytes was read")
+            } catch {
+                #expect(error.file == "v5/contents" && error.line != nil && error.category == .badInput)
+            }
+        }
+        #expect(try ObjectModel(xcodeContents: Self.source.prefix(complete)).entities.count == 6)
+    }
+
+    @Test func corruptedBytesNeverCrash() {
+        var generator = SeededGenerator(seed: 42)
+        var failures = 0
+        let alphabet = Array("<>/=\"' &;!?xZ\u{0}\n".utf8)
+        for _ in 0..<500 {
+            var bytes = [UInt8](Self.source)
+            for _ in 0..<3 {
+                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = alphabet.randomElement(using: &generator)!
+            }
+            do {
+                _ = try ObjectModel(xcodeContents: Data(bytes))
+            } catch {
+                failures += 1
+                #expect(error.category == .badInput && !error.message.isEmpty)
+            }
+        }
+        #expect(failures > 0)
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so that a failure can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

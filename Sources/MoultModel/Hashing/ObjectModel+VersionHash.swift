@@ -96,6 +96,14 @@ extension ObjectModel {
         return input.finalize()
     }
 
+    /// The version hash of a property (attribute or relationship, inherited ones included) of an entity;
+    /// nil when the entity has no property with this name.
+    public func versionHash(ofProperty propertyName: String, inEntity entityName: String) -> VersionHash? {
+        if let attribute = attribute(named: propertyName, of: entityName) { return attribute.versionHash }
+        let owned = relationshipsWithOwners(of: entityName).first { $0.property.name == propertyName }
+        return owned.map { $0.property.versionHash(declaredBy: $0.owner) }
+    }
+
     /// The version hash of every entity whose hash is computable, by entity name: what a store made with
     /// this model holds in `NSStoreModelVersionHashes` (less the entities of
     /// ``entitiesWithUncomputableHash``).

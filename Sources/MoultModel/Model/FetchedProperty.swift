@@ -6,13 +6,13 @@ public struct FetchedPropertyDescription: Sendable, Hashable {
     public var fetchEntity: String?
     /// The fetch request's predicate text.
     public var predicateString: String?
-    /// The fetch request's name as Xcode writes it (`fetchedPropertyFetchRequest`).
-    public var fetchRequestName: String?
+    /// The fetch request's name as Xcode writes it.
+    public var fetchRequestName: String
     public var userInfo: [String: String]
 
     public init(
         name: String, isOptional: Bool = true, fetchEntity: String? = nil, predicateString: String? = nil,
-        fetchRequestName: String? = nil, userInfo: [String: String] = [:]
+        fetchRequestName: String = "fetchedPropertyFetchRequest", userInfo: [String: String] = [:]
     ) {
         self.name = name
         self.isOptional = isOptional

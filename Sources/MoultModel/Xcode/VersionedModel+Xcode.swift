@@ -25,7 +25,7 @@ extension VersionedModel {
         guard manager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw ModelError(.notFound, "no such file or folder", file: url.path)
         }
-        let folder = url.standardizedFileURL
+        let folder = url.absoluteURL.standardizedFileURL
         // A `contents` file, or a folder holding one: a single version.
         let isSingleVersion =
             !isDirectory.boolValue || folder.pathExtension == "xcdatamodel"

@@ -51,10 +51,8 @@ extension ObjectModel {
         let succeeded = parser.parse()
         if let error = reader.error { throw error }
         guard succeeded else {
-            let underlying = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "unknown parser error"
             throw ModelError(
-                .malformedXML, "the XML is malformed or truncated (\(underlying))", file: path,
-                line: max(parser.lineNumber, 1))
+                .malformedXML, XcodeModelReader.describe(parser.parserError), file: path, line: max(parser.lineNumber, 1))
         }
         guard reader.sawModel else {
             throw ModelError(.malformedXML, "no <model> element: this is not a Core Data model", file: path, line: 1)
@@ -224,7 +222,7 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
             if fetchedProperty != nil {
                 fetchedProperty?.fetchEntity = attributes["entity"]
                 fetchedProperty?.predicateString = attributes["predicateString"]
-                fetchedProperty?.fetchRequestName = attributes["name"]
+                fetchedProperty?.fetchRequestName = attributes["name"] ?? "fetchedPropertyFetchRequest"
             } else if depth == 2 {
                 guard let requestName = required(parser, attributes, "name", of: "fetchRequest"),
                     let requestEntity = required(parser, attributes, "entity", of: "fetchRequest")
@@ -334,8 +332,29 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
         guard error == nil else { return }
-        error = ModelError(
-            .malformedXML, "the XML is malformed or truncated (\((parseError as NSError).localizedDescription))",
-            file: path, line: max(parser.lineNumber, 1))
+        error = ModelError(.malformedXML, Self.describe(parseError), file: path, line: max(parser.lineNumber, 1))
+    }
+
+    /// What an XML parser error means, in words (the codes are libxml2's, which `XMLParser` shares).
+    static func describe(_ error: (any Error)?) -> String {
+        let code = error.map { ($0 as NSError).code } ?? 0
+        let meaning: String =
+            switch code {
+            case 4: "the document is empty"
+            case 5, 86: "extra content after the end of the document"
+            case 9: "an invalid character"
+            case 26: "an undeclared entity"
+            case 38: "'<' inside an attribute value"
+            case 39, 40, 41: "an attribute value is not quoted or not finished"
+            case 42: "an attribute is given twice on one element"
+            case 73: "'>' expected"
+            case 76: "a closing tag does not match the opening tag"
+            case 77: "the file ends inside an element"
+            case 85: "the elements are not well balanced"
+            case 89: "an entity refers to itself"
+            case 56, 57, 96: "the XML declaration is incomplete"
+            default: "XML parser error \(code)"
+            }
+        return "the XML is malformed or truncated: \(meaning)"
     }
 }

@@ -126,7 +126,7 @@ struct XMLText {
             open(
                 "fetchRequest",
                 [
-                    ("name", property.fetchRequestName ?? "fetchedPropertyFetchRequest"), ("entity", property.fetchEntity),
+                    ("name", property.fetchRequestName), ("entity", property.fetchEntity),
                     ("predicateString", property.predicateString),
                 ], empty: true)
             userInfo(property.userInfo)
