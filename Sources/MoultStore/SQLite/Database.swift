@@ -165,7 +165,8 @@ public final class Database {
         let statement = try statement(sql)
         try statement.bind(arguments)
         defer { statement.reset() }
-        return try statement.step() ? statement.value(at: 0) : nil
+        // `Optional.none`, not `nil`: `Value` is itself expressible by `nil` (it would become `.null`).
+        return try statement.step() ? statement.value(at: 0) : Optional<Value>.none
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
@@ -237,7 +238,8 @@ public final class Database {
 
     /// Whether a table with this name exists.
     public func tableExists(_ name: String) throws(StoreError) -> Bool {
-        try scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(name)]) != nil
+        if case .some = try scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(name)]) { return true }
+        return false
     }
 
     /// The column names of a table, in declaration order.
