@@ -22,28 +22,21 @@ final class CompiledMapping {
     /// The filter, when it runs in Swift.
     let filter: CompiledPredicate?
     /// The filter, when it runs in SQL.
-    let filterSQL: (sql: String, arguments: [Value])?
+    let filterSQL: SQLCondition?
 
     /// For each attribute of the destination layout (in layout order): how to get its value.
     let attributeValues: [AttributeValueSource]
     /// Relationship mappings, compiled.
     let relationships: [(name: String, expression: CompiledExpression)]
-    /// How each slot of ``sourceSchema`` is read from the row (`SELECT` column order).
-    let readers: [SlotReader]
-    /// The `SELECT` list after `Z_PK, Z_ENT`.
-    let selectColumns: [String]
-    /// To-many relationships of the source that the mapping's expressions use, loaded per chunk.
-    let toManyLoads: [(slot: Int, layout: ToManyLayout)]
+    /// To-many relationships of the source that the mapping's expressions use, loaded per chunk, with
+    /// their slot (after the cursor's attribute and to-one slots).
+    let toManyLoads: [(slot: Int, name: String)]
 
     enum AttributeValueSource {
-        case expression(CompiledExpression)
+        /// An expression, and the value a nil result stands for (the default of a required attribute:
+        /// Core Data fills a required attribute that became non-optional with its default).
+        case expression(CompiledExpression, defaultForNil: Value)
         case constant(Value)
-    }
-
-    enum SlotReader {
-        case none
-        case attribute(column: Int, type: AttributeType)
-        case toOne(column: Int, entityColumn: Int?, destinationNumber: Int32)
     }
 
     init(
@@ -63,10 +56,11 @@ final class CompiledMapping {
         }
 
         if let sourceName = mapping.sourceEntityName {
-            guard let layout = sourceLayout.entity(named: sourceName), let schema = KeySchema(entity: sourceName, in: sourceModel)
-            else { throw invalid("the source entity '\(sourceName)' is not in the source model") }
+            guard let layout = sourceLayout.entity(named: sourceName) else {
+                throw invalid("the source entity '\(sourceName)' is not in the source model")
+            }
             source = layout
-            sourceSchema = schema
+            sourceSchema = Self.schema(of: layout)
         } else {
             source = nil
             sourceSchema = nil
@@ -80,35 +74,13 @@ final class CompiledMapping {
             destination = nil
         }
 
-        // The columns a source row is read from.
-        var readers: [SlotReader] = []
-        var columns: [String] = []
-        if let source, let sourceSchema {
-            for key in sourceSchema.keys {
-                if let attribute = source.attribute(named: key) {
-                    readers.append(.attribute(column: columns.count + 2, type: attribute.type))
-                    columns.append(attribute.column)
-                } else if let toOne = source.toOne(named: key) {
-                    let column = columns.count + 2
-                    columns.append(toOne.column)
-                    var entityColumn: Int?
-                    if let companion = toOne.entityColumn {
-                        entityColumn = columns.count + 2
-                        columns.append(companion)
-                    }
-                    readers.append(.toOne(column: column, entityColumn: entityColumn, destinationNumber: toOne.destinationNumber))
-                } else {
-                    readers.append(.none)
-                }
-            }
-        }
-        self.readers = readers
-        self.selectColumns = columns
-
-        let compiler = ExpressionCompiler(schema: sourceSchema ?? KeySchema(keys: []), variables: variables)
+        var schemas: [String: KeySchema] = [:]
+        for entity in sourceLayout.entities { schemas[entity.name] = Self.schema(of: entity) }
+        let compiler = ExpressionCompiler(
+            schema: sourceSchema ?? KeySchema(keys: []), schemas: schemas, variables: variables)
         func compileExpression(_ text: String, property: String) throws(MigrationError) -> CompiledExpression {
             do {
-                return try compiler.compile(ExpressionNode(parsing: text))
+                return try compiler.compileExpression(text)
             } catch {
                 throw invalid("the value expression \(text) does not compile", property: property, underlying: error)
             }
@@ -119,16 +91,19 @@ final class CompiledMapping {
         if let destination, let destinationName = mapping.destinationEntityName {
             for column in destination.attributes {
                 let description = destinationModel.attribute(named: column.name, of: destinationName)
+                let defaultForNil: Value = description.map { $0.isOptional ? .null : DefaultValues.value(of: $0) } ?? .null
                 if let propertyMapping = mapping.attributeMapping(named: column.name) {
                     let text = propertyMapping.valueExpression ?? "$source.\(Self.escapedKey(column.name))"
                     if propertyMapping.valueExpression == nil, sourceSchema?.slot(of: column.name) == nil {
                         attributeValues.append(.constant(description.map(DefaultValues.value(of:)) ?? .null))
                     } else {
-                        attributeValues.append(.expression(try compileExpression(text, property: column.name)))
+                        attributeValues.append(.expression(try compileExpression(text, property: column.name), defaultForNil: defaultForNil))
                     }
                 } else if mapping.effectiveType == .copy, sourceSchema?.slot(of: column.name) != nil {
                     attributeValues.append(
-                        .expression(try compileExpression("$source.\(Self.escapedKey(column.name))", property: column.name)))
+                        .expression(
+                            try compileExpression("$source.\(Self.escapedKey(column.name))", property: column.name),
+                            defaultForNil: defaultForNil))
                 } else {
                     attributeValues.append(.constant(description.map(DefaultValues.value(of:)) ?? .null))
                 }
@@ -140,8 +115,8 @@ final class CompiledMapping {
         var relationships: [(name: String, expression: CompiledExpression)] = []
         var relationshipMappings = mapping.relationshipMappings
         if mapping.effectiveType == .copy, let destinationName = mapping.destinationEntityName {
-            for relationship in destinationModel.relationships(of: destinationName) where !relationship.isTransient
-            where !relationshipMappings.contains(where: { $0.name == relationship.name }) {
+            for relationship in destinationModel.relationships(of: destinationName)
+            where !relationship.isTransient && !relationshipMappings.contains(where: { $0.name == relationship.name }) {
                 relationshipMappings.append(PropertyMapping(relationship.name))
             }
         }
@@ -161,13 +136,13 @@ final class CompiledMapping {
         self.relationships = relationships
 
         // To-many source relationships the expressions read: loaded per chunk.
-        var toManyLoads: [(slot: Int, layout: ToManyLayout)] = []
+        var toManyLoads: [(slot: Int, name: String)] = []
         if let source, let sourceSchema {
             let texts = mapping.attributeMappings.compactMap(\.valueExpression)
-                + relationshipMappings.map { $0.valueExpression ?? "$source.\($0.name)" }
+                + relationshipMappings.map { $0.valueExpression ?? "$source.\($0.name)" } + [mapping.filterPredicate ?? ""]
             for toMany in source.toManyRelationships {
                 guard let slot = sourceSchema.slot(of: toMany.name) else { continue }
-                if texts.contains(where: { $0.contains(toMany.name) }) { toManyLoads.append((slot, toMany)) }
+                if texts.contains(where: { $0.contains(toMany.name) }) { toManyLoads.append((slot, toMany.name)) }
             }
         }
         self.toManyLoads = toManyLoads
@@ -180,8 +155,8 @@ final class CompiledMapping {
             } catch {
                 throw invalid("the filter predicate \(text) does not parse", underlying: error)
             }
-            if let source, let pushed = SQLPushdown.compile(predicate, columns: Self.columnResolver(source)) {
-                filterSQL = (pushed.sql, pushed.arguments)
+            if let source, toManyLoads.isEmpty, let pushed = SQLPushdown(columns: Self.columnResolver(source)).predicate(predicate) {
+                filterSQL = SQLCondition(pushed.sql, pushed.arguments)
                 filter = nil
             } else {
                 filterSQL = nil
@@ -197,27 +172,33 @@ final class CompiledMapping {
         }
     }
 
+    /// The slots of an entity's objects as the migration reads them: the store cursor's (attributes,
+    /// then to-one relationships), then the to-many relationships.
+    static func schema(of layout: EntityLayout) -> KeySchema {
+        var keys = layout.attributes.map(\.name) + layout.toOneRelationships.map(\.name)
+        keys += layout.toManyRelationships.map(\.name)
+        var destinations: [String: String] = [:]
+        for toOne in layout.toOneRelationships { destinations[toOne.name] = toOne.destination }
+        for toMany in layout.toManyRelationships { destinations[toMany.name] = toMany.destination }
+        var types: [String: AttributeType] = [:]
+        for attribute in layout.attributes { types[attribute.name] = attribute.type }
+        return KeySchema(keys: keys, destinations: destinations, attributeTypes: types)
+    }
+
     /// The SQL column of each attribute key of an entity, for the pushdown compiler.
-    static func columnResolver(_ layout: EntityLayout) -> (String) -> SQLColumn? {
-        { key in
-            guard let attribute = layout.attribute(named: key) else { return nil }
-            return SQLColumn(name: attribute.column, type: attribute.type)
-        }
+    static func columnResolver(_ layout: EntityLayout) -> @Sendable (String) -> SQLColumn? {
+        let columns = Dictionary(layout.attributes.map { ($0.name, SQLColumn(name: $0.column, type: $0.type)) }, uniquingKeysWith: { a, _ in a })
+        return { key in columns[key] }
     }
 
     /// A key written so that the expression parser reads it as a key, reserved words included.
     static func escapedKey(_ key: String) -> String {
-        ExpressionKeyPath.escaped(key)
+        reservedWords.contains(key.uppercased()) ? "#\(key)" : key
     }
 
-    /// The `SELECT` reading this mapping's source rows of one primary-key range.
-    var selectSQL: String? {
-        guard let source else { return nil }
-        var sql = "SELECT Z_PK, Z_ENT"
-        for column in selectColumns { sql += ", \(column)" }
-        sql += " FROM \(source.table) WHERE Z_ENT = \(source.number) AND Z_PK > ? AND Z_PK <= ?"
-        if let filterSQL { sql += " AND (\(filterSQL.sql))" }
-        sql += " ORDER BY Z_PK"
-        return sql
-    }
+    private static let reservedWords: Set<String> = [
+        "AND", "OR", "NOT", "IN", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH", "BETWEEN", "ANY", "ALL", "NONE",
+        "SOME", "NULL", "NIL", "SELF", "TRUE", "FALSE", "YES", "NO", "FIRST", "LAST", "SIZE", "TRUEPREDICATE",
+        "FALSEPREDICATE", "UTI-CONFORMS-TO", "UTI-EQUALS", "SUBQUERY", "FUNCTION", "TERNARY", "CAST",
+    ]
 }

@@ -25,10 +25,12 @@ public final class MigrationManager {
     /// The stage being run.
     public private(set) var currentStage: MigrationStage = .preparing
 
-    let source: Database
-    let destination: Database
-    let sourceLayout: StoreLayout
-    let destinationLayout: StoreLayout
+    let sourceStore: SQLiteStore
+    let destinationStore: SQLiteStore
+    let writer: StoreWriter
+    var destination: Database { destinationStore.database }
+    var sourceLayout: StoreLayout { sourceStore.layout }
+    var destinationLayout: StoreLayout { destinationStore.layout }
     let associations: any AssociationTable
     var mappings: [CompiledMapping] = []
     private var mappingIndexByName: [String: Int] = [:]
@@ -37,24 +39,19 @@ public final class MigrationManager {
     private let sourceSlot: Int
     private let destinationSlot: Int
 
-    /// Next primary key per destination root entity number, kept in `Z_PRIMARYKEY` at each chunk.
-    private var nextPrimaryKey: [Int32: Int64] = [:]
-    private var changedRoots: Set<Int32> = []
-    private var insertSQL: [Int32: String] = [:]
     private var failures: [ValidationFailure] = []
     private(set) var failureCount = 0
     static let failureLimit = 10_000
 
     init(
-        source: Database, destination: Database, sourceModel: ObjectModel, destinationModel: ObjectModel,
-        sourceLayout: StoreLayout, destinationLayout: StoreLayout, associations: any AssociationTable
-    ) {
-        self.source = source
-        self.destination = destination
+        source: SQLiteStore, destination: SQLiteStore, sourceModel: ObjectModel, destinationModel: ObjectModel,
+        associations: any AssociationTable
+    ) throws {
+        self.sourceStore = source
+        self.destinationStore = destination
+        self.writer = try destination.makeWriter()
         self.sourceModel = sourceModel
         self.destinationModel = destinationModel
-        self.sourceLayout = sourceLayout
-        self.destinationLayout = destinationLayout
         self.associations = associations
         context = EvaluationContext(variables: variables)
         sourceSlot = variables.slot(adding: "source")
@@ -113,9 +110,10 @@ public final class MigrationManager {
             switch valueSource {
             case .constant(let value):
                 row.append(value)
-            case .expression(let expression):
+            case .expression(let expression, let defaultForNil):
                 do {
-                    row.append(DefaultValues.coerce(try expression.evaluate(context), to: column.type))
+                    let value = try expression.evaluate(context)
+                    row.append(value.isNull ? defaultForNil : DefaultValues.coerce(value, to: column.type))
                 } catch {
                     throw MigrationError(
                         .evaluationFailed, "the value of '\(column.name)' could not be computed", mapping: compiled.name,
@@ -128,57 +126,17 @@ public final class MigrationManager {
     }
 
     private func insert(_ row: [Value], into layout: EntityLayout) throws -> ObjectID {
-        let key = try allocatePrimaryKey(root: layout.rootNumber)
-        let sql: String
-        if let cached = insertSQL[layout.number] {
-            sql = cached
-        } else {
-            var columns = "Z_PK, Z_ENT, Z_OPT"
-            var placeholders = "?, \(layout.number), 1"
-            for column in layout.attributes {
-                columns += ", \(column.column)"
-                placeholders += ", ?"
-            }
-            sql = "INSERT INTO \(layout.table) (\(columns)) VALUES (\(placeholders))"
-            insertSQL[layout.number] = sql
+        var values = row
+        if !layout.toOneRelationships.isEmpty {
+            values.append(contentsOf: repeatElement(Value.null, count: layout.toOneRelationships.count))
         }
-        let statement = try destination.statement(sql)
-        try statement.bind(key, at: 1)
-        for (offset, value) in row.enumerated() {
-            try statement.bind(value, at: offset + 2)
+        do {
+            return try writer.insert(layout.name, values: values)
+        } catch {
+            throw MigrationError(
+                .evaluationFailed, "inserting a '\(layout.name)' object failed", mapping: currentMapping?.name,
+                entity: layout.name, underlying: error)
         }
-        try statement.step()
-        return ObjectID(entity: layout.number, primaryKey: key)
-    }
-
-    private func allocatePrimaryKey(root: Int32) throws -> Int64 {
-        let key: Int64
-        if let next = nextPrimaryKey[root] {
-            key = next
-        } else {
-            let current = try destination.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.int(Int64(root))])
-            if case .int(let max) = current { key = max + 1 } else { key = 1 }
-        }
-        nextPrimaryKey[root] = key + 1
-        changedRoots.insert(root)
-        return key
-    }
-
-    /// Writes the primary keys allocated since the last call into `Z_PRIMARYKEY` (inside the chunk's
-    /// transaction).
-    func flushPrimaryKeys() throws {
-        for root in changedRoots.sorted() {
-            guard let next = nextPrimaryKey[root] else { continue }
-            try destination.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", [.int(next - 1), .int(Int64(root))])
-        }
-        changedRoots.removeAll(keepingCapacity: true)
-    }
-
-    /// Forgets the cached primary keys, so that the next allocation reads `Z_PRIMARYKEY` (after a
-    /// rolled-back chunk).
-    func resetPrimaryKeys() {
-        nextPrimaryKey.removeAll()
-        changedRoots.removeAll()
     }
 
     // MARK: - Associations
@@ -287,32 +245,8 @@ public final class MigrationManager {
                 .invalidMapping, "the destination entity '\(layout.name)' has no relationship '\(name)'",
                 mapping: currentMapping?.name, entity: layout.name)
         }
-        switch toMany.storage {
-        case .destinationColumn(let table, let column, let orderColumn):
-            // The inverse's companion column (the source's Z_ENT), when the inverse has one.
-            let inverse = destinationModel.relationship(named: name, of: layout.name).flatMap { destinationModel.inverse(of: $0) }
-            let companion = inverse.flatMap { destinationLayout.entity(named: toMany.destination)?.toOne(named: $0.name)?.entityColumn }
-            var assignments = "\(column) = ?"
-            if let companion { assignments += ", \(companion) = \(object.entity)" }
-            if let orderColumn { assignments += ", \(orderColumn) = ?" }
-            let sql = "UPDATE \(table) SET \(assignments) WHERE Z_PK = ?"
-            for (position, target) in targets.enumerated() {
-                var arguments: [Value] = [.int(object.primaryKey)]
-                if orderColumn != nil { arguments.append(.int(Int64(position + 1))) }
-                arguments.append(.int(target.primaryKey))
-                try destination.execute(sql, arguments)
-            }
-        case .joinTable(let table, let sourceColumn, let destinationColumn, let orderColumn):
-            let sql =
-                orderColumn.map {
-                    "INSERT OR REPLACE INTO \(table) (\(sourceColumn), \(destinationColumn), \($0)) VALUES (?, ?, ?)"
-                } ?? "INSERT OR IGNORE INTO \(table) (\(sourceColumn), \(destinationColumn)) VALUES (?, ?)"
-            for (position, target) in targets.enumerated() {
-                var arguments: [Value] = [.int(object.primaryKey), .int(target.primaryKey)]
-                if orderColumn != nil { arguments.append(.int(Int64(position + 1))) }
-                try destination.execute(sql, arguments)
-            }
-        }
+        _ = toMany
+        try writer.relate(name, object, to: targets)
     }
 
     /// Sets an attribute of a destination object already created.
@@ -364,35 +298,27 @@ public final class MigrationManager {
     /// Reads the source objects of a mapping with `lowerBound < Z_PK <= upperBound` that pass its
     /// filter, with the to-many relationships its expressions use.
     func sourceObjects(_ mapping: CompiledMapping, after lowerBound: Int64, through upperBound: Int64) throws -> [MigrationObject] {
-        guard let sql = mapping.selectSQL, let layout = mapping.source, let schema = mapping.sourceSchema else { return [] }
-        let statement = try source.statement(sql)
-        var arguments: [Value] = [.int(lowerBound), .int(upperBound)]
-        if let filterSQL = mapping.filterSQL { arguments += filterSQL.arguments }
-        try statement.bind(arguments)
+        guard let layout = mapping.source, let schema = mapping.sourceSchema else { return [] }
+        let cursor = try sourceStore.objects(
+            of: layout.name, includingSubentities: false, after: lowerBound, through: upperBound, condition: mapping.filterSQL,
+            batchSize: 4096)
         var objects: [MigrationObject] = []
-        objects.reserveCapacity(1024)
-        while try statement.step() {
-            let id = ObjectID(entity: Int32(truncatingIfNeeded: statement.int64(at: 1)), primaryKey: statement.int64(at: 0))
-            var values: [Value] = []
-            values.reserveCapacity(mapping.readers.count)
-            for reader in mapping.readers {
-                switch reader {
-                case .none:
-                    values.append(.null)
-                case .attribute(let column, let type):
-                    values.append(try statement.value(at: column, as: type))
-                case .toOne(let column, let entityColumn, let destinationNumber):
-                    if statement.isNull(at: column) {
-                        values.append(.null)
-                    } else {
-                        let entity = entityColumn.map { Int32(truncatingIfNeeded: statement.int64(at: $0)) } ?? destinationNumber
-                        values.append(.object(ObjectID(entity: entity, primaryKey: statement.int64(at: column))))
-                    }
+        let extra = layout.toManyRelationships.count
+        while let row = try cursor.next() {
+            var values = row.values
+            if extra > 0 { values.append(contentsOf: repeatElement(Value.null, count: extra)) }
+            let object = MigrationObject(objectID: row.id, entityName: layout.name, schema: schema, values: values)
+            objects.append(object)
+        }
+        if !mapping.toManyLoads.isEmpty, !objects.isEmpty {
+            let keys = objects.map(\.objectID.primaryKey)
+            for (slot, name) in mapping.toManyLoads {
+                let destinations = try sourceStore.toManyDestinations(name, of: layout.name, sources: keys)
+                for index in objects.indices {
+                    objects[index].values[slot] = .array((destinations[keys[index]] ?? []).map(Value.object))
                 }
             }
-            objects.append(MigrationObject(objectID: id, entityName: layout.name, schema: schema, values: values))
         }
-        statement.reset()
         if let filter = mapping.filter {
             var kept: [MigrationObject] = []
             kept.reserveCapacity(objects.count)
@@ -409,74 +335,23 @@ public final class MigrationManager {
             }
             objects = kept
         }
-        if !mapping.toManyLoads.isEmpty, !objects.isEmpty {
-            try loadToMany(mapping, into: &objects, after: lowerBound, through: upperBound)
-        }
         return objects
-    }
-
-    /// Fills the to-many slots the mapping's expressions use, with one query per relationship per chunk.
-    private func loadToMany(_ mapping: CompiledMapping, into objects: inout [MigrationObject], after lowerBound: Int64, through upperBound: Int64) throws {
-        var position: [Int64: Int] = [:]
-        for (offset, object) in objects.enumerated() { position[object.objectID.primaryKey] = offset }
-        for (slot, toMany) in mapping.toManyLoads {
-            guard let target = sourceLayout.entity(named: toMany.destination) else { continue }
-            let sql: String
-            switch toMany.storage {
-            case .destinationColumn(let table, let column, let orderColumn):
-                sql = "SELECT \(column), Z_PK, Z_ENT FROM \(table) WHERE \(column) > ? AND \(column) <= ? ORDER BY \(column), \(orderColumn ?? "Z_PK")"
-            case .joinTable(let table, let sourceColumn, let destinationColumn, let orderColumn):
-                sql = """
-                    SELECT j.\(sourceColumn), j.\(destinationColumn), t.Z_ENT FROM \(table) j JOIN \(target.table) t ON t.Z_PK = j.\(destinationColumn) \
-                    WHERE j.\(sourceColumn) > ? AND j.\(sourceColumn) <= ? ORDER BY j.\(sourceColumn), \(orderColumn.map { "j.\($0)" } ?? "j.\(destinationColumn)")
-                    """
-            }
-            var collected: [Int64: [Value]] = [:]
-            let statement = try source.statement(sql)
-            try statement.bind([.int(lowerBound), .int(upperBound)])
-            while try statement.step() {
-                let owner = statement.int64(at: 0)
-                guard position[owner] != nil else { continue }
-                let id = ObjectID(entity: Int32(truncatingIfNeeded: statement.int64(at: 2)), primaryKey: statement.int64(at: 1))
-                collected[owner, default: []].append(.object(id))
-            }
-            statement.reset()
-            for (offset, object) in objects.enumerated() {
-                objects[offset].values[slot] = .array(collected[object.objectID.primaryKey] ?? [])
-                _ = object
-            }
-        }
     }
 
     /// A source object by id, for key paths that go through relationships (`$source.owner.name`).
     func sourceObject(_ id: ObjectID) throws -> MigrationObject? {
-        guard let layout = sourceLayout.entity(number: id.entity), let schema = KeySchema(entity: layout.name, in: sourceModel)
-        else { return nil }
-        var columns: [(slot: Int, column: String, type: AttributeType?)] = []
-        for (slot, key) in schema.keys.enumerated() {
-            if let attribute = layout.attribute(named: key) {
-                columns.append((slot, attribute.column, attribute.type))
-            } else if let toOne = layout.toOne(named: key) {
-                columns.append((slot, toOne.column, nil))
-            }
-        }
-        let list = columns.isEmpty ? "Z_PK" : columns.map(\.column).joined(separator: ", ")
-        let statement = try source.statement("SELECT \(list) FROM \(layout.table) WHERE Z_PK = ?")
-        try statement.bind([.int(id.primaryKey)])
-        defer { statement.reset() }
-        guard try statement.step() else { return nil }
-        var values = [Value](repeating: .null, count: schema.keys.count)
-        for (index, column) in columns.enumerated() {
-            if let type = column.type {
-                values[column.slot] = try statement.value(at: index, as: type)
-            } else if !statement.isNull(at: index), let toOne = layout.toOne(named: schema.keys[column.slot]) {
-                values[column.slot] = .object(ObjectID(entity: toOne.destinationNumber, primaryKey: statement.int64(at: index)))
-            }
+        guard let layout = sourceLayout.entity(number: id.entity) else { return nil }
+        let cursor = try sourceStore.objects(of: layout.name, includingSubentities: false, after: id.primaryKey - 1, through: id.primaryKey, batchSize: 1)
+        guard let row = try cursor.next() else { return nil }
+        let schema = CompiledMapping.schema(of: layout)
+        var values = row.values
+        for toMany in layout.toManyRelationships {
+            let destinations = try sourceStore.toManyDestinations(toMany.name, of: layout.name, sources: [id.primaryKey])
+            values.append(.array((destinations[id.primaryKey] ?? []).map(Value.object)))
         }
         return MigrationObject(objectID: id, entityName: layout.name, schema: schema, values: values)
     }
 }
-
 @available(*, unavailable)
 extension MigrationManager: Sendable {}
 
@@ -517,5 +392,9 @@ struct SourceResolver: ObjectResolver {
 
     func record(for id: ObjectID) throws -> (any ObjectRecord)? {
         try manager.sourceObject(id)
+    }
+
+    func schema(forEntity entity: Int32) -> KeySchema? {
+        manager.sourceLayout.entity(number: entity).map(CompiledMapping.schema(of:))
     }
 }

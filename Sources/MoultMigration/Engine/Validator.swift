@@ -64,7 +64,7 @@ struct Validator {
             guard minimum > 0 || maximum > 0 else { continue }
             let counted: String
             switch toMany.storage {
-            case .destinationColumn(let table, let column, _):
+            case .destinationColumn(let table, let column, _, _):
                 counted = "(SELECT COUNT(*) FROM \(table) d WHERE d.\(column) = o.Z_PK)"
             case .joinTable(let table, let sourceColumn, _, _):
                 counted = "(SELECT COUNT(*) FROM \(table) j WHERE j.\(sourceColumn) = o.Z_PK)"

@@ -1,3 +1,5 @@
+import MoultMapping
+import MoultModel
 import MoultStore
 
 /// Splits a migration into a ``MigrationPlan``: ordered passes, each cut into chunks of source
