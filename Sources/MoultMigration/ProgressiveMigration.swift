@@ -131,9 +131,8 @@ public struct ProgressiveMigration {
         output: URL, progress: ((MigrationProgress) -> Void)? = nil, isCancelled: () -> Bool = { false }
     ) throws -> [StreamingMigrator.Report] {
         let manager = FileManager.default
-        guard !manager.fileExists(atPath: output.path) else {
-            throw MigrationError(.outputExists, "\(output.path) already exists; Moult never overwrites a store")
-        }
+        // The last step's migrator refuses an existing output, unless its own work directory says the
+        // output is its finished result.
         let directory = stepsDirectory(for: output)
         if steps.count > 1 {
             do {
