@@ -142,13 +142,8 @@ public struct StoreMetadata: Sendable, Hashable {
 
     /// `Z_PLIST`: the binary property list.
     public func propertyListData() throws(StoreError) -> [UInt8] {
-        do {
-            let data = try PropertyListSerialization.data(
-                fromPropertyList: PropertyListValue.dictionary(propertyListDictionary).foundationValue, format: .binary, options: 0)
-            return Array(data)
-        } catch {
-            throw StoreError(.invalidValue, "the metadata cannot be written as a property list: \(error)")
-        }
+        // Written by Moult's own writer, keys sorted, so equal metadata is equal bytes.
+        PropertyListValue.dictionary(propertyListDictionary).binaryPropertyList()
     }
 
     /// Writes the metadata into a store's `Z_METADATA` (replacing the row), inside the caller's

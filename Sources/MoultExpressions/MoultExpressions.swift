@@ -1,1 +1,0 @@
-// MoultExpressions: see the module's documentation.
