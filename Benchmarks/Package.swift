@@ -51,6 +51,7 @@ let package = Package(
         benchmarkTarget("ModelBenchmarks", ["MoultModel"]),
         benchmarkTarget("AssociationBenchmarks", ["MoultModel", "MoultAssociations"]),
         benchmarkTarget("StoreBenchmarks", ["MoultModel", "MoultStore"]),
+        benchmarkTarget("ExpressionBenchmarks", ["MoultModel", "MoultExpressions"]),
     ]
 )
 

@@ -87,7 +87,7 @@ run_killing() {
         kill -9 "$pid" 2>/dev/null || true
     fi
     RC=0
-    wait "$pid" || RC=$?
+    wait "$pid" 2>/dev/null || RC=$?
 }
 
 # finish_and_check DIR LABEL HOW: resumes until a run exits 0, compares with the reference, prints
