@@ -107,8 +107,10 @@ finish_and_check() {
                 RESUME=0 run_killing "$dir" ""
                 continue
             fi
-            FAILED+=("$label: exit $RC: $(tail -n 3 "$dir/log" | tr '\n' ' ')")
-            echo "  $label: FAILED, exit $RC; last lines of its log:"; tail -n 5 "$dir/log" | sed 's/^/    /'
+            FAILED+=("$label ($how): exit $RC after $resumes resumes: $(tr '\r' '\n' <"$dir/log" | tail -n 1)")
+            printf '  %-32s %-28s resumes %d (%d killed)  FAILED: exit %s; work folder kept: %s\n' \
+                "$label" "$how" "$resumes" "$killed_resumes" "$RC" "${dir#"$ROOT"/}"
+            tr '\r' '\n' <"$dir/log" | tail -n 2 | sed 's/^/      /'
             return ;;
         esac
         resumes=$((resumes + 1))
