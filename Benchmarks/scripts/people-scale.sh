@@ -17,6 +17,7 @@
 # time over the floor's in the same run (how many times slower than sqlite3 alone), and same_as_floor
 # says whether moult's destination holds the floor's rows (every entity table and Z_MAX, Z_OPT aside).
 # Environment: BENCH_WORK (work folder; default .build/bench-work/people-scale), MOULT_SKIP_BUILD=1,
+# APPEND=1 (add rows to today's TSV instead of starting it again, e.g. a 10M run after the others),
 # CHUNK_SIZE (default 10000), SCENARIOS (default "v1-v3 v2-v3 v3-v4"), TOOLS (default
 # "sql-floor moult-lmdb moult-memory").
 set -euo pipefail
@@ -34,11 +35,16 @@ make_work people-scale
 mkdir -p "$ROOT/Benchmarks/results"
 RESULTS="$ROOT/Benchmarks/results/$(date -u +%F)-people-scale.tsv"
 HEADER="scenario	size	tool	objects	objects_per_s	wall_s	peak_anon_mib	peak_total_mib	dest_mib	vs_floor	same_as_floor"
-echo "$HEADER" >"$RESULTS"
+if [[ -n "${APPEND:-}" && -s "$RESULTS" ]]; then
+    [[ "$(head -n 1 "$RESULTS")" == "$HEADER" ]] || die "$RESULTS has other columns: cannot append"
+else
+    echo "$HEADER" >"$RESULTS"
+    : >"$RESULTS.txt"
+fi
 {
     echo "# $(date -u '+%F %T') UTC, $(nproc) cores, $(uname -srm), $(git -C "$ROOT" rev-parse --short HEAD)"
-    echo "# Benchmarks/scripts/people-scale.sh ${SIZES[*]}  (CHUNK_SIZE=$CHUNK_SIZE)"
-} >"$RESULTS.txt"
+    echo "# Benchmarks/scripts/people-scale.sh ${SIZES[*]}  (CHUNK_SIZE=$CHUNK_SIZE SCENARIOS=\"$SCENARIOS\" TOOLS=\"$TOOLS\")"
+} >>"$RESULTS.txt"
 
 # generate VERSION N STORE
 generate() {
