@@ -40,6 +40,11 @@ struct Parser {
         "FIRST", "LAST", "SIZE", "ANYKEY", "SUBQUERY", "FETCH", "CAST", "TRUEPREDICATE", "FALSEPREDICATE",
     ]
 
+    /// Reserved words that are operators, never the start of an operand.
+    static let operatorWords: Set<String> = [
+        "AND", "OR", "IN", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH", "BETWEEN",
+    ]
+
     /// Deeper nesting than this is refused, so that hostile input cannot exhaust the stack.
     static let maximumDepth = 200
 
@@ -191,7 +196,11 @@ struct Parser {
         let lhs = try asExpression(left, at: start)
         let options = try comparisonOptions()
         let rhsStart = current
-        guard current.kind != .end else { throw unexpected(expected: "an expression after \"\(op.rawValue)\"") }
+        if current.kind == .end || Parser.operatorWords.contains(keyword ?? "")
+            || [")", "]", "}", ",", "*", "/", "**", "==", "=", "!=", "<", ">", "<=", ">=", "&&", "||"].contains(where: isSymbol)
+        {
+            throw unexpected(expected: "an expression after \"\(op.rawValue)\"")
+        }
         let rhs = try asExpression(try parseAdditive(), at: rhsStart)
         if op == .between, case .array(let bounds) = rhs, bounds.count != 2 {
             throw error("BETWEEN needs exactly two bounds", expected: "{lower, upper}", at: rhsStart)
@@ -439,6 +448,7 @@ struct Parser {
         default:
             break
         }
+        if Parser.operatorWords.contains(upper) { throw unexpected(expected: "an expression") }
         if Parser.reservedWords.contains(upper) {
             throw error("\"\(name)\" is a reserved word here", expected: "an expression (write #\(name) for a key named \(name))")
         }
