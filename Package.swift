@@ -67,7 +67,10 @@ let package = Package(
             dependencies: ["MoultModel"],
             path: "Tests/MoultTestSupport"
         ),
-        .testTarget(name: "MoultModelTests", dependencies: ["MoultModel", "MoultTestSupport"]),
+        .testTarget(
+            name: "MoultModelTests",
+            dependencies: ["MoultModel", "MoultTestSupport", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(name: "MoultExpressionsTests", dependencies: ["MoultExpressions", "MoultTestSupport"]),
         .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultTestSupport"]),
         .testTarget(name: "MoultStoreTests", dependencies: ["MoultStore", "MoultTestSupport"]),

@@ -1,16 +1,64 @@
 import ArgumentParser
+import Foundation
+import MoultMapping
 import MoultModel
 
-/// `moult infer`.
+/// `moult infer --from A --to B [--model M] [--json]`.
 struct InferCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "infer",
-        abstract: "Infer a lightweight mapping model between two model versions."
+        abstract: "Infer a lightweight mapping model between two model versions.",
+        discussion: """
+            A and B are .xcdatamodel folders, or version names of the .xcdatamodeld given with --model
+            (renames chained through the versions between them are then followed). Prints the mapping
+            (in Moult's JSON mapping format with --json), or why none can be inferred, exit code 66.
+            """
     )
+
+    @Option(help: "The source version: an .xcdatamodel folder, or a version name of --model.")
+    var from: String
+
+    @Option(help: "The destination version: an .xcdatamodel folder, or a version name of --model.")
+    var to: String
+
+    @Option(help: "An .xcdatamodeld folder whose versions --from and --to name.")
+    var model: String?
+
+    @Flag(help: "Print the mapping in Moult's JSON mapping format.")
+    var json = false
 
     func run() async throws {
         try await reportingFailures {
-            throw ModelError(.notFound, "'moult infer' is not built yet")
+            let mapping: MappingModel
+            if let model {
+                let versioned = try VersionedModel(contentsOf: URL(filePath: model))
+                mapping = try MappingModel.inferred(from: from, to: to, in: versioned)
+            } else {
+                let source = try ObjectModel(contentsOf: URL(filePath: from))
+                let destination = try ObjectModel(contentsOf: URL(filePath: to))
+                mapping = try MappingModel.inferred(
+                    from: source, to: destination, sourceName: Self.versionName(from), destinationName: Self.versionName(to))
+            }
+            print(json ? mapping.jsonText() : Self.summary(mapping), terminator: "")
         }
+    }
+
+    static func versionName(_ path: String) -> String {
+        let last = URL(filePath: path).lastPathComponent
+        return last.hasSuffix(".xcdatamodel") ? String(last.dropLast(".xcdatamodel".count)) : last
+    }
+
+    /// A readable summary: one line per entity mapping, then its property mappings that are not plain copies.
+    static func summary(_ mapping: MappingModel) -> String {
+        var text = "Inferred mapping \(mapping.sourceModel.name ?? "source") → \(mapping.destinationModel.name ?? "destination"):\n"
+        for entity in mapping.entityMappings {
+            let from = entity.sourceEntityName ?? "(none)", to = entity.destinationEntityName ?? "(none)"
+            text += "  \(entity.name) [\(entity.mappingType.jsonName)] \(from) → \(to)\n"
+            for property in entity.attributeMappings + entity.relationshipMappings {
+                let value = property.valueExpression ?? "(default value)"
+                if value != PropertyMapping.sourceValue(property.name) { text += "    \(property.name) = \(value)\n" }
+            }
+        }
+        return text
     }
 }

@@ -6,31 +6,46 @@ public struct FetchedPropertyDescription: Sendable, Hashable {
     public var fetchEntity: String?
     /// The fetch request's predicate text.
     public var predicateString: String?
+    /// The fetch request's name as Xcode writes it.
+    public var fetchRequestName: String
     public var userInfo: [String: String]
 
     public init(
         name: String, isOptional: Bool = true, fetchEntity: String? = nil, predicateString: String? = nil,
-        userInfo: [String: String] = [:]
+        fetchRequestName: String = "fetchedPropertyFetchRequest", userInfo: [String: String] = [:]
     ) {
         self.name = name
         self.isOptional = isOptional
         self.fetchEntity = fetchEntity
         self.predicateString = predicateString
+        self.fetchRequestName = fetchRequestName
         self.userInfo = userInfo
     }
 }
 
 /// A fetch index of an entity (`<fetchIndex>`): Core Data makes it an SQLite index.
 public struct FetchIndexDescription: Sendable, Hashable {
+    /// One element of a fetch index: a property (or an expression) and its order.
     public struct Element: Sendable, Hashable {
+        /// The property's name; empty for an expression element.
         public var property: String
-        /// `"Binary"` (the default) or another index type Xcode writes.
+        /// `"Binary"` (the default) or another index type Xcode writes (`"R-Tree"`).
         public var type: String
         public var ascending: Bool
-        public init(property: String, type: String = "Binary", ascending: Bool = true) {
+        /// The expression text of an expression element.
+        public var expression: String?
+        /// The expression's result type, as Xcode writes it.
+        public var expressionType: String?
+
+        public init(
+            property: String, type: String = "Binary", ascending: Bool = true, expression: String? = nil,
+            expressionType: String? = nil
+        ) {
             self.property = property
             self.type = type
             self.ascending = ascending
+            self.expression = expression
+            self.expressionType = expressionType
         }
     }
 
@@ -47,9 +62,13 @@ public struct FetchIndexDescription: Sendable, Hashable {
 public struct ConfigurationDescription: Sendable, Hashable {
     public var name: String
     public var entityNames: [String]
-    public init(name: String, entityNames: [String]) {
+    /// Whether Xcode marks the configuration as used with CloudKit.
+    public var usedWithCloudKit: Bool
+
+    public init(name: String, entityNames: [String], usedWithCloudKit: Bool = false) {
         self.name = name
         self.entityNames = entityNames
+        self.usedWithCloudKit = usedWithCloudKit
     }
 }
 
@@ -58,9 +77,13 @@ public struct FetchRequestTemplate: Sendable, Hashable {
     public var name: String
     public var entity: String
     public var predicateString: String?
-    public init(name: String, entity: String, predicateString: String? = nil) {
+    /// The request's other settings as Xcode writes them (`fetchLimit`, `resultType`, …), by XML name.
+    public var otherAttributes: [String: String]
+
+    public init(name: String, entity: String, predicateString: String? = nil, otherAttributes: [String: String] = [:]) {
         self.name = name
         self.entity = entity
         self.predicateString = predicateString
+        self.otherAttributes = otherAttributes
     }
 }

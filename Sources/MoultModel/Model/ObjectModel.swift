@@ -82,15 +82,42 @@ public struct ObjectModel: Sendable, Hashable {
     }
 
     /// Every attribute of the entity, inherited ones first (from the root down), then its own.
+    ///
+    /// A property an entity declares again under an inherited property's name replaces the inherited
+    /// one (models rebuilt from a store's model cache list inherited properties on every sub-entity).
     public func attributes(of entityName: String) -> [AttributeDescription] {
-        let chain = ancestors(of: entityName).reversed() + [entity(named: entityName)].compactMap { $0 }
-        return chain.flatMap(\.attributes)
+        inheritedProperties(of: entityName, \.attributes, name: \.name).map(\.property)
     }
 
-    /// Every relationship of the entity, inherited ones first (from the root down), then its own.
+    /// Every relationship of the entity, inherited ones first (from the root down), then its own; a
+    /// redeclared relationship replaces the inherited one, as for ``attributes(of:)``.
     public func relationships(of entityName: String) -> [RelationshipDescription] {
+        inheritedProperties(of: entityName, \.relationships, name: \.name).map(\.property)
+    }
+
+    /// Every relationship of the entity with the entity that declares it, in the order of
+    /// ``relationships(of:)``.
+    public func relationshipsWithOwners(of entityName: String) -> [(property: RelationshipDescription, owner: String)] {
+        inheritedProperties(of: entityName, \.relationships, name: \.name)
+    }
+
+    private func inheritedProperties<P>(
+        of entityName: String, _ declared: (EntityDescription) -> [P], name: (P) -> String
+    ) -> [(property: P, owner: String)] {
         let chain = ancestors(of: entityName).reversed() + [entity(named: entityName)].compactMap { $0 }
-        return chain.flatMap(\.relationships)
+        var result: [(property: P, owner: String)] = []
+        var position: [String: Int] = [:]
+        for owner in chain {
+            for property in declared(owner) {
+                if let existing = position[name(property)] {
+                    result[existing] = (property, owner.name)
+                } else {
+                    position[name(property)] = result.count
+                    result.append((property, owner.name))
+                }
+            }
+        }
+        return result
     }
 
     /// The attribute with this name on the entity, inherited ones included.

@@ -20,6 +20,7 @@ public struct ModelError: CategorizedError, Hashable {
         public static let invalidValue = Code(rawValue: "invalid value")
         public static let notFound = Code(rawValue: "not found")
         public static let unreadable = Code(rawValue: "unreadable")
+        public static let unwritable = Code(rawValue: "unwritable")
         public static let notComputable = Code(rawValue: "not computable")
     }
 
@@ -44,7 +45,7 @@ public struct ModelError: CategorizedError, Hashable {
 
     public var category: FailureCategory {
         switch code {
-        case .notFound, .unreadable: .io
+        case .notFound, .unreadable, .unwritable: .io
         default: .badInput
         }
     }

@@ -1,1 +1,0 @@
-// MoultAssociations: see the module's documentation.

@@ -1,0 +1,375 @@
+public import MoultModel
+
+extension MappingModel {
+    /// Infers the mapping Core Data's lightweight migration would use between two model versions.
+    ///
+    /// Entities and properties correspond by name, or through renaming identifiers: a destination
+    /// element whose renaming identifier is the name (or the renaming identifier) of a source element
+    /// is that element renamed. Renames chained over several versions (v2 renamed `a` to `b`, v3
+    /// renamed `b` to `c`) are followed through `intermediates`, the versions between the two in order.
+    ///
+    /// The rules, as Core Data's: attributes and relationships may be added or removed; an attribute may
+    /// become optional, or required when it has a default value; a relationship may change between
+    /// to-one and to-many and between unordered and ordered; entities may be added, removed, renamed, get
+    /// a new parent or new children, and properties may move up or down their hierarchy; hierarchies are
+    /// never merged. An attribute's type may change only where every value converts without loss
+    /// (integer widening, Integer 16/32 to Double, Float to Double, integers to Decimal, Boolean to
+    /// integers).
+    ///
+    /// An attribute that was optional and becomes required keeps the expression `$source.<name>`: the
+    /// engine gives a nil the destination attribute's default value, as Core Data does.
+    ///
+    /// ```swift
+    /// let mapping = try MappingModel.inferred(from: v1, to: v3, through: [v2])
+    /// ```
+    /// - Parameters:
+    ///   - source: The model of the existing store.
+    ///   - destination: The model to migrate to.
+    ///   - intermediates: The versions between them, oldest first, to follow chained renames.
+    ///   - sourceName: The source version's name, recorded in ``sourceModel``.
+    ///   - destinationName: The destination version's name, recorded in ``destinationModel``.
+    /// - Throws: ``MappingError`` with code ``MappingError/Code/notInferable`` (category incompatible)
+    ///   whose ``MappingError/issues`` name every entity and property that prevents inference, and why.
+    public static func inferred(
+        from source: ObjectModel, to destination: ObjectModel, through intermediates: [ObjectModel] = [],
+        sourceName: String? = nil, destinationName: String? = nil
+    ) throws(MappingError) -> MappingModel {
+        var inference = Inference(source: source, destination: destination, chain: [source] + intermediates + [destination])
+        let mappings = inference.run()
+        if !inference.issues.isEmpty {
+            let count = inference.issues.count
+            throw MappingError(
+                .notInferable,
+                "no lightweight mapping exists from \(sourceName ?? "the source model") to \(destinationName ?? "the destination model"): \(count) problem\(count == 1 ? "" : "s")",
+                issues: inference.issues)
+        }
+        return MappingModel(
+            source: ModelReference(name: sourceName, entityVersionHashes: source.entityVersionHashes()),
+            destination: ModelReference(name: destinationName, entityVersionHashes: destination.entityVersionHashes()),
+            entityMappings: mappings)
+    }
+
+    /// Infers the mapping between two versions of a versioned model, following renames through the
+    /// versions between them.
+    ///
+    /// - Throws: ``MappingError``: ``MappingError/Code/modelNotFound`` when a version does not exist,
+    ///   ``MappingError/Code/notInferable`` as ``inferred(from:to:through:sourceName:destinationName:)``.
+    public static func inferred(from sourceVersion: String, to destinationVersion: String, in model: VersionedModel) throws(MappingError) -> MappingModel {
+        guard let from = model.version(named: sourceVersion) else {
+            throw MappingError(.modelNotFound, "the model '\(model.name)' has no version '\(sourceVersion)' (it has \(model.versions.map(\.name).joined(separator: ", ")))")
+        }
+        guard let to = model.version(named: destinationVersion) else {
+            throw MappingError(.modelNotFound, "the model '\(model.name)' has no version '\(destinationVersion)' (it has \(model.versions.map(\.name).joined(separator: ", ")))")
+        }
+        let names = model.versions.map(\.name)
+        let start = names.firstIndex(of: from.name)!, end = names.firstIndex(of: to.name)!
+        let between: [ObjectModel]
+        if start < end {
+            between = model.versions[(start + 1)..<end].map(\.model)
+        } else if start > end {
+            between = model.versions[(end + 1)..<start].reversed().map(\.model)
+        } else {
+            between = []
+        }
+        return try inferred(from: from.model, to: to.model, through: between, sourceName: from.name, destinationName: to.name)
+    }
+}
+
+// MARK: - Correspondence
+
+/// Which source element each destination element comes from, over one step between two versions.
+private struct Correspondence {
+    /// Destination entity → source entity.
+    var entities: [String: String] = [:]
+    /// Destination entity → (destination property → source property), over all properties, inherited
+    /// ones included.
+    var properties: [String: [String: String]] = [:]
+}
+
+/// Matches destination elements to source elements: by renaming identifier (naming the source
+/// element, or equal to its renaming identifier), then by name.
+private func match(
+    destination: [(name: String, renamingIdentifier: String?)], source: [(name: String, renamingIdentifier: String?)],
+    onAmbiguity: (_ source: String, _ destinations: [String]) -> Void
+) -> [String: String] {
+    let sourceNames = Set(source.map(\.name))
+    var byIdentifier: [String: String] = [:]
+    for element in source {
+        if let identifier = element.renamingIdentifier, byIdentifier[identifier] == nil { byIdentifier[identifier] = element.name }
+    }
+    var result: [String: String] = [:]
+    var claimed: [String: [String]] = [:]
+    for element in destination {
+        var found: String?
+        if let identifier = element.renamingIdentifier {
+            found = sourceNames.contains(identifier) ? identifier : byIdentifier[identifier]
+        }
+        if found == nil, sourceNames.contains(element.name) { found = element.name }
+        if let found {
+            result[element.name] = found
+            claimed[found, default: []].append(element.name)
+        }
+    }
+    for (source, destinations) in claimed where destinations.count > 1 {
+        onAmbiguity(source, destinations.sorted())
+        for name in destinations where name != source { result[name] = nil }
+    }
+    return result
+}
+
+private struct Inference {
+    let source: ObjectModel
+    let destination: ObjectModel
+    let chain: [ObjectModel]
+    var issues: [MappingIssue] = []
+
+    init(source: ObjectModel, destination: ObjectModel, chain: [ObjectModel]) {
+        self.source = source
+        self.destination = destination
+        self.chain = chain
+    }
+
+    private mutating func step(from older: ObjectModel, to newer: ObjectModel, reportAmbiguity: Bool) -> Correspondence {
+        var result = Correspondence()
+        var ambiguities: [MappingIssue] = []
+        result.entities = match(
+            destination: newer.entities.map { ($0.name, $0.renamingIdentifier) },
+            source: older.entities.map { ($0.name, $0.renamingIdentifier) }
+        ) { sourceName, destinations in
+            ambiguities.append(
+                MappingIssue(
+                    .ambiguousRename, "entities \(destinations.joined(separator: " and ")) all claim to be the source entity \(sourceName)",
+                    entity: sourceName))
+        }
+        for (newEntity, oldEntity) in result.entities {
+            let newProperties = newer.attributes(of: newEntity).filter { !$0.isTransient }.map { ($0.name, $0.renamingIdentifier) }
+                + newer.relationships(of: newEntity).filter { !$0.isTransient }.map { ($0.name, $0.renamingIdentifier) }
+            let oldProperties = older.attributes(of: oldEntity).map { ($0.name, $0.renamingIdentifier) }
+                + older.relationships(of: oldEntity).map { ($0.name, $0.renamingIdentifier) }
+            result.properties[newEntity] = match(destination: newProperties, source: oldProperties) { sourceName, destinations in
+                ambiguities.append(
+                    MappingIssue(
+                        .ambiguousRename,
+                        "properties \(destinations.joined(separator: " and ")) of \(newEntity) all claim to be \(oldEntity).\(sourceName)",
+                        entity: newEntity, property: sourceName))
+            }
+        }
+        if reportAmbiguity { issues += ambiguities }
+        return result
+    }
+
+    /// The correspondence from the last model of the chain to the first, composed step by step.
+    private mutating func composed() -> Correspondence {
+        var steps: [Correspondence] = []
+        for index in 1..<chain.count {
+            steps.append(step(from: chain[index - 1], to: chain[index], reportAmbiguity: index == chain.count - 1 || chain.count == 2))
+        }
+        var result = steps.last!
+        for earlier in steps.dropLast().reversed() {
+            var next = Correspondence()
+            for (destinationEntity, middleEntity) in result.entities {
+                guard let sourceEntity = earlier.entities[middleEntity] else { continue }
+                next.entities[destinationEntity] = sourceEntity
+                var properties: [String: String] = [:]
+                for (destinationProperty, middleProperty) in result.properties[destinationEntity] ?? [:] {
+                    if let sourceProperty = earlier.properties[middleEntity]?[middleProperty] { properties[destinationProperty] = sourceProperty }
+                }
+                next.properties[destinationEntity] = properties
+            }
+            result = next
+        }
+        return result
+    }
+
+    // MARK: Rules
+
+    mutating func run() -> [EntityMapping] {
+        let correspondence = composed()
+        var sourceToDestination: [String: [String]] = [:]
+        for (destinationEntity, sourceEntity) in correspondence.entities { sourceToDestination[sourceEntity, default: []].append(destinationEntity) }
+        let mappingName = { (sourceEntity: String?, destinationEntity: String?) in "\(sourceEntity ?? "None")To\(destinationEntity ?? "None")" }
+
+        checkHierarchies(correspondence)
+        var mappings: [EntityMapping] = []
+        for destinationName in destination.entityNamesInByteOrder {
+            let entity = destination.entity(named: destinationName)!
+            let destinationHash = try? destination.versionHash(ofEntity: destinationName)
+            guard let sourceName = correspondence.entities[destinationName], let sourceEntity = source.entity(named: sourceName) else {
+                mappings.append(
+                    EntityMapping(
+                        name: mappingName(nil, destinationName), type: .add, source: nil, destination: destinationName,
+                        destinationVersionHash: destinationHash))
+                continue
+            }
+            if entity.isAbstract && !sourceEntity.isAbstract {
+                issues.append(
+                    MappingIssue(
+                        .becameAbstract,
+                        "\(sourceName) has objects of its own but its destination \(destinationName) is abstract: say which sub-entity each object becomes in a mapping model",
+                        entity: destinationName))
+            }
+            let properties = correspondence.properties[destinationName] ?? [:]
+            let attributes = attributeMappings(destinationName, sourceName, properties)
+            let relationships = relationshipMappings(destinationName, sourceName, properties, sourceToDestination, mappingName)
+            let sourceHash = try? source.versionHash(ofEntity: sourceName)
+            let unchanged = sourceName == destinationName && sourceHash != nil && sourceHash == destinationHash
+                && attributes.allSatisfy { $0.valueExpression == PropertyMapping.sourceValue($0.name) }
+            mappings.append(
+                EntityMapping(
+                    name: mappingName(sourceName, destinationName), type: unchanged ? .copy : .transform, source: sourceName,
+                    destination: destinationName, sourceVersionHash: sourceHash, destinationVersionHash: destinationHash,
+                    attributes: attributes, relationships: relationships))
+        }
+        for sourceName in source.entityNamesInByteOrder where sourceToDestination[sourceName] == nil {
+            mappings.append(
+                EntityMapping(
+                    name: mappingName(sourceName, nil), type: .remove, source: sourceName, destination: nil,
+                    sourceVersionHash: try? source.versionHash(ofEntity: sourceName)))
+        }
+        for index in mappings.indices { mappings[index].order = index + 1 }
+        return mappings
+    }
+
+    /// Hierarchies are never merged: entities from two source hierarchies may not share a destination root.
+    private mutating func checkHierarchies(_ correspondence: Correspondence) {
+        var sourceRoots: [String: [String: String]] = [:]  // destination root → source root → a destination entity
+        for destinationName in destination.entityNamesInByteOrder {
+            guard let sourceName = correspondence.entities[destinationName], let destinationRoot = destination.root(of: destinationName)?.name,
+                let sourceRoot = source.root(of: sourceName)?.name
+            else { continue }
+            if sourceRoots[destinationRoot]?[sourceRoot] == nil { sourceRoots[destinationRoot, default: [:]][sourceRoot] = destinationName }
+        }
+        for (destinationRoot, roots) in sourceRoots.sorted(by: { $0.key < $1.key }) where roots.count > 1 {
+            let described = roots.sorted { $0.key < $1.key }.map { "\($0.value) (from the hierarchy of \($0.key))" }
+            issues.append(
+                MappingIssue(
+                    .hierarchiesMerged,
+                    "the hierarchy of \(destinationRoot) would merge entities of separate source hierarchies: \(described.joined(separator: ", "))",
+                    entity: destinationRoot))
+        }
+    }
+
+    private static func hasDefault(_ attribute: AttributeDescription) -> Bool {
+        attribute.defaultValueString != nil || attribute.defaultDateTimeInterval != nil
+    }
+
+    private mutating func attributeMappings(_ destinationName: String, _ sourceName: String, _ properties: [String: String]) -> [PropertyMapping] {
+        var result: [PropertyMapping] = []
+        for attribute in destination.attributes(of: destinationName) where !attribute.isTransient {
+            let sourceProperty = properties[attribute.name]
+            if let sourceProperty, source.relationship(named: sourceProperty, of: sourceName) != nil {
+                issues.append(
+                    MappingIssue(
+                        .propertyKindChanged, "\(sourceName).\(sourceProperty) is a relationship; its destination \(attribute.name) is an attribute",
+                        entity: destinationName, property: attribute.name))
+                continue
+            }
+            guard let sourceProperty, let old = source.attribute(named: sourceProperty, of: sourceName) else {
+                if !attribute.isOptional && !Self.hasDefault(attribute) {
+                    issues.append(
+                        MappingIssue(
+                            .requiredWithoutDefault,
+                            "the new attribute \(destinationName).\(attribute.name) is required and has no default value for existing objects",
+                            entity: destinationName, property: attribute.name))
+                }
+                result.append(PropertyMapping(attribute.name))
+                continue
+            }
+            if old.isTransient {
+                if !attribute.isOptional && !Self.hasDefault(attribute) {
+                    issues.append(
+                        MappingIssue(
+                            .transientBecamePersistent,
+                            "\(sourceName).\(old.name) was transient (never stored); \(destinationName).\(attribute.name) is stored, required and has no default value",
+                            entity: destinationName, property: attribute.name))
+                }
+                result.append(PropertyMapping(attribute.name))
+                continue
+            }
+            if !AttributeConversion.isLossless(from: old.attributeType, to: attribute.attributeType) {
+                issues.append(
+                    MappingIssue(
+                        .lossyTypeChange,
+                        "\(sourceName).\(old.name) is \(old.attributeType.rawValue) and \(destinationName).\(attribute.name) is \(attribute.attributeType.rawValue): not every value converts without loss",
+                        entity: destinationName, property: attribute.name))
+            }
+            if old.isOptional && !attribute.isOptional && !Self.hasDefault(attribute) {
+                issues.append(
+                    MappingIssue(
+                        .requiredWithoutDefault,
+                        "\(sourceName).\(old.name) is optional and \(destinationName).\(attribute.name) is required with no default value for objects that have none",
+                        entity: destinationName, property: attribute.name))
+            }
+            result.append(PropertyMapping(attribute.name, PropertyMapping.sourceValue(old.name)))
+        }
+        return result
+    }
+
+    private mutating func relationshipMappings(
+        _ destinationName: String, _ sourceName: String, _ properties: [String: String], _ sourceToDestination: [String: [String]],
+        _ mappingName: (String?, String?) -> String
+    ) -> [PropertyMapping] {
+        var result: [PropertyMapping] = []
+        for relationship in destination.relationships(of: destinationName) where !relationship.isTransient {
+            let sourceProperty = properties[relationship.name]
+            if let sourceProperty, source.attribute(named: sourceProperty, of: sourceName) != nil {
+                issues.append(
+                    MappingIssue(
+                        .propertyKindChanged, "\(sourceName).\(sourceProperty) is an attribute; its destination \(relationship.name) is a relationship",
+                        entity: destinationName, property: relationship.name))
+                continue
+            }
+            guard let sourceProperty, let old = source.relationship(named: sourceProperty, of: sourceName), !old.isTransient else {
+                if !relationship.isOptional || relationship.minCount > 0 {
+                    issues.append(
+                        MappingIssue(
+                            .requiredRelationshipAdded,
+                            "the new relationship \(destinationName).\(relationship.name) is required: existing objects have nothing to point to",
+                            entity: destinationName, property: relationship.name))
+                }
+                result.append(PropertyMapping(relationship.name))
+                continue
+            }
+            // Every migrated object the relationship held must belong to the new destination entity.
+            let targets = source.hierarchy(from: old.destinationEntity).flatMap { entity in
+                (sourceToDestination[entity.name] ?? []).map { (entity.name, $0) }
+            }
+            let misfits = targets.filter { !destination.entity($0.1, isKindOf: relationship.destinationEntity) }
+            if targets.isEmpty || !misfits.isEmpty {
+                let detail = targets.isEmpty
+                    ? "no entity of \(old.destinationEntity)'s hierarchy is migrated"
+                    : misfits.map { "\($0.0) becomes \($0.1)" }.joined(separator: ", ")
+                issues.append(
+                    MappingIssue(
+                        .destinationEntityChanged,
+                        "\(sourceName).\(old.name) points to \(old.destinationEntity) and \(destinationName).\(relationship.name) to \(relationship.destinationEntity), but \(detail), which is not a \(relationship.destinationEntity)",
+                        entity: destinationName, property: relationship.name))
+                continue
+            }
+            let expression = targets.count == 1
+                ? PropertyMapping.destinationInstances(mapping: mappingName(targets[0].0, targets[0].1), sourceKeyPath: old.name)
+                : PropertyMapping.destinationInstances(sourceRelationship: old.name)
+            result.append(PropertyMapping(relationship.name, expression))
+        }
+        return result
+    }
+}
+
+/// Which attribute type changes keep every value.
+public enum AttributeConversion {
+    /// Whether every value of `from` converts to `to` without loss.
+    ///
+    /// Same type; Integer 16 → 32 → 64; Boolean → any integer; Integer 16 → Float; Integer 16/32 →
+    /// Double; any integer → Decimal; Float → Double.
+    public static func isLossless(from: AttributeType, to: AttributeType) -> Bool {
+        if from == to { return true }
+        switch (from, to) {
+        case (.integer16, .integer32), (.integer16, .integer64), (.integer32, .integer64): return true
+        case (.boolean, .integer16), (.boolean, .integer32), (.boolean, .integer64): return true
+        case (.integer16, .float), (.integer16, .double), (.integer32, .double): return true
+        case (.integer16, .decimal), (.integer32, .decimal), (.integer64, .decimal): return true
+        case (.float, .double): return true
+        default: return false
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// MoultMapping: see the module's documentation.

@@ -1,0 +1,100 @@
+/// A light scanner over expression and predicate text: enough to find the source keys and mapping
+/// names a mapping refers to, and unbalanced quotes or brackets. Full parsing is MoultExpressions' job.
+enum ExpressionScanner {
+    /// Tokens outside string literals: identifiers (with `$`, `#`), strings, and single characters.
+    enum Token: Equatable {
+        case word(String)
+        case string(String)
+        case symbol(Character)
+    }
+
+    static func tokens(_ text: String) -> (tokens: [Token], problem: String?) {
+        var result: [Token] = []
+        var index = text.startIndex
+        while index < text.endIndex {
+            let character = text[index]
+            if character == "\"" || character == "'" {
+                var literal = ""
+                var cursor = text.index(after: index)
+                var closed = false
+                while cursor < text.endIndex {
+                    let c = text[cursor]
+                    if c == "\\" {
+                        cursor = text.index(after: cursor)
+                        if cursor < text.endIndex { literal.append(text[cursor]) }
+                    } else if c == character {
+                        closed = true
+                        break
+                    } else {
+                        literal.append(c)
+                    }
+                    if cursor < text.endIndex { cursor = text.index(after: cursor) }
+                }
+                guard closed else { return (result, "a string literal is not closed") }
+                result.append(.string(literal))
+                index = text.index(after: cursor)
+            } else if character.isLetter || character == "_" || character == "$" || character == "#" || character == "@" {
+                var word = String(character)
+                var cursor = text.index(after: index)
+                while cursor < text.endIndex, text[cursor].isLetter || text[cursor].isNumber || text[cursor] == "_" {
+                    word.append(text[cursor])
+                    cursor = text.index(after: cursor)
+                }
+                result.append(.word(word))
+                index = cursor
+            } else {
+                if !character.isWhitespace { result.append(.symbol(character)) }
+                index = text.index(after: index)
+            }
+        }
+        return (result, nil)
+    }
+
+    static func syntaxProblem(in text: String) -> String? {
+        let (tokens, problem) = tokens(text)
+        if let problem { return problem }
+        var stack: [Character] = []
+        let pairs: [Character: Character] = [")": "(", "]": "[", "}": "{"]
+        for case .symbol(let c) in tokens {
+            if "([{".contains(c) { stack.append(c) }
+            if let open = pairs[c] {
+                guard stack.popLast() == open else { return "'\(c)' closes nothing" }
+            }
+        }
+        if let open = stack.last { return "'\(open)' is not closed" }
+        if tokens.isEmpty { return "the expression is empty" }
+        return nil
+    }
+
+    private static let keywords: Set<String> = ExpressionText.reservedWords
+
+    static func sourceKeys(in text: String, implicit: Bool) -> [String] {
+        let tokens = tokens(text).tokens
+        var keys: [String] = []
+        for (index, token) in tokens.enumerated() {
+            guard case .word(let word) = token else { continue }
+            let previousIsDot = index > 0 && tokens[index - 1] == .symbol(".")
+            if word == "$source", index + 2 < tokens.count, tokens[index + 1] == .symbol("."), case .word(let key) = tokens[index + 2] {
+                keys.append(key.hasPrefix("#") ? String(key.dropFirst()) : key)
+            } else if implicit, !previousIsDot, !word.hasPrefix("$"), !word.hasPrefix("@"),
+                !keywords.contains(word.uppercased()) || word.hasPrefix("#"),
+                !(index + 1 < tokens.count && tokens[index + 1] == .symbol("("))
+            {
+                keys.append(word.hasPrefix("#") ? String(word.dropFirst()) : word)
+            }
+        }
+        return keys
+    }
+
+    static func entityMappingNames(in text: String) -> [String] {
+        let tokens = tokens(text).tokens
+        var names: [String] = []
+        for (index, token) in tokens.enumerated() {
+            guard token == .string("destinationInstancesForEntityMappingNamed:sourceInstances:"), index + 2 < tokens.count,
+                tokens[index + 1] == .symbol(","), case .string(let name) = tokens[index + 2]
+            else { continue }
+            names.append(name)
+        }
+        return names
+    }
+}

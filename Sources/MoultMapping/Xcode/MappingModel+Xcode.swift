@@ -1,0 +1,242 @@
+public import Foundation
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+extension MappingModel {
+    /// Reads an Xcode mapping model: a `.xcmappingmodel` folder, or its `xcmapping.xml` file.
+    ///
+    /// The file is a Core Data XML store of `XDDEV*` records (CORE-DATA-FORMATS.md §2). Entity mappings
+    /// come in their `mappingnumber` order; property mappings sorted by destination property name
+    /// (the file keeps them as an unordered set). Archived value expressions become Moult expression
+    /// text; a property mapping without one keeps a nil expression, which the engine reads as the
+    /// default (`$source.<name>`, or the relationship's default: see ``defaultValueExpression(forRelationship:)``).
+    /// The models' recorded paths are kept in ``sourceModel`` and ``destinationModel``; their names are
+    /// the version folders' names without `.xcdatamodel`.
+    ///
+    /// - Throws: ``MappingError`` naming the file and, for XML errors, the line.
+    public init(xcmappingModelAt url: URL) throws(MappingError) {
+        let file = url.pathExtension == "xcmappingmodel" ? url.appending(path: "xcmapping.xml") : url
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            let exists = FileManager.default.fileExists(atPath: file.path)
+            throw MappingError(
+                exists ? .unreadable : .notFound, exists ? "cannot read the file: \(error.localizedDescription)" : "no such file",
+                file: file.path)
+        }
+        do {
+            self = try XcodeMappingReader(data: data).mappingModel()
+        } catch {
+            throw error.located(file: file.path)
+        }
+    }
+
+    /// Reads a mapping model by its kind: a `.json` file in Moult's format, or an Xcode
+    /// `.xcmappingmodel` folder (or its `xcmapping.xml`).
+    ///
+    /// - Throws: ``MappingError`` when the file is missing, unreadable or malformed.
+    public init(contentsOf url: URL) throws(MappingError) {
+        switch url.pathExtension.lowercased() {
+        case "json": try self.init(jsonFile: url)
+        case "xcmappingmodel", "xml": try self.init(xcmappingModelAt: url)
+        default:
+            throw MappingError(
+                .notFound, "a mapping model is a .json file or an .xcmappingmodel folder; '\(url.lastPathComponent)' is neither",
+                file: url.path)
+        }
+    }
+}
+
+// MARK: - The XML store
+
+/// One `<object>` of Xcode's XML store.
+private struct XMLStoreObject {
+    var type: String
+    var id: String
+    var line: Int
+    var attributes: [String: String] = [:]
+    var relationships: [String: [String]] = [:]
+}
+
+/// Reads `xcmapping.xml` into its records, then into a ``MappingModel``.
+private final class XcodeMappingReader: NSObject, XMLParserDelegate {
+    private let parser: XMLParser
+    private var objects: [String: XMLStoreObject] = [:]
+    private var current: XMLStoreObject?
+    private var attributeName: String?
+    private var text = ""
+    private var failure: MappingError?
+
+    init(data: Data) {
+        parser = XMLParser(data: data)
+        super.init()
+        parser.delegate = self
+    }
+
+    func mappingModel() throws(MappingError) -> MappingModel {
+        let parsed = parser.parse()
+        if let failure { throw failure }
+        guard parsed else {
+            let message = parser.parserError.map { "\($0.localizedDescription)" } ?? "the XML does not parse"
+            throw MappingError(.malformedXML, message, path: "line \(parser.lineNumber)")
+        }
+        let models = objects.values.filter { $0.type == "XDDEVMAPPINGMODEL" }
+        guard models.count == 1, let model = models.first else {
+            throw MappingError(.malformedXML, "expected one XDDEVMAPPINGMODEL object, found \(models.count)")
+        }
+        var mappings: [EntityMapping] = []
+        for id in model.relationships["entitymappings"] ?? [] {
+            mappings.append(try entityMapping(object(id, "XDDEVENTITYMAPPING", from: model)))
+        }
+        mappings.sort { ($0.order ?? .max, $0.name) < ($1.order ?? .max, $1.name) }
+        return MappingModel(
+            source: Self.reference(path: model.attributes["sourcemodelpath"]),
+            destination: Self.reference(path: model.attributes["destinationmodelpath"]),
+            entityMappings: mappings)
+    }
+
+    private static func reference(path: String?) -> ModelReference {
+        guard let path, !path.isEmpty else { return ModelReference() }
+        var name = path.split(separator: "/").last.map(String.init) ?? path
+        if name.hasSuffix(".xcdatamodel") { name.removeLast(".xcdatamodel".count) }
+        return ModelReference(name: name, path: path)
+    }
+
+    private func object(_ id: String, _ type: String, from owner: XMLStoreObject) throws(MappingError) -> XMLStoreObject {
+        guard let object = objects[id] else {
+            throw MappingError(.malformedXML, "object \(owner.id) refers to \(id), which does not exist", path: "line \(owner.line)")
+        }
+        guard object.type == type else {
+            throw MappingError(.malformedXML, "object \(id) is a \(object.type), expected a \(type)", path: "line \(object.line)")
+        }
+        return object
+    }
+
+    private func entityMapping(_ object: XMLStoreObject) throws(MappingError) -> EntityMapping {
+        let attributes = object.attributes
+        let source = attributes["sourcename"].flatMap { $0.isEmpty ? nil : $0 }
+        let destination = attributes["destinationname"].flatMap { $0.isEmpty ? nil : $0 }
+        let name = attributes["name"] ?? "\(source ?? "None")To\(destination ?? "None")"
+        let typeName = attributes["mappingtypename"] ?? "Undefined"
+        guard let type = MappingType(rawValue: typeName) else {
+            throw MappingError(
+                .malformedXML, "entity mapping \(name) has the unknown mapping type '\(typeName)'", path: "line \(object.line)",
+                mapping: name)
+        }
+        var order: Int?
+        if let number = attributes["mappingnumber"] {
+            guard let value = Int(number) else {
+                throw MappingError(.malformedXML, "entity mapping \(name) has the mapping number '\(number)'", path: "line \(object.line)", mapping: name)
+            }
+            order = value
+        }
+        var userInfo: [String: String] = [:]
+        if let archived = attributes["userinfodata"] {
+            userInfo = try decode(archived, in: object, mapping: name, property: nil) { (archive) throws(PropertyListError) in try archive.stringDictionary() }
+        }
+        let filter = attributes["sourcefilterpredicatestring"].flatMap { $0.isEmpty ? nil : $0 }
+        let policy = attributes["migrationpolicyclassname"].flatMap { $0.isEmpty ? nil : $0 }
+        return EntityMapping(
+            name: name, type: type, source: source, destination: destination, filter: filter,
+            attributes: try propertyMappings(object, "attributemappings", "XDDEVATTRIBUTEMAPPING", mapping: name),
+            relationships: try propertyMappings(object, "relationshipmappings", "XDDEVRELATIONSHIPMAPPING", mapping: name),
+            policy: policy, userInfo: userInfo, order: order)
+    }
+
+    private func propertyMappings(_ owner: XMLStoreObject, _ key: String, _ type: String, mapping: String) throws(MappingError) -> [PropertyMapping] {
+        var result: [PropertyMapping] = []
+        for id in owner.relationships[key] ?? [] {
+            let object = try object(id, type, from: owner)
+            guard let name = object.attributes["name"], !name.isEmpty else {
+                throw MappingError(.malformedXML, "a property mapping of \(mapping) has no name", path: "line \(object.line)", mapping: mapping)
+            }
+            var expression: String?
+            if let archived = object.attributes["valueexpressiondata"] {
+                expression = try decode(archived, in: object, mapping: mapping, property: name) { (archive) throws(PropertyListError) in try archive.text() }
+            } else if type == "XDDEVRELATIONSHIPMAPPING", let sourceMapping = object.attributes["sourcemappingname"], !sourceMapping.isEmpty {
+                // *Unverified*: no fixture records a source mapping name (CORE-DATA-FORMATS.md §2).
+                expression = PropertyMapping.destinationInstances(
+                    mapping: sourceMapping, sourceKeyPath: object.attributes["sourcekeypath"] ?? name)
+            }
+            var userInfo: [String: String] = [:]
+            if let archived = object.attributes["userinfodata"] {
+                userInfo = try decode(archived, in: object, mapping: mapping, property: name) { (archive) throws(PropertyListError) in try archive.stringDictionary() }
+            }
+            result.append(PropertyMapping(name, expression, userInfo: userInfo))
+        }
+        return result.sorted { $0.name < $1.name }
+    }
+
+    private func decode<T>(
+        _ base64: String, in object: XMLStoreObject, mapping: String, property: String?,
+        _ body: (ArchivedExpression) throws(PropertyListError) -> T
+    ) throws(MappingError) -> T {
+        let where_ = property.map { "\(mapping).\($0)" } ?? mapping
+        guard let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters) else {
+            throw MappingError(.malformedArchive, "the archived data of \(where_) is not base64", path: "line \(object.line)", mapping: mapping, property: property)
+        }
+        do {
+            return try body(try ArchivedExpression(archive: Array(data)))
+        } catch {
+            throw MappingError(
+                .malformedArchive, "the archived data of \(where_) cannot be decoded: \(error.description)", path: "line \(object.line)",
+                mapping: mapping, property: property)
+        }
+    }
+
+    // MARK: XMLParserDelegate
+
+    func parser(
+        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        switch elementName {
+        case "object":
+            guard let type = attributes["type"], let id = attributes["id"] else {
+                fail(parser, "an <object> without type or id")
+                return
+            }
+            current = XMLStoreObject(type: type, id: id, line: parser.lineNumber)
+        case "attribute" where current != nil:
+            attributeName = attributes["name"]
+            text = ""
+        case "relationship" where current != nil:
+            if let name = attributes["name"] {
+                current?.relationships[name] = (attributes["idrefs"] ?? "").split(separator: " ").map(String.init)
+            }
+        default:
+            break
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        if attributeName != nil { text += string }
+    }
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+        switch elementName {
+        case "attribute":
+            if let attributeName { current?.attributes[attributeName] = text }
+            attributeName = nil
+        case "object":
+            if let current {
+                if objects[current.id] != nil { fail(parser, "two objects have the id \(current.id)") }
+                objects[current.id] = current
+            }
+            current = nil
+        default:
+            break
+        }
+    }
+
+    private func fail(_ parser: XMLParser, _ message: String) {
+        if failure == nil { failure = MappingError(.malformedXML, message, path: "line \(parser.lineNumber)") }
+        parser.abortParsing()
+    }
+}
+
+@available(*, unavailable)
+extension XcodeMappingReader: Sendable {}

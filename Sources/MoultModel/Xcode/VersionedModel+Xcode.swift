@@ -1,0 +1,163 @@
+public import Foundation
+
+// MARK: - Reading
+
+extension VersionedModel {
+    /// Reads a versioned model: an `.xcdatamodeld` folder (every version, the current one from
+    /// `.xccurrentversion`) or a bare `.xcdatamodel` folder (one version).
+    ///
+    /// ```swift
+    /// let model = try VersionedModel(contentsOf: URL(filePath: "Model.xcdatamodeld"))
+    /// print(model.current.name, model.versions.map(\.name))
+    /// ```
+    ///
+    /// Versions are sorted by name, numbers compared numerically (``naturalOrder(_:_:)``).
+    /// `.xccurrentversion` may be absent when there is one version; with several versions and no
+    /// `.xccurrentversion`, the last one is current.
+    ///
+    /// - Parameter url: An `.xcdatamodeld` folder, a `.xcdatamodel` folder, or its `contents` file.
+    /// - Throws: ``ModelError``: `.notFound` when nothing is there, `.emptyModel` for a folder with no
+    ///   version, `.missingVersion` when `.xccurrentversion` names no version, and any error reading a
+    ///   version.
+    public init(contentsOf url: URL) throws(ModelError) {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard manager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw ModelError(.notFound, "no such file or folder", file: url.path)
+        }
+        let folder = url.absoluteURL.standardizedFileURL
+        // A `contents` file, or a folder holding one: a single version.
+        let isSingleVersion =
+            !isDirectory.boolValue || folder.pathExtension == "xcdatamodel"
+            || (folder.pathExtension != "xcdatamodeld" && manager.fileExists(atPath: folder.appending(path: "contents").path))
+        if isSingleVersion {
+            let versionFolder = isDirectory.boolValue ? folder : folder.deletingLastPathComponent()
+            let name = versionFolder.deletingPathExtension().lastPathComponent
+            let model = try ObjectModel(contentsOf: folder)
+            try self.init(name: name, versions: [Version(name: name, model: model)])
+            return
+        }
+        let children: [String]
+        do {
+            children = try manager.contentsOfDirectory(atPath: folder.path)
+        } catch {
+            throw ModelError(.unreadable, "cannot list the folder (\(error.localizedDescription))", file: folder.path)
+        }
+        let versionNames = children.filter { $0.hasSuffix(".xcdatamodel") }
+            .map { String($0.dropLast(".xcdatamodel".count)) }
+            .sorted(by: Self.naturalOrder)
+        guard !versionNames.isEmpty else {
+            throw ModelError(.emptyModel, "the folder holds no model version (no '*.xcdatamodel' folder)", file: folder.path)
+        }
+        var versions: [Version] = []
+        versions.reserveCapacity(versionNames.count)
+        for name in versionNames {
+            let model = try ObjectModel(contentsOf: folder.appending(path: name + ".xcdatamodel", directoryHint: .isDirectory))
+            versions.append(Version(name: name, model: model))
+        }
+        let currentFile = folder.appending(path: ".xccurrentversion", directoryHint: .notDirectory)
+        var current: String?
+        if manager.fileExists(atPath: currentFile.path) {
+            current = try Self.readCurrentVersionName(currentFile)
+            if let named = current, !versionNames.contains(named) {
+                throw ModelError(
+                    .missingVersion,
+                    "_XCCurrentVersionName names '\(named).xcdatamodel', which is not in the model (versions: \(versionNames.joined(separator: ", ")))",
+                    file: currentFile.path)
+            }
+        } else if versions.count > 1 {
+            current = nil  // Xcode always writes the file for several versions; take the last one.
+        }
+        try self.init(name: folder.deletingPathExtension().lastPathComponent, versions: versions, currentVersionName: current)
+    }
+
+    /// The version name `_XCCurrentVersionName` holds, without its `.xcdatamodel` suffix.
+    static func readCurrentVersionName(_ file: URL) throws(ModelError) -> String {
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            throw ModelError(.unreadable, "cannot read the file (\(error.localizedDescription))", file: file.path)
+        }
+        let plist: Any
+        do {
+            plist = try PropertyListSerialization.propertyList(from: data, format: nil)
+        } catch {
+            throw ModelError(.malformedPropertyList, "the property list is malformed or truncated", file: file.path)
+        }
+        guard let dictionary = plist as? [String: Any], let name = dictionary["_XCCurrentVersionName"] as? String else {
+            throw ModelError(.malformedPropertyList, "the property list has no string '_XCCurrentVersionName'", file: file.path)
+        }
+        return name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
+    }
+
+    // MARK: - Natural order
+
+    /// Whether version name `a` sorts before `b` as Xcode lists versions: runs of digits compare as
+    /// numbers, everything else as text.
+    ///
+    /// `"Model" < "Model 2" < "Model 10"`, `"v1.0.0" < "v1.1.0" < "v1.1.2" < "v2.0.0"`,
+    /// `"SampleModel3" < "SampleModel3_v2"`.
+    public static func naturalOrder(_ a: String, _ b: String) -> Bool {
+        var left = a.unicodeScalars[...]
+        var right = b.unicodeScalars[...]
+        while true {
+            guard let l = left.first else { return !right.isEmpty }
+            guard let r = right.first else { return false }
+            let lDigit = isDigit(l)
+            let rDigit = isDigit(r)
+            if lDigit && rDigit {
+                let lRun = left.prefix(while: isDigit)
+                let rRun = right.prefix(while: isDigit)
+                let lNumber = lRun.drop(while: { $0 == "0" })
+                let rNumber = rRun.drop(while: { $0 == "0" })
+                if lNumber.count != rNumber.count { return lNumber.count < rNumber.count }
+                if !lNumber.elementsEqual(rNumber) { return lNumber.lexicographicallyPrecedes(rNumber) }
+                if lRun.count != rRun.count { return lRun.count < rRun.count }
+                left = left.dropFirst(lRun.count)
+                right = right.dropFirst(rRun.count)
+            } else {
+                if l != r { return l.value < r.value }
+                left = left.dropFirst()
+                right = right.dropFirst()
+            }
+        }
+    }
+
+    private static func isDigit(_ scalar: Unicode.Scalar) -> Bool { ("0"..."9").contains(scalar) }
+}
+
+// MARK: - Writing
+
+extension VersionedModel {
+    /// Writes the model as an `.xcdatamodeld` folder: one `Version.xcdatamodel/contents` per version and
+    /// `.xccurrentversion` naming the current one.
+    ///
+    /// - Parameter url: The `.xcdatamodeld` folder to create or replace the versions of.
+    /// - Throws: ``ModelError`` `.unwritable` (an I/O failure) when a folder or file cannot be written.
+    public func write(to url: URL) throws(ModelError) {
+        let manager = FileManager.default
+        do {
+            try manager.createDirectory(at: url, withIntermediateDirectories: true)
+            for version in versions {
+                let folder = url.appending(path: version.name + ".xcdatamodel", directoryHint: .isDirectory)
+                try manager.createDirectory(at: folder, withIntermediateDirectories: true)
+                try Data(version.model.xcodeContents().utf8).write(to: folder.appending(path: "contents"), options: .atomic)
+            }
+            let plist = """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+                <plist version="1.0">
+                <dict>
+                \t<key>_XCCurrentVersionName</key>
+                \t<string>\(XMLText.escaped(currentVersionName)).xcdatamodel</string>
+                </dict>
+                </plist>
+
+                """
+            try Data(plist.utf8).write(to: url.appending(path: ".xccurrentversion"), options: .atomic)
+        } catch {
+            throw ModelError(.unwritable, "cannot write the model (\(error.localizedDescription))", file: url.path)
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Tests of MoultAssociations live in this target.

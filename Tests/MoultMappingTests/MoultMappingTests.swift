@@ -1,1 +1,0 @@
-// Tests of MoultMapping live in this target.

@@ -1,1 +1,0 @@
-// Tests of MoultModel live in this target.
