@@ -133,6 +133,108 @@ import Testing
         }
     }
 
+    /// Runs a script in the `sqlite3` shell on an in-memory database; returns its standard output.
+    static func runSQLite(_ script: String) throws -> String {
+        let directory = try TemporaryDirectory("moult-pushdown")
+        defer { try? FileManager.default.removeItem(at: directory.url) }
+        let scriptURL = directory.appending("script.sql")
+        try script.write(to: scriptURL, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = ["sqlite3", "-batch", ":memory:", ".read \(scriptURL.path)"]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "sqlite3 failed: \(errorText)")
+        #expect(errorText.isEmpty, "sqlite3 reported: \(errorText)")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func createTable(_ rows: [TestRecord]) -> String {
+        var script = "CREATE TABLE T (K INTEGER PRIMARY KEY, ZI INTEGER, ZJ INTEGER, ZR FLOAT, ZS VARCHAR, ZT VARCHAR, ZD TIMESTAMP, ZF INTEGER);\n"
+        for row in rows {
+            let values = Self.keys.map { Self.literal(row.value(forKey: $0)) }
+            script += "INSERT INTO T VALUES (\(row.objectID.primaryKey), \(values.joined(separator: ", ")));\n"
+        }
+        return script
+    }
+
+    static func inline(_ fragment: SQLFragment) -> String {
+        var sql = ""
+        var arguments = fragment.arguments.makeIterator()
+        for character in fragment.sql {
+            if character == "?" { sql += Self.literal(arguments.next()!) } else { sql.append(character) }
+        }
+        return sql
+    }
+
+    /// Random value expressions (arithmetic over numeric columns, `uppercase:`/`lowercase:` of
+    /// strings): where pushed down, SQLite computes the same value (same type; doubles within
+    /// printing precision) on every row, except rows the fallback condition sends to Swift.
+    @Test func valueExpressionsAgree() throws {
+        var g = Generator(state: 77)
+        let rows = (0..<60).map { index in TestRecord(id: Int64(index), schema: Self.schema, Self.randomRow(&g)) }
+        let compiler = ExpressionCompiler(schema: Self.schema)
+        let pushdown = SQLPushdown(columns: Self.columns)
+        var script = Self.createTable(rows)
+        var expected: [Int: (text: String, values: [Value])] = [:]
+        for index in 0..<1500 {
+            let text: String
+            switch Int.random(in: 0..<8, using: &g) {
+            case 0: text = "uppercase:(\(["s", "t"].randomElement(using: &g)!))"
+            case 1: text = "lowercase:(\(["s", "t"].randomElement(using: &g)!))"
+            case 2: text = "TERNARY(\(Self.randomComparison(&g)), \(Self.randomNumberTerm(&g, depth: 1)), \(Self.randomNumberTerm(&g, depth: 1)))"
+            default: text = Self.randomNumberTerm(&g, depth: 3)
+            }
+            let node = try ExpressionNode(parsing: text)
+            guard let fragment = pushdown.expression(node) else { continue }
+            let compiled = try compiler.compile(node)
+            var values: [Value] = []
+            for row in rows {
+                do { values.append(try compiled.evaluate(on: row)) } catch {
+                    Issue.record("pushed down, but the evaluator throws: \(text): \(error)")
+                    values.append(.null)
+                }
+            }
+            expected[index] = (text, values)
+            let fallback = fragment.fallbackCondition.map { "coalesce(\(Self.inline($0)), 0)" } ?? "0"
+            let value = "(\(Self.inline(fragment.value)))"
+            script += "SELECT \(index) || '|' || K || '|' || \(fallback) || '|' || typeof(\(value)) || '|' || "
+                + "CASE typeof(\(value)) WHEN 'real' THEN printf('%!.17g', \(value)) ELSE coalesce(\(value), '') END FROM T ORDER BY K;\n"
+        }
+        var mismatches = 0
+        var checked = 0
+        for line in try Self.runSQLite(script).split(separator: "\n") {
+            let parts = line.split(separator: "|", maxSplits: 4, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 5, let index = Int(parts[0]), let row = Int(parts[1]), let entry = expected[index] else { continue }
+            if parts[2] == "1" { continue }
+            checked += 1
+            let swift = entry.values[row]
+            let agrees: Bool
+            switch (swift, parts[3]) {
+            case (.null, "null"): agrees = true
+            case (.int(let i), "integer"): agrees = String(i) == parts[4]
+            case (.bool(let b), "integer"): agrees = (b ? "1" : "0") == parts[4]
+            case (.double(let d), "real"):
+                let sqlite = parts[4] == "Inf" ? .infinity : parts[4] == "-Inf" ? -.infinity : Double(parts[4]) ?? .nan
+                agrees = d == sqlite || abs(d - sqlite) <= 1e-15 * max(abs(d), abs(sqlite))
+            case (.string(let s), "text"): agrees = s == parts[4]
+            default: agrees = false
+            }
+            if !agrees {
+                mismatches += 1
+                if mismatches <= 10 { Issue.record("disagree on \(entry.text), row \(row): SQLite \(parts[3]) \(parts[4]), Swift \(swift)") }
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(checked > 10_000)
+    }
+
     @Test func sqliteAndSwiftAgree() throws {
         var g = Generator(state: 20_261_122)
         let rowCount = 60
@@ -140,11 +242,7 @@ import Testing
         let compiler = ExpressionCompiler(schema: Self.schema)
         let pushdown = SQLPushdown(columns: Self.columns)
 
-        var script = "CREATE TABLE T (K INTEGER PRIMARY KEY, ZI INTEGER, ZJ INTEGER, ZR FLOAT, ZS VARCHAR, ZT VARCHAR, ZD TIMESTAMP, ZF INTEGER);\n"
-        for row in rows {
-            let values = Self.keys.map { Self.literal(row.value(forKey: $0)) }
-            script += "INSERT INTO T VALUES (\(row.objectID.primaryKey), \(values.joined(separator: ", ")));\n"
-        }
+        var script = Self.createTable(rows)
         var expected: [Int: String] = [:]
         var texts: [Int: String] = [:]
         var accepted = 0
@@ -168,34 +266,14 @@ import Testing
             }
             expected[index] = matching.joined(separator: ",")
             texts[index] = "\(text)\n  SQL: \(fragment)"
-            var sql = ""
-            var arguments = fragment.arguments.makeIterator()
-            for character in fragment.sql {
-                if character == "?" { sql += Self.literal(arguments.next()!) } else { sql.append(character) }
-            }
+            let sql = Self.inline(fragment)
             script += "SELECT \(index) || ':' || coalesce((SELECT group_concat(K, ',') FROM (SELECT K FROM T WHERE \(sql) ORDER BY K)), '');\n"
         }
 
-        let directory = try TemporaryDirectory("moult-pushdown")
-        defer { try? FileManager.default.removeItem(at: directory.url) }
-        let scriptURL = directory.appending("script.sql")
-        try script.write(to: scriptURL, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = ["sqlite3", "-batch", ":memory:", ".read \(scriptURL.path)"]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "sqlite3 failed: \(errorText)")
-
+        let data = try Self.runSQLite(script)
         var seen = 0
         var mismatches = 0
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+        for line in data.split(separator: "\n") {
             let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2, let index = Int(parts[0]), let swift = expected[index] else { continue }
             seen += 1

@@ -55,6 +55,19 @@ extension ExpressionCompiler {
                 return try Comparison.test(op, value, constant, options: options, matcher: matcher)
             }
         }
+        // Constant needles of BEGINSWITH / ENDSWITH / CONTAINS: compared on the UTF-8 bytes in place.
+        if comparison.modifier == .direct, options.isEmpty, case .constant(.string(let needle)) = comparison.rhs,
+            op == .beginsWith || op == .endsWith || op == .contains
+        {
+            let bytes = Array(needle.utf8)
+            return { context in
+                let value = try lhs(context)
+                guard case .string(var haystack) = value else {
+                    return try Comparison.test(op, value, .string(needle), options: options, matcher: matcher)
+                }
+                return haystack.withUTF8 { StringOperations.test(op, $0, bytes) }
+            }
+        }
         let rhs = try evaluator(comparison.rhs)
         switch comparison.modifier {
         case .direct:

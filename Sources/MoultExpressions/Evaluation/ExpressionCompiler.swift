@@ -180,11 +180,11 @@ public struct ExpressionCompiler: Sendable {
         }
     }
 
+    static let noObject = ExpressionError(.missingBinding, "no object to evaluate on ($source / SELF is not set)")
+
     @inline(__always)
     static func object(_ context: EvaluationContext) throws(ExpressionError) -> any ObjectRecord {
-        guard let object = context.object else {
-            throw ExpressionError(.missingBinding, "no object to evaluate on ($source / SELF is not set)")
-        }
+        guard let object = context.object else { throw noObject }
         return object
     }
 
