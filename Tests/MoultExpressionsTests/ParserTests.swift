@@ -134,6 +134,10 @@ import Testing
     @Test func deepNestingIsRefusedNotACrash() throws {
         let deep = String(repeating: "(", count: 10_000) + "1" + String(repeating: ")", count: 10_000)
         #expect(throws: ExpressionError.self) { try ExpressionNode(parsing: deep) }
+        let longChain = Array(repeating: "1", count: 20_000).joined(separator: " + ")
+        #expect(throws: ExpressionError.self) { _ = try ExpressionNode(parsing: longChain) }
+        let chain = Array(repeating: "2", count: 100).joined(separator: " * ")
+        #expect(try ExpressionNode(parsing: chain).description == chain)
         let shallow = String(repeating: "(", count: 50) + "1" + String(repeating: ")", count: 50)
         #expect(try ExpressionNode(parsing: shallow) == .constant(.int(1)))
     }

@@ -97,6 +97,17 @@ struct Parser {
         return name.uppercased()
     }
 
+    /// Counts one more level of a left-deep operator chain (`a + b + c …` nests like parentheses).
+    private mutating func deepen(_ levels: inout Int) throws(ExpressionError) {
+        depth += 1
+        levels += 1
+        guard depth <= Parser.maximumDepth else {
+            throw ExpressionError(
+                .syntax, "more than \(Parser.maximumDepth) operators or levels of nesting", expected: "a simpler expression",
+                source: text, offset: current.offset)
+        }
+    }
+
     private mutating func nested<T>(_ body: (inout Parser) throws(ExpressionError) -> T) throws(ExpressionError) -> T {
         depth += 1
         defer { depth -= 1 }
@@ -256,9 +267,12 @@ struct Parser {
 
     private mutating func parseAdditive() throws(ExpressionError) -> Parsed {
         let start = current
+        var levels = 0
+        defer { depth -= levels }
         var left = try parseMultiplicative()
         while isSymbol("+") || isSymbol("-") {
             let op: ArithmeticOperator = isSymbol("+") ? .add : .subtract
+            try deepen(&levels)
             let lhs = try asExpression(left, at: start)
             advance()
             let rightStart = current
@@ -270,9 +284,12 @@ struct Parser {
 
     private mutating func parseMultiplicative() throws(ExpressionError) -> Parsed {
         let start = current
+        var levels = 0
+        defer { depth -= levels }
         var left = try parsePower()
         while isSymbol("*") || isSymbol("/") {
             let op: ArithmeticOperator = isSymbol("*") ? .multiply : .divide
+            try deepen(&levels)
             let lhs = try asExpression(left, at: start)
             advance()
             let rightStart = current
