@@ -24,6 +24,21 @@ import Testing
         #expect(try evaluator.value("($source.temperature - 32.0) / 1.8", on: record([:])) == .null)
     }
 
+    @Test func designScenarioRelationshipMappings() throws {
+        let host = RecordingHost()
+        let trades: Value = [.object(ObjectID(entity: 3, primaryKey: 1)), .object(ObjectID(entity: 3, primaryKey: 2))]
+        let row = record(["trades": trades], id: 42)
+        let text = #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "TradeToTrade", $source.trades)"#
+        #expect(try evaluator.value(text, on: row) { $0.host = host } == trades)
+        #expect(host.calls.last?.selector == "destinationInstancesForEntityMappingNamed:sourceInstances:")
+        #expect(host.calls.last?.arguments == ["TradeToTrade", trades])
+        // People v2 → v3: the address of a person is made from the person itself.
+        let address = #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToAddress", $source)"#
+        #expect(try evaluator.value(address, on: row) { $0.host = host } == [.object(row.objectID)])
+        #expect(host.calls.last?.arguments == ["PersonToAddress", .object(row.objectID)])
+        #expect(host.calls.last?.receiver == .variable("manager"))
+    }
+
     @Test func designScenarioFilters() throws {
         #expect(try evaluator.holds("age >= 18", on: record(["age": 18])))
         #expect(try !evaluator.holds("age >= 18", on: record(["age": 17])))
