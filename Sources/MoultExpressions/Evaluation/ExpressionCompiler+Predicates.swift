@@ -49,6 +49,13 @@ extension ExpressionCompiler {
         if comparison.modifier == .direct, options.isEmpty, case .constant(let constant) = comparison.rhs,
             let number = Number(constant), op.isNumericComparable
         {
+            if let slot = try directSlot(comparison.lhs) {
+                return { context in
+                    guard let value = context.object?.value(atSlot: slot) else { throw ExpressionCompiler.noObject }
+                    if let a = Number(value) { return op.holds(for: compareNumbers(a, number)) }
+                    return try Comparison.test(op, value, constant, options: options, matcher: matcher)
+                }
+            }
             return { context in
                 let value = try lhs(context)
                 if let a = Number(value) { return op.holds(for: compareNumbers(a, number)) }
