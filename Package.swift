@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "MoultAssociations", targets: ["MoultAssociations"]),
         .library(name: "MoultMigration", targets: ["MoultMigration"]),
         .library(name: "MoultCommand", targets: ["MoultCommand"]),
+        .library(name: "MoultPeople", targets: ["MoultPeople"]),
         .executable(name: "moult", targets: ["moult"]),
     ],
     dependencies: [
@@ -43,12 +44,21 @@ let package = Package(
         .target(name: "MoultAssociations", dependencies: ["MoultModel", "MoultCLMDB"]),
         .target(
             name: "MoultMigration",
-            dependencies: ["MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations"]
+            dependencies: [
+                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "MoultPeople",
+            dependencies: ["MoultModel", "MoultStore", "MoultMapping", "MoultMigration"],
+            path: "Datasets/People/Swift"
         ),
         .target(
             name: "MoultCommand",
             dependencies: [
                 "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultMigration",
+                "MoultPeople",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -75,7 +85,7 @@ let package = Package(
         .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultTestSupport"]),
         .testTarget(name: "MoultStoreTests", dependencies: ["MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
-        .testTarget(name: "MoultMigrationTests", dependencies: ["MoultMigration", "MoultTestSupport"]),
+        .testTarget(name: "MoultMigrationTests", dependencies: ["MoultMigration", "MoultPeople", "MoultTestSupport"]),
         .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultTestSupport"]),
     ]
 )

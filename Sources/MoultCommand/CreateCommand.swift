@@ -1,16 +1,69 @@
 import ArgumentParser
+import Foundation
 import MoultModel
+import MoultStore
 
-/// `moult create`.
+/// `moult create STORE --model M [--version V]`.
 struct CreateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "create",
-        abstract: "Create a new empty store for a model version."
+        abstract: "Create a new empty store for a model version.",
+        discussion: "Refuses to overwrite an existing file. The store is built under a temporary name in the same folder and renamed when complete."
     )
+
+    @Argument(help: "The store to create.")
+    var store: String
+
+    @Option(help: "An .xcdatamodeld or .xcdatamodel.")
+    var model: String
+
+    @Option(help: "The version's name (default: the current version).")
+    var version: String?
 
     func run() async throws {
         try await reportingFailures {
-            throw ModelError(.notFound, "'moult create' is not built yet")
+            let versioned = try VersionedModel(contentsOf: URL(filePath: model))
+            let chosen: VersionedModel.Version
+            if let version {
+                guard let named = versioned.version(named: version) else {
+                    throw ModelError(.missingVersion, "the model has no version '\(version)' (it has \(versioned.versions.map(\.name).joined(separator: ", ")))", file: model)
+                }
+                chosen = named
+            } else {
+                chosen = versioned.current
+            }
+            let url = URL(filePath: store)
+            let manager = FileManager.default
+            guard !manager.fileExists(atPath: url.path) else {
+                throw StoreError(.alreadyExists, "a file is already there; moult create does not overwrite it", path: store)
+            }
+            let temporary = url.deletingLastPathComponent().appending(path: ".\(url.lastPathComponent).moult-\(UUID().uuidString)")
+            func removeTemporary() {
+                for suffix in ["", "-wal", "-shm", "-journal"] { try? manager.removeItem(atPath: temporary.path + suffix) }
+            }
+            do {
+                let created = try SQLiteStore.create(at: temporary, model: chosen.model)
+                // Leave a single file: checkpoint the WAL and close before the rename.
+                try created.database.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
+                created.database.close()
+                removeTemporary(suffixesOnly: true)
+                guard !manager.fileExists(atPath: url.path) else {
+                    throw StoreError(.alreadyExists, "a file appeared there while the store was being created", path: store)
+                }
+                do {
+                    try manager.moveItem(at: temporary, to: url)
+                } catch {
+                    throw StoreError(.ioFailure, "the new store could not be renamed into place: \(error.localizedDescription)", path: store)
+                }
+            } catch {
+                removeTemporary()
+                throw error
+            }
+            print("created \(store) (\(versioned.name), version \(chosen.name))")
+
+            func removeTemporary(suffixesOnly: Bool) {
+                for suffix in ["-wal", "-shm"] { try? manager.removeItem(atPath: temporary.path + suffix) }
+            }
         }
     }
 }

@@ -1,16 +1,61 @@
 import ArgumentParser
+import Foundation
 import MoultModel
+import MoultPeople
 
-/// `moult generate`.
+/// `moult generate people --version N --objects N STORE [--seed S]`.
 struct GenerateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "generate",
-        abstract: "Generate a scenario store."
+        abstract: "Generate a scenario store (deterministic for a seed).",
+        discussion: "Only the People scenario exists: its model is Datasets/People/People.xcdatamodeld."
     )
+
+    @Argument(help: "The scenario: people.")
+    var scenario: String
+
+    @Argument(help: "The store to create (must not exist).")
+    var store: String
+
+    @Option(help: "The model version to generate (1…5 or v1…v5).")
+    var version: String = "1"
+
+    @Option(help: "How many persons.")
+    var objects: Int = 1_000
+
+    @Option(help: "The random seed.")
+    var seed: UInt64 = 1
+
+    @Option(help: "The People model (default: Datasets/People/People.xcdatamodeld under the current directory).")
+    var model: String?
+
+    func validate() throws {
+        guard scenario == "people" else { throw ValidationError("unknown scenario '\(scenario)': the only one is 'people'") }
+        guard objects >= 0 else { throw ValidationError("--objects must be 0 or more") }
+    }
 
     func run() async throws {
         try await reportingFailures {
-            throw ModelError(.notFound, "'moult generate' is not built yet")
+            let modelURL = model.map { URL(filePath: $0) }
+                ?? PeopleGenerator.bundledModelURL(relativeTo: URL(filePath: FileManager.default.currentDirectoryPath))
+            let versioned = try VersionedModel(contentsOf: modelURL)
+            let generator = PeopleGenerator(model: versioned, seed: seed)
+            let url = URL(filePath: store)
+            let partial = url.deletingLastPathComponent().appending(path: ".\(url.lastPathComponent).generating")
+            guard !FileManager.default.fileExists(atPath: url.path) else {
+                throw ModelError(.unwritable, "\(store) already exists; Moult never overwrites a store")
+            }
+            try? FileManager.default.removeItem(at: partial)
+            do {
+                try generator.generate(version: version, persons: objects, at: partial)
+                guard rename(partial.path, url.path) == 0 else {
+                    throw ModelError(.unwritable, "cannot move the generated store to \(store) (errno \(errno))")
+                }
+            } catch {
+                try? FileManager.default.removeItem(at: partial)
+                throw error
+            }
+            print("generated \(objects) persons at version \(version) in \(store)")
         }
     }
 }

@@ -1,16 +1,100 @@
 import ArgumentParser
+import Foundation
 import MoultModel
+import MoultStore
 
-/// `moult inspect`.
+/// `moult inspect STORE [--model M] [--json]`.
 struct InspectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Print a store's metadata, entity hashes and object counts."
+        abstract: "Print a store's metadata, entity hashes and object counts.",
+        discussion: "The store is opened read-only and never modified (its -wal file is read, not written)."
     )
+
+    @Argument(help: "A Core Data SQLite store.")
+    var store: String
+
+    @Option(help: "An .xcdatamodeld or .xcdatamodel: name the version that made the store, and count objects.")
+    var model: String?
+
+    @Flag(help: "Print JSON.")
+    var json = false
 
     func run() async throws {
         try await reportingFailures {
-            throw ModelError(.notFound, "'moult inspect' is not built yet")
+            let url = URL(filePath: store)
+            let metadata = try StoreMetadata(contentsOf: url)
+            var matching: VersionedModel.Version?
+            var differences: [HashDifference] = []
+            var counts: [String: Int] = [:]
+            if let model {
+                let versioned = try VersionedModel(contentsOf: URL(filePath: model))
+                matching = versioned.version(matchingEntityHashes: metadata.entityHashes)
+                if let matching {
+                    let opened = try SQLiteStore(url: url, model: matching.model)
+                    for entity in opened.layout.entities {
+                        counts[entity.name] = try opened.count(of: entity.name, includingSubentities: false)
+                    }
+                } else {
+                    differences = versioned.current.model.hashDifferences(from: metadata.entityHashes)
+                }
+            } else {
+                // Without a model, count rows per Z_PRIMARYKEY entity by its Z_ENT.
+                counts = try rawCounts(url, metadata: metadata)
+            }
+            let names = metadata.entityHashes.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            if json {
+                var object: [String: Any] = [
+                    "storeUUID": metadata.storeUUID,
+                    "storeType": metadata.storeType,
+                    "versionIdentifiers": metadata.versionIdentifiers,
+                    "versionHashes": metadata.entityHashes.mapValues(\.hex),
+                    "entities": counts.mapValues { ["count": $0] },
+                    "matchingVersion": model == nil ? NSNull() : (matching.map { $0.name as Any } ?? NSNull()),
+                ]
+                object["frameworkVersion"] = metadata.frameworkVersion ?? NSNull()
+                if model != nil && matching == nil { object["differences"] = differences.map(\.description) }
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                print("store UUID: \(metadata.storeUUID)")
+                print("framework version: \(metadata.frameworkVersion.map(String.init) ?? "unknown")")
+                print("version identifiers: \(metadata.versionIdentifiers.map { "\"\($0)\"" }.joined(separator: ", "))")
+                print("entities:")
+                for name in names {
+                    let count = counts[name].map { "  \($0) objects" } ?? ""
+                    print("  \(name)  \(metadata.entityHashes[name]!.hex)\(count)")
+                }
+                if model != nil {
+                    if let matching {
+                        print("matching version: \(matching.name)")
+                    } else {
+                        print("no version matches; against the current version:")
+                        for difference in differences { print("  \(difference)") }
+                    }
+                }
+            }
+            if model != nil && matching == nil {
+                throw StoreError(.unknownVersion, "no version of the model made this store", path: store)
+            }
         }
+    }
+
+    private func rawCounts(_ url: URL, metadata: StoreMetadata) throws -> [String: Int] {
+        let database = try Database(url: url, mode: .readOnly)
+        var counts: [String: Int] = [:]
+        let rows = try database.query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") { ($0.int64(at: 0), $0.string(at: 1) ?? "") }
+        let tables = Set(try database.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.string(at: 0) ?? "" })
+        for (number, name) in rows where metadata.entityHashes[name] != nil {
+            // Z_NAME is a hint: count in every Z table holding rows of this Z_ENT.
+            var total = 0
+            for table in tables where table.hasPrefix("Z") && !table.hasPrefix("Z_") {
+                let hasEnt = try database.columns(of: table).contains("Z_ENT")
+                guard hasEnt, case .int(let n) = try database.scalar("SELECT COUNT(*) FROM \(table) WHERE Z_ENT = ?", [.int(number)]) else { continue }
+                total += Int(n)
+            }
+            counts[name] = total
+        }
+        return counts
     }
 }

@@ -1,16 +1,136 @@
 import ArgumentParser
+import Foundation
+import MoultMigration
 import MoultModel
+import Synchronization
 
-/// `moult migrate`.
+/// `moult migrate STORE --model M [--to V] [--mapping F]… --output DEST …`.
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Migrate a store to another model version."
+        abstract: "Migrate a store to another version of its model, in chunks, resumably.",
+        discussion: """
+            The store's version is found by its entity hashes. Each step to the target version uses a mapping \
+            given with --mapping for it, or the inferred (lightweight) one. The destination is built in \
+            DEST.moult/ and moved to DEST only when complete and valid; the source is never modified.
+
+            A run that stops (killed, Ctrl-C, disk full: exit code 75) resumes from its last chunk when run \
+            again with the same arguments (--resume says so explicitly); the result is identical to a run \
+            never interrupted. Set MOULT_FAULT=<point>:<n> to make the process kill itself at a named point \
+            (testing only).
+            """
     )
+
+    @OptionGroup var arguments: MigrationArguments
+
+    @Option(help: "The destination store (must not exist).")
+    var output: String
+
+    @Flag(help: "Resume an interrupted run (automatic when its work directory is found; this only says so).")
+    var resume = false
+
+    @Flag(help: "Sync every chunk to disk so that even a power loss leaves a resumable state (slower).")
+    var durable = false
+
+    @Flag(help: "Skip stage 3 (the destination model's rules).")
+    var noValidation = false
+
+    @Flag(help: "Stop validation at the first failure.")
+    var stopAtFirstFailure = false
+
+    @Flag(help: "Print the final report as JSON.")
+    var json = false
+
+    @Flag(help: "No progress display.")
+    var quiet = false
 
     func run() async throws {
         try await reportingFailures {
-            throw ModelError(.notFound, "'moult migrate' is not built yet")
+            let migration = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
+            let output = URL(filePath: self.output)
+            if resume, !FileManager.default.fileExists(atPath: output.path + ".moult"),
+                !FileManager.default.fileExists(atPath: migration.stepsDirectory(for: output).path)
+            {
+                printError("moult: nothing to resume for \(self.output); starting")
+            }
+            Interruption.install()
+            let display = ProgressDisplay(enabled: !quiet && !json)
+            let start = ContinuousClock.now
+            let reports = try migration.run(
+                output: output, progress: { display.show($0) }, isCancelled: { Interruption.requested })
+            display.finish()
+            let seconds = (ContinuousClock.now - start) / .seconds(1)
+            var counts: [String: Int] = [:]
+            for report in reports { counts = report.objectCounts }
+            let resumed = reports.contains(where: \.resumed)
+            if json {
+                let entities = counts.sorted { $0.key < $1.key }.map { "\(JSONText.string($0.key)):\($0.value)" }
+                let steps = migration.steps.map {
+                    "{\"from\":\(JSONText.string($0.from.name)),\"to\":\(JSONText.string($0.to.name)),\"inferred\":\($0.inferred)}"
+                }
+                print(
+                    "{\"output\":\(JSONText.string(self.output)),\"from\":\(JSONText.string(migration.sourceVersion.name)),"
+                        + "\"to\":\(JSONText.string(migration.targetVersion.name)),\"steps\":[\(steps.joined(separator: ","))],"
+                        + "\"resumed\":\(resumed),\"seconds\":\(String(format: "%.3f", seconds)),\"entities\":{\(entities.joined(separator: ","))}}")
+            } else {
+                let summary = counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                print(
+                    "migrated \(arguments.store) (\(migration.sourceVersion.name)) to \(migration.targetVersion.name) in \(self.output)"
+                        + "\(resumed ? " (resumed)" : ""), \(migration.steps.count) step(s), \(String(format: "%.1f", seconds)) s")
+                if !summary.isEmpty { print("objects: \(summary)") }
+            }
         }
+    }
+}
+
+/// Ctrl-C and SIGTERM ask the migration to stop at the next chunk boundary (exit code 75, resumable).
+enum Interruption {
+    private static let flag = Atomic<Bool>(false)
+
+    static var requested: Bool { flag.load(ordering: .relaxed) }
+
+    static func install() {
+        let handler: @convention(c) (Int32) -> Void = { _ in
+            Interruption.flag.store(true, ordering: .relaxed)
+        }
+        signal(SIGINT, handler)
+        signal(SIGTERM, handler)
+    }
+}
+
+/// A live progress line on standard error: step, stage, mapping, objects, rate, ETA.
+final class ProgressDisplay: @unchecked Sendable {
+    private let enabled: Bool
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private let start = ContinuousClock.now
+    private var last = ContinuousClock.now - .seconds(10)
+    private var lastMapping: String?
+    private var wroteLine = false
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func show(_ progress: MigrationProgress) {
+        guard enabled else { return }
+        let now = ContinuousClock.now
+        let changed = progress.mapping != lastMapping
+        guard changed || now - last > (isTerminal ? .milliseconds(200) : .seconds(5)) else { return }
+        last = now
+        lastMapping = progress.mapping
+        let elapsed = max((now - start) / .seconds(1), 0.001)
+        let rate = Double(progress.done) / elapsed
+        let remaining = rate > 0 ? Double(progress.total - progress.done) / rate : 0
+        let line = String(
+            format: "[step %d/%d] %@ %@  %d/%d objects (%.0f%%)  %.0f/s  ETA %.0fs", progress.step, progress.steps,
+            progress.stage.rawValue, progress.mapping ?? "", progress.done, progress.total, progress.fraction * 100, rate, remaining)
+        if isTerminal {
+            FileHandleWriter.standardError("\r\u{1B}[K" + line)
+            wroteLine = true
+        } else {
+            FileHandleWriter.standardError(line + "\n")
+        }
+    }
+
+    func finish() {
+        if enabled, isTerminal, wroteLine { FileHandleWriter.standardError("\n") }
     }
 }

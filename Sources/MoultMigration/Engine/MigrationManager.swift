@@ -1,0 +1,400 @@
+import Foundation
+public import MoultAssociations
+public import MoultExpressions
+public import MoultMapping
+public import MoultModel
+import MoultStore
+
+/// Runs entity mappings from a source store into a destination store, chunk by chunk: Core Data's
+/// `NSMigrationManager`, streaming.
+///
+/// Policies see the manager: they create destination objects (``createObject(entity:values:)``),
+/// record associations (``associate(source:destination:mapping:)``), look them up
+/// (``destinationInstances(forEntityMappingNamed:sourceInstances:)``), and keep state across chunks
+/// (``state(_:)``). Value expressions reach it as `$manager`.
+///
+/// A manager is made and driven by ``StreamingMigrator``; it is confined to the thread that runs the
+/// migration.
+public final class MigrationManager {
+    public let sourceModel: ObjectModel
+    public let destinationModel: ObjectModel
+    /// Free-form values for policies (Core Data's `userInfo`), not persisted across a resume.
+    public var userInfo: [String: Value] = [:]
+    /// The entity mapping being run.
+    public private(set) var currentMapping: EntityMapping?
+    /// The stage being run.
+    public private(set) var currentStage: MigrationStage = .preparing
+
+    let sourceStore: SQLiteStore
+    let destinationStore: SQLiteStore
+    let writer: StoreWriter
+    var destination: Database { destinationStore.database }
+    var sourceLayout: StoreLayout { sourceStore.layout }
+    var destinationLayout: StoreLayout { destinationStore.layout }
+    let associations: any AssociationTable
+    var mappings: [CompiledMapping] = []
+    private var mappingIndexByName: [String: Int] = [:]
+    let variables = VariableLayout(["source", "destination", "manager", "entityMapping", "entityPolicy", "propertyMapping"])
+    private var context: EvaluationContext
+    private let sourceSlot: Int
+    private let destinationSlot: Int
+
+    private var failures: [ValidationFailure] = []
+    private(set) var failureCount = 0
+    static let failureLimit = 10_000
+
+    init(
+        source: SQLiteStore, destination: SQLiteStore, sourceModel: ObjectModel, destinationModel: ObjectModel,
+        associations: any AssociationTable
+    ) throws {
+        self.sourceStore = source
+        self.destinationStore = destination
+        self.writer = try destination.makeWriter()
+        self.sourceModel = sourceModel
+        self.destinationModel = destinationModel
+        self.associations = associations
+        context = EvaluationContext(variables: variables)
+        sourceSlot = variables.slot(adding: "source")
+        destinationSlot = variables.slot(adding: "destination")
+        context.host = self
+        context.resolver = SourceResolver(manager: self)
+        context[variable: "manager"] = .value(.string("manager"))
+    }
+
+    func install(_ mappings: [CompiledMapping]) {
+        self.mappings = mappings
+        mappingIndexByName = [:]
+        for mapping in mappings where mappingIndexByName[mapping.name] == nil {
+            mappingIndexByName[mapping.name] = mapping.index
+        }
+        for mapping in mappings where mappingIndexByName[mapping.mapping.name] == nil {
+            mappingIndexByName[mapping.mapping.name] = mapping.index
+        }
+    }
+
+    // MARK: - Creating objects
+
+    /// Creates a destination object with these attribute values; attributes not given get their
+    /// default value. Relationships are set in stage 2.
+    ///
+    /// - Returns: the new object's id.
+    /// - Throws: ``MigrationError`` when the entity is unknown or abstract, or the insert fails.
+    @discardableResult
+    public func createObject(entity name: String, values: [String: Value]) throws -> ObjectID {
+        guard let layout = destinationLayout.entity(named: name), !layout.isAbstract else {
+            throw MigrationError(
+                .invalidMapping, "cannot create an object of '\(name)': no such concrete entity in the destination model",
+                mapping: currentMapping?.name, entity: name)
+        }
+        var row: [Value] = []
+        row.reserveCapacity(layout.attributes.count)
+        for column in layout.attributes {
+            if let value = values[column.name] {
+                row.append(DefaultValues.coerce(value, to: column.type))
+            } else {
+                row.append(destinationModel.attribute(named: column.name, of: name).map(DefaultValues.value(of:)) ?? .null)
+            }
+        }
+        return try insert(row, into: layout)
+    }
+
+    /// Stage 1's default: one destination object from the attribute mappings, associated with its source.
+    public func createDefaultDestinationInstance(for source: MigrationObject, mapping: EntityMapping) throws {
+        let compiled = try self.compiled(mapping)
+        guard let layout = compiled.destination else { return }
+        context.object = source
+        context[variableSlot: sourceSlot] = .object(source)
+        var row: [Value] = []
+        row.reserveCapacity(compiled.attributeValues.count)
+        for (column, valueSource) in zip(layout.attributes, compiled.attributeValues) {
+            switch valueSource {
+            case .constant(let value):
+                row.append(value)
+            case .expression(let expression, let defaultForNil):
+                do {
+                    let value = try expression.evaluate(context)
+                    row.append(value.isNull ? defaultForNil : DefaultValues.coerce(value, to: column.type))
+                } catch {
+                    throw MigrationError(
+                        .evaluationFailed, "the value of '\(column.name)' could not be computed", mapping: compiled.name,
+                        entity: source.entityName, primaryKey: source.objectID.primaryKey, underlying: error)
+                }
+            }
+        }
+        let id = try insert(row, into: layout)
+        try associations.associate(source: source.objectID, destination: id, mapping: compiled.index)
+    }
+
+    private func insert(_ row: [Value], into layout: EntityLayout) throws -> ObjectID {
+        var values = row
+        if !layout.toOneRelationships.isEmpty {
+            values.append(contentsOf: repeatElement(Value.null, count: layout.toOneRelationships.count))
+        }
+        do {
+            return try writer.insert(layout.name, values: values)
+        } catch {
+            throw MigrationError(
+                .evaluationFailed, "inserting a '\(layout.name)' object failed", mapping: currentMapping?.name,
+                entity: layout.name, underlying: error)
+        }
+    }
+
+    // MARK: - Associations
+
+    /// Records that `mapping` made `destination` from `source`.
+    public func associate(source: ObjectID, destination: ObjectID, mapping: EntityMapping) throws {
+        try associations.associate(source: source, destination: destination, mapping: try compiled(mapping).index)
+    }
+
+    /// The destination objects the named entity mapping made from these source objects.
+    public func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectID]) throws -> [ObjectID] {
+        guard let index = mappingIndexByName[name] else {
+            throw MigrationError(.invalidMapping, "no entity mapping is named '\(name)'", mapping: currentMapping?.name)
+        }
+        var result: [ObjectID] = []
+        for source in sourceInstances {
+            result += try associations.destinations(forMapping: index, source: source.primaryKey)
+        }
+        return result
+    }
+
+    /// The source objects the named entity mapping made these destination objects from.
+    public func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectID]) throws -> [ObjectID] {
+        guard let index = mappingIndexByName[name] else {
+            throw MigrationError(.invalidMapping, "no entity mapping is named '\(name)'", mapping: currentMapping?.name)
+        }
+        var result: [ObjectID] = []
+        for destination in destinationInstances {
+            result += try associations.sources(forMapping: index, destination: destination)
+        }
+        return result
+    }
+
+    /// The destinations of these source objects through whichever mappings migrate the destination
+    /// entity of the source relationship `name` of the current mapping's source entity.
+    public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectID]) throws -> [ObjectID] {
+        guard let mapping = currentMapping, let sourceEntity = mapping.sourceEntityName,
+            let relationship = sourceModel.relationship(named: name, of: sourceEntity)
+        else {
+            throw MigrationError(
+                .invalidMapping, "the source entity has no relationship named '\(name)'", mapping: currentMapping?.name)
+        }
+        var result: [ObjectID] = []
+        for source in sourceInstances {
+            guard let entity = sourceLayout.entity(number: source.entity) else { continue }
+            // Mappings whose source entity is this object's own entity, or (for objects of a sub-entity
+            // migrated by a mapping of the destination entity) the relationship's destination.
+            let candidates = mappings.filter { $0.source?.number == entity.number }.map(\.index)
+            let fallback = candidates.isEmpty
+                ? mappings.filter { $0.mapping.sourceEntityName == relationship.destinationEntity }.map(\.index) : candidates
+            result += try associations.destinations(forSource: source, mappings: fallback)
+        }
+        return result
+    }
+
+    // MARK: - Relationships
+
+    /// Stage 2's default: every relationship mapping evaluated and set on the destination object.
+    public func createDefaultRelationships(for destination: ObjectID, source: MigrationObject, mapping: EntityMapping) throws {
+        let compiled = try self.compiled(mapping)
+        context.object = source
+        context[variableSlot: sourceSlot] = .object(source)
+        context[variableSlot: destinationSlot] = .value(.object(destination))
+        for (name, expression) in compiled.relationships {
+            let value: Value
+            do {
+                value = try expression.evaluate(context)
+            } catch {
+                throw MigrationError(
+                    .evaluationFailed, "the relationship '\(name)' could not be computed", mapping: compiled.name,
+                    entity: source.entityName, primaryKey: source.objectID.primaryKey, underlying: error)
+            }
+            try setRelationship(name, of: destination, to: Self.objectIDs(in: value))
+        }
+    }
+
+    static func objectIDs(in value: Value) -> [ObjectID] {
+        switch value {
+        case .object(let id): [id]
+        case .array(let values): values.flatMap(objectIDs(in:))
+        default: []
+        }
+    }
+
+    /// Sets a relationship of a destination object: the to-one's columns, the inverse columns of a
+    /// to-many's destinations, or the join rows of a many-to-many. Adding is idempotent, so a chunk
+    /// replayed after a crash writes the same rows.
+    public func setRelationship(_ name: String, of object: ObjectID, to targets: [ObjectID]) throws {
+        guard let layout = destinationLayout.entity(number: object.entity) else {
+            throw MigrationError(.invalidMapping, "no destination entity has Z_ENT \(object.entity)", mapping: currentMapping?.name)
+        }
+        if let toOne = layout.toOne(named: name) {
+            guard let target = targets.first else { return }
+            if let entityColumn = toOne.entityColumn {
+                try destination.execute(
+                    "UPDATE \(layout.table) SET \(toOne.column) = ?, \(entityColumn) = ? WHERE Z_PK = ?",
+                    [.int(target.primaryKey), .int(Int64(target.entity)), .int(object.primaryKey)])
+            } else {
+                try destination.execute(
+                    "UPDATE \(layout.table) SET \(toOne.column) = ? WHERE Z_PK = ?", [.int(target.primaryKey), .int(object.primaryKey)])
+            }
+            return
+        }
+        guard let toMany = layout.toMany(named: name) else {
+            throw MigrationError(
+                .invalidMapping, "the destination entity '\(layout.name)' has no relationship '\(name)'",
+                mapping: currentMapping?.name, entity: layout.name)
+        }
+        _ = toMany
+        try writer.relate(name, object, to: targets)
+    }
+
+    /// Sets an attribute of a destination object already created.
+    public func setValue(_ value: Value, forKey key: String, of object: ObjectID) throws {
+        guard let layout = destinationLayout.entity(number: object.entity), let column = layout.attribute(named: key) else {
+            throw MigrationError(
+                .invalidMapping, "the destination object \(object) has no attribute '\(key)'", mapping: currentMapping?.name)
+        }
+        try destination.execute(
+            "UPDATE \(layout.table) SET \(column.column) = ? WHERE Z_PK = ?",
+            [DefaultValues.coerce(value, to: column.type), .int(object.primaryKey)])
+    }
+
+    // MARK: - Policies' state
+
+    /// A policy's state that survives chunks and resumes: it commits with each chunk, in the
+    /// destination's transaction, and is removed when the migration ends.
+    public func state(_ namespace: String) -> PolicyState {
+        PolicyState(database: destination, namespace: namespace)
+    }
+
+    /// Records a validation failure found by a policy's ``EntityMigrationPolicy/performCustomValidation(mapping:manager:)``.
+    public func reportValidationFailure(_ failure: ValidationFailure) {
+        failureCount += 1
+        if failures.count < Self.failureLimit { failures.append(failure) }
+    }
+
+    var validationFailures: [ValidationFailure] { failures }
+
+    // MARK: - Driving
+
+    func compiled(_ mapping: EntityMapping) throws -> CompiledMapping {
+        if let current = currentCompiled, current.mapping == mapping { return current }
+        guard let index = mappingIndexByName[mapping.name] else {
+            throw MigrationError(.invalidMapping, "the entity mapping '\(mapping.name)' is not part of this migration")
+        }
+        return mappings[index]
+    }
+
+    private(set) var currentCompiled: CompiledMapping?
+
+    func enter(_ mapping: CompiledMapping?, stage: MigrationStage) {
+        currentCompiled = mapping
+        currentMapping = mapping?.mapping
+        currentStage = stage
+        context[variable: "entityMapping"] = .value(mapping.map { .string($0.name) } ?? .null)
+    }
+
+    /// Reads the source objects of a mapping with `lowerBound < Z_PK <= upperBound` that pass its
+    /// filter, with the to-many relationships its expressions use.
+    func sourceObjects(_ mapping: CompiledMapping, after lowerBound: Int64, through upperBound: Int64) throws -> [MigrationObject] {
+        guard let layout = mapping.source, let schema = mapping.sourceSchema else { return [] }
+        let cursor = try sourceStore.objects(
+            of: layout.name, includingSubentities: false, after: lowerBound, through: upperBound, condition: mapping.filterSQL,
+            batchSize: 4096)
+        var objects: [MigrationObject] = []
+        let extra = layout.toManyRelationships.count
+        while let row = try cursor.next() {
+            var values = row.values
+            if extra > 0 { values.append(contentsOf: repeatElement(Value.null, count: extra)) }
+            let object = MigrationObject(objectID: row.id, entityName: layout.name, schema: schema, values: values)
+            objects.append(object)
+        }
+        if !mapping.toManyLoads.isEmpty, !objects.isEmpty {
+            let keys = objects.map(\.objectID.primaryKey)
+            for (slot, name) in mapping.toManyLoads {
+                let destinations = try sourceStore.toManyDestinations(name, of: layout.name, sources: keys)
+                for index in objects.indices {
+                    objects[index].values[slot] = .array((destinations[keys[index]] ?? []).map(Value.object))
+                }
+            }
+        }
+        if let filter = mapping.filter {
+            var kept: [MigrationObject] = []
+            kept.reserveCapacity(objects.count)
+            for object in objects {
+                context.object = object
+                context[variableSlot: sourceSlot] = .object(object)
+                do {
+                    if try filter.evaluate(context) { kept.append(object) }
+                } catch {
+                    throw MigrationError(
+                        .evaluationFailed, "the filter predicate could not be evaluated", mapping: mapping.name,
+                        entity: layout.name, primaryKey: object.objectID.primaryKey, underlying: error)
+                }
+            }
+            objects = kept
+        }
+        return objects
+    }
+
+    /// A source object by id, for key paths that go through relationships (`$source.owner.name`).
+    func sourceObject(_ id: ObjectID) throws -> MigrationObject? {
+        guard let layout = sourceLayout.entity(number: id.entity) else { return nil }
+        let cursor = try sourceStore.objects(of: layout.name, includingSubentities: false, after: id.primaryKey - 1, through: id.primaryKey, batchSize: 1)
+        guard let row = try cursor.next() else { return nil }
+        let schema = CompiledMapping.schema(of: layout)
+        var values = row.values
+        for toMany in layout.toManyRelationships {
+            let destinations = try sourceStore.toManyDestinations(toMany.name, of: layout.name, sources: [id.primaryKey])
+            values.append(.array((destinations[id.primaryKey] ?? []).map(Value.object)))
+        }
+        return MigrationObject(objectID: id, entityName: layout.name, schema: schema, values: values)
+    }
+}
+@available(*, unavailable)
+extension MigrationManager: Sendable {}
+
+// MARK: - $manager in expressions
+
+extension MigrationManager: ExpressionFunctionHost {
+    public func call(_ selector: String, on receiver: FunctionReceiver, arguments: [Value]) throws -> Value {
+        switch (receiver, selector) {
+        case (.variable("manager"), "destinationInstancesForEntityMappingNamed:sourceInstances:"):
+            guard arguments.count == 2, case .string(let name) = arguments[0] else {
+                throw MigrationError(.invalidMapping, "\(selector) takes a mapping name and source objects")
+            }
+            return .array(try destinationInstances(forEntityMappingNamed: name, sourceInstances: Self.objectIDs(in: arguments[1])).map(Value.object))
+        case (.variable("manager"), "destinationInstancesForSourceRelationshipNamed:sourceInstances:"):
+            guard arguments.count == 2, case .string(let name) = arguments[0] else {
+                throw MigrationError(.invalidMapping, "\(selector) takes a relationship name and source objects")
+            }
+            return .array(try destinationInstances(forSourceRelationshipNamed: name, sourceInstances: Self.objectIDs(in: arguments[1])).map(Value.object))
+        case (.variable("manager"), "sourceInstancesForEntityMappingNamed:destinationInstances:"):
+            guard arguments.count == 2, case .string(let name) = arguments[0] else {
+                throw MigrationError(.invalidMapping, "\(selector) takes a mapping name and destination objects")
+            }
+            return .array(try sourceInstances(forEntityMappingNamed: name, destinationInstances: Self.objectIDs(in: arguments[1])).map(Value.object))
+        case (.variable("entityPolicy"), _):
+            guard let host = currentCompiled?.policy as? any ExpressionFunctionHost else {
+                throw MigrationError(.invalidMapping, "the policy of this mapping does not answer \(selector)", mapping: currentMapping?.name)
+            }
+            return try host.call(selector, on: receiver, arguments: arguments)
+        default:
+            throw MigrationError(.invalidMapping, "unknown function \(selector) on \(receiver)", mapping: currentMapping?.name)
+        }
+    }
+}
+
+/// Resolves relationship values of source objects for key paths that go through them.
+struct SourceResolver: ObjectResolver {
+    unowned let manager: MigrationManager
+
+    func record(for id: ObjectID) throws -> (any ObjectRecord)? {
+        try manager.sourceObject(id)
+    }
+
+    func schema(forEntity entity: Int32) -> KeySchema? {
+        manager.sourceLayout.entity(number: entity).map(CompiledMapping.schema(of:))
+    }
+}

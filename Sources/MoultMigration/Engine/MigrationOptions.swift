@@ -1,0 +1,45 @@
+public import Foundation
+
+/// How a migration runs.
+public struct MigrationOptions: Sendable, Hashable {
+    /// Where the source ↔ destination associations live.
+    public enum AssociationStorage: String, Sendable, Hashable, CaseIterable {
+        /// LMDB, on disk in the work directory: flat memory at any size.
+        case lmdb
+        /// In memory: for small jobs, and the baseline to measure LMDB against.
+        case memory
+    }
+
+    /// Source objects per chunk: the bound on the objects held in memory at once.
+    public var chunkSize: Int
+    public var associations: AssociationStorage
+    /// Sync the association table and the destination at every chunk, so that even a power loss leaves a
+    /// resumable state (costs an fsync per chunk for each of them).
+    public var durable: Bool
+    /// SQLite's page cache per connection, in KiB.
+    public var pageCacheKiB: Int
+    /// Run stage 3 (the destination model's rules).
+    public var validate: Bool
+    /// Stop validation at the first failure instead of reporting every one.
+    public var stopAtFirstValidationFailure: Bool
+    /// Predicates that split every pass into partitions (`name BEGINSWITH "A"`, …), run in order.
+    public var partitions: [String]
+    /// The work directory (checkpointed partial destination, association table); by default beside
+    /// the output, named after it with `.moult` appended.
+    public var workDirectory: URL?
+
+    public init(
+        chunkSize: Int = 10_000, associations: AssociationStorage = .lmdb, durable: Bool = false,
+        pageCacheKiB: Int = 16 * 1024, validate: Bool = true, stopAtFirstValidationFailure: Bool = false,
+        partitions: [String] = [], workDirectory: URL? = nil
+    ) {
+        self.chunkSize = chunkSize
+        self.associations = associations
+        self.durable = durable
+        self.pageCacheKiB = pageCacheKiB
+        self.validate = validate
+        self.stopAtFirstValidationFailure = stopAtFirstValidationFailure
+        self.partitions = partitions
+        self.workDirectory = workDirectory
+    }
+}

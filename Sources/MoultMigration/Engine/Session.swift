@@ -1,0 +1,220 @@
+import Foundation
+import MoultAssociations
+import MoultExpressions
+import MoultMapping
+import MoultModel
+import MoultStore
+
+/// One run of a ``StreamingMigrator``: the open stores, the compiled mappings, the manager; executes a
+/// plan from a checkpoint position.
+final class Session {
+    let migrator: StreamingMigrator
+    let source: SQLiteStore
+    let destination: SQLiteStore?
+    let manager: MigrationManager?
+    let mappings: [CompiledMapping]
+    private var variants: [String: CompiledMapping] = [:]
+    private let variables: VariableLayout
+    private let destinationLayout: StoreLayout
+
+    init(
+        migrator: StreamingMigrator, source: SQLiteStore, destination: SQLiteStore?, associations: (any AssociationTable)? = nil
+    ) throws {
+        self.migrator = migrator
+        self.source = source
+        self.destination = destination
+        destinationLayout = try destination?.layout ?? StoreLayout(model: migrator.destinationModel)
+        if let destination, let associations {
+            manager = try MigrationManager(
+                source: source, destination: destination, sourceModel: migrator.sourceModel,
+                destinationModel: migrator.destinationModel, associations: associations)
+        } else {
+            manager = nil
+        }
+        variables = manager?.variables ?? VariableLayout(["source", "destination", "manager", "entityMapping", "entityPolicy", "propertyMapping"])
+
+        // Names unique over all the mapping models: the first keeps its name, later clashes are prefixed.
+        var compiled: [CompiledMapping] = []
+        var used: Set<String> = []
+        for (modelIndex, mappingModel) in migrator.mappingModels.enumerated() {
+            for mapping in mappingModel.orderedEntityMappings {
+                let name = used.contains(mapping.name) ? "\(modelIndex + 1):\(mapping.name)" : mapping.name
+                used.insert(name)
+                guard let policy = migrator.policies.policy(for: mapping) else {
+                    throw MigrationError(
+                        .missingPolicy,
+                        "the mapping names the policy '\(mapping.entityMigrationPolicyClassName ?? "")', which is not registered (registered: \(migrator.policies.names.joined(separator: ", ")))",
+                        mapping: mapping.name)
+                }
+                compiled.append(
+                    try CompiledMapping(
+                        index: compiled.count, mappingModelIndex: modelIndex, name: name, mapping: mapping,
+                        sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel,
+                        sourceLayout: source.layout, destinationLayout: destinationLayout, policy: policy, variables: variables))
+            }
+        }
+        mappings = compiled
+        manager?.install(compiled)
+    }
+
+    private var partitioner: Partitioner {
+        Partitioner(chunkSize: migrator.options.chunkSize, partitions: migrator.options.partitions)
+    }
+
+    func makePlan(fingerprint: String? = nil) throws -> MigrationPlan {
+        let fingerprint = try fingerprint ?? migrator.fingerprint(source: source)
+        return try partitioner.plan(mappings: mappings, variant: variant, source: source.database, fingerprint: fingerprint)
+    }
+
+    /// The compiled form of a mapping restricted to a partition (the mapping itself without one).
+    func variant(_ mapping: CompiledMapping, _ partition: String?) throws -> CompiledMapping {
+        guard let partition else { return mapping }
+        let key = "\(mapping.index)|\(partition)"
+        if let cached = variants[key] { return cached }
+        var restricted = mapping.mapping
+        restricted.filterPredicate = restricted.filterPredicate.map { "(\($0)) AND (\(partition))" } ?? partition
+        let compiled = try CompiledMapping(
+            index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: restricted,
+            sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
+            destinationLayout: destinationLayout, policy: mapping.policy, variables: variables)
+        variants[key] = compiled
+        return compiled
+    }
+
+    // MARK: - Passes
+
+    /// Runs the plan's passes from `position`; returns the chunks run.
+    func execute(
+        _ plan: MigrationPlan, from position: inout Checkpoint.Position, progress: ((MigrationProgress) -> Void)?,
+        isCancelled: () -> Bool
+    ) throws -> Int {
+        guard let manager, let destination else { return 0 }
+        guard position.stage == .passes else { return 0 }
+        let total = plan.estimatedRows
+        var chunksRun = 0
+        let durable = migrator.options.durable
+        while position.pass < plan.passes.count {
+            let pass = plan.passes[position.pass]
+            let compiled = try variant(mappings[pass.mapping], pass.partition)
+            let stage: MigrationStage = pass.stage == .createObjects ? .createObjects : .createRelationships
+            manager.enter(compiled, stage: stage)
+            let policy = compiled.policy
+            if pass.stage == .createObjects { try policy.begin(mapping: compiled.mapping, manager: manager) }
+            let chunkCount = max(pass.chunks.count, 1)
+            var mappingDone = pass.chunks.prefix(position.chunk).reduce(0) { $0 + $1.estimatedRows }
+            while position.chunk < chunkCount {
+                if isCancelled() {
+                    throw MigrationError(.interrupted, "the migration was cancelled; run it again to resume", mapping: compiled.name)
+                }
+                FaultInjection.reach("chunk-start")
+                let chunk = pass.chunks.isEmpty ? nil : pass.chunks[position.chunk]
+                let objects = try chunk.map { try manager.sourceObjects(compiled, after: $0.lowerBound, through: $0.upperBound) } ?? []
+                let isLast = position.chunk + 1 == chunkCount
+                var next = position
+                next.done += chunk?.estimatedRows ?? 0
+                if isLast {
+                    next.pass += 1
+                    next.chunk = 0
+                } else {
+                    next.chunk += 1
+                }
+                try manager.associations.beginChunk()
+                do {
+                    try manager.writer.write {
+                        switch pass.stage {
+                        case .createObjects:
+                            for object in objects {
+                                try policy.createDestinationInstances(for: object, mapping: compiled.mapping, manager: manager)
+                            }
+                            if isLast { try policy.endInstanceCreation(mapping: compiled.mapping, manager: manager) }
+                        case .createRelationships:
+                            let destinations = try manager.associations.destinations(
+                                forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
+                            for (object, made) in zip(objects, destinations) {
+                                for destinationObject in made {
+                                    try policy.createRelationships(
+                                        for: destinationObject, source: object, mapping: compiled.mapping, manager: manager)
+                                }
+                            }
+                            if isLast { try policy.endRelationshipCreation(mapping: compiled.mapping, manager: manager) }
+                        }
+                        try Checkpoint.save(next, in: destination.database)
+                        FaultInjection.reach("after-rows")
+                        try manager.associations.commitChunk(durable: durable)
+                        FaultInjection.reach("after-lmdb-commit")
+                    }
+                } catch {
+                    manager.associations.abortChunk()
+                    throw error
+                }
+                FaultInjection.reach("after-sqlite-commit")
+                position = next
+                chunksRun += 1
+                mappingDone += chunk?.estimatedRows ?? 0
+                progress?(
+                    MigrationProgress(
+                        stage: stage, mapping: compiled.name, done: position.done, total: total, mappingDone: mappingDone,
+                        mappingTotal: pass.estimatedRows))
+                if isLast { break }
+            }
+        }
+        return chunksRun
+    }
+
+    // MARK: - Validation and the end
+
+    /// Stage 3 and the policies' last hooks; returns the failures found (none when it returns).
+    func validateAndEnd(_ plan: MigrationPlan, position: inout Checkpoint.Position, progress: ((MigrationProgress) -> Void)?) throws -> Int {
+        guard let manager, let destination else { return 0 }
+        guard position.stage == .passes else { return 0 }
+        progress?(MigrationProgress(stage: .validate, done: plan.estimatedRows, total: plan.estimatedRows))
+        manager.enter(nil, stage: .validate)
+        let options = migrator.options
+        if options.validate {
+            let validator = Validator(
+                model: migrator.destinationModel, layout: destination.layout, database: destination.database,
+                stopAtFirst: options.stopAtFirstValidationFailure, report: { manager.reportValidationFailure($0) })
+            try validator.run()
+        }
+        for compiled in mappings {
+            manager.enter(compiled, stage: .validate)
+            try compiled.policy.performCustomValidation(mapping: compiled.mapping, manager: manager)
+        }
+        guard manager.failureCount == 0 else {
+            throw MigrationError(
+                .validationFailed,
+                "\(manager.failureCount) object(s) break the destination model's rules; nothing was written at the output",
+                failures: manager.validationFailures)
+        }
+        try destination.database.write {
+            for compiled in mappings {
+                manager.enter(compiled, stage: .finishing)
+                try compiled.policy.end(mapping: compiled.mapping, manager: manager)
+            }
+            position.stage = .validated
+            try Checkpoint.save(position, in: destination.database)
+        }
+        return 0
+    }
+
+    /// Removes Moult's own tables and leaves a store Core Data would open, as one file.
+    func finalize(_ plan: MigrationPlan, uuid: String) throws {
+        guard let destination else { return }
+        let database = destination.database
+        try database.write {
+            try database.executeScript("DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table)")
+            try StoreMetadata(model: migrator.destinationModel, storeUUID: uuid).write(to: database)
+        }
+        try database.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
+    }
+
+    /// Objects per concrete destination entity.
+    func objectCounts() throws -> [String: Int] {
+        guard let destination else { return [:] }
+        var counts: [String: Int] = [:]
+        for entity in destination.layout.entities where !entity.isAbstract {
+            counts[entity.name] = try destination.count(of: entity.name, includingSubentities: false)
+        }
+        return counts
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import MoultModel
+import MoultStore
+
+/// Stage 3: checks the destination against the destination model's rules, in SQL over whole tables,
+/// one rule at a time, so that memory stays flat; rules SQLite cannot compute the same way (regular
+/// expressions) stream the column and check each value in Swift.
+///
+/// Rules: non-optional attributes and to-one relationships are set; numbers, dates and string lengths
+/// are within their bounds; strings match their regular expression; to-many relationships have
+/// between their minimum and maximum count.
+struct Validator {
+    let model: ObjectModel
+    let layout: StoreLayout
+    let database: Database
+    /// Stop at the first failure.
+    let stopAtFirst: Bool
+    /// Called with each failure found.
+    let report: (ValidationFailure) -> Void
+
+    private struct Stop: Error {}
+
+    /// Checks every concrete entity; returns how many failures were found.
+    @discardableResult
+    func run() throws -> Int {
+        var count = 0
+        let reportAndCount: (ValidationFailure) throws -> Void = { failure in
+            count += 1
+            report(failure)
+            if stopAtFirst { throw Stop() }
+        }
+        do {
+            for entity in layout.entities where !entity.isAbstract {
+                try check(entity, reportAndCount)
+            }
+        } catch is Stop {}
+        return count
+    }
+
+    private func check(_ entity: EntityLayout, _ report: (ValidationFailure) throws -> Void) throws {
+        let scope = "FROM \(entity.table) WHERE Z_ENT = \(entity.number)"
+        for column in entity.attributes {
+            guard let attribute = model.attribute(named: column.name, of: entity.name), !attribute.isTransient else { continue }
+            if !attribute.isOptional {
+                try failures("SELECT Z_PK \(scope) AND \(column.column) IS NULL", entity, column.name, "required value is nil", report)
+            }
+            try checkBounds(attribute, column, entity, scope, report)
+            if let pattern = attribute.regularExpressionString, !pattern.isEmpty,
+                column.type == .string || column.type == .uri
+            {
+                try checkPattern(pattern, column, entity, scope, report)
+            }
+        }
+        for toOne in entity.toOneRelationships {
+            guard let relationship = model.relationship(named: toOne.name, of: entity.name) else { continue }
+            if !relationship.isOptional {
+                try failures("SELECT Z_PK \(scope) AND \(toOne.column) IS NULL", entity, toOne.name, "required relationship is nil", report)
+            }
+        }
+        for toMany in entity.toManyRelationships {
+            guard let relationship = model.relationship(named: toMany.name, of: entity.name) else { continue }
+            let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
+            let maximum = relationship.maxCount
+            guard minimum > 0 || maximum > 0 else { continue }
+            let counted: String
+            switch toMany.storage {
+            case .destinationColumn(let table, let column, _, _):
+                counted = "(SELECT COUNT(*) FROM \(table) d WHERE d.\(column) = o.Z_PK)"
+            case .joinTable(let table, let sourceColumn, _, _):
+                counted = "(SELECT COUNT(*) FROM \(table) j WHERE j.\(sourceColumn) = o.Z_PK)"
+            }
+            var conditions: [String] = []
+            if minimum > 0 { conditions.append("n < \(minimum)") }
+            if maximum > 0 { conditions.append("n > \(maximum)") }
+            let sql = "SELECT Z_PK, n FROM (SELECT o.Z_PK AS Z_PK, \(counted) AS n FROM \(entity.table) o WHERE o.Z_ENT = \(entity.number)) WHERE \(conditions.joined(separator: " OR "))"
+            let statement = try database.makeStatement(sql)
+            while try statement.step() {
+                let n = statement.int64(at: 1)
+                let rule = n < minimum ? "has \(n) objects, fewer than the minimum \(minimum)" : "has \(n) objects, more than the maximum \(maximum)"
+                try report(ValidationFailure(entity: entity.name, primaryKey: statement.int64(at: 0), property: toMany.name, rule: rule))
+            }
+        }
+    }
+
+    private func checkBounds(
+        _ attribute: AttributeDescription, _ column: AttributeColumn, _ entity: EntityLayout, _ scope: String,
+        _ report: (ValidationFailure) throws -> Void
+    ) throws {
+        let type = attribute.attributeType
+        var minimum: Value = .null
+        var maximum: Value = .null
+        var measured = column.column
+        var what = "value"
+        switch type {
+        case .integer16, .integer32, .integer64, .double, .float, .decimal:
+            minimum = attribute.minValueString.map { DefaultValues.parse($0, as: type) } ?? .null
+            maximum = attribute.maxValueString.map { DefaultValues.parse($0, as: type) } ?? .null
+        case .string, .uri:
+            // Bounds of a string are on its length, in characters.
+            minimum = attribute.minValueString.map { DefaultValues.parse($0, as: .integer64) } ?? .null
+            maximum = attribute.maxValueString.map { DefaultValues.parse($0, as: .integer64) } ?? .null
+            measured = "length(\(column.column))"
+            what = "length"
+        case .date:
+            minimum = attribute.minDateTimeInterval.map(Value.double) ?? .null
+            maximum = attribute.maxDateTimeInterval.map(Value.double) ?? .null
+        case .binary:
+            minimum = attribute.minValueString.map { DefaultValues.parse($0, as: .integer64) } ?? .null
+            maximum = attribute.maxValueString.map { DefaultValues.parse($0, as: .integer64) } ?? .null
+            measured = "length(\(column.column))"
+            what = "length"
+        default:
+            return
+        }
+        if !minimum.isNull {
+            try failures(
+                "SELECT Z_PK, \(measured) \(scope) AND \(column.column) IS NOT NULL AND \(measured) < ?", entity, column.name,
+                "\(what) is below the minimum \(minimum)", report, arguments: [minimum])
+        }
+        if !maximum.isNull {
+            try failures(
+                "SELECT Z_PK, \(measured) \(scope) AND \(column.column) IS NOT NULL AND \(measured) > ?", entity, column.name,
+                "\(what) is above the maximum \(maximum)", report, arguments: [maximum])
+        }
+    }
+
+    private func checkPattern(
+        _ pattern: String, _ column: AttributeColumn, _ entity: EntityLayout, _ scope: String,
+        _ report: (ValidationFailure) throws -> Void
+    ) throws {
+        let expression: NSRegularExpression
+        do {
+            expression = try NSRegularExpression(pattern: "^(?:\(pattern))$")
+        } catch {
+            throw MigrationError(
+                .invalidMapping, "the regular expression \(pattern) of '\(entity.name).\(column.name)' does not compile",
+                entity: entity.name)
+        }
+        let statement = try database.makeStatement("SELECT Z_PK, \(column.column) \(scope) AND \(column.column) IS NOT NULL")
+        while try statement.step() {
+            let text = statement.string(at: 1) ?? ""
+            let range = NSRange(text.startIndex..., in: text)
+            if expression.firstMatch(in: text, range: range) == nil {
+                try report(
+                    ValidationFailure(
+                        entity: entity.name, primaryKey: statement.int64(at: 0), property: column.name,
+                        rule: "\"\(text)\" does not match the regular expression \(pattern)"))
+            }
+        }
+    }
+
+    private func failures(
+        _ sql: String, _ entity: EntityLayout, _ property: String, _ rule: String, _ report: (ValidationFailure) throws -> Void,
+        arguments: [Value] = []
+    ) throws {
+        let statement = try database.makeStatement(sql)
+        try statement.bind(arguments)
+        while try statement.step() {
+            var detail = rule
+            if statement.columnCount > 1 { detail = "\(statement.value(at: 1)): \(rule)" }
+            try report(ValidationFailure(entity: entity.name, primaryKey: statement.int64(at: 0), property: property, rule: detail))
+        }
+    }
+}

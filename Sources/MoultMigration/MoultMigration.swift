@@ -1,1 +1,0 @@
-// MoultMigration: see the module's documentation.

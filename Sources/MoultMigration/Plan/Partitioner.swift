@@ -1,0 +1,105 @@
+import MoultMapping
+import MoultModel
+import MoultStore
+
+/// Splits a migration into a ``MigrationPlan``: ordered passes, each cut into chunks of source
+/// primary-key ranges.
+///
+/// Stage-1 passes come first, in the mappings' order (Core Data's `mappingnumber`), then the stage-2
+/// passes in the same order, since relationships need the destinations every mapping made. Each
+/// pass's chunks hold at most `chunkSize` source objects that pass the part of the filter SQLite
+/// computes: boundaries are found with `ORDER BY Z_PK LIMIT 1 OFFSET n-1` steps along the primary
+/// key, never by loading the keys.
+///
+/// Partitions (predicates given by the user, such as `name BEGINSWITH "A"`) split every pass into
+/// several, in the order given, followed by one for the objects no partition took: partition `i`
+/// takes the objects that match it and none before it, so partitions never overlap and nothing is
+/// left out.
+struct Partitioner {
+    let chunkSize: Int
+    let partitions: [String]
+
+    init(chunkSize: Int, partitions: [String]) {
+        self.chunkSize = max(1, chunkSize)
+        self.partitions = partitions
+    }
+
+    /// The partition predicates as the passes apply them (each excluding the ones before it), plus the
+    /// remainder; `[nil]` when there are none.
+    var effectivePartitions: [String?] {
+        guard !partitions.isEmpty else { return [nil] }
+        var result: [String?] = []
+        for (index, partition) in partitions.enumerated() {
+            let earlier = partitions[..<index]
+            result.append(earlier.isEmpty ? "(\(partition))" : "(\(partition)) AND NOT (\(earlier.map { "(\($0))" }.joined(separator: " OR ")))")
+        }
+        result.append("NOT (\(partitions.map { "(\($0))" }.joined(separator: " OR ")))")
+        return result
+    }
+
+    /// Makes the plan.
+    ///
+    /// - Parameters:
+    ///   - mappings: the compiled mappings; `variant(mapping, partition)` gives the compiled form of a
+    ///     mapping restricted to a partition.
+    func plan(
+        mappings: [CompiledMapping], variant: (CompiledMapping, String?) throws -> CompiledMapping, source: Database,
+        fingerprint: String
+    ) throws -> MigrationPlan {
+        var planMappings: [MigrationPlan.Mapping] = []
+        var createPasses: [MigrationPlan.Pass] = []
+        var relationshipPasses: [MigrationPlan.Pass] = []
+        for mapping in mappings {
+            planMappings.append(
+                MigrationPlan.Mapping(
+                    name: mapping.name, mappingModel: mapping.mappingModelIndex, sourceEntity: mapping.mapping.sourceEntityName,
+                    destinationEntity: mapping.mapping.destinationEntityName, filter: mapping.mapping.filterPredicate,
+                    filterInSQL: mapping.filterSQL != nil || mapping.mapping.filterPredicate == nil))
+            guard mapping.source != nil, mapping.mapping.effectiveType != .remove else { continue }
+            for partition in effectivePartitions {
+                let compiled = try variant(mapping, partition)
+                let chunks = try self.chunks(compiled, source: source)
+                createPasses.append(MigrationPlan.Pass(stage: .createObjects, mapping: mapping.index, partition: partition, chunks: chunks))
+                relationshipPasses.append(
+                    MigrationPlan.Pass(stage: .createRelationships, mapping: mapping.index, partition: partition, chunks: chunks))
+            }
+        }
+        return MigrationPlan(
+            chunkSize: chunkSize, mappings: planMappings, passes: createPasses + relationshipPasses, fingerprint: fingerprint)
+    }
+
+    /// The chunks of one mapping's source objects.
+    func chunks(_ mapping: CompiledMapping, source: Database) throws -> [MigrationPlan.Chunk] {
+        guard let layout = mapping.source else { return [] }
+        var condition = "Z_ENT = \(layout.number)"
+        var arguments: [Value] = []
+        if let filterSQL = mapping.filterSQL {
+            condition += " AND (\(filterSQL.sql))"
+            arguments = filterSQL.arguments
+        }
+        let boundarySQL = "SELECT Z_PK FROM \(layout.table) WHERE \(condition) AND Z_PK > ? ORDER BY Z_PK LIMIT 1 OFFSET \(chunkSize - 1)"
+        let lastSQL = "SELECT MAX(Z_PK), COUNT(*) FROM \(layout.table) WHERE \(condition) AND Z_PK > ?"
+        var chunks: [MigrationPlan.Chunk] = []
+        var lower: Int64 = 0
+        while true {
+            let boundary = try source.statement(boundarySQL)
+            try boundary.bind(arguments + [.int(lower)])
+            if try boundary.step() {
+                let upper = boundary.int64(at: 0)
+                boundary.reset()
+                chunks.append(MigrationPlan.Chunk(lowerBound: lower, upperBound: upper, estimatedRows: chunkSize))
+                lower = upper
+                continue
+            }
+            boundary.reset()
+            let last = try source.statement(lastSQL)
+            try last.bind(arguments + [.int(lower)])
+            if try last.step(), !last.isNull(at: 0) {
+                chunks.append(
+                    MigrationPlan.Chunk(lowerBound: lower, upperBound: last.int64(at: 0), estimatedRows: Int(last.int64(at: 1))))
+            }
+            last.reset()
+            return chunks
+        }
+    }
+}

@@ -1,0 +1,61 @@
+public import MoultModel
+import MoultStore
+
+/// What a policy remembers across chunks, in one namespace (for example "companies already created, by
+/// name").
+///
+/// The values live in a table of the destination being built, so they commit in the same transaction
+/// as the chunk that wrote them: a chunk rolled back by a crash leaves no stale entry behind, and a
+/// resumed migration sees exactly what the committed chunks remembered. The table is dropped when the
+/// migration ends. Memory stays bounded by SQLite's page cache, whatever the number of entries.
+///
+/// ```swift
+/// let companies = manager.state("companies")
+/// if let company = try companies.objectID(forKey: name) { … }
+/// else { try companies.set(newCompany, forKey: name) }
+/// ```
+public struct PolicyState {
+    let database: Database
+    public let namespace: String
+
+    static let table = "Z_MOULT_STATE"
+    static let createSQL =
+        "CREATE TABLE IF NOT EXISTS \(table) (Z_NAMESPACE VARCHAR NOT NULL, Z_KEY VARCHAR NOT NULL, Z_VALUE BLOB, PRIMARY KEY (Z_NAMESPACE, Z_KEY)) WITHOUT ROWID"
+
+    /// The value stored under `key`, or nil.
+    public func value(forKey key: String) throws -> Value? {
+        let statement = try database.statement("SELECT Z_VALUE FROM \(Self.table) WHERE Z_NAMESPACE = ? AND Z_KEY = ?")
+        try statement.bind([.string(namespace), .string(key)])
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return statement.value(at: 0)
+    }
+
+    /// Stores a value under `key` (integers, doubles, strings and bytes keep their type).
+    public func set(_ value: Value, forKey key: String) throws {
+        try database.execute(
+            "INSERT OR REPLACE INTO \(Self.table) (Z_NAMESPACE, Z_KEY, Z_VALUE) VALUES (?, ?, ?)",
+            [.string(namespace), .string(key), value])
+    }
+
+    /// The object id stored under `key`, or nil.
+    public func objectID(forKey key: String) throws -> ObjectID? {
+        guard case .string(let text)? = try value(forKey: key) else { return nil }
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let entity = Int32(parts[0]), let primaryKey = Int64(parts[1]) else { return nil }
+        return ObjectID(entity: entity, primaryKey: primaryKey)
+    }
+
+    /// Stores an object id under `key`.
+    public func set(_ id: ObjectID, forKey key: String) throws {
+        try set(.string("\(id.entity)/\(id.primaryKey)"), forKey: key)
+    }
+
+    /// Removes the value under `key`.
+    public func remove(forKey key: String) throws {
+        try database.execute("DELETE FROM \(Self.table) WHERE Z_NAMESPACE = ? AND Z_KEY = ?", [.string(namespace), .string(key)])
+    }
+}
+
+@available(*, unavailable)
+extension PolicyState: Sendable {}

@@ -1,0 +1,337 @@
+import Crypto
+public import Foundation
+public import MoultMapping
+public import MoultModel
+import MoultAssociations
+import MoultExpressions
+import MoultStore
+
+/// Runs one migration step (one source model, one destination model, one or more mapping models) in
+/// chunks, checkpointed, into a new destination store.
+///
+/// The destination is built in a work directory beside the output (`<output>.moult/`): the partial
+/// store, its checkpoint, and the association table. Each chunk commits its rows and its checkpoint in
+/// one destination transaction, after its association transaction. When everything is written and
+/// validated, the destination gets its metadata, is renamed into place atomically, and the work
+/// directory is removed. Until then nothing exists at the output path.
+///
+/// A migration interrupted for any reason (killed, cancelled, disk full) resumes from its last
+/// committed chunk when run again with the same source, models, mappings and options, and ends with a
+/// store identical to that of a migration never interrupted: same objects, primary keys,
+/// relationships and metadata. A work directory made for anything else is refused.
+///
+/// ```swift
+/// let migrator = try StreamingMigrator(
+///     source: storeURL, sourceModel: v2, destinationModel: v3, mappings: [mapping],
+///     options: MigrationOptions(chunkSize: 10_000))
+/// print(try migrator.plan())
+/// let report = try migrator.run(output: destinationURL) { progress in print(progress.fraction) }
+/// ```
+public final class StreamingMigrator {
+    public let sourceURL: URL
+    public let sourceModel: ObjectModel
+    public let destinationModel: ObjectModel
+    public let mappingModels: [MappingModel]
+    public let policies: PolicyRegistry
+    public let options: MigrationOptions
+
+    /// What a run did.
+    public struct Report: Sendable {
+        public var plan: MigrationPlan
+        /// Whether the run continued an interrupted one.
+        public var resumed: Bool
+        /// Chunks executed by this run (a resumed run skips those already committed).
+        public var chunksRun: Int
+        /// Objects per destination entity (sub-entities counted on their own).
+        public var objectCounts: [String: Int]
+        public var validationFailures: Int
+    }
+
+    /// Prepares a step; nothing is read or written yet.
+    public init(
+        source: URL, sourceModel: ObjectModel, destinationModel: ObjectModel, mappings: [MappingModel],
+        policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions()
+    ) {
+        self.sourceURL = source
+        self.sourceModel = sourceModel
+        self.destinationModel = destinationModel
+        self.mappingModels = mappings
+        self.policies = policies
+        self.options = options
+    }
+
+    // MARK: - Plan
+
+    /// The plan: passes, chunks and estimated rows, computed from the source without migrating.
+    public func plan() throws -> MigrationPlan {
+        let source = try openSource()
+        let session = try Session(migrator: self, source: source, destination: nil)
+        return try session.makePlan()
+    }
+
+    // MARK: - Run
+
+    /// Runs the step into `output`, resuming an interrupted run of the same step when one is found.
+    ///
+    /// - Parameters:
+    ///   - output: where the finished store goes; must not exist.
+    ///   - progress: called after every chunk.
+    ///   - isCancelled: polled between chunks; when it returns true the run stops with an
+    ///     ``MigrationError/Code/interrupted`` error, resumable.
+    /// - Throws: ``MigrationError``: `.outputExists`, `.incompatibleStore`, `.invalidMapping`,
+    ///   `.checkpointMismatch`, `.validationFailed`, `.interrupted` (resumable), or an underlying error.
+    @discardableResult
+    public func run(
+        output: URL, progress: ((MigrationProgress) -> Void)? = nil, isCancelled: () -> Bool = { false }
+    ) throws -> Report {
+        let work = workDirectory(for: output)
+        let partial = work.appending(path: "destination.sqlite")
+        let marker = work.appending(path: "finished")
+        let manager = FileManager.default
+
+        let source = try openSource()
+        let fingerprint = try self.fingerprint(source: source)
+
+        // A run that died after the destination was complete: finish the swap.
+        if let recorded = try? String(contentsOf: marker, encoding: .utf8) {
+            guard recorded == fingerprint else { throw mismatch(work) }
+            if manager.fileExists(atPath: partial.path) {
+                guard !manager.fileExists(atPath: output.path) else { throw outputExists(output) }
+                try rename(partial, to: output)
+            }
+            FaultInjection.reach("after-rename")
+            try? manager.removeItem(at: work)
+            let plan = try Session(migrator: self, source: source, destination: nil).makePlan(fingerprint: fingerprint)
+            return Report(plan: plan, resumed: true, chunksRun: 0, objectCounts: [:], validationFailures: 0)
+        }
+        guard !manager.fileExists(atPath: output.path) else { throw outputExists(output) }
+
+        // Resume, or start afresh.
+        var resumed = false
+        var destination: SQLiteStore?
+        if manager.fileExists(atPath: partial.path) {
+            let store = try SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration)
+            if try store.database.tableExists(Checkpoint.table) {
+                let recorded = try Checkpoint.fingerprint(in: store.database)
+                guard recorded == fingerprint else { throw mismatch(work) }
+                if options.associations == .memory {
+                    // The associations died with the process: start again.
+                    store.database.close()
+                } else {
+                    destination = store
+                    resumed = true
+                }
+            } else if try Self.isFinalized(store, uuid: Self.storeUUID(fingerprint)) {
+                // Finalized, but the marker was not written: write it and swap.
+                store.database.close()
+                try writeMarker(marker, fingerprint: fingerprint)
+                return try run(output: output, progress: progress, isCancelled: isCancelled)
+            } else {
+                store.database.close()
+            }
+        }
+        if destination == nil {
+            try? manager.removeItem(at: work)
+            do {
+                try manager.createDirectory(at: work, withIntermediateDirectories: true)
+            } catch {
+                throw MigrationError(.io, "cannot create the work directory \(work.path): \(error.localizedDescription)")
+            }
+            // The final UUID is written only when the store is complete: a store holding it and no
+            // checkpoint is a finished one.
+            let metadata = StoreMetadata(model: destinationModel, storeUUID: Self.storeUUID("pending " + fingerprint))
+            destination = try SQLiteStore.create(at: partial, model: destinationModel, metadata: metadata, configuration: databaseConfiguration)
+        }
+        let store = destination!
+        try store.database.executeScript(options.durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = OFF")
+
+        let associations: any AssociationTable
+        switch options.associations {
+        case .lmdb:
+            associations = try LMDBAssociationTable(directory: work.appending(path: "associations"), syncOnCommit: options.durable)
+        case .memory:
+            associations = InMemoryAssociationTable()
+        }
+        defer { associations.close() }
+
+        let session = try Session(migrator: self, source: source, destination: store, associations: associations)
+        let plan: MigrationPlan
+        var position: Checkpoint.Position
+        if resumed {
+            plan = try Checkpoint.plan(in: store.database)
+            position = try Checkpoint.position(in: store.database)
+        } else {
+            plan = try session.makePlan(fingerprint: fingerprint)
+            position = Checkpoint.Position(pass: 0, chunk: 0, done: 0, stage: .passes)
+            try store.database.write {
+                try store.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
+                try Checkpoint.start(plan, in: store.database)
+            }
+        }
+
+        do {
+            let chunksRun = try session.execute(plan, from: &position, progress: progress, isCancelled: isCancelled)
+            let failures = try session.validateAndEnd(plan, position: &position, progress: progress)
+            FaultInjection.reach("before-finish")
+            try session.finalize(plan, uuid: Self.storeUUID(fingerprint))
+            let counts = try session.objectCounts()
+            store.database.close()
+            try syncFile(partial)
+            try writeMarker(marker, fingerprint: fingerprint)
+            FaultInjection.reach("after-marker")
+            try rename(partial, to: output)
+            FaultInjection.reach("after-rename")
+            try? associations.removeStorage()
+            try? manager.removeItem(at: work)
+            progress?(MigrationProgress(stage: .done, done: plan.estimatedRows, total: plan.estimatedRows))
+            return Report(plan: plan, resumed: resumed, chunksRun: chunksRun, objectCounts: counts, validationFailures: failures)
+        } catch {
+            let failure = Self.classify(error)
+            if failure.category != .interrupted && failure.category != .io {
+                // Nothing a resume could fix: leave nothing behind.
+                store.database.close()
+                associations.close()
+                try? manager.removeItem(at: work)
+            }
+            throw failure
+        }
+    }
+
+    /// The work directory of a run into `output`.
+    public func workDirectory(for output: URL) -> URL {
+        options.workDirectory ?? output.deletingLastPathComponent().appending(path: output.lastPathComponent + ".moult")
+    }
+
+    // MARK: - Helpers
+
+    var databaseConfiguration: Database.Configuration {
+        Database.Configuration(pageCacheKiB: options.pageCacheKiB)
+    }
+
+    private func openSource() throws -> SQLiteStore {
+        let metadata = try StoreMetadata(contentsOf: sourceURL)
+        let differences = sourceModel.hashDifferences(from: metadata.entityHashes)
+        guard differences.isEmpty else {
+            throw MigrationError(
+                .incompatibleStore,
+                "the store \(sourceURL.path) was not made with the source model of this mapping:\n  "
+                    + differences.map(\.description).joined(separator: "\n  "))
+        }
+        return try SQLiteStore(url: sourceURL, model: sourceModel, mode: .readOnly, configuration: databaseConfiguration)
+    }
+
+    /// Identifies a step: the source store's identity and contents bounds, both models, the mappings,
+    /// and every option that changes the result or the plan.
+    func fingerprint(source: SQLiteStore) throws -> String {
+        var text = "moult-plan/1\n"
+        let metadata = try source.metadata()
+        text += "source \(metadata.storeUUID)\n"
+        for (name, hash) in metadata.entityHashes.sorted(by: { $0.key < $1.key }) { text += "source-hash \(name) \(hash.hex)\n" }
+        let statement = try source.database.statement("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+        try statement.bind([])
+        while try statement.step() { text += "source-max \(statement.int64(at: 0)) \(statement.int64(at: 1))\n" }
+        statement.reset()
+        for (name, hash) in destinationModel.entityVersionHashes().sorted(by: { $0.key < $1.key }) {
+            text += "destination-hash \(name) \(hash.hex)\n"
+        }
+        text += "destination-identifiers \(destinationModel.versionIdentifiers.joined(separator: ","))\n"
+        for mapping in mappingModels { text += "mapping \(mapping.jsonText())\n" }
+        text += "chunk-size \(options.chunkSize)\nassociations \(options.associations.rawValue)\n"
+        for partition in options.partitions { text += "partition \(partition)\n" }
+        text += "validate \(options.validate)\n"
+        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The destination's store UUID, derived from the plan so that a resumed run and an uninterrupted
+    /// one write the same metadata.
+    static func storeUUID(_ fingerprint: String) -> String {
+        var bytes = Array(SHA256.hash(data: Data(("store-uuid " + fingerprint).utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                               bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return uuid.uuidString
+    }
+
+    static func isFinalized(_ store: SQLiteStore, uuid: String) throws -> Bool {
+        (try? store.metadata().storeUUID) == uuid
+    }
+
+    private func mismatch(_ work: URL) -> MigrationError {
+        MigrationError(
+            .checkpointMismatch,
+            "the work directory \(work.path) holds a migration of another source, model, mapping or options; remove it to start again")
+    }
+
+    private func outputExists(_ output: URL) -> MigrationError {
+        MigrationError(.outputExists, "\(output.path) already exists; Moult never overwrites a store")
+    }
+
+    private func writeMarker(_ marker: URL, fingerprint: String) throws {
+        do {
+            try Data(fingerprint.utf8).write(to: marker, options: .atomic)
+            try syncFile(marker)
+        } catch let error as MigrationError {
+            throw error
+        } catch {
+            throw MigrationError(.io, "cannot write \(marker.path): \(error.localizedDescription)")
+        }
+    }
+
+    private func syncFile(_ url: URL) throws {
+        let descriptor = open(url.path, O_RDONLY)
+        guard descriptor >= 0 else { throw MigrationError(.io, "cannot open \(url.path) to sync it") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else {
+            throw MigrationError(.interrupted, "syncing \(url.path) failed (errno \(errno)); run again to resume")
+        }
+    }
+
+    private func rename(_ from: URL, to: URL) throws {
+        guard Foundation.rename(from.path, to.path) == 0 else {
+            throw MigrationError(.io, "cannot move the finished store to \(to.path) (errno \(errno)); it is in \(from.path)")
+        }
+        let directory = open(to.deletingLastPathComponent().path, O_RDONLY)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
+        }
+    }
+
+    /// Any error of a run as a ``MigrationError`` with the right category: a full disk or an
+    /// interruption is resumable.
+    static func classify(_ error: any Error) -> MigrationError {
+        if let error = error as? MigrationError {
+            if let underlying = error.underlying, case let inner = classify(underlying), inner.code == .interrupted {
+                var copy = error
+                copy.code = .interrupted
+                return copy
+            }
+            return error
+        }
+        if let store = error as? StoreError, store.code == .diskFull {
+            return MigrationError(
+                .interrupted, "the disk is full (\(store.description)); free some space and run again to resume", underlying: error)
+        }
+        if let categorized = error as? any CategorizedError {
+            switch categorized.category {
+            case .interrupted:
+                return MigrationError(.interrupted, "\(categorized.description); run again to resume", underlying: error)
+            case .io:
+                return MigrationError(.io, categorized.description, underlying: error)
+            case .badInput:
+                return MigrationError(.invalidMapping, categorized.description, underlying: error)
+            case .incompatible:
+                return MigrationError(.incompatibleStore, categorized.description, underlying: error)
+            case .validationFailed:
+                return MigrationError(.validationFailed, categorized.description, underlying: error)
+            case .usage, .internalError:
+                break
+            }
+        }
+        return MigrationError(.io, "\(error)", underlying: error)
+    }
+}
+
+@available(*, unavailable)
+extension StreamingMigrator: Sendable {}

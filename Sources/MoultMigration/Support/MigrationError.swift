@@ -1,0 +1,107 @@
+public import MoultModel
+
+/// An error of a migration: what went wrong, and where (mapping, entity, primary key, chunk).
+public struct MigrationError: CategorizedError {
+    /// What kind of problem this is; an extensible set of codes.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// The store's entity hashes match no version of the model, or not the mapping's source.
+        public static let incompatibleStore = Code(rawValue: "incompatible store")
+        /// No way from the store's version to the target version.
+        public static let noMigrationPath = Code(rawValue: "no migration path")
+        /// The mapping model names something the models lack, or an expression does not compile.
+        public static let invalidMapping = Code(rawValue: "invalid mapping")
+        /// A mapping names a policy that is not registered.
+        public static let missingPolicy = Code(rawValue: "missing policy")
+        /// A value expression or policy failed on an object.
+        public static let evaluationFailed = Code(rawValue: "evaluation failed")
+        /// The destination breaks the destination model's rules.
+        public static let validationFailed = Code(rawValue: "validation failed")
+        /// The output path already holds a file.
+        public static let outputExists = Code(rawValue: "output exists")
+        /// A checkpoint belongs to another source, model, mapping or plan.
+        public static let checkpointMismatch = Code(rawValue: "checkpoint mismatch")
+        /// The migration stopped before the end (cancelled, disk full); it can be resumed.
+        public static let interrupted = Code(rawValue: "interrupted")
+        /// Reading or writing a file failed.
+        public static let io = Code(rawValue: "I/O")
+    }
+
+    public var code: Code
+    public var message: String
+    /// The entity mapping being run, when the error belongs to one.
+    public var mapping: String?
+    /// The entity concerned, when known.
+    public var entity: String?
+    /// The primary key (`Z_PK`) of the object concerned, when known.
+    public var primaryKey: Int64?
+    /// Validation failures, when ``code`` is ``Code/validationFailed``.
+    public var failures: [ValidationFailure]
+    /// The error that caused this one, if any.
+    public var underlying: (any Error)?
+
+    public init(
+        _ code: Code, _ message: String, mapping: String? = nil, entity: String? = nil, primaryKey: Int64? = nil,
+        failures: [ValidationFailure] = [], underlying: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.mapping = mapping
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.failures = failures
+        self.underlying = underlying
+    }
+
+    public var category: FailureCategory {
+        switch code {
+        case .incompatibleStore, .noMigrationPath: .incompatible
+        case .invalidMapping, .missingPolicy, .evaluationFailed, .checkpointMismatch: .badInput
+        case .validationFailed: .validationFailed
+        case .interrupted: .interrupted
+        case .outputExists, .io: .io
+        default: .internalError
+        }
+    }
+
+    public var description: String {
+        var context: [String] = []
+        if let mapping { context.append("mapping \(mapping)") }
+        if let entity { context.append("entity \(entity)") }
+        if let primaryKey { context.append("Z_PK \(primaryKey)") }
+        let prefix = context.isEmpty ? "" : "[\(context.joined(separator: ", "))] "
+        var text = "\(prefix)\(code): \(message)"
+        if let underlying = underlying as? any CategorizedError {
+            text += "\n  caused by: \(underlying.description)"
+        } else if let underlying {
+            text += "\n  caused by: \(underlying)"
+        }
+        let shown = failures.prefix(50)
+        for failure in shown { text += "\n  \(failure)" }
+        if failures.count > shown.count { text += "\n  … and \(failures.count - shown.count) more" }
+        return text
+    }
+}
+
+/// One broken rule of the destination model: the object and the rule.
+public struct ValidationFailure: Sendable, Hashable, CustomStringConvertible {
+    public var entity: String
+    public var primaryKey: Int64
+    public var property: String?
+    /// The rule, in words (`"non-optional attribute is nil"`, `"value 200 is above the maximum 150"`).
+    public var rule: String
+
+    public init(entity: String, primaryKey: Int64, property: String?, rule: String) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.property = property
+        self.rule = rule
+    }
+
+    public var description: String {
+        "\(entity) Z_PK \(primaryKey)\(property.map { ".\($0)" } ?? ""): \(rule)"
+    }
+}

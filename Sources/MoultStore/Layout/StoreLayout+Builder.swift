@@ -1,0 +1,312 @@
+import MoultModel
+
+/// Builds a ``StoreLayout`` from a model, rule by rule (CORE-DATA-FORMATS.md §3).
+struct LayoutBuilder {
+    let model: ObjectModel
+    var entities: [EntityLayout] = []
+    var tables: [TableLayout] = []
+    var joinTables: [JoinTableLayout] = []
+
+    /// `Z_ENT` by entity name.
+    private var numbers: [String: Int32] = [:]
+    /// Per table: columns taken so far, and the columns with their sort keys.
+    private var taken: [String: Set<String>] = [:]
+    private var pending: [String: [PendingColumn]] = [:]
+    private var indexes: [String: [IndexLayout]] = [:]
+    /// Columns of the properties each entity declares: entity → property → column.
+    private var declared: [String: [String: String]] = [:]
+    private var declaredToOnes: [String: [ToOneColumn]] = [:]
+    private var declaredAttributes: [String: [AttributeColumn]] = [:]
+    private var declaredToManys: [String: [ToManyLayout]] = [:]
+    /// Join-table column names taken, per entity number: one name space across that entity's join tables.
+    private var joinColumnsTaken: [Int32: Set<String>] = [:]
+
+    private struct PendingColumn {
+        var column: ColumnLayout
+        var rank: Int
+        var entity: Int32
+        var kind: Int
+        var sortName: String
+    }
+
+    init(model: ObjectModel) { self.model = model }
+
+    // MARK: - Rules
+
+    /// The column type Core Data declares for an attribute type, and its rank in Core Data's column order.
+    static func declaredType(_ attribute: AttributeDescription) -> (type: String, rank: Int)? {
+        switch attribute.attributeType {
+        case .integer16, .integer32, .integer64, .boolean: ("INTEGER", 0)
+        case .double, .float: ("FLOAT", 1)
+        case .date: ("TIMESTAMP", 2)
+        case .decimal: ("DECIMAL", 3)
+        case .string, .uri: ("VARCHAR", 4)
+        // ObjectID attributes: unverified against a real store; Core Data keeps them as URI text.
+        case .objectID: ("VARCHAR", 4)
+        case .uuid, .transformable: ("BLOB", 5)
+        // Composite attributes: unverified (Core Data may flatten them into one column per element).
+        case .composite: ("BLOB", 5)
+        case .binary: ("BLOB", attribute.allowsExternalBinaryDataStorage ? 6 : 5)
+        case .undefined: nil
+        }
+    }
+
+    static func uppercasedName(_ name: String) -> String { name.uppercased() }
+
+    private func rootNumber(of entityName: String) -> Int32 {
+        numbers[model.root(of: entityName)?.name ?? entityName] ?? 0
+    }
+
+    private func table(of entityName: String) -> String {
+        "Z" + Self.uppercasedName(model.root(of: entityName)?.name ?? entityName)
+    }
+
+    /// Claims a column name in a table, suffixing `1`, `2`… on a collision (the rule beyond `1` is unverified).
+    private mutating func claim(_ base: String, in table: String) -> String {
+        var name = base
+        var suffix = 1
+        while taken[table, default: []].contains(name) {
+            name = base + String(suffix)
+            suffix += 1
+        }
+        taken[table, default: []].insert(name)
+        return name
+    }
+
+    private mutating func claimJoinColumn(_ base: String, entity: Int32) -> String {
+        var name = base
+        var suffix = 1
+        while joinColumnsTaken[entity, default: []].contains(name) {
+            name = base + String(suffix)
+            suffix += 1
+        }
+        joinColumnsTaken[entity, default: []].insert(name)
+        return name
+    }
+
+    private mutating func addColumn(
+        _ name: String, _ type: String, table: String, rank: Int, entity: Int32, kind: Int, sortName: String
+    ) {
+        pending[table, default: []].append(
+            PendingColumn(column: ColumnLayout(name: name, declaredType: type), rank: rank, entity: entity, kind: kind, sortName: sortName))
+    }
+
+    private mutating func addIndex(_ table: String, column: String) {
+        let name = "\(table)_\(column)_INDEX"
+        guard !indexes[table, default: []].contains(where: { $0.name == name }) else { return }
+        indexes[table, default: []].append(IndexLayout(name: name, table: table, isUnique: false, terms: [column]))
+    }
+
+    /// The entity among `entityName` and its ancestors that declares a relationship with this name.
+    private func declaringEntity(ofRelationship name: String, from entityName: String) -> EntityDescription? {
+        ([model.entity(named: entityName)].compactMap { $0 } + model.ancestors(of: entityName))
+            .first { $0.relationship(named: name) != nil }
+    }
+
+    /// The column of a property as seen from an entity (declared there or inherited).
+    private func column(of property: String, from entityName: String) -> String? {
+        for entity in [model.entity(named: entityName)].compactMap({ $0 }) + model.ancestors(of: entityName) {
+            if let column = declared[entity.name]?[property] { return column }
+        }
+        return nil
+    }
+
+    // MARK: - Build
+
+    mutating func build() throws(StoreError) {
+        let roots = model.entities.filter { $0.parentName == nil }
+            .sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        let ordered = roots.flatMap { model.hierarchy(from: $0.name) }
+        for (index, entity) in ordered.enumerated() { numbers[entity.name] = Int32(index + 1) }
+
+        // Attributes and to-one relationships, entity by entity in Z_ENT order: a lower Z_ENT claims a
+        // name first, so a later sub-entity declaring the same attribute gets the suffixed column.
+        for root in roots {
+            let table = table(of: root.name)
+            for name in ["Z_PK", "Z_ENT", "Z_OPT"] {
+                taken[table, default: []].insert(name)
+                addColumn(name, "INTEGER", table: table, rank: -1, entity: 0, kind: 0, sortName: name == "Z_PK" ? "0" : name == "Z_ENT" ? "1" : "2")
+            }
+        }
+        for entity in ordered {
+            let table = table(of: entity.name)
+            let number = numbers[entity.name]!
+            for attribute in entity.attributes where !attribute.isTransient {
+                guard let (type, rank) = Self.declaredType(attribute) else { continue }
+                let column = claim("Z" + Self.uppercasedName(attribute.name), in: table)
+                addColumn(column, type, table: table, rank: rank, entity: number, kind: 0, sortName: attribute.name)
+                declared[entity.name, default: [:]][attribute.name] = column
+                declaredAttributes[entity.name, default: []].append(
+                    AttributeColumn(name: attribute.name, type: attribute.attributeType, column: column))
+                if attribute.isIndexed { addIndex(table, column: column) }  // unverified: classic indexed attribute
+            }
+            for relationship in entity.relationships where !relationship.isTransient && !relationship.isToMany {
+                let column = claim("Z" + Self.uppercasedName(relationship.name), in: table)
+                addColumn(column, "INTEGER", table: table, rank: 0, entity: number, kind: 1, sortName: relationship.name)
+                addIndex(table, column: column)
+                var entityColumn: String?
+                if !model.subentities(of: relationship.destinationEntity).isEmpty {
+                    let companion = claim(
+                        "Z\(rootNumber(of: relationship.destinationEntity))_" + Self.uppercasedName(relationship.name), in: table)
+                    addColumn(companion, "INTEGER", table: table, rank: 0, entity: number, kind: 1, sortName: relationship.name + "\u{1}")
+                    entityColumn = companion
+                }
+                declared[entity.name, default: [:]][relationship.name] = column
+                declaredToOnes[entity.name, default: []].append(
+                    ToOneColumn(
+                        name: relationship.name, destination: relationship.destinationEntity, column: column,
+                        entityColumn: entityColumn, destinationNumber: numbers[relationship.destinationEntity] ?? 0))
+            }
+        }
+
+        // To-many relationships.
+        var joinedPairs: Set<String> = []
+        for entity in ordered {
+            let number = numbers[entity.name]!
+            for relationship in entity.relationships where !relationship.isTransient && relationship.isToMany {
+                let inverse = model.inverse(of: relationship)
+                let destinationTable = table(of: relationship.destinationEntity)
+                let storage: ToManyLayout.Storage
+                if let inverse, !inverse.isToMany {
+                    // One-to-many: the inverse's column is the link; an ordered one adds Z_FOK_<INVERSE>.
+                    let inverseEntity = relationship.inverseEntity ?? relationship.destinationEntity
+                    let inverseToOne = ([inverseEntity] + model.ancestors(of: inverseEntity).map(\.name))
+                        .compactMap { [declaredToOnes] in declaredToOnes[$0]?.first { $0.name == inverse.name } }.first
+                    guard let column = inverseToOne?.column else {
+                        throw StoreError(
+                            .unknownName, "the inverse '\(inverse.name)' of '\(entity.name).\(relationship.name)' has no column",
+                            entity: entity.name)
+                    }
+                    var orderColumn: String?
+                    if relationship.isOrdered {
+                        let fok = claim("Z_FOK_" + Self.uppercasedName(inverse.name), in: destinationTable)
+                        addColumn(fok, "INTEGER", table: destinationTable, rank: 0, entity: number, kind: 2, sortName: fok)
+                        orderColumn = fok
+                    }
+                    storage = .destinationColumn(
+                        table: destinationTable, column: column, entityColumn: inverseToOne?.entityColumn, orderColumn: orderColumn)
+                } else if let inverse {
+                    let inverseOwner = declaringEntity(
+                        ofRelationship: inverse.name, from: relationship.inverseEntity ?? relationship.destinationEntity)
+                    let inverseOwnerName = inverseOwner?.name ?? relationship.destinationEntity
+                    let pairKey = [entity.name + "." + relationship.name, inverseOwnerName + "." + inverse.name].sorted().joined(separator: "|")
+                    guard joinedPairs.insert(pairKey).inserted else { continue }
+                    storeManyToMany(entity: entity.name, relationship, inverseEntity: inverseOwnerName, inverse)
+                    continue
+                } else {
+                    // No inverse: a hidden key on the destination table, Z<N><NAME> (unverified), indexed.
+                    let column = claim("Z\(number)" + Self.uppercasedName(relationship.name), in: destinationTable)
+                    addColumn(column, "INTEGER", table: destinationTable, rank: 0, entity: number, kind: 2, sortName: column)
+                    addIndex(destinationTable, column: column)
+                    var orderColumn: String?
+                    if relationship.isOrdered {
+                        // Unverified: the order column of an ordered to-many without inverse.
+                        let fok = claim("Z_FOK_\(number)" + Self.uppercasedName(relationship.name), in: destinationTable)
+                        addColumn(fok, "INTEGER", table: destinationTable, rank: 0, entity: number, kind: 2, sortName: fok)
+                        orderColumn = fok
+                    }
+                    storage = .destinationColumn(table: destinationTable, column: column, entityColumn: nil, orderColumn: orderColumn)
+                }
+                declaredToManys[entity.name, default: []].append(
+                    ToManyLayout(name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered, storage: storage))
+            }
+        }
+
+        // Hierarchy, uniqueness and fetch indexes.
+        for entity in ordered {
+            let table = table(of: entity.name)
+            if entity.parentName == nil && model.hierarchy(from: entity.name).count > 1 {
+                indexes[table, default: []].append(IndexLayout(name: "\(table)_Z_ENT_INDEX", table: table, isUnique: false, terms: ["Z_ENT"]))
+            }
+            for constraint in entity.uniquenessConstraints {
+                let terms = try constraint.map { (property) throws(StoreError) in
+                    guard let column = column(of: property, from: entity.name) else {
+                        throw StoreError(.unknownName, "the uniqueness constraint names '\(property)', which has no column", entity: entity.name)
+                    }
+                    return "\(column) COLLATE BINARY ASC"
+                }
+                indexes[table, default: []].append(
+                    IndexLayout(name: "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table: table, isUnique: true, terms: terms))
+            }
+            for fetchIndex in entity.fetchIndexes {
+                let terms = try fetchIndex.elements.map { (element) throws(StoreError) in
+                    guard let column = column(of: element.property, from: entity.name) else {
+                        throw StoreError(.unknownName, "the fetch index '\(fetchIndex.name)' names '\(element.property)', which has no column", entity: entity.name)
+                    }
+                    return "\(column) COLLATE BINARY \(element.ascending ? "ASC" : "DESC")"
+                }
+                indexes[table, default: []].append(IndexLayout(name: "Z_\(entity.name)_\(fetchIndex.name)", table: table, isUnique: false, terms: terms))
+            }
+        }
+
+        // Assemble.
+        for root in roots {
+            let name = table(of: root.name)
+            let columns = (pending[name] ?? []).sorted { a, b in
+                (a.rank, a.entity, a.kind, a.sortName) < (b.rank, b.entity, b.kind, b.sortName)
+            }.map(\.column)
+            tables.append(
+                TableLayout(
+                    name: name, rootEntity: root.name, entityNumbers: model.hierarchy(from: root.name).compactMap { numbers[$0.name] },
+                    columns: columns, indexes: indexes[name] ?? []))
+        }
+        for entity in ordered {
+            let chain = model.ancestors(of: entity.name).reversed().map(\.name) + [entity.name]
+            entities.append(
+                EntityLayout(
+                    name: entity.name, number: numbers[entity.name]!, superNumber: entity.parentName.flatMap { numbers[$0] } ?? 0,
+                    rootName: model.root(of: entity.name)?.name ?? entity.name, rootNumber: rootNumber(of: entity.name),
+                    table: table(of: entity.name),
+                    hierarchyNumbers: model.hierarchy(from: entity.name).compactMap { numbers[$0.name] },
+                    isAbstract: entity.isAbstract,
+                    attributes: chain.flatMap { declaredAttributes[$0] ?? [] },
+                    toOneRelationships: chain.flatMap { declaredToOnes[$0] ?? [] },
+                    toManyRelationships: chain.flatMap { declaredToManys[$0] ?? [] }))
+        }
+    }
+
+    /// A many-to-many pair: one join table, named and ordered by the byte order of its two column names.
+    private mutating func storeManyToMany(
+        entity: String, _ relationship: RelationshipDescription, inverseEntity: String, _ inverse: RelationshipDescription
+    ) {
+        let numberA = numbers[entity]!
+        let numberB = numbers[inverseEntity]!
+        if entity == inverseEntity && inverse.name == relationship.name {
+            // Its own inverse: Z_<N><NAME> ( Z_<N><NAME>, REFLEXIVE ).
+            let name = "Z_\(numberA)" + Self.uppercasedName(relationship.name)
+            let column = claimJoinColumn(name, entity: numberA)
+            var order: [String] = []
+            if relationship.isOrdered { order.append("Z_FOK_" + column.dropFirst(2)) }  // unverified
+            joinTables.append(
+                JoinTableLayout(
+                    name: name, columns: [column, "REFLEXIVE"], orderColumns: order,
+                    indexes: [IndexLayout(name: "\(name)_REFLEXIVE_INDEX", table: name, isUnique: false, terms: ["REFLEXIVE"])]))
+            declaredToManys[entity, default: []].append(
+                ToManyLayout(
+                    name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered,
+                    storage: .joinTable(table: name, sourceColumn: column, destinationColumn: "REFLEXIVE", orderColumn: order.first)))
+            return
+        }
+        // Side A's column: A's Z_ENT + the name of the relationship pointing to A (the inverse).
+        let columnA = claimJoinColumn("Z_\(numberA)" + Self.uppercasedName(inverse.name), entity: numberA)
+        let columnB = claimJoinColumn("Z_\(numberB)" + Self.uppercasedName(relationship.name), entity: numberB)
+        let aFirst = columnA.utf8.lexicographicallyPrecedes(columnB.utf8)
+        let name = aFirst ? "Z_\(numberA)" + Self.uppercasedName(relationship.name) : "Z_\(numberB)" + Self.uppercasedName(inverse.name)
+        let columns = aFirst ? [columnA, columnB] : [columnB, columnA]
+        // An ordered side orders its destinations: Z_FOK_ + the destination side's column without `Z_`.
+        let orderA = relationship.isOrdered ? "Z_FOK_" + columnB.dropFirst(2) : nil
+        let orderB = inverse.isOrdered ? "Z_FOK_" + columnA.dropFirst(2) : nil
+        // Unverified: the join table's index name and terms (an index on the second column).
+        let index = IndexLayout(name: "\(name)_\(columns[1])_INDEX", table: name, isUnique: false, terms: [columns[1]])
+        joinTables.append(
+            JoinTableLayout(name: name, columns: columns, orderColumns: [orderA, orderB].compactMap { $0 }, indexes: [index]))
+        declaredToManys[entity, default: []].append(
+            ToManyLayout(
+                name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered,
+                storage: .joinTable(table: name, sourceColumn: columnA, destinationColumn: columnB, orderColumn: orderA)))
+        declaredToManys[inverseEntity, default: []].append(
+            ToManyLayout(
+                name: inverse.name, destination: inverse.destinationEntity, isOrdered: inverse.isOrdered,
+                storage: .joinTable(table: name, sourceColumn: columnB, destinationColumn: columnA, orderColumn: orderB)))
+    }
+}

@@ -1,0 +1,208 @@
+public import MoultModel
+
+/// Core Data's SQLite schema for a model: entity numbers, tables, columns, join tables and indexes.
+///
+/// The rules are those of CORE-DATA-FORMATS.md §3 (see the <doc:StoreLayout> article): entities are
+/// numbered (`Z_ENT`) roots first in name order, each followed by its sub-entities depth first; each
+/// inheritance root gets one table `Z<ROOT>`; each persistent attribute and to-one relationship a column
+/// `Z<NAME>`; a to-many is stored through its inverse's column, a hidden key column, or a join table.
+///
+/// ```swift
+/// let layout = try StoreLayout(model: model)
+/// let car = layout.entity(named: "Car")!
+/// print(car.number, car.table, car.column(for: "numberPlate")!)   // 1 ZCAR ZNUMBERPLATE
+/// ```
+public struct StoreLayout: Sendable, Hashable {
+    /// The model this layout stores.
+    public let model: ObjectModel
+    /// Every entity, in `Z_ENT` order (index `n - 1` holds entity number `n`).
+    public private(set) var entities: [EntityLayout] = []
+    /// One table per inheritance root, in `Z_ENT` order of the roots.
+    public private(set) var tables: [TableLayout] = []
+    /// The join tables of many-to-many relationships.
+    public private(set) var joinTables: [JoinTableLayout] = []
+    private var byName: [String: Int] = [:]
+
+    /// Lays out a model.
+    ///
+    /// - Throws: ``StoreError`` (``StoreError/Code/unknownName``) when a uniqueness constraint or fetch
+    ///   index names a property that has no column.
+    public init(model: ObjectModel) throws(StoreError) {
+        self.model = model
+        var builder = LayoutBuilder(model: model)
+        try builder.build()
+        entities = builder.entities
+        tables = builder.tables
+        joinTables = builder.joinTables
+        for (index, entity) in entities.enumerated() { byName[entity.name] = index }
+    }
+
+    /// The layout of the entity with this name.
+    public func entity(named name: String) -> EntityLayout? { byName[name].map { entities[$0] } }
+
+    /// The layout of the entity with this `Z_ENT`.
+    public func entity(number: Int32) -> EntityLayout? {
+        let index = Int(number) - 1
+        return entities.indices.contains(index) ? entities[index] : nil
+    }
+
+    /// The table of an inheritance root's table name.
+    public func table(named name: String) -> TableLayout? { tables.first { $0.name == name } }
+
+    /// The SQL that creates the whole schema: Core Data's own tables, the entity tables, join tables and
+    /// indexes, in an order SQLite accepts.
+    public var schemaSQL: [String] {
+        var sql = [
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
+            "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
+            "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)",
+        ]
+        for table in tables { sql.append(table.createSQL) }
+        for table in joinTables { sql.append(table.createSQL) }
+        for table in tables { sql += table.indexes.map(\.createSQL) }
+        for table in joinTables { sql += table.indexes.map(\.createSQL) }
+        return sql
+    }
+}
+
+// MARK: - Entities
+
+/// How one entity is stored.
+public struct EntityLayout: Sendable, Hashable {
+    /// The entity's name.
+    public var name: String
+    /// Its `Z_ENT`.
+    public var number: Int32
+    /// The parent's `Z_ENT`, 0 for a root (`Z_PRIMARYKEY.Z_SUPER`).
+    public var superNumber: Int32
+    /// The root of its inheritance hierarchy.
+    public var rootName: String
+    /// The root's `Z_ENT`: the row of `Z_PRIMARYKEY` whose `Z_MAX` allocates this entity's primary keys.
+    public var rootNumber: Int32
+    /// The table holding its rows (its root's).
+    public var table: String
+    /// Its own `Z_ENT` and those of all its sub-entities, in order.
+    public var hierarchyNumbers: [Int32]
+    public var isAbstract: Bool
+    /// Every persistent attribute, inherited ones first, in model order.
+    public var attributes: [AttributeColumn]
+    /// Every persistent to-one relationship, inherited ones first.
+    public var toOneRelationships: [ToOneColumn]
+    /// Every persistent to-many relationship, inherited ones first.
+    public var toManyRelationships: [ToManyLayout]
+
+    /// The column of an attribute or to-one relationship.
+    public func column(for property: String) -> String? {
+        attributes.first { $0.name == property }?.column ?? toOneRelationships.first { $0.name == property }?.column
+    }
+
+    /// The attribute column with this name.
+    public func attribute(named name: String) -> AttributeColumn? { attributes.first { $0.name == name } }
+
+    /// The to-one relationship with this name.
+    public func toOne(named name: String) -> ToOneColumn? { toOneRelationships.first { $0.name == name } }
+
+    /// The to-many relationship with this name.
+    public func toMany(named name: String) -> ToManyLayout? { toManyRelationships.first { $0.name == name } }
+
+    /// `Z_ENT = n` or `Z_ENT IN (…)` selecting this entity's rows (with its sub-entities or not), or nil
+    /// when every row of the table qualifies.
+    public func entityCondition(includingSubentities: Bool, tableEntityCount: Int) -> String? {
+        let numbers = includingSubentities ? hierarchyNumbers : [number]
+        if numbers.count == tableEntityCount { return nil }
+        if numbers.count == 1 { return "Z_ENT = \(numbers[0])" }
+        return "Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
+    }
+}
+
+/// An attribute and its column.
+public struct AttributeColumn: Sendable, Hashable {
+    public var name: String
+    public var type: AttributeType
+    public var column: String
+}
+
+/// A to-one relationship and its columns.
+public struct ToOneColumn: Sendable, Hashable {
+    public var name: String
+    public var destination: String
+    /// The column holding the destination's `Z_PK`.
+    public var column: String
+    /// The companion column holding the destination's `Z_ENT`, present when the destination has sub-entities.
+    public var entityColumn: String?
+    /// The destination's `Z_ENT`, the object id's entity when there is no companion column.
+    public var destinationNumber: Int32
+}
+
+/// How a to-many relationship is stored.
+public struct ToManyLayout: Sendable, Hashable {
+    public var name: String
+    public var destination: String
+    public var isOrdered: Bool
+    public var storage: Storage
+
+    public enum Storage: Sendable, Hashable {
+        /// A column of the destination's table holds the source's `Z_PK`: the inverse to-one's column, or
+        /// a hidden key when the relationship has no inverse. `entityColumn` is the inverse's companion
+        /// column (the source's `Z_ENT`) when it has one; `orderColumn` (`Z_FOK_…`) orders an ordered one.
+        case destinationColumn(table: String, column: String, entityColumn: String?, orderColumn: String?)
+        /// A join table row per pair; `orderColumn` orders the destinations of an ordered relationship.
+        case joinTable(table: String, sourceColumn: String, destinationColumn: String, orderColumn: String?)
+    }
+}
+
+// MARK: - Tables
+
+/// A column of a table.
+public struct ColumnLayout: Sendable, Hashable {
+    public var name: String
+    /// The declared type Core Data writes: INTEGER, FLOAT, DECIMAL, TIMESTAMP, VARCHAR or BLOB.
+    public var declaredType: String
+}
+
+/// An index of a table.
+public struct IndexLayout: Sendable, Hashable {
+    public var name: String
+    public var table: String
+    public var isUnique: Bool
+    /// Indexed terms as Core Data writes them (`ZOWNER`, `ZMAKER COLLATE BINARY ASC`).
+    public var terms: [String]
+
+    public var createSQL: String {
+        "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(terms.joined(separator: ", ")))"
+    }
+}
+
+/// The table of one inheritance root.
+public struct TableLayout: Sendable, Hashable {
+    public var name: String
+    /// The root entity's name.
+    public var rootEntity: String
+    /// `Z_ENT` of every entity stored here.
+    public var entityNumbers: [Int32]
+    /// Every column, `Z_PK`, `Z_ENT`, `Z_OPT` first.
+    public var columns: [ColumnLayout]
+    public var indexes: [IndexLayout]
+
+    public var createSQL: String {
+        let body = columns.map { column in
+            column.name == "Z_PK" ? "Z_PK INTEGER PRIMARY KEY" : "\(column.name) \(column.declaredType)"
+        }
+        return "CREATE TABLE \(name) ( \(body.joined(separator: ", ")) )"
+    }
+}
+
+/// The join table of a many-to-many relationship.
+public struct JoinTableLayout: Sendable, Hashable {
+    public var name: String
+    /// The two key columns, in table order.
+    public var columns: [String]
+    /// `Z_FOK_` columns of ordered sides.
+    public var orderColumns: [String]
+    public var indexes: [IndexLayout]
+
+    public var createSQL: String {
+        let all = (columns + orderColumns).map { "\($0) INTEGER" }.joined(separator: ", ")
+        return "CREATE TABLE \(name) ( \(all), PRIMARY KEY (\(columns.joined(separator: ", "))) )"
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+extension PropertyListValue {
+    /// The value as a binary property list (`bplist00`), with dictionary keys in byte order, so that the
+    /// same metadata always gives the same bytes (Foundation's writer follows a dictionary's hash order,
+    /// which changes from one process to the next).
+    func binaryPropertyList() -> [UInt8] {
+        var writer = BinaryPropertyListWriter()
+        let top = writer.add(self)
+        return writer.finish(top: top)
+    }
+}
+
+/// Writes the objects of a binary property list, each once per occurrence, then the offset table and
+/// the trailer (Apple's `bplist00` layout: big-endian integers, 1-byte markers with the size in the
+/// low nibble, `0xF` then an integer object for sizes of 15 and more).
+private struct BinaryPropertyListWriter {
+    private var objects: [[UInt8]] = []
+
+    /// Adds a value and what it holds; returns its object number.
+    mutating func add(_ value: PropertyListValue) -> Int {
+        switch value {
+        case .string(let string):
+            if string.utf8.allSatisfy({ $0 < 0x80 }) {
+                return append(Self.header(0x5, string.utf8.count) + Array(string.utf8))
+            }
+            let units = Array(string.utf16)
+            var bytes = Self.header(0x6, units.count)
+            for unit in units { bytes += [UInt8(unit >> 8), UInt8(unit & 0xFF)] }
+            return append(bytes)
+        case .integer(let integer):
+            return append(Self.integer(integer))
+        case .real(let real):
+            return append([0x23] + Self.bigEndian(real.bitPattern, bytes: 8))
+        case .bool(let bool):
+            return append([bool ? 0x09 : 0x08])
+        case .date(let date):
+            return append([0x33] + Self.bigEndian(date.timeIntervalSinceReferenceDate.bitPattern, bytes: 8))
+        case .data(let data):
+            return append(Self.header(0x4, data.count) + data)
+        case .array(let values):
+            let slot = reserve()
+            let references = values.map { add($0) }
+            objects[slot] = Self.header(0xA, values.count) + references.flatMap(Self.reference)
+            return slot
+        case .dictionary(let dictionary):
+            let slot = reserve()
+            let keys = dictionary.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let keyReferences = keys.map { add(.string($0)) }
+            let valueReferences = keys.map { add(dictionary[$0]!) }
+            objects[slot] = Self.header(0xD, keys.count) + (keyReferences + valueReferences).flatMap(Self.reference)
+            return slot
+        }
+    }
+
+    /// The whole file, with `top` as the root object.
+    func finish(top: Int) -> [UInt8] {
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for object in objects {
+            offsets.append(bytes.count)
+            bytes += object
+        }
+        let tableOffset = bytes.count
+        let offsetSize = Self.width(of: UInt64(max(tableOffset, 1)))
+        for offset in offsets { bytes += Self.bigEndian(UInt64(offset), bytes: offsetSize) }
+        bytes += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(Self.referenceSize)]
+        bytes += Self.bigEndian(UInt64(objects.count), bytes: 8)
+        bytes += Self.bigEndian(UInt64(top), bytes: 8)
+        bytes += Self.bigEndian(UInt64(tableOffset), bytes: 8)
+        return bytes
+    }
+
+    /// Object references are 2 bytes: metadata never holds 65,536 objects.
+    private static let referenceSize = 2
+
+    private static func reference(_ object: Int) -> [UInt8] {
+        bigEndian(UInt64(object), bytes: referenceSize)
+    }
+
+    private mutating func append(_ bytes: [UInt8]) -> Int {
+        objects.append(bytes)
+        return objects.count - 1
+    }
+
+    private mutating func reserve() -> Int {
+        append([])
+    }
+
+    private static func header(_ kind: UInt8, _ count: Int) -> [UInt8] {
+        count < 15 ? [kind << 4 | UInt8(count)] : [kind << 4 | 0xF] + integer(Int64(count))
+    }
+
+    private static func integer(_ value: Int64) -> [UInt8] {
+        if value < 0 { return [0x13] + bigEndian(UInt64(bitPattern: value), bytes: 8) }
+        switch value {
+        case ...0xFF: return [0x10] + bigEndian(UInt64(value), bytes: 1)
+        case ...0xFFFF: return [0x11] + bigEndian(UInt64(value), bytes: 2)
+        case ...0xFFFF_FFFF: return [0x12] + bigEndian(UInt64(value), bytes: 4)
+        default: return [0x13] + bigEndian(UInt64(value), bytes: 8)
+        }
+    }
+
+    private static func width(of value: UInt64) -> Int {
+        value <= 0xFF ? 1 : value <= 0xFFFF ? 2 : value <= 0xFFFF_FFFF ? 4 : 8
+    }
+
+    private static func bigEndian(_ value: UInt64, bytes count: Int) -> [UInt8] {
+        (0..<count).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+    }
+}

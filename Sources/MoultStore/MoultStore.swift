@@ -1,1 +1,0 @@
-// MoultStore: see the module's documentation.

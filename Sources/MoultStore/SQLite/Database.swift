@@ -1,0 +1,308 @@
+public import Foundation
+public import MoultModel
+
+/// A connection to an SQLite database file: the one door through which Moult reads and writes stores.
+///
+/// Statements are prepared once and cached (``statement(_:)``); writes happen in scoped transactions
+/// that commit when the closure returns and roll back when it throws:
+///
+/// ```swift
+/// let db = try Database(url: storeURL, mode: .readWrite)
+/// try db.write {
+///     try db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", [.int(42), .int(1)])
+/// }
+/// let count = try db.scalar("SELECT COUNT(*) FROM ZPOST")   // .int(…)
+/// ```
+///
+/// Every SQLite result code is checked; failures throw ``StoreError`` with the SQL and SQLite's code.
+/// A database is confined to the thread that uses it; it is not `Sendable`.
+public final class Database {
+    /// How to open the file.
+    public enum OpenMode: Sendable, Hashable {
+        /// Read only: nothing is ever written, not even the `-wal`/`-shm` companions (see ``Database``).
+        case readOnly
+        /// Read and write an existing database.
+        case readWrite
+        /// Read and write, creating the file when it does not exist.
+        case create
+    }
+
+    /// Connection settings.
+    public struct Configuration: Sendable, Hashable {
+        /// The page cache, in KiB (`PRAGMA cache_size = -N`): the bound on SQLite's own heap per connection.
+        public var pageCacheKiB: Int
+        /// How long a statement waits for another connection's lock before failing with ``StoreError/Code/locked``.
+        public var busyTimeout: Duration
+
+        public init(pageCacheKiB: Int = 8 * 1024, busyTimeout: Duration = .seconds(2)) {
+            self.pageCacheKiB = pageCacheKiB
+            self.busyTimeout = busyTimeout
+        }
+    }
+
+    /// The database file's path.
+    public let path: String
+    public let mode: OpenMode
+    let handle: OpaquePointer
+    private var cache: [String: Statement] = [:]
+    private var savepointDepth = 0
+
+    /// Opens (or, with ``OpenMode/create``, creates) a database file.
+    ///
+    /// A read-only open checks the file's header first, so a file that is not SQLite fails with a clear
+    /// error before SQLite touches anything. A WAL-mode database opened read-only whose `-wal` file is
+    /// absent has no uncommitted data: it is opened as immutable so that SQLite does not create
+    /// `-wal`/`-shm` files beside it. When the `-wal` exists, SQLite reads it (its data is part of the
+    /// store) without writing it.
+    ///
+    /// - Throws: ``StoreError``: ``StoreError/Code/notFound`` when the file is missing (read-only,
+    ///   read-write), ``StoreError/Code/notADatabase``, ``StoreError/Code/corrupt``, ``StoreError/Code/locked``,
+    ///   ``StoreError/Code/readOnly`` or ``StoreError/Code/ioFailure``.
+    public init(url: URL, mode: OpenMode, configuration: Configuration = Configuration()) throws(StoreError) {
+        let path = url.path(percentEncoded: false)
+        self.path = path
+        self.mode = mode
+        var flags: SQLite.OpenFlags = [.uri, .noMutex, .extendedResultCodes]
+        var query = ""
+        switch mode {
+        case .readOnly:
+            let header = try DatabaseFile.header(path)
+            flags.insert(.readOnly)
+            query = "mode=ro"
+            if header.isWAL && !FileManager.default.fileExists(atPath: path + "-wal") { query += "&immutable=1" }
+        case .readWrite:
+            _ = try DatabaseFile.header(path)
+            flags.insert(.readWrite)
+        case .create:
+            flags.formUnion([.readWrite, .create])
+        }
+        handle = try SQLite.open(DatabaseFile.uri(path, query: query), flags: flags, path: path)
+        let milliseconds = configuration.busyTimeout.components.seconds * 1000
+            + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        SQLite.busyTimeout(handle, milliseconds: Int32(clamping: milliseconds))
+        do {
+            try SQLite.exec(handle, "PRAGMA cache_size = -\(max(configuration.pageCacheKiB, 64))", path: path)
+            // Touch the schema so that a file that is not a database fails here, not at first use.
+            _ = try scalar("SELECT COUNT(*) FROM sqlite_master")
+        } catch {
+            cache.removeAll()
+            SQLite.close(handle)
+            throw error
+        }
+    }
+
+    deinit {
+        if !isClosed {
+            cache.removeAll()
+            SQLite.close(handle)
+        }
+    }
+
+    /// Whether ``close()`` was called.
+    public private(set) var isClosed = false
+
+    private func checkOpen(_ sql: String) throws(StoreError) {
+        if isClosed { throw StoreError(.sqlite, "the database connection is closed", path: path, sql: sql) }
+    }
+
+    // MARK: - Statements
+
+    /// A prepared statement for this SQL, prepared on first use and reused afterwards.
+    ///
+    /// The statement is reset before it is returned. Use it for statements that run many times (inserts
+    /// of a batch, the page query of a cursor).
+    ///
+    /// - Throws: ``StoreError`` when the SQL does not compile.
+    public func statement(_ sql: String) throws(StoreError) -> Statement {
+        try checkOpen(sql)
+        if let statement = cache[sql] {
+            statement.reset()
+            return statement
+        }
+        let statement = try Statement(database: self, sql: sql, persistent: true)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// A new, uncached prepared statement (for SQL that runs once).
+    public func makeStatement(_ sql: String) throws(StoreError) -> Statement {
+        try checkOpen(sql)
+        return try Statement(database: self, sql: sql, persistent: false)
+    }
+
+    /// Runs one statement with arguments, ignoring any rows.
+    ///
+    /// - Throws: ``StoreError`` with the SQL.
+    public func execute(_ sql: String, _ arguments: [Value] = []) throws(StoreError) {
+        try statement(sql).execute(arguments)
+    }
+
+    /// Runs several `;`-separated statements without arguments (schema scripts).
+    public func executeScript(_ sql: String) throws(StoreError) {
+        try checkOpen(sql)
+        try SQLite.exec(handle, sql, path: path)
+    }
+
+    /// Calls `body` for each row of a query; the statement is positioned on the row during the call.
+    public func forEachRow(
+        _ sql: String, _ arguments: [Value] = [], _ body: (Statement) throws -> Void
+    ) throws {
+        let statement = try statement(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        while try statement.step() { try body(statement) }
+    }
+
+    /// The rows of a query, each turned into a `T` by `row`.
+    public func query<T>(_ sql: String, _ arguments: [Value] = [], row: (Statement) throws -> T) throws -> [T] {
+        var result: [T] = []
+        try forEachRow(sql, arguments) { result.append(try row($0)) }
+        return result
+    }
+
+    /// The first column of the first row, or nil when there is no row.
+    public func scalar(_ sql: String, _ arguments: [Value] = []) throws(StoreError) -> Value? {
+        let statement = try statement(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        // `Optional.none`, not `nil`: `Value` is itself expressible by `nil` (it would become `.null`).
+        return try statement.step() ? statement.value(at: 0) : Optional<Value>.none
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { SQLite.changes(handle) }
+
+    /// The rowid of the last inserted row.
+    public var lastInsertRowID: Int64 { SQLite.lastInsertRowID(handle) }
+
+    /// Whether a transaction is open.
+    public var isInTransaction: Bool { !SQLite.isAutocommit(handle) }
+
+    /// The SQLite library's version (`3.40.1`).
+    public static var sqliteVersion: String { SQLite.libraryVersion }
+
+    // MARK: - Transactions
+
+    /// How a transaction takes its locks.
+    public enum TransactionKind: String, Sendable {
+        /// Locks on first read/write (`BEGIN DEFERRED`).
+        case deferred = "DEFERRED"
+        /// Takes the write lock at once (`BEGIN IMMEDIATE`), so a lock conflict shows at the start.
+        case immediate = "IMMEDIATE"
+        case exclusive = "EXCLUSIVE"
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    ///
+    /// Inside a transaction already open, `body` runs in a savepoint instead, released on return and
+    /// rolled back to on throw, so transactions nest.
+    ///
+    /// - Throws: what `body` throws (after rolling back), or ``StoreError`` from BEGIN/COMMIT.
+    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+        if isInTransaction {
+            savepointDepth += 1
+            let name = "moult_\(savepointDepth)"
+            defer { savepointDepth -= 1 }
+            try executeScript("SAVEPOINT \(name)")
+            do {
+                let result = try body()
+                try executeScript("RELEASE \(name)")
+                return result
+            } catch {
+                try? executeScript("ROLLBACK TO \(name); RELEASE \(name)")
+                throw error
+            }
+        }
+        try executeScript("BEGIN \(kind.rawValue)")
+        do {
+            let result = try body()
+            try executeScript("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? executeScript("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` in an immediate write transaction (see ``transaction(_:_:)``).
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        try transaction(.immediate, body)
+    }
+
+    /// Runs `body` in a deferred read transaction: every read inside it sees one snapshot.
+    public func read<T>(_ body: () throws -> T) throws -> T {
+        try transaction(.deferred, body)
+    }
+
+    // MARK: - Schema
+
+    /// Whether a table with this name exists.
+    public func tableExists(_ name: String) throws(StoreError) -> Bool {
+        if case .some = try scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(name)]) { return true }
+        return false
+    }
+
+    /// The column names of a table, in declaration order.
+    public func columns(of table: String) throws -> [String] {
+        try query("SELECT name FROM pragma_table_info(?)", [.string(table)]) { $0.string(at: 0) ?? "" }
+    }
+
+    /// Finalizes the cached statements and closes the connection now (it also closes on deinit).
+    ///
+    /// In WAL mode, closing the last connection checkpoints the WAL into the main file and removes it.
+    /// Using the database afterwards throws; statements made with ``makeStatement(_:)`` must be released
+    /// first for the file to close at once.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        cache.removeAll()
+        SQLite.close(handle)
+    }
+}
+
+@available(*, unavailable)
+extension Database: Sendable {}
+
+// MARK: - The file itself
+
+/// Checks on a database file made before SQLite opens it.
+enum DatabaseFile {
+    struct Header {
+        /// The file is in WAL mode (header bytes 18–19 are 2).
+        var isWAL: Bool
+    }
+
+    static let magic = Array("SQLite format 3\0".utf8)
+
+    /// Reads the 100-byte header: a missing file, an empty or foreign file fail here with a clear error.
+    static func header(_ path: String) throws(StoreError) -> Header {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(.notFound, "there is no file here", path: path)
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw StoreError(.ioFailure, "the file cannot be read (check its permissions)", path: path)
+        }
+        defer { try? handle.close() }
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try handle.read(upToCount: 100) ?? Data())
+        } catch {
+            throw StoreError(.ioFailure, "the file cannot be read: \(error.localizedDescription)", path: path)
+        }
+        guard bytes.count == 100, Array(bytes[0..<16]) == magic else {
+            throw StoreError(
+                .notADatabase,
+                bytes.isEmpty ? "the file is empty, not an SQLite database" : "the file is not an SQLite database (no SQLite header)",
+                path: path)
+        }
+        return Header(isWAL: bytes[18] == 2 && bytes[19] == 2)
+    }
+
+    /// A `file:` URI for a path, percent-encoding the characters URIs reserve.
+    static func uri(_ path: String, query: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        let encoded = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
+        return "file:\(encoded)" + (query.isEmpty ? "" : "?\(query)")
+    }
+}

@@ -1,0 +1,226 @@
+public import Foundation
+public import MoultModel
+
+/// A prepared SQL statement of one ``Database``: bind arguments, step through rows, read columns.
+///
+/// Get one from ``Database/statement(_:)`` (cached and reused) or ``Database/makeStatement(_:)``.
+/// Column indexes start at 0; argument positions follow the statement's `?` placeholders.
+///
+/// ```swift
+/// let statement = try db.statement("SELECT Z_PK, ZNAME FROM ZPERSON WHERE Z_PK > ?")
+/// try statement.bind([.int(0)])
+/// while try statement.step() {
+///     print(statement.int64(at: 0), statement.string(at: 1) ?? "nil")
+/// }
+/// ```
+///
+/// A statement belongs to the thread that uses its database; it is not `Sendable`.
+public final class Statement {
+    /// The statement's SQL text.
+    public let sql: String
+    let handle: OpaquePointer
+    unowned let database: Database
+    /// Whether the statement is mid-iteration (stepped but not finished or reset).
+    private var isActive = false
+
+    init(database: Database, sql: String, persistent: Bool) throws(StoreError) {
+        self.database = database
+        self.sql = sql
+        self.handle = try SQLite.prepare(database.handle, sql, persistent: persistent, path: database.path)
+    }
+
+    deinit { SQLite.finalize(handle) }
+
+    /// The number of `?` placeholders.
+    public var parameterCount: Int { Int(SQLite.parameterCount(handle)) }
+
+    /// The number of result columns.
+    public var columnCount: Int { Int(SQLite.columnCount(handle)) }
+
+    /// The name of a result column.
+    public func columnName(at index: Int) -> String { SQLite.columnName(handle, Int32(index)) }
+
+    /// Whether the statement only reads.
+    public var isReadOnly: Bool { SQLite.isReadOnly(handle) }
+
+    // MARK: - Binding
+
+    /// Resets the statement and binds `arguments` to its placeholders, in order.
+    ///
+    /// - Throws: ``StoreError`` when the count differs from the placeholders' or a value cannot be bound.
+    public func bind(_ arguments: [Value]) throws(StoreError) {
+        reset()
+        SQLite.clearBindings(handle)
+        guard arguments.count == parameterCount else {
+            throw StoreError(
+                .sqlite, "the statement has \(parameterCount) placeholders but \(arguments.count) arguments were given",
+                path: database.path, sql: sql)
+        }
+        for (offset, value) in arguments.enumerated() {
+            try bind(value, at: offset + 1)
+        }
+    }
+
+    /// Binds one value to a placeholder (positions start at 1), as Core Data stores it: booleans as 0/1,
+    /// dates as seconds since 2001-01-01, UUIDs as their 16 bytes, decimals as REAL, object ids as their
+    /// primary key.
+    ///
+    /// - Throws: ``StoreError`` for an array value (to-many relationships are not columns) or a bad position.
+    public func bind(_ value: Value, at position: Int) throws(StoreError) {
+        let index = Int32(position)
+        let code: Int32
+        switch value {
+        case .null: code = SQLite.bindNull(handle, index)
+        case .bool(let b): code = SQLite.bind(handle, index, int64: b ? 1 : 0)
+        case .int(let i): code = SQLite.bind(handle, index, int64: i)
+        case .double(let d): code = SQLite.bind(handle, index, double: d)
+        case .decimal(let d): code = SQLite.bind(handle, index, double: NSDecimalNumber(decimal: d).doubleValue)
+        case .string(let s): code = SQLite.bind(handle, index, text: s)
+        case .date(let d): code = SQLite.bind(handle, index, double: d.timeIntervalSinceReferenceDate)
+        case .data(let bytes): code = bytes.withUnsafeBytes { SQLite.bind(handle, index, bytes: $0) }
+        case .uuid(let u): code = Swift.withUnsafeBytes(of: u.uuid) { SQLite.bind(handle, index, bytes: $0) }
+        case .object(let id): code = SQLite.bind(handle, index, int64: id.primaryKey)
+        case .array:
+            throw StoreError(.invalidValue, "an array cannot be bound to a placeholder (position \(position))", path: database.path, sql: sql)
+        }
+        try SQLite.check(code, database.handle, sql: sql, path: database.path)
+    }
+
+    /// Binds an integer to a placeholder (positions start at 1) without going through ``Value``.
+    public func bind(_ value: Int64, at position: Int) throws(StoreError) {
+        try SQLite.check(SQLite.bind(handle, Int32(position), int64: value), database.handle, sql: sql, path: database.path)
+    }
+
+    // MARK: - Stepping
+
+    /// Advances to the next row.
+    ///
+    /// - Returns: `true` when a row is available, `false` when the statement is done.
+    /// - Throws: ``StoreError`` for any SQLite failure (locked, full disk, constraint, corrupt…), with the SQL.
+    @discardableResult
+    public func step() throws(StoreError) -> Bool {
+        let code = SQLite.step(handle)
+        if code == SQLite.row {
+            isActive = true
+            return true
+        }
+        isActive = false
+        if code == SQLite.done { return false }
+        let error = SQLite.error(code, database.handle, sql: sql, path: database.path)
+        SQLite.reset(handle)
+        throw error
+    }
+
+    /// Runs the statement to its end with these arguments, ignoring any rows.
+    public func execute(_ arguments: [Value] = []) throws(StoreError) {
+        try bind(arguments)
+        while try step() {}
+        reset()
+    }
+
+    /// Resets the statement so that it can run again (bindings are kept).
+    public func reset() {
+        SQLite.reset(handle)
+        isActive = false
+    }
+
+    // MARK: - Reading columns (indexes start at 0)
+
+    /// Whether the column holds NULL.
+    public func isNull(at index: Int) -> Bool { SQLite.columnType(handle, Int32(index)) == .null }
+
+    /// The column as an integer (NULL reads as 0).
+    public func int64(at index: Int) -> Int64 { SQLite.columnInt64(handle, Int32(index)) }
+
+    /// The column as a double (NULL reads as 0).
+    public func double(at index: Int) -> Double { SQLite.columnDouble(handle, Int32(index)) }
+
+    /// The column as text, or nil for NULL.
+    public func string(at index: Int) -> String? {
+        isNull(at: index) ? nil : SQLite.columnText(handle, Int32(index))
+    }
+
+    /// The column's bytes, or nil for NULL.
+    public func bytes(at index: Int) -> [UInt8]? {
+        isNull(at: index) ? nil : SQLite.withColumnBytes(handle, Int32(index)) { Array($0) }
+    }
+
+    /// Calls `body` with the column's bytes without copying them. Do not let the pointer escape.
+    public func withUnsafeBytes<T>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try SQLite.withColumnBytes(handle, Int32(index), body)
+    }
+
+    /// The column as SQLite stores it: `.int`, `.double`, `.string`, `.data` or `.null`.
+    public func value(at index: Int) -> Value {
+        switch SQLite.columnType(handle, Int32(index)) {
+        case .null: .null
+        case .integer: .int(int64(at: index))
+        case .float: .double(double(at: index))
+        case .text: .string(SQLite.columnText(handle, Int32(index)))
+        case .blob: .data(SQLite.withColumnBytes(handle, Int32(index)) { Array($0) })
+        }
+    }
+
+    /// The column decoded as Core Data stores an attribute of this type.
+    ///
+    /// - Throws: ``StoreError`` with code ``StoreError/Code/invalidValue`` when the stored value cannot be
+    ///   that type (a UUID that is not 16 bytes, text in a date column).
+    public func value(at index: Int, as type: AttributeType) throws(StoreError) -> Value {
+        let column = Int32(index)
+        let storage = SQLite.columnType(handle, column)
+        if storage == .null { return .null }
+        func invalid(_ what: String) -> StoreError {
+            StoreError(
+                .invalidValue, "column '\(columnName(at: index))' holds \(what), which is not a valid \(type.rawValue) value",
+                path: database.path, sql: sql)
+        }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            guard storage == .integer || storage == .float else { throw invalid("\(storage)") }
+            return .int(storage == .integer ? int64(at: index) : Int64(double(at: index)))
+        case .boolean:
+            guard storage == .integer || storage == .float else { throw invalid("\(storage)") }
+            return .bool(int64(at: index) != 0)
+        case .double, .float:
+            guard storage == .integer || storage == .float else { throw invalid("\(storage)") }
+            return .double(double(at: index))
+        case .decimal:
+            switch storage {
+            case .integer: return .decimal(Decimal(int64(at: index)))
+            case .float:
+                // Core Data stores decimals in a DECIMAL (numeric-affinity) column; go through the
+                // shortest decimal text of the double so 3.3333333333 reads back as written.
+                let d = double(at: index)
+                return .decimal(Decimal(string: "\(d)", locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(d))
+            case .text:
+                guard let d = Decimal(string: SQLite.columnText(handle, column), locale: Locale(identifier: "en_US_POSIX")) else {
+                    throw invalid("text")
+                }
+                return .decimal(d)
+            default: throw invalid("\(storage)")
+            }
+        case .date:
+            guard storage == .integer || storage == .float else { throw invalid("\(storage)") }
+            return .date(Date(timeIntervalSinceReferenceDate: double(at: index)))
+        case .string, .uri:
+            return .string(SQLite.columnText(handle, column))
+        case .uuid:
+            if storage == .text, let u = UUID(uuidString: SQLite.columnText(handle, column)) { return .uuid(u) }
+            guard storage == .blob else { throw invalid("\(storage)") }
+            let uuid: UUID? = SQLite.withColumnBytes(handle, column) { raw in
+                guard raw.count == 16 else { return nil }
+                var u: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+                Swift.withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: raw) }
+                return UUID(uuid: u)
+            }
+            guard let uuid else { throw invalid("a blob that is not 16 bytes") }
+            return .uuid(uuid)
+        case .binary, .transformable, .composite, .undefined, .objectID:
+            if storage == .blob { return .data(SQLite.withColumnBytes(handle, column) { Array($0) }) }
+            return value(at: index)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension Statement: Sendable {}

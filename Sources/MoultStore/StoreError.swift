@@ -1,0 +1,142 @@
+public import MoultModel
+
+/// An error opening, reading or writing a store.
+///
+/// The message says what went wrong in words a person can act on; `path`, `entity` and `sql` say where,
+/// and ``resultCode`` holds SQLite's own code when SQLite reported the failure.
+///
+/// ```swift
+/// do { _ = try StoreMetadata(contentsOf: url) }
+/// catch let error as StoreError where error.code == .notCoreData { … }
+/// ```
+public struct StoreError: CategorizedError, Hashable {
+    /// What kind of problem this is; an extensible set of codes.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// The file is not an SQLite database (or is encrypted).
+        public static let notADatabase = Code(rawValue: "not a database")
+        /// The file is an SQLite database whose content is damaged (or truncated).
+        public static let corrupt = Code(rawValue: "corrupt store")
+        /// The file is an SQLite database, but not a Core Data store.
+        public static let notCoreData = Code(rawValue: "not a Core Data store")
+        /// No version of the model made this store.
+        public static let unknownVersion = Code(rawValue: "unknown model version")
+        /// The store's content disagrees with its model (a missing table or column).
+        public static let schemaMismatch = Code(rawValue: "schema mismatch")
+        /// Another connection holds a lock on the store.
+        public static let locked = Code(rawValue: "store locked")
+        /// The store or its folder cannot be written.
+        public static let readOnly = Code(rawValue: "read-only")
+        /// The disk (or the file system quota) is full: the work done so far is kept and can be resumed.
+        public static let diskFull = Code(rawValue: "disk full")
+        /// The file does not exist.
+        public static let notFound = Code(rawValue: "not found")
+        /// The file exists already and would be overwritten.
+        public static let alreadyExists = Code(rawValue: "already exists")
+        /// Reading or writing a file failed.
+        public static let ioFailure = Code(rawValue: "I/O failure")
+        /// A write broke a uniqueness or other constraint.
+        public static let constraint = Code(rawValue: "constraint violated")
+        /// A value cannot be stored in, or read from, a column of this type.
+        public static let invalidValue = Code(rawValue: "invalid value")
+        /// An entity, property or relationship the model does not have.
+        public static let unknownName = Code(rawValue: "unknown name")
+        /// Any other SQLite failure (bad SQL, misuse): a bug in the caller.
+        public static let sqlite = Code(rawValue: "SQLite error")
+    }
+
+    public var code: Code
+    public var message: String
+    /// The store's path, when known.
+    public var path: String?
+    /// The SQL being run, when the error came from a statement.
+    public var sql: String?
+    /// The entity concerned, when known.
+    public var entity: String?
+    /// SQLite's result code, when SQLite reported the failure.
+    public var resultCode: ResultCode?
+
+    public init(
+        _ code: Code, _ message: String, path: String? = nil, sql: String? = nil, entity: String? = nil,
+        resultCode: ResultCode? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.sql = sql
+        self.entity = entity
+        self.resultCode = resultCode
+    }
+
+    /// An error from an SQLite result code, its code chosen from the result code.
+    init(resultCode: ResultCode, sqliteMessage: String, sql: String?, path: String?) {
+        let code: Code
+        let message: String
+        switch resultCode.primary {
+        case .busy, .locked:
+            code = .locked
+            message = "the store is locked by another connection (\(sqliteMessage)); close the other program or try again"
+        case .readOnly, .permission:
+            code = .readOnly
+            message = "the store cannot be written (\(sqliteMessage)): check the permissions of the file and its folder"
+        case .full:
+            code = .diskFull
+            message = "the disk is full (\(sqliteMessage)): free some space and run again"
+        case .notADatabase:
+            code = .notADatabase
+            message = "the file is not an SQLite database (\(sqliteMessage))"
+        case .corrupt:
+            code = .corrupt
+            message = "the store is damaged or truncated (\(sqliteMessage))"
+        case .cantOpen:
+            code = .ioFailure
+            message = "the store cannot be opened (\(sqliteMessage)): check that the folder exists and can be written"
+        case .ioError, .noMemory, .tooBig:
+            code = .ioFailure
+            message = "reading or writing the store failed (\(sqliteMessage))"
+        case .constraint:
+            code = .constraint
+            message = "a constraint failed: \(sqliteMessage)"
+        default:
+            code = .sqlite
+            message = sqliteMessage
+        }
+        self.init(code, message, path: path, sql: sql, resultCode: resultCode)
+    }
+
+    /// The same error, with a path, entity or SQL filled in where it had none.
+    func located(path: String? = nil, entity: String? = nil, sql: String? = nil) -> StoreError {
+        var copy = self
+        if copy.path == nil { copy.path = path }
+        if copy.entity == nil { copy.entity = entity }
+        if copy.sql == nil { copy.sql = sql }
+        return copy
+    }
+
+    /// Bad input for a damaged or foreign file, I/O for locks, permissions and full disks, validation
+    /// for a broken constraint, internal for misuse of SQLite.
+    ///
+    /// A full disk is reported as I/O with the distinct code ``Code/diskFull``: a migration maps it to
+    /// "interrupted, resumable".
+    public var category: FailureCategory {
+        switch code {
+        case .notADatabase, .corrupt, .notCoreData, .unknownVersion, .schemaMismatch, .invalidValue, .unknownName: .badInput
+        case .locked, .readOnly, .diskFull, .notFound, .alreadyExists, .ioFailure: .io
+        case .constraint: .validationFailed
+        default: .internalError
+        }
+    }
+
+    public var description: String {
+        var text = ""
+        if let path { text += "\(path): " }
+        text += "\(code): \(message)"
+        if let entity { text += " (entity \(entity))" }
+        if let resultCode { text += " [\(resultCode)]" }
+        if let sql { text += "\n  SQL: \(sql)" }
+        return text
+    }
+}

@@ -1,1 +1,0 @@
-// Tests of MoultStore live in this target.
