@@ -179,14 +179,27 @@ public final class MigrationManager {
             throw MigrationError(
                 .invalidMapping, "the source entity has no relationship named '\(name)'", mapping: currentMapping?.name)
         }
+        // Only mappings that make objects the destination relationship can hold: a source object may
+        // also be migrated into an unrelated entity (an Adult into its Company).
+        var accepted: Set<Int32>?
+        if let destinationEntity = mapping.destinationEntityName,
+            let destinationRelationship = destinationModel.relationship(named: name, of: destinationEntity),
+            let target = destinationLayout.entity(named: destinationRelationship.destinationEntity)
+        {
+            accepted = Set(target.hierarchyNumbers)
+        }
+        let relevant = mappings.filter { compiled in
+            guard let accepted else { return true }
+            return compiled.destination.map { accepted.contains($0.number) } ?? false
+        }
         var result: [ObjectID] = []
         for source in sourceInstances {
             guard let entity = sourceLayout.entity(number: source.entity) else { continue }
             // Mappings whose source entity is this object's own entity, or (for objects of a sub-entity
             // migrated by a mapping of the destination entity) the relationship's destination.
-            let candidates = mappings.filter { $0.source?.number == entity.number }.map(\.index)
+            let candidates = relevant.filter { $0.source?.number == entity.number }.map(\.index)
             let fallback = candidates.isEmpty
-                ? mappings.filter { $0.mapping.sourceEntityName == relationship.destinationEntity }.map(\.index) : candidates
+                ? relevant.filter { $0.mapping.sourceEntityName == relationship.destinationEntity }.map(\.index) : candidates
             result += try associations.destinations(forSource: source, mappings: fallback)
         }
         return result
