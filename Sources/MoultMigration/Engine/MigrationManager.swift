@@ -243,13 +243,13 @@ public final class MigrationManager {
         }
         if let toOne = layout.toOne(named: name) {
             guard let target = targets.first else { return }
-            if let entityColumn = toOne.entityColumn {
-                try destination.execute(
-                    "UPDATE \(layout.table) SET \(toOne.column) = ?, \(entityColumn) = ? WHERE Z_PK = ?",
-                    [.int(target.primaryKey), .int(Int64(target.entity)), .int(object.primaryKey)])
-            } else {
-                try destination.execute(
-                    "UPDATE \(layout.table) SET \(toOne.column) = ? WHERE Z_PK = ?", [.int(target.primaryKey), .int(object.primaryKey)])
+            try setToOne(toOne, in: layout, of: object, to: target)
+            // A one-to-one is stored on both sides: keep the inverse's column in step, as Core Data does.
+            if let relationship = destinationModel.relationship(named: name, of: layout.name),
+                let inverse = destinationModel.inverse(of: relationship), !inverse.isToMany,
+                let targetLayout = destinationLayout.entity(number: target.entity), let inverseColumn = targetLayout.toOne(named: inverse.name)
+            {
+                try setToOne(inverseColumn, in: targetLayout, of: target, to: object)
             }
             return
         }
@@ -260,6 +260,17 @@ public final class MigrationManager {
         }
         _ = toMany
         try writer.relate(name, object, to: targets)
+    }
+
+    private func setToOne(_ toOne: ToOneColumn, in layout: EntityLayout, of object: ObjectID, to target: ObjectID) throws {
+        if let entityColumn = toOne.entityColumn {
+            try destination.execute(
+                "UPDATE \(layout.table) SET \(toOne.column) = ?, \(entityColumn) = ? WHERE Z_PK = ?",
+                [.int(target.primaryKey), .int(Int64(target.entity)), .int(object.primaryKey)])
+        } else {
+            try destination.execute(
+                "UPDATE \(layout.table) SET \(toOne.column) = ? WHERE Z_PK = ?", [.int(target.primaryKey), .int(object.primaryKey)])
+        }
     }
 
     /// Sets an attribute of a destination object already created.
