@@ -154,19 +154,29 @@ public final class StreamingMigrator {
         }
         defer { associations.close() }
 
-        let session = try Session(migrator: self, source: source, destination: store, associations: associations)
+        let session: Session
         let plan: MigrationPlan
         var position: Checkpoint.Position
-        if resumed {
-            plan = try Checkpoint.plan(in: store.database)
-            position = try Checkpoint.position(in: store.database)
-        } else {
-            plan = try session.makePlan(fingerprint: fingerprint)
-            position = Checkpoint.Position(pass: 0, chunk: 0, done: 0, stage: .passes)
-            try store.database.write {
-                try store.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
-                try Checkpoint.start(plan, in: store.database)
+        do {
+            session = try Session(migrator: self, source: source, destination: store, associations: associations)
+            if resumed {
+                plan = try Checkpoint.plan(in: store.database)
+                position = try Checkpoint.position(in: store.database)
+            } else {
+                plan = try session.makePlan(fingerprint: fingerprint)
+                position = Checkpoint.Position(pass: 0, chunk: 0, done: 0, stage: .passes)
+                try store.database.write {
+                    try store.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
+                    try Checkpoint.start(plan, in: store.database)
+                }
             }
+        } catch {
+            // A mapping that does not compile or names a missing policy: leave nothing behind, but keep
+            // the progress of an interrupted run (the fix may be to register the policy and resume).
+            store.database.close()
+            associations.close()
+            if !resumed { try? manager.removeItem(at: work) }
+            throw Self.classify(error)
         }
 
         do {
