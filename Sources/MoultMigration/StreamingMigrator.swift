@@ -207,6 +207,16 @@ public final class StreamingMigrator {
         }
     }
 
+    /// Whether `output` is the finished store of this step: a store whose UUID is the one this step
+    /// derives from its plan (any other file at `output` is not ours to skip or overwrite).
+    func isFinishedOutput(_ output: URL) -> Bool {
+        guard let metadata = try? StoreMetadata(contentsOf: output), let source = try? openSource(),
+            let fingerprint = try? fingerprint(source: source)
+        else { return false }
+        source.database.close()
+        return metadata.storeUUID == Self.storeUUID(fingerprint)
+    }
+
     /// The work directory of a run into `output`.
     public func workDirectory(for output: URL) -> URL {
         options.workDirectory ?? output.deletingLastPathComponent().appending(path: output.lastPathComponent + ".moult")
