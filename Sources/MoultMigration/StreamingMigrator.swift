@@ -197,10 +197,12 @@ public final class StreamingMigrator {
             return Report(plan: plan, resumed: resumed, chunksRun: chunksRun, objectCounts: counts, validationFailures: failures)
         } catch {
             let failure = Self.classify(error)
+            // Close in every case (rolling back an unfinished chunk), so that a run resumed in this
+            // same process finds the destination unlocked.
+            store.database.close()
+            associations.close()
             if failure.category != .interrupted && failure.category != .io {
                 // Nothing a resume could fix: leave nothing behind.
-                store.database.close()
-                associations.close()
                 try? manager.removeItem(at: work)
             }
             throw failure
