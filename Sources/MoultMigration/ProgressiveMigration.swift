@@ -91,6 +91,8 @@ public struct ProgressiveMigration {
                 return (position, mapping)
             }
             if let (position, mapping) = candidates.max(by: { $0.0 < $1.0 }) {
+                // Every problem of a given mapping at once, before anything runs.
+                try mapping.validate(source: from.model, destination: model.versions[position].model)
                 steps.append(Step(from: from, to: model.versions[position], mapping: mapping, inferred: false))
                 index = position
                 continue

@@ -1,5 +1,7 @@
+import MoultExpressions
+
 /// A light scanner over expression and predicate text: enough to find the source keys and mapping
-/// names a mapping refers to, and unbalanced quotes or brackets. Full parsing is MoultExpressions' job.
+/// names a mapping refers to; syntax is checked by MoultExpressions' parser.
 enum ExpressionScanner {
     /// Tokens outside string literals: identifiers (with `$`, `#`), strings, and single characters.
     enum Token: Equatable {
@@ -50,20 +52,25 @@ enum ExpressionScanner {
         return (result, nil)
     }
 
+    /// What is wrong with a value expression's syntax (line, column, a caret under the spot, what was
+    /// expected), or nil when MoultExpressions parses it.
     static func syntaxProblem(in text: String) -> String? {
-        let (tokens, problem) = tokens(text)
-        if let problem { return problem }
-        var stack: [Character] = []
-        let pairs: [Character: Character] = [")": "(", "]": "[", "}": "{"]
-        for case .symbol(let c) in tokens {
-            if "([{".contains(c) { stack.append(c) }
-            if let open = pairs[c] {
-                guard stack.popLast() == open else { return "'\(c)' closes nothing" }
-            }
+        do {
+            _ = try ExpressionNode(parsing: text)
+            return nil
+        } catch {
+            return error.description
         }
-        if let open = stack.last { return "'\(open)' is not closed" }
-        if tokens.isEmpty { return "the expression is empty" }
-        return nil
+    }
+
+    /// The same for a predicate (a filter).
+    static func predicateSyntaxProblem(in text: String) -> String? {
+        do {
+            _ = try PredicateNode(parsing: text)
+            return nil
+        } catch {
+            return error.description
+        }
     }
 
     private static let keywords: Set<String> = ExpressionText.reservedWords

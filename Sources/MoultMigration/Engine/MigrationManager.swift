@@ -1,5 +1,5 @@
 import Foundation
-public import MoultAssociations
+import MoultAssociations
 public import MoultExpressions
 public import MoultMapping
 public import MoultModel
