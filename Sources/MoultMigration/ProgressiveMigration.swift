@@ -161,6 +161,7 @@ public struct ProgressiveMigration {
             let migrator = self.migrator(for: step, source: input)
             let finished = manager.fileExists(atPath: stepOutput.path)
                 && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
+                && migrator.isFinishedOutput(stepOutput)
             if !finished {
                 let report = try migrator.run(
                     output: stepOutput,

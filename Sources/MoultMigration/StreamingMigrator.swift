@@ -154,19 +154,29 @@ public final class StreamingMigrator {
         }
         defer { associations.close() }
 
-        let session = try Session(migrator: self, source: source, destination: store, associations: associations)
+        let session: Session
         let plan: MigrationPlan
         var position: Checkpoint.Position
-        if resumed {
-            plan = try Checkpoint.plan(in: store.database)
-            position = try Checkpoint.position(in: store.database)
-        } else {
-            plan = try session.makePlan(fingerprint: fingerprint)
-            position = Checkpoint.Position(pass: 0, chunk: 0, done: 0, stage: .passes)
-            try store.database.write {
-                try store.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
-                try Checkpoint.start(plan, in: store.database)
+        do {
+            session = try Session(migrator: self, source: source, destination: store, associations: associations)
+            if resumed {
+                plan = try Checkpoint.plan(in: store.database)
+                position = try Checkpoint.position(in: store.database)
+            } else {
+                plan = try session.makePlan(fingerprint: fingerprint)
+                position = Checkpoint.Position(pass: 0, chunk: 0, done: 0, stage: .passes)
+                try store.database.write {
+                    try store.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
+                    try Checkpoint.start(plan, in: store.database)
+                }
             }
+        } catch {
+            // A mapping that does not compile or names a missing policy: leave nothing behind, but keep
+            // the progress of an interrupted run (the fix may be to register the policy and resume).
+            store.database.close()
+            associations.close()
+            if !resumed { try? manager.removeItem(at: work) }
+            throw Self.classify(error)
         }
 
         do {
@@ -187,14 +197,26 @@ public final class StreamingMigrator {
             return Report(plan: plan, resumed: resumed, chunksRun: chunksRun, objectCounts: counts, validationFailures: failures)
         } catch {
             let failure = Self.classify(error)
+            // Close in every case (rolling back an unfinished chunk), so that a run resumed in this
+            // same process finds the destination unlocked.
+            store.database.close()
+            associations.close()
             if failure.category != .interrupted && failure.category != .io {
                 // Nothing a resume could fix: leave nothing behind.
-                store.database.close()
-                associations.close()
                 try? manager.removeItem(at: work)
             }
             throw failure
         }
+    }
+
+    /// Whether `output` is the finished store of this step: a store whose UUID is the one this step
+    /// derives from its plan (any other file at `output` is not ours to skip or overwrite).
+    func isFinishedOutput(_ output: URL) -> Bool {
+        guard let metadata = try? StoreMetadata(contentsOf: output), let source = try? openSource(),
+            let fingerprint = try? fingerprint(source: source)
+        else { return false }
+        source.database.close()
+        return metadata.storeUUID == Self.storeUUID(fingerprint)
     }
 
     /// The work directory of a run into `output`.

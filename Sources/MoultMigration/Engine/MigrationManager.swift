@@ -179,14 +179,27 @@ public final class MigrationManager {
             throw MigrationError(
                 .invalidMapping, "the source entity has no relationship named '\(name)'", mapping: currentMapping?.name)
         }
+        // Only mappings that make objects the destination relationship can hold: a source object may
+        // also be migrated into an unrelated entity (an Adult into its Company).
+        var accepted: Set<Int32>?
+        if let destinationEntity = mapping.destinationEntityName,
+            let destinationRelationship = destinationModel.relationship(named: name, of: destinationEntity),
+            let target = destinationLayout.entity(named: destinationRelationship.destinationEntity)
+        {
+            accepted = Set(target.hierarchyNumbers)
+        }
+        let relevant = mappings.filter { compiled in
+            guard let accepted else { return true }
+            return compiled.destination.map { accepted.contains($0.number) } ?? false
+        }
         var result: [ObjectID] = []
         for source in sourceInstances {
             guard let entity = sourceLayout.entity(number: source.entity) else { continue }
             // Mappings whose source entity is this object's own entity, or (for objects of a sub-entity
             // migrated by a mapping of the destination entity) the relationship's destination.
-            let candidates = mappings.filter { $0.source?.number == entity.number }.map(\.index)
+            let candidates = relevant.filter { $0.source?.number == entity.number }.map(\.index)
             let fallback = candidates.isEmpty
-                ? mappings.filter { $0.mapping.sourceEntityName == relationship.destinationEntity }.map(\.index) : candidates
+                ? relevant.filter { $0.mapping.sourceEntityName == relationship.destinationEntity }.map(\.index) : candidates
             result += try associations.destinations(forSource: source, mappings: fallback)
         }
         return result
@@ -230,13 +243,13 @@ public final class MigrationManager {
         }
         if let toOne = layout.toOne(named: name) {
             guard let target = targets.first else { return }
-            if let entityColumn = toOne.entityColumn {
-                try destination.execute(
-                    "UPDATE \(layout.table) SET \(toOne.column) = ?, \(entityColumn) = ? WHERE Z_PK = ?",
-                    [.int(target.primaryKey), .int(Int64(target.entity)), .int(object.primaryKey)])
-            } else {
-                try destination.execute(
-                    "UPDATE \(layout.table) SET \(toOne.column) = ? WHERE Z_PK = ?", [.int(target.primaryKey), .int(object.primaryKey)])
+            try setToOne(toOne, in: layout, of: object, to: target)
+            // A one-to-one is stored on both sides: keep the inverse's column in step, as Core Data does.
+            if let relationship = destinationModel.relationship(named: name, of: layout.name),
+                let inverse = destinationModel.inverse(of: relationship), !inverse.isToMany,
+                let targetLayout = destinationLayout.entity(number: target.entity), let inverseColumn = targetLayout.toOne(named: inverse.name)
+            {
+                try setToOne(inverseColumn, in: targetLayout, of: target, to: object)
             }
             return
         }
@@ -247,6 +260,17 @@ public final class MigrationManager {
         }
         _ = toMany
         try writer.relate(name, object, to: targets)
+    }
+
+    private func setToOne(_ toOne: ToOneColumn, in layout: EntityLayout, of object: ObjectID, to target: ObjectID) throws {
+        if let entityColumn = toOne.entityColumn {
+            try destination.execute(
+                "UPDATE \(layout.table) SET \(toOne.column) = ?, \(entityColumn) = ? WHERE Z_PK = ?",
+                [.int(target.primaryKey), .int(Int64(target.entity)), .int(object.primaryKey)])
+        } else {
+            try destination.execute(
+                "UPDATE \(layout.table) SET \(toOne.column) = ? WHERE Z_PK = ?", [.int(target.primaryKey), .int(object.primaryKey)])
+        }
     }
 
     /// Sets an attribute of a destination object already created.
