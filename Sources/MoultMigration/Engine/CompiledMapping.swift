@@ -28,6 +28,19 @@ final class CompiledMapping {
     let attributeValues: [AttributeValueSource]
     /// Relationship mappings, compiled.
     let relationships: [(name: String, expression: CompiledExpression)]
+    /// For each relationship, the shape Core Data's mapping models nearly always have,
+    /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "<M>", $source[.<to-one>])`,
+    /// recognised once so that stage 2 looks the association up directly instead of evaluating the
+    /// expression per object; nil for any other expression.
+    let directLookups: [DirectLookup?]
+
+    /// A relationship value read straight from the association table.
+    struct DirectLookup {
+        /// The entity mapping whose destinations the relationship holds.
+        let mappingName: String
+        /// The source slot of the to-one relationship whose object is looked up; nil for `$source` itself.
+        let slot: Int?
+    }
     /// To-many relationships of the source that the mapping's expressions use, loaded per chunk, with
     /// their slot (after the cursor's attribute and to-one slots).
     let toManyLoads: [(slot: Int, name: String)]
@@ -134,6 +147,9 @@ final class CompiledMapping {
             relationships.append((propertyMapping.name, try compileExpression(text, property: propertyMapping.name)))
         }
         self.relationships = relationships
+        let schema = sourceSchema
+        let sourceLayout = source
+        directLookups = relationships.map { Self.directLookup($0.expression.node, schema: schema, source: sourceLayout) }
 
         // To-many source relationships the expressions read: loaded per chunk.
         var toManyLoads: [(slot: Int, name: String)] = []
@@ -169,6 +185,22 @@ final class CompiledMapping {
         } else {
             filter = nil
             filterSQL = nil
+        }
+    }
+
+    /// The direct form of a relationship expression, when it has one.
+    static func directLookup(_ node: ExpressionNode, schema: KeySchema?, source: EntityLayout?) -> DirectLookup? {
+        guard case .function(let receiver?, "destinationInstancesForEntityMappingNamed:sourceInstances:", let arguments) = node,
+            case .variable("manager") = receiver, arguments.count == 2, case .constant(.string(let name)) = arguments[0]
+        else { return nil }
+        switch arguments[1] {
+        case .variable("source"):
+            return DirectLookup(mappingName: name, slot: nil)
+        case .keyPath(.variable("source"), let components) where components.count == 1:
+            guard let source, source.toOne(named: components[0]) != nil, let slot = schema?.slot(of: components[0]) else { return nil }
+            return DirectLookup(mappingName: name, slot: slot)
+        default:
+            return nil
         }
     }
 

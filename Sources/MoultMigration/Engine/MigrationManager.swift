@@ -122,7 +122,7 @@ public final class MigrationManager {
             }
         }
         let id = try insert(row, into: layout)
-        try associations.associate(source: source.objectID, destination: id, mapping: compiled.index)
+        pendingAssociations.append(Association(source: source.objectID, destination: id, mapping: compiled.index))
     }
 
     private func insert(_ row: [Value], into layout: EntityLayout) throws -> ObjectID {
@@ -141,13 +141,30 @@ public final class MigrationManager {
 
     // MARK: - Associations
 
+    /// Associations recorded in the chunk and not yet written: written together (ascending keys are
+    /// appends) before any lookup and before the chunk commits.
+    private var pendingAssociations: [Association] = []
+
+    /// Writes the associations recorded since the last flush into the chunk's transaction.
+    func flushAssociations() throws {
+        guard !pendingAssociations.isEmpty else { return }
+        try associations.associate(pendingAssociations)
+        pendingAssociations.removeAll(keepingCapacity: true)
+    }
+
+    /// Forgets the associations of a chunk that failed.
+    func discardPendingAssociations() {
+        pendingAssociations.removeAll(keepingCapacity: true)
+    }
+
     /// Records that `mapping` made `destination` from `source`.
     public func associate(source: ObjectID, destination: ObjectID, mapping: EntityMapping) throws {
-        try associations.associate(source: source, destination: destination, mapping: try compiled(mapping).index)
+        pendingAssociations.append(Association(source: source, destination: destination, mapping: try compiled(mapping).index))
     }
 
     /// The destination objects the named entity mapping made from these source objects.
     public func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectID]) throws -> [ObjectID] {
+        try flushAssociations()
         guard let index = mappingIndexByName[name] else {
             throw MigrationError(.invalidMapping, "no entity mapping is named '\(name)'", mapping: currentMapping?.name)
         }
@@ -160,6 +177,7 @@ public final class MigrationManager {
 
     /// The source objects the named entity mapping made these destination objects from.
     public func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectID]) throws -> [ObjectID] {
+        try flushAssociations()
         guard let index = mappingIndexByName[name] else {
             throw MigrationError(.invalidMapping, "no entity mapping is named '\(name)'", mapping: currentMapping?.name)
         }
@@ -173,6 +191,7 @@ public final class MigrationManager {
     /// The destinations of these source objects through whichever mappings migrate the destination
     /// entity of the source relationship `name` of the current mapping's source entity.
     public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectID]) throws -> [ObjectID] {
+        try flushAssociations()
         guard let mapping = currentMapping, let sourceEntity = mapping.sourceEntityName,
             let relationship = sourceModel.relationship(named: name, of: sourceEntity)
         else {
@@ -213,7 +232,17 @@ public final class MigrationManager {
         context.object = source
         context[variableSlot: sourceSlot] = .object(source)
         context[variableSlot: destinationSlot] = .value(.object(destination))
-        for (name, expression) in compiled.relationships {
+        for (index, (name, expression)) in compiled.relationships.enumerated() {
+            if let direct = compiled.directLookups[index], let mapping = mappingIndexByName[direct.mappingName] {
+                var key = source.objectID.primaryKey
+                if let slot = direct.slot {
+                    guard case .object(let id) = source.value(atSlot: slot) else { continue }
+                    key = id.primaryKey
+                }
+                try flushAssociations()
+                try setRelationship(name, of: destination, to: try associations.destinations(forMapping: mapping, source: key))
+                continue
+            }
             let value: Value
             do {
                 value = try expression.evaluate(context)

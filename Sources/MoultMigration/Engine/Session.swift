@@ -128,6 +128,7 @@ final class Session {
                             }
                             if isLast { try policy.endInstanceCreation(mapping: compiled.mapping, manager: manager) }
                         case .createRelationships:
+                            try manager.flushAssociations()
                             let destinations = try manager.associations.destinations(
                                 forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
                             for (object, made) in zip(objects, destinations) {
@@ -138,12 +139,14 @@ final class Session {
                             }
                             if isLast { try policy.endRelationshipCreation(mapping: compiled.mapping, manager: manager) }
                         }
+                        try manager.flushAssociations()
                         try Checkpoint.save(next, in: destination.database)
                         FaultInjection.reach("after-rows")
                         try manager.associations.commitChunk(durable: durable)
                         FaultInjection.reach("after-lmdb-commit")
                     }
                 } catch {
+                    manager.discardPendingAssociations()
                     manager.associations.abortChunk()
                     throw error
                 }
