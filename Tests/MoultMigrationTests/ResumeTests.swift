@@ -75,6 +75,21 @@ import Testing
         #expect(try checksum(job.source) == before)
     }
 
+    /// `--durable` (an fsync per chunk) changes no result: a durable run killed mid-way resumes, even
+    /// without the flag, to the store of a plain uninterrupted run.
+    @Test func durableRunKilledResumesToTheSameStore() throws {
+        let job = try Self.job("v3", persons: 200, mappings: ["v3-to-v4"], to: "v4")
+        defer { job.directory.remove() }
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        let killed = try MoultProcess.run(
+            job.arguments(output: output) + ["--durable"], environment: ["MOULT_FAULT": "after-lmdb-commit:6"])
+        #expect(killed.terminatedBySignal, "\(killed.standardError)")
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume"])
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        try expectIdentical(reference, output, "durable")
+    }
+
     /// A chain killed in its second step resumes in that step; the result equals an uninterrupted chain.
     @Test func killedProgressiveChainResumesInItsStep() throws {
         let job = try Self.job("v2", persons: 200, mappings: ["v2-to-v3", "v3-to-v4"], to: "v4")
