@@ -112,6 +112,23 @@ import Testing
         try expectIdentical(reference, output, "chain")
     }
 
+    /// A chain killed between its steps (after step 1's rename, after step 2's finished marker)
+    /// resumes to the same store.
+    @Test(arguments: ["after-rename:1", "after-marker:2", "after-rename:2"])
+    func chainKilledBetweenStepsResumes(fault: String) throws {
+        let job = try Self.job("v2", persons: 100, mappings: ["v2-to-v3", "v3-to-v4"], to: "v4")
+        defer { job.directory.remove() }
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        let killed = try MoultProcess.run(job.arguments(output: output), environment: ["MOULT_FAULT": fault])
+        #expect(killed.terminatedBySignal, "\(fault): \(killed.standardError)")
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume"])
+        #expect(resumed.exitCode == 0, "\(fault): \(resumed.standardError)")
+        try expectIdentical(reference, output, fault)
+        let left = try FileManager.default.contentsOfDirectory(atPath: job.directory.url.path).sorted()
+        #expect(left == [job.source.lastPathComponent, "reference.sqlite", "resumed.sqlite"].sorted(), "\(fault): \(left)")
+    }
+
     /// A work directory left by a run with another chunk size or another mapping is refused (exit 65,
     /// the work directory named, kept); the original arguments then resume it.
     @Test func aCheckpointOfAnotherPlanIsRefused() throws {
