@@ -21,9 +21,14 @@ public struct ProgressiveMigration {
     public struct Step: Sendable {
         public var from: VersionedModel.Version
         public var to: VersionedModel.Version
-        public var mapping: MappingModel
+        /// The mapping models of the step: one, or several run as successive passes into the same
+        /// destination (Core Data's "multiple passes" recipe), in the order given.
+        public var mappings: [MappingModel]
         /// Whether the mapping was inferred rather than given.
         public var inferred: Bool
+
+        /// The step's (first) mapping model.
+        public var mapping: MappingModel { mappings[0] }
     }
 
     public let store: URL
@@ -90,17 +95,22 @@ public struct ProgressiveMigration {
                 else { return nil }
                 return (position, mapping)
             }
-            if let (position, mapping) = candidates.max(by: { $0.0 < $1.0 }) {
-                // Every problem of a given mapping at once, before anything runs.
-                try mapping.validate(source: from.model, destination: model.versions[position].model)
-                steps.append(Step(from: from, to: model.versions[position], mapping: mapping, inferred: false))
-                index = position
+            if let furthest = candidates.map(\.0).max() {
+                // Several mappings between the same two versions are several passes of one step.
+                let chosen = candidates.filter { $0.0 == furthest }.map(\.1)
+                // Every problem at once, before anything runs; passes may name each other's mappings.
+                let combined = MappingModel(
+                    source: chosen[0].sourceModel, destination: chosen[0].destinationModel,
+                    entityMappings: chosen.flatMap(\.orderedEntityMappings))
+                try combined.validate(source: from.model, destination: model.versions[furthest].model)
+                steps.append(Step(from: from, to: model.versions[furthest], mappings: chosen, inferred: false))
+                index = furthest
                 continue
             }
             let to = model.versions[index + 1]
             do {
                 let mapping = try MappingModel.inferred(from: from.name, to: to.name, in: model)
-                steps.append(Step(from: from, to: to, mapping: mapping, inferred: true))
+                steps.append(Step(from: from, to: to, mappings: [mapping], inferred: true))
             } catch {
                 throw MigrationError(
                     .noMigrationPath, "no mapping model was given from \(from.name) to \(to.name), and none can be inferred",
@@ -114,7 +124,7 @@ public struct ProgressiveMigration {
     /// The migrator of each step, given the store it reads.
     public func migrator(for step: Step, source: URL) -> StreamingMigrator {
         StreamingMigrator(
-            source: source, sourceModel: step.from.model, destinationModel: step.to.model, mappings: [step.mapping],
+            source: source, sourceModel: step.from.model, destinationModel: step.to.model, mappings: step.mappings,
             policies: policies, options: options)
     }
 

@@ -333,12 +333,12 @@ public final class StreamingMigrator {
         }
         if let store = error as? StoreError, store.code == .diskFull {
             return MigrationError(
-                .interrupted, "the disk is full (\(store.description)); free some space and run again to resume", underlying: error)
+                .interrupted, "the disk is full; free some space and run the same command again to resume", underlying: error)
         }
         if let categorized = error as? any CategorizedError {
             switch categorized.category {
             case .interrupted:
-                return MigrationError(.interrupted, "\(categorized.description); run again to resume", underlying: error)
+                return MigrationError(.interrupted, "stopped; run the same command again to resume", underlying: error)
             case .io:
                 return MigrationError(.io, categorized.description, underlying: error)
             case .badInput:
