@@ -126,6 +126,22 @@ import Testing
         #expect(try Self.digest(source) == before)
     }
 
+    /// Running a finished migration again refuses its output too, rather than claiming a migration
+    /// it did not do.
+    @Test func runningAgainIntoAFinishedOutputIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try Self.generate("1", persons: 30, in: directory)
+        let output = directory.appending("v2.sqlite")
+        let arguments = ["migrate", source.path, "--model", Self.model, "--to", "v2", "--output", output.path, "--quiet"]
+        #expect(try MoultProcess.run(arguments).exitCode == 0)
+        let finished = try Self.digest(output)
+        let again = try MoultProcess.run(arguments)
+        #expect(again.exitCode == 74, "\(again.standardOutput) \(again.standardError)")
+        #expect(again.standardError.contains("already exists"), "\(again.standardError)")
+        #expect(try Self.digest(output) == finished)
+    }
+
     @Test func aDestinationBreakingARuleFailsWithTheObjectAndTheRule() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
