@@ -1,4 +1,5 @@
 import Foundation
+import MoultMapping
 import MoultMigration
 import MoultModel
 import MoultStore
@@ -61,5 +62,34 @@ import Testing
         let graph = try ObjectGraph(output, model: People.version("v2"))
         #expect(graph.objects("Person").filter { $0["age"] == .int(200) }.count == 2)
         #expect(graph.objects("Person").filter { $0["name"] == .string("") }.count == 1)
+    }
+
+    /// v4 → v5 with AdultToCompany as a plain transform (one Company per adult, no uniquing policy)
+    /// breaks Company's uniqueness constraint on `name`. The destination's unique index (Core Data's
+    /// `Z_Company_UNIQUE_name`) refuses the second insert, so the run stops there with the mapping,
+    /// the entity and the constraint named, and leaves nothing behind.
+    @Test func aDuplicateBreakingAUniquenessConstraintStopsTheRun() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v4", persons: 200, in: directory)
+        let url = Fixtures.datasets.appending(path: "People/Mappings/v4-to-v5.json")
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        var entityMappings = try #require(json["entityMappings"] as? [[String: Any]])
+        let index = try #require(entityMappings.firstIndex { $0["name"] as? String == "AdultToCompany" })
+        entityMappings[index]["type"] = "transform"
+        entityMappings[index]["policy"] = nil
+        json["entityMappings"] = entityMappings
+        let file = directory.appending("no-uniquing.json")
+        try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]).write(to: file)
+        let names = try ObjectGraph(source, model: People.version("v4")).objects("Adult").compactMap { $0["companyName"]?.text }
+        #expect(names.count > Set(names).count, "the source has adults sharing a company")
+        let output = directory.appending("v5.sqlite")
+        let error = try #require(throws: MigrationError.self) {
+            try People.migrate(source, to: "v5", mappings: [MappingModel(contentsOf: file)], output: output)
+        }
+        #expect(error.category.exitCode == 65, "\(error)")
+        #expect(error.mapping == "AdultToCompany" && error.entity == "Company", "\(error)")
+        #expect(error.description.contains("UNIQUE constraint failed: ZCOMPANY.ZNAME"), "\(error)")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
     }
 }
