@@ -29,7 +29,7 @@ struct MigrationArguments: ParsableArguments {
     var partitions: [String] = []
 
     @Option(help: "SQLite's page cache per connection, in KiB.")
-    var pageCache: Int = 16 * 1024
+    var pageCache: Int = 4 * 1024
 
     func validate() throws {
         guard MigrationOptions.AssociationStorage(rawValue: association) != nil else {

@@ -73,7 +73,6 @@ enum ExpressionScanner {
         }
     }
 
-    private static let keywords: Set<String> = ExpressionText.reservedWords
 
     static func sourceKeys(in text: String, implicit: Bool) -> [String] {
         let tokens = tokens(text).tokens
@@ -84,7 +83,7 @@ enum ExpressionScanner {
             if word == "$source", index + 2 < tokens.count, tokens[index + 1] == .symbol("."), case .word(let key) = tokens[index + 2] {
                 keys.append(key.hasPrefix("#") ? String(key.dropFirst()) : key)
             } else if implicit, !previousIsDot, !word.hasPrefix("$"), !word.hasPrefix("@"),
-                !keywords.contains(word.uppercased()) || word.hasPrefix("#"),
+                ExpressionNode.keyText(word) == word || word.hasPrefix("#"),
                 !(index + 1 < tokens.count && tokens[index + 1] == .symbol("("))
             {
                 keys.append(word.hasPrefix("#") ? String(word.dropFirst()) : word)

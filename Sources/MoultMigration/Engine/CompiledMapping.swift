@@ -93,7 +93,7 @@ final class CompiledMapping {
                 let description = destinationModel.attribute(named: column.name, of: destinationName)
                 let defaultForNil: Value = description.map { $0.isOptional ? .null : DefaultValues.value(of: $0) } ?? .null
                 if let propertyMapping = mapping.attributeMapping(named: column.name) {
-                    let text = propertyMapping.valueExpression ?? "$source.\(Self.escapedKey(column.name))"
+                    let text = propertyMapping.valueExpression ?? PropertyMapping.sourceValue(column.name)
                     if propertyMapping.valueExpression == nil, sourceSchema?.slot(of: column.name) == nil {
                         attributeValues.append(.constant(description.map(DefaultValues.value(of:)) ?? .null))
                     } else {
@@ -102,7 +102,7 @@ final class CompiledMapping {
                 } else if mapping.effectiveType == .copy, sourceSchema?.slot(of: column.name) != nil {
                     attributeValues.append(
                         .expression(
-                            try compileExpression("$source.\(Self.escapedKey(column.name))", property: column.name),
+                            try compileExpression(PropertyMapping.sourceValue(column.name), property: column.name),
                             defaultForNil: defaultForNil))
                 } else {
                     attributeValues.append(.constant(description.map(DefaultValues.value(of:)) ?? .null))
@@ -129,7 +129,7 @@ final class CompiledMapping {
             }
             let text =
                 propertyMapping.valueExpression
-                ?? "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(propertyMapping.name)\", $source.\(Self.escapedKey(propertyMapping.name)))"
+                ?? PropertyMapping.destinationInstances(sourceRelationship: propertyMapping.name)
             if propertyMapping.valueExpression == nil, sourceSchema?.slot(of: propertyMapping.name) == nil { continue }
             relationships.append((propertyMapping.name, try compileExpression(text, property: propertyMapping.name)))
         }
@@ -190,15 +190,4 @@ final class CompiledMapping {
         let columns = Dictionary(layout.attributes.map { ($0.name, SQLColumn(name: $0.column, type: $0.type)) }, uniquingKeysWith: { a, _ in a })
         return { key in columns[key] }
     }
-
-    /// A key written so that the expression parser reads it as a key, reserved words included.
-    static func escapedKey(_ key: String) -> String {
-        reservedWords.contains(key.uppercased()) ? "#\(key)" : key
-    }
-
-    private static let reservedWords: Set<String> = [
-        "AND", "OR", "NOT", "IN", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH", "BETWEEN", "ANY", "ALL", "NONE",
-        "SOME", "NULL", "NIL", "SELF", "TRUE", "FALSE", "YES", "NO", "FIRST", "LAST", "SIZE", "TRUEPREDICATE",
-        "FALSEPREDICATE", "UTI-CONFORMS-TO", "UTI-EQUALS", "SUBQUERY", "FUNCTION", "TERNARY", "CAST",
-    ]
 }

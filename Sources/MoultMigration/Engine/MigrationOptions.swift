@@ -30,7 +30,7 @@ public struct MigrationOptions: Sendable, Hashable {
 
     public init(
         chunkSize: Int = 10_000, associations: AssociationStorage = .lmdb, durable: Bool = false,
-        pageCacheKiB: Int = 16 * 1024, validate: Bool = true, stopAtFirstValidationFailure: Bool = false,
+        pageCacheKiB: Int = 4 * 1024, validate: Bool = true, stopAtFirstValidationFailure: Bool = false,
         partitions: [String] = [], workDirectory: URL? = nil
     ) {
         self.chunkSize = chunkSize
