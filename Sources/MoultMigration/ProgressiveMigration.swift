@@ -146,6 +146,9 @@ public struct ProgressiveMigration {
         // The last step's migrator refuses an existing output, unless its own work directory says the
         // output is its finished result.
         let directory = stepsDirectory(for: output)
+        // Only a chain already under way may find its last step done (killed after that step's
+        // cleanup, before the chain's); a single step always runs, so an existing output is refused.
+        let chainUnderWay = steps.count > 1 && manager.fileExists(atPath: directory.path)
         if steps.count > 1 {
             do {
                 try manager.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -159,7 +162,7 @@ public struct ProgressiveMigration {
             let isLast = offset == steps.count - 1
             let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
             let migrator = self.migrator(for: step, source: input)
-            let finished = manager.fileExists(atPath: stepOutput.path)
+            let finished = (!isLast || chainUnderWay) && manager.fileExists(atPath: stepOutput.path)
                 && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
                 && migrator.isFinishedOutput(stepOutput)
             if !finished {

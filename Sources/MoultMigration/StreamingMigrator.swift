@@ -102,7 +102,10 @@ public final class StreamingMigrator {
             FaultInjection.reach("after-rename")
             try? manager.removeItem(at: work)
             let plan = try Session(migrator: self, source: source, destination: nil).makePlan(fingerprint: fingerprint)
-            return Report(plan: plan, resumed: true, chunksRun: 0, objectCounts: [:], validationFailures: 0)
+            let finished = try SQLiteStore(url: output, model: destinationModel, mode: .readOnly, configuration: databaseConfiguration)
+            defer { finished.database.close() }
+            let counts = try Session.objectCounts(in: finished)
+            return Report(plan: plan, resumed: true, chunksRun: 0, objectCounts: counts, validationFailures: 0)
         }
         guard !manager.fileExists(atPath: output.path) else { throw outputExists(output) }
 

@@ -66,6 +66,48 @@ import Testing
         #expect(try Self.digest(source) == before)
     }
 
+    @Test func planListsStepsPassesAndChunks() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try Self.generate("2", persons: 1_000, in: directory)
+        let result = try MoultProcess.run([
+            "plan", source.path, "--model", Self.model, "--to", "v3", "--mapping", Self.mapping("v2-to-v3"), "--chunk-size", "100", "--json",
+        ])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        let plan = try #require(json["plan"] as? [String: Any])
+        #expect(plan["chunkSize"] as? Int == 100)
+        let mappings = try #require(plan["mappings"] as? [[String: Any]])
+        #expect(mappings.compactMap { $0["name"] as? String } == ["PersonToPerson", "PersonToAddress"])
+        let passes = try #require(plan["passes"] as? [[String: Any]])
+        // Every stage-1 pass before any stage-2 pass.
+        #expect(passes.compactMap { $0["stage"] as? String } == ["create", "create", "relationships", "relationships"])
+        func rows(_ pass: [String: Any]) -> Int { (pass["chunks"] as? [[String: Any]] ?? []).compactMap { $0["estimatedRows"] as? Int }.reduce(0, +) }
+        #expect(rows(passes[0]) == 1_000)
+        #expect((passes[0]["chunks"] as? [Any])?.count == 10)
+        // The address filter runs in SQL, so its pass counts exactly the persons with an address.
+        let withAddress = try Self.count(source, "SELECT COUNT(*) FROM ZPERSON WHERE ZSTREET IS NOT NULL OR ZSTATE IS NOT NULL")
+        #expect(mappings[1]["filterInSQL"] as? Bool == true)
+        #expect(rows(passes[1]) == withAddress && withAddress > 0 && withAddress < 1_000)
+
+        let text = try MoultProcess.run(["plan", source.path, "--model", Self.model, "--to", "v3", "--mapping", Self.mapping("v2-to-v3")])
+        #expect(text.standardOutput.contains("step 1: v2 -> v3"), "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("create PersonToAddress (Person -> Address) where"), "\(text.standardOutput)")
+    }
+
+    /// The first column of the first row of a query, by sqlite3.
+    static func count(_ url: URL, _ sql: String) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = ["sqlite3", "-readonly", url.path, sql]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
     // MARK: - Refusals
 
     @Test func anExistingOutputIsRefusedAndLeftUntouched() throws {
@@ -82,6 +124,22 @@ import Testing
         #expect(try Data(contentsOf: output) == content)
         #expect(!FileManager.default.fileExists(atPath: output.path + ".moult"))
         #expect(try Self.digest(source) == before)
+    }
+
+    /// Running a finished migration again refuses its output too, rather than claiming a migration
+    /// it did not do.
+    @Test func runningAgainIntoAFinishedOutputIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try Self.generate("1", persons: 30, in: directory)
+        let output = directory.appending("v2.sqlite")
+        let arguments = ["migrate", source.path, "--model", Self.model, "--to", "v2", "--output", output.path, "--quiet"]
+        #expect(try MoultProcess.run(arguments).exitCode == 0)
+        let finished = try Self.digest(output)
+        let again = try MoultProcess.run(arguments)
+        #expect(again.exitCode == 74, "\(again.standardOutput) \(again.standardError)")
+        #expect(again.standardError.contains("already exists"), "\(again.standardError)")
+        #expect(try Self.digest(output) == finished)
     }
 
     @Test func aDestinationBreakingARuleFailsWithTheObjectAndTheRule() throws {

@@ -161,6 +161,7 @@ import Testing
         // The data of these stores is in their -wal files: copyStore copies them too.
         let source = try directory.copyStore(Fixtures.url("\(folder)/CoreDataMigrationTests/Example_v1.0.0.sqlite"))
         let coreDataV2 = try directory.copyStore(Fixtures.url("\(folder)/CoreDataMigrationTests/Example_v2.0.0.sqlite"))
+        let before = try checksum(source)
         let model = try VersionedModel(contentsOf: Fixtures.url("\(folder)/CoreDataMigration/Model.xcdatamodeld"))
         let output = directory.appending("v2.sqlite")
         let migration = try ProgressiveMigration(store: source, model: model, to: "v2.0.0")
@@ -178,6 +179,8 @@ import Testing
         // Core Data's own v2.0.0 store holds the same content and the same entity hashes.
         #expect(migrated.map { $0["v2_0_0_name"] } == expected.map { $0["v2_0_0_name"] })
         #expect(try StoreMetadata(contentsOf: output).entityHashes == StoreMetadata(contentsOf: coreDataV2).entityHashes)
+        // The source and its -wal (which holds its data) are left as they were.
+        #expect(try checksum(source) == before)
     }
 
     // MARK: - alemar11: V2toV3 with its custom policy

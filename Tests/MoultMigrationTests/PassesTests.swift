@@ -1,4 +1,5 @@
 import Foundation
+import MoultMapping
 import MoultMigration
 import MoultModel
 import MoultStore
@@ -74,5 +75,38 @@ import Testing
         #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "progress never goes back")
         try expectIdentical(reference, output, "cancelled after \(afterChunks) chunks")
         #expect(!FileManager.default.fileExists(atPath: migrator.workDirectory(for: output).path))
+    }
+
+    /// Core Data's multiple passes: the v2 → v3 mapping split into two mapping models, persons first,
+    /// then addresses that name the persons of the first pass as their residents. Same objects, same
+    /// links as the single mapping.
+    @Test func twoMappingModelsAreTwoPassesIntoOneDestination() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v2", persons: 300, in: directory)
+        let url = Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let entityMappings = try #require(json["entityMappings"] as? [[String: Any]])
+        var persons = try #require(entityMappings.first { $0["name"] as? String == "PersonToPerson" })
+        persons["relationships"] = [[String: Any]]()
+        let addresses = try #require(entityMappings.first { $0["name"] as? String == "PersonToAddress" })
+        var passes: [MappingModel] = []
+        for (index, entityMapping) in [persons, addresses].enumerated() {
+            var pass = json
+            pass["entityMappings"] = [entityMapping]
+            let file = directory.appending("pass-\(index + 1).json")
+            try JSONSerialization.data(withJSONObject: pass, options: [.sortedKeys]).write(to: file)
+            passes.append(try MappingModel(contentsOf: file))
+        }
+        let single = directory.appending("single.sqlite")
+        let twoPasses = directory.appending("passes.sqlite")
+        try People.migrate(source, to: "v3", mappings: [People.mapping("v2-to-v3")], options: MigrationOptions(chunkSize: 40), output: single)
+        let migration = try People.migrate(source, to: "v3", mappings: passes, options: MigrationOptions(chunkSize: 40), output: twoPasses)
+        #expect(migration.steps.count == 1 && migration.steps[0].mappings.count == 2)
+        let expected = try ObjectGraph(single, model: People.version("v3"))
+        let graph = try ObjectGraph(twoPasses, model: People.version("v3"))
+        #expect(graph.counts == expected.counts)
+        expectSamePersons(PersonFacts.all(in: graph), PersonFacts.all(in: expected))
+        try expectVersion(twoPasses, "v3")
     }
 }

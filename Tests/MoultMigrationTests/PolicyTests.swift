@@ -118,4 +118,30 @@ import Testing
         #expect(error.description.contains("Person Z_PK 3.name: names must rhyme"), "\(error)")
         #expect(!FileManager.default.fileExists(atPath: output.path))
     }
+
+    /// A relationship given an object of the wrong entity is refused, with the object and the
+    /// relationship named, instead of writing a primary key that points at an unrelated row.
+    @Test func aRelationshipToAnObjectOfAnotherEntityIsRefused() throws {
+        struct MisdirectedPolicy: EntityMigrationPolicy {
+            func createRelationships(
+                for destination: ObjectID, source: MigrationObject, mapping: EntityMapping, manager: MigrationManager
+            ) throws {
+                try manager.setRelationship("address", of: destination, to: [destination])
+            }
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v2", persons: 20, in: directory)
+        var policies = People.policies
+        policies.register("MisdirectedPolicy") { MisdirectedPolicy() }
+        let output = directory.appending("v3.sqlite")
+        let mapping = try Self.mapping(policy: "MisdirectedPolicy", in: directory)
+        let migration = try ProgressiveMigration(store: source, model: People.model, to: "v3", mappings: [mapping], policies: policies)
+        let error = try #require(throws: MigrationError.self) { try migration.run(output: output) }
+        #expect(error.code == .evaluationFailed, "\(error)")
+        #expect(error.description.contains("'address'") && error.description.contains("holds Address objects, not the Person"), "\(error)")
+        #expect(error.mapping == "PersonToPerson" && error.primaryKey != nil)
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+        #expect(!FileManager.default.fileExists(atPath: output.path + ".moult"))
+    }
 }

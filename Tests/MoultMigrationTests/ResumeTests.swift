@@ -67,12 +67,35 @@ import Testing
         // Nothing at the output until the rename.
         #expect(FileManager.default.fileExists(atPath: output.path) == fault.hasPrefix("after-rename"), "\(fault)")
 
-        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume"])
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume", "--json"])
         #expect(resumed.exitCode == 0, "\(fault): \(resumed.standardError)")
         #expect(!FileManager.default.fileExists(atPath: work.path), "\(fault): the work directory is removed")
+        // The report counts the objects however little the resumed run had left to do.
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(resumed.standardOutput.utf8)) as? [String: Any])
+        // In-memory associations die with the process: before the finished marker, the run starts over.
+        let continues = association == "lmdb" || fault.hasPrefix("after-marker") || fault.hasPrefix("after-rename")
+        #expect(json["resumed"] as? Bool == continues, "\(fault)")
+        let entities = try #require(json["entities"] as? [String: Int], "\(fault)")
+        let adults = try ObjectGraph(job.source, model: People.version("v4")).counts["Adult"]
+        #expect(entities["Adult"] == adults, "\(fault): \(entities)")
         try expectIdentical(reference, output, "\(fault)")
         try checkV5Counts(output, source: job.source)
         #expect(try checksum(job.source) == before)
+    }
+
+    /// `--durable` (an fsync per chunk) changes no result: a durable run killed mid-way resumes, even
+    /// without the flag, to the store of a plain uninterrupted run.
+    @Test func durableRunKilledResumesToTheSameStore() throws {
+        let job = try Self.job("v3", persons: 200, mappings: ["v3-to-v4"], to: "v4")
+        defer { job.directory.remove() }
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        let killed = try MoultProcess.run(
+            job.arguments(output: output) + ["--durable"], environment: ["MOULT_FAULT": "after-lmdb-commit:6"])
+        #expect(killed.terminatedBySignal, "\(killed.standardError)")
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume"])
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        try expectIdentical(reference, output, "durable")
     }
 
     /// A chain killed in its second step resumes in that step; the result equals an uninterrupted chain.
@@ -95,6 +118,23 @@ import Testing
         #expect(json["resumed"] as? Bool == true)
         #expect(!FileManager.default.fileExists(atPath: steps.path))
         try expectIdentical(reference, output, "chain")
+    }
+
+    /// A chain killed between its steps (after step 1's rename, after step 2's finished marker)
+    /// resumes to the same store.
+    @Test(arguments: ["after-rename:1", "after-marker:2", "after-rename:2"])
+    func chainKilledBetweenStepsResumes(fault: String) throws {
+        let job = try Self.job("v2", persons: 100, mappings: ["v2-to-v3", "v3-to-v4"], to: "v4")
+        defer { job.directory.remove() }
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        let killed = try MoultProcess.run(job.arguments(output: output), environment: ["MOULT_FAULT": fault])
+        #expect(killed.terminatedBySignal, "\(fault): \(killed.standardError)")
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume"])
+        #expect(resumed.exitCode == 0, "\(fault): \(resumed.standardError)")
+        try expectIdentical(reference, output, fault)
+        let left = try FileManager.default.contentsOfDirectory(atPath: job.directory.url.path).sorted()
+        #expect(left == [job.source.lastPathComponent, "reference.sqlite", "resumed.sqlite"].sorted(), "\(fault): \(left)")
     }
 
     /// A work directory left by a run with another chunk size or another mapping is refused (exit 65,

@@ -272,6 +272,7 @@ public final class MigrationManager {
         }
         if let toOne = layout.toOne(named: name) {
             guard let target = targets.first else { return }
+            try checkTargets([target], of: name, holding: toOne.destination, in: layout, object: object)
             try setToOne(toOne, in: layout, of: object, to: target)
             // A one-to-one is stored on both sides: keep the inverse's column in step, as Core Data does.
             if let relationship = destinationModel.relationship(named: name, of: layout.name),
@@ -287,8 +288,23 @@ public final class MigrationManager {
                 .invalidMapping, "the destination entity '\(layout.name)' has no relationship '\(name)'",
                 mapping: currentMapping?.name, entity: layout.name)
         }
-        _ = toMany
+        try checkTargets(targets, of: name, holding: toMany.destination, in: layout, object: object)
         try writer.relate(name, object, to: targets)
+    }
+
+    /// Refuses targets that the relationship cannot hold: written anyway, their primary keys would
+    /// point at unrelated rows of the destination entity's table.
+    private func checkTargets(
+        _ targets: [ObjectID], of name: String, holding entityName: String, in layout: EntityLayout, object: ObjectID
+    ) throws {
+        guard let accepted = destinationLayout.entity(named: entityName)?.hierarchyNumbers else { return }
+        for target in targets where !accepted.contains(target.entity) {
+            let found = destinationLayout.entity(number: target.entity)?.name ?? "Z_ENT \(target.entity)"
+            throw MigrationError(
+                .evaluationFailed,
+                "the relationship '\(name)' of \(layout.name) \(object) holds \(entityName) objects, not the \(found) \(target)",
+                mapping: currentMapping?.name, entity: layout.name, primaryKey: object.primaryKey)
+        }
     }
 
     private func setToOne(_ toOne: ToOneColumn, in layout: EntityLayout, of object: ObjectID, to target: ObjectID) throws {

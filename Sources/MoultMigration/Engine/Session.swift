@@ -214,9 +214,14 @@ final class Session {
     /// Objects per concrete destination entity.
     func objectCounts() throws -> [String: Int] {
         guard let destination else { return [:] }
+        return try Self.objectCounts(in: destination)
+    }
+
+    /// Objects per concrete entity of a store (sub-entities counted on their own).
+    static func objectCounts(in store: SQLiteStore) throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        for entity in destination.layout.entities where !entity.isAbstract {
-            counts[entity.name] = try destination.count(of: entity.name, includingSubentities: false)
+        for entity in store.layout.entities where !entity.isAbstract {
+            counts[entity.name] = try store.count(of: entity.name, includingSubentities: false)
         }
         return counts
     }
