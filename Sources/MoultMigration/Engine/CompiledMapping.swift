@@ -34,6 +34,35 @@ final class CompiledMapping {
     /// expression per object; nil for any other expression.
     let directLookups: [DirectLookup?]
 
+    /// Stage 1 as one `INSERT … SELECT` per chunk, when the mapping allows it; nil otherwise.
+    let bulkCopy: BulkCopy?
+
+    /// The SQL form of stage 1: one destination object per source object, every attribute a constant or
+    /// a plain copy of a source attribute of the same kind, the filter (if any) in SQL, the default
+    /// policy. It writes exactly what the per-object path writes, without bringing the values into Swift.
+    struct BulkCopy {
+        /// `INSERT INTO <destination> … SELECT … FROM moult_source.<source> …`; its arguments are the
+        /// first primary key, ``constants``, the chunk's bounds, then the filter's.
+        let insertSQL: String
+        let constants: [Value]
+        /// The source keys the insert reads, in order, for the associations.
+        let keysSQL: String
+    }
+
+    /// Stage 2's read, when every relationship is a direct lookup and the policy the default: only the
+    /// keys and the to-one columns the lookups use, not the attributes.
+    let keysOnlyRead: KeysOnlyRead?
+
+    struct KeysOnlyRead {
+        let sql: String
+        /// For each to-one read: its slot, its column in the result, its companion column, and the
+        /// destination's `Z_ENT` when there is no companion.
+        let toOnes: [(slot: Int, column: Int, entityColumn: Int?, destinationNumber: Int32)]
+    }
+
+    /// The schema name the source is attached under on the destination's connection.
+    static let attachedSource = "moult_source"
+
     /// A relationship value read straight from the association table.
     struct DirectLookup {
         /// The entity mapping whose destinations the relationship holds.
@@ -186,6 +215,83 @@ final class CompiledMapping {
             filter = nil
             filterSQL = nil
         }
+        keysOnlyRead = Self.keysOnlyRead(
+            policy: policy, source: source, schema: sourceSchema, directLookups: directLookups, hasSwiftFilter: filter != nil,
+            filterSQL: filterSQL)
+        bulkCopy = Self.bulkCopy(
+            policy: policy, source: source, destination: destination, attributeValues: attributeValues,
+            hasSwiftFilter: filter != nil, filterSQL: filterSQL)
+    }
+
+    /// The keys-only read of stage 2, when the relationships allow it.
+    static func keysOnlyRead(
+        policy: any EntityMigrationPolicy, source: EntityLayout?, schema: KeySchema?, directLookups: [DirectLookup?],
+        hasSwiftFilter: Bool, filterSQL: SQLCondition?
+    ) -> KeysOnlyRead? {
+        guard policy is DefaultMigrationPolicy, !hasSwiftFilter, let source, let schema, directLookups.allSatisfy({ $0 != nil })
+        else { return nil }
+        var columns = ["Z_PK", "Z_ENT"]
+        var toOnes: [(slot: Int, column: Int, entityColumn: Int?, destinationNumber: Int32)] = []
+        for slot in Set(directLookups.compactMap { $0?.slot }).sorted() {
+            guard let toOne = source.toOne(named: schema.keys[slot]) else { return nil }
+            let column = columns.count
+            columns.append(toOne.column)
+            var entityColumn: Int?
+            if let companion = toOne.entityColumn {
+                entityColumn = columns.count
+                columns.append(companion)
+            }
+            toOnes.append((slot, column, entityColumn, toOne.destinationNumber))
+        }
+        var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(source.table) WHERE Z_ENT = \(source.number) AND Z_PK > ? AND Z_PK <= ?"
+        if let filterSQL { sql += " AND (\(filterSQL.sql))" }
+        sql += " ORDER BY Z_PK"
+        return KeysOnlyRead(sql: sql, toOnes: toOnes)
+    }
+
+    /// The SQL form of stage 1, when every attribute allows it.
+    static func bulkCopy(
+        policy: any EntityMigrationPolicy, source: EntityLayout?, destination: EntityLayout?,
+        attributeValues: [AttributeValueSource], hasSwiftFilter: Bool, filterSQL: SQLCondition?
+    ) -> BulkCopy? {
+        guard policy is DefaultMigrationPolicy, !hasSwiftFilter, let source, let destination, !destination.isAbstract else { return nil }
+        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var selected = ["? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1", "\(destination.number)", "1"]
+        var constants: [Value] = []
+        for (column, value) in zip(destination.attributes, attributeValues) {
+            columns.append(column.column)
+            switch value {
+            case .constant(let constant):
+                selected.append("?")
+                constants.append(DefaultValues.coerce(constant, to: column.type))
+            case .expression(let expression, let defaultForNil):
+                // Only `$source.<attribute>` of the same kind: the stored bytes are then what the
+                // per-object path stores.
+                let key: String
+                switch expression.node {
+                case .keyPath(.variable("source"), let components) where components.count == 1: key = components[0]
+                case .keyPath(.evaluatedObject, let components) where components.count == 1: key = components[0]
+                default: return nil
+                }
+                guard let attribute = source.attribute(named: key),
+                    attribute.type == column.type || (attribute.type.isInteger && column.type.isInteger)
+                else { return nil }
+                if defaultForNil.isNull {
+                    selected.append("s.\(attribute.column)")
+                } else {
+                    selected.append("COALESCE(s.\(attribute.column), ?)")
+                    constants.append(DefaultValues.coerce(defaultForNil, to: column.type))
+                }
+            }
+        }
+        var condition = "s.Z_ENT = \(source.number) AND s.Z_PK > ? AND s.Z_PK <= ?"
+        if let filterSQL { condition += " AND (\(filterSQL.sql))" }
+        let insert = """
+            INSERT INTO main.\(destination.table) (\(columns.joined(separator: ", "))) \
+            SELECT \(selected.joined(separator: ", ")) FROM \(attachedSource).\(source.table) s WHERE \(condition)
+            """
+        let keys = "SELECT s.Z_PK FROM \(source.table) s WHERE \(condition) ORDER BY s.Z_PK"
+        return BulkCopy(insertSQL: insert, constants: constants, keysSQL: keys)
     }
 
     /// The direct form of a relationship expression, when it has one.

@@ -125,6 +125,42 @@ public final class MigrationManager {
         pendingAssociations.append(Association(source: source.objectID, destination: id, mapping: compiled.index))
     }
 
+    /// Stage 1 of a chunk as one `INSERT … SELECT` from the attached source (see ``CompiledMapping/BulkCopy``):
+    /// primary keys continue from the writer's counter in source order, and the chunk's associations
+    /// are recorded from the same keys.
+    func bulkCreate(_ mapping: CompiledMapping, _ bulk: CompiledMapping.BulkCopy, after lowerBound: Int64, through upperBound: Int64)
+        throws
+    {
+        guard let layout = mapping.destination else { return }
+        let filterArguments = mapping.filterSQL?.arguments ?? []
+        let first = try writer.lastPrimaryKey(for: layout.name) + 1
+        let insert = try destination.statement(bulk.insertSQL)
+        do {
+            try insert.bind([.int(first)] + bulk.constants + [.int(lowerBound), .int(upperBound)] + filterArguments)
+            while try insert.step() {}
+        } catch {
+            throw MigrationError(
+                .evaluationFailed, "inserting the chunk's '\(layout.name)' objects failed", mapping: mapping.name, entity: layout.name,
+                underlying: error)
+        }
+        let count = destination.changes
+        guard count > 0 else { return }
+        _ = try writer.allocatePrimaryKeys(for: layout.name, count: count)
+        let keys = try sourceStore.database.statement(bulk.keysSQL)
+        try keys.bind([.int(lowerBound), .int(upperBound)] + filterArguments)
+        var next = first
+        while try keys.step() {
+            let source = ObjectID(entity: mapping.source?.number ?? 0, primaryKey: keys.int64(at: 0))
+            pendingAssociations.append(Association(source: source, destination: ObjectID(entity: layout.number, primaryKey: next), mapping: mapping.index))
+            next += 1
+        }
+        keys.reset()
+        guard next - first == Int64(count) else {
+            throw MigrationError(
+                .evaluationFailed, "the chunk inserted \(count) objects but read \(next - first) source keys", mapping: mapping.name)
+        }
+    }
+
     private func insert(_ row: [Value], into layout: EntityLayout) throws -> ObjectID {
         var values = row
         if !layout.toOneRelationships.isEmpty {
@@ -229,9 +265,7 @@ public final class MigrationManager {
     /// Stage 2's default: every relationship mapping evaluated and set on the destination object.
     public func createDefaultRelationships(for destination: ObjectID, source: MigrationObject, mapping: EntityMapping) throws {
         let compiled = try self.compiled(mapping)
-        context.object = source
-        context[variableSlot: sourceSlot] = .object(source)
-        context[variableSlot: destinationSlot] = .value(.object(destination))
+        var contextIsSet = false
         for (index, (name, expression)) in compiled.relationships.enumerated() {
             if let direct = compiled.directLookups[index], let mapping = mappingIndexByName[direct.mappingName] {
                 var key = source.objectID.primaryKey
@@ -242,6 +276,12 @@ public final class MigrationManager {
                 try flushAssociations()
                 try setRelationship(name, of: destination, to: try associations.destinations(forMapping: mapping, source: key))
                 continue
+            }
+            if !contextIsSet {
+                context.object = source
+                context[variableSlot: sourceSlot] = .object(source)
+                context[variableSlot: destinationSlot] = .value(.object(destination))
+                contextIsSet = true
             }
             let value: Value
             do {
@@ -403,6 +443,29 @@ public final class MigrationManager {
                 }
             }
             objects = kept
+        }
+        return objects
+    }
+
+    /// Stage 2's source objects with only their keys and the to-one values the direct lookups use (see
+    /// ``CompiledMapping/KeysOnlyRead``); the other slots are nil.
+    func sourceKeys(_ mapping: CompiledMapping, _ read: CompiledMapping.KeysOnlyRead, after lowerBound: Int64, through upperBound: Int64)
+        throws -> [MigrationObject]
+    {
+        guard let layout = mapping.source, let schema = mapping.sourceSchema else { return [] }
+        let statement = try sourceStore.database.statement(read.sql)
+        try statement.bind([.int(lowerBound), .int(upperBound)] + (mapping.filterSQL?.arguments ?? []))
+        defer { statement.reset() }
+        var objects: [MigrationObject] = []
+        let empty = [Value](repeating: .null, count: schema.keys.count)
+        while try statement.step() {
+            var values = empty
+            for toOne in read.toOnes where !statement.isNull(at: toOne.column) {
+                let entity = toOne.entityColumn.map { Int32(truncatingIfNeeded: statement.int64(at: $0)) } ?? toOne.destinationNumber
+                values[toOne.slot] = .object(ObjectID(entity: entity, primaryKey: statement.int64(at: toOne.column)))
+            }
+            let id = ObjectID(entity: Int32(truncatingIfNeeded: statement.int64(at: 1)), primaryKey: statement.int64(at: 0))
+            objects.append(MigrationObject(objectID: id, entityName: layout.name, schema: schema, values: values))
         }
         return objects
     }

@@ -55,6 +55,9 @@ final class Session {
         }
         mappings = compiled
         manager?.install(compiled)
+        if let destination, migrator.options.bulkSQL {
+            try destination.database.attachReadOnly(migrator.sourceURL, as: CompiledMapping.attachedSource)
+        }
     }
 
     private var partitioner: Partitioner {
@@ -108,7 +111,18 @@ final class Session {
                 }
                 FaultInjection.reach("chunk-start")
                 let chunk = pass.chunks.isEmpty ? nil : pass.chunks[position.chunk]
-                let objects = try chunk.map { try manager.sourceObjects(compiled, after: $0.lowerBound, through: $0.upperBound) } ?? []
+                let bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
+                let keysOnly = pass.stage == .createRelationships && migrator.options.bulkSQL ? compiled.keysOnlyRead : nil
+                let objects: [MigrationObject]
+                if let chunk, bulk == nil {
+                    if let keysOnly {
+                        objects = try manager.sourceKeys(compiled, keysOnly, after: chunk.lowerBound, through: chunk.upperBound)
+                    } else {
+                        objects = try manager.sourceObjects(compiled, after: chunk.lowerBound, through: chunk.upperBound)
+                    }
+                } else {
+                    objects = []
+                }
                 let isLast = position.chunk + 1 == chunkCount
                 var next = position
                 next.done += chunk?.estimatedRows ?? 0
@@ -123,6 +137,9 @@ final class Session {
                     try manager.writer.write {
                         switch pass.stage {
                         case .createObjects:
+                            if let bulk, let chunk {
+                                try manager.bulkCreate(compiled, bulk, after: chunk.lowerBound, through: chunk.upperBound)
+                            }
                             for object in objects {
                                 try policy.createDestinationInstances(for: object, mapping: compiled.mapping, manager: manager)
                             }
@@ -204,6 +221,7 @@ final class Session {
     func finalize(_ plan: MigrationPlan, uuid: String) throws {
         guard let destination else { return }
         let database = destination.database
+        if migrator.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
         try database.write {
             try database.executeScript("DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table)")
             try StoreMetadata(model: migrator.destinationModel, storeUUID: uuid).write(to: database)
