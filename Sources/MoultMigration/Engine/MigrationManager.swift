@@ -307,55 +307,103 @@ public final class MigrationManager {
     /// to-many's destinations, or the join rows of a many-to-many. Adding is idempotent, so a chunk
     /// replayed after a crash writes the same rows.
     public func setRelationship(_ name: String, of object: ObjectID, to targets: [ObjectID]) throws {
-        guard let layout = destinationLayout.entity(number: object.entity) else {
-            throw MigrationError(.invalidMapping, "no destination entity has Z_ENT \(object.entity)", mapping: currentMapping?.name)
+        let plan = try relationshipWrite(name, entity: object.entity)
+        for target in targets where !plan.accepted.contains(target.entity) {
+            let found = destinationLayout.entity(number: target.entity)?.name ?? "Z_ENT \(target.entity)"
+            throw MigrationError(
+                .evaluationFailed,
+                "the relationship '\(name)' of \(plan.entityName) \(object) holds \(plan.destinationName) objects, not the \(found) \(target)",
+                mapping: currentMapping?.name, entity: plan.entityName, primaryKey: object.primaryKey)
         }
-        if let toOne = layout.toOne(named: name) {
+        switch plan.kind {
+        case .toOne(let update, let inverse):
             guard let target = targets.first else { return }
-            try checkTargets([target], of: name, holding: toOne.destination, in: layout, object: object)
-            try setToOne(toOne, in: layout, of: object, to: target)
+            try update.run(object: object, target: target, in: destination)
             // A one-to-one is stored on both sides: keep the inverse's column in step, as Core Data does.
-            if let relationship = destinationModel.relationship(named: name, of: layout.name),
-                let inverse = destinationModel.inverse(of: relationship), !inverse.isToMany,
-                let targetLayout = destinationLayout.entity(number: target.entity), let inverseColumn = targetLayout.toOne(named: inverse.name)
-            {
-                try setToOne(inverseColumn, in: targetLayout, of: target, to: object)
-            }
-            return
+            try inverse?[target.entity]?.run(object: target, target: object, in: destination)
+        case .toMany:
+            try writer.relate(name, object, to: targets)
         }
-        guard let toMany = layout.toMany(named: name) else {
+    }
+
+    /// How a relationship of an entity is written, worked out once per (entity, relationship).
+    private struct RelationshipWrite {
+        enum Kind {
+            /// The to-one's update and, for a one-to-one, the inverse's update by the target's entity.
+            case toOne(ToOneUpdate, inverse: [Int32: ToOneUpdate]?)
+            case toMany
+        }
+
+        var kind: Kind
+        var entityName: String
+        var destinationName: String
+        /// The `Z_ENT` values a target may have: the destination entity's and its sub-entities'.
+        var accepted: [Int32]
+    }
+
+    /// `UPDATE <table> SET <column> = ?[, <companion> = ?] WHERE Z_PK = ?`.
+    private struct ToOneUpdate {
+        var sql: String
+        var hasEntityColumn: Bool
+
+        init(_ toOne: ToOneColumn, table: String) {
+            hasEntityColumn = toOne.entityColumn != nil
+            sql = toOne.entityColumn.map { "UPDATE \(table) SET \(toOne.column) = ?, \($0) = ? WHERE Z_PK = ?" }
+                ?? "UPDATE \(table) SET \(toOne.column) = ? WHERE Z_PK = ?"
+        }
+
+        func run(object: ObjectID, target: ObjectID, in database: Database) throws {
+            let statement = try database.statement(sql)
+            try statement.bind(target.primaryKey, at: 1)
+            if hasEntityColumn {
+                try statement.bind(Int64(target.entity), at: 2)
+                try statement.bind(object.primaryKey, at: 3)
+            } else {
+                try statement.bind(object.primaryKey, at: 2)
+            }
+            while try statement.step() {}
+        }
+    }
+
+    private struct RelationshipKey: Hashable {
+        var entity: Int32
+        var name: String
+    }
+
+    private var relationshipWrites: [RelationshipKey: RelationshipWrite] = [:]
+
+    private func relationshipWrite(_ name: String, entity number: Int32) throws -> RelationshipWrite {
+        let key = RelationshipKey(entity: number, name: name)
+        if let plan = relationshipWrites[key] { return plan }
+        guard let layout = destinationLayout.entity(number: number) else {
+            throw MigrationError(.invalidMapping, "no destination entity has Z_ENT \(number)", mapping: currentMapping?.name)
+        }
+        let plan: RelationshipWrite
+        if let toOne = layout.toOne(named: name) {
+            var inverseUpdates: [Int32: ToOneUpdate]?
+            if let relationship = destinationModel.relationship(named: name, of: layout.name),
+                let inverse = destinationModel.inverse(of: relationship), !inverse.isToMany
+            {
+                inverseUpdates = [:]
+                for number in destinationLayout.entity(named: toOne.destination)?.hierarchyNumbers ?? [] {
+                    guard let target = destinationLayout.entity(number: number), let column = target.toOne(named: inverse.name) else { continue }
+                    inverseUpdates?[number] = ToOneUpdate(column, table: target.table)
+                }
+            }
+            plan = RelationshipWrite(
+                kind: .toOne(ToOneUpdate(toOne, table: layout.table), inverse: inverseUpdates), entityName: layout.name,
+                destinationName: toOne.destination, accepted: destinationLayout.entity(named: toOne.destination)?.hierarchyNumbers ?? [])
+        } else if let toMany = layout.toMany(named: name) {
+            plan = RelationshipWrite(
+                kind: .toMany, entityName: layout.name, destinationName: toMany.destination,
+                accepted: destinationLayout.entity(named: toMany.destination)?.hierarchyNumbers ?? [])
+        } else {
             throw MigrationError(
                 .invalidMapping, "the destination entity '\(layout.name)' has no relationship '\(name)'",
                 mapping: currentMapping?.name, entity: layout.name)
         }
-        try checkTargets(targets, of: name, holding: toMany.destination, in: layout, object: object)
-        try writer.relate(name, object, to: targets)
-    }
-
-    /// Refuses targets that the relationship cannot hold: written anyway, their primary keys would
-    /// point at unrelated rows of the destination entity's table.
-    private func checkTargets(
-        _ targets: [ObjectID], of name: String, holding entityName: String, in layout: EntityLayout, object: ObjectID
-    ) throws {
-        guard let accepted = destinationLayout.entity(named: entityName)?.hierarchyNumbers else { return }
-        for target in targets where !accepted.contains(target.entity) {
-            let found = destinationLayout.entity(number: target.entity)?.name ?? "Z_ENT \(target.entity)"
-            throw MigrationError(
-                .evaluationFailed,
-                "the relationship '\(name)' of \(layout.name) \(object) holds \(entityName) objects, not the \(found) \(target)",
-                mapping: currentMapping?.name, entity: layout.name, primaryKey: object.primaryKey)
-        }
-    }
-
-    private func setToOne(_ toOne: ToOneColumn, in layout: EntityLayout, of object: ObjectID, to target: ObjectID) throws {
-        if let entityColumn = toOne.entityColumn {
-            try destination.execute(
-                "UPDATE \(layout.table) SET \(toOne.column) = ?, \(entityColumn) = ? WHERE Z_PK = ?",
-                [.int(target.primaryKey), .int(Int64(target.entity)), .int(object.primaryKey)])
-        } else {
-            try destination.execute(
-                "UPDATE \(layout.table) SET \(toOne.column) = ? WHERE Z_PK = ?", [.int(target.primaryKey), .int(object.primaryKey)])
-        }
+        relationshipWrites[key] = plan
+        return plan
     }
 
     /// Sets an attribute of a destination object already created.
