@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# People migrations at scale, side by side in one run: moult with the LMDB association table, moult
+# with the in-memory one, and the SQL floor (the sqlite3 shell doing the same mapping by hand).
+#
+#     Benchmarks/scripts/people-scale.sh [SIZES...]      # default: 100000 1000000 (10000000 allowed)
+#
+# For each size N (persons):
+#   v1->v3   generate a v1 store (seed 1); moult migrate --to v3 (v1 -> v2 -> v3); floor: floor/v1-to-v3.sql
+#   v2->v3   generate a v2 store; the address split with Mappings/v2-to-v3.json;   floor: floor/v2-to-v3.sql
+#   v3->v4   generate a v3 store; the Adult/Child split with Mappings/v3-to-v4.json; floor: floor/v3-to-v4.sql
+# every run with --chunk-size 10000, measured by peakmem (peak RssAnon and total RSS of the process
+# tree, wall time). The floor's destination is made by `moult create` (inside the measured command).
+#
+# Output: a table on stdout and Benchmarks/results/<date>-people-scale.tsv with the columns
+#   scenario size tool objects objects_per_s wall_s peak_anon_mib peak_total_mib dest_mib vs_floor same_as_floor
+# where objects counts the source's objects (rows of every entity table), vs_floor is moult's wall
+# time over the floor's in the same run (how many times slower than sqlite3 alone), and same_as_floor
+# says whether moult's destination holds the floor's rows (every entity table and Z_MAX, Z_OPT aside).
+# Environment: BENCH_WORK (work folder; default .build/bench-work/people-scale), MOULT_SKIP_BUILD=1,
+# APPEND=1 (add rows to today's TSV instead of starting it again, e.g. a 10M run after the others),
+# CHUNK_SIZE (default 10000), SCENARIOS (default "v1-v3 v2-v3 v3-v4"), TOOLS (default
+# "sql-floor moult-lmdb moult-memory").
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+SIZES=("$@")
+[[ ${#SIZES[@]} -gt 0 ]] || SIZES=(100000 1000000)
+CHUNK_SIZE=${CHUNK_SIZE:-10000}
+SCENARIOS=${SCENARIOS:-"v1-v3 v2-v3 v3-v4"}
+TOOLS=${TOOLS:-"sql-floor moult-lmdb moult-memory"}
+for n in "${SIZES[@]}"; do [[ "$n" =~ ^[0-9]+$ ]] || die "not a size: $n"; done
+
+build_moult
+make_work people-scale
+mkdir -p "$ROOT/Benchmarks/results"
+RESULTS="$ROOT/Benchmarks/results/$(date -u +%F)-people-scale.tsv"
+HEADER="scenario	size	tool	objects	objects_per_s	wall_s	peak_anon_mib	peak_total_mib	dest_mib	vs_floor	same_as_floor"
+if [[ -n "${APPEND:-}" && -s "$RESULTS" ]]; then
+    [[ "$(head -n 1 "$RESULTS")" == "$HEADER" ]] || die "$RESULTS has other columns: cannot append"
+else
+    echo "$HEADER" >"$RESULTS"
+    : >"$RESULTS.txt"
+fi
+{
+    echo "# $(date -u '+%F %T') UTC, $(nproc) cores, $(uname -srm), $(git -C "$ROOT" rev-parse --short HEAD)"
+    echo "# Benchmarks/scripts/people-scale.sh ${SIZES[*]}  (CHUNK_SIZE=$CHUNK_SIZE SCENARIOS=\"$SCENARIOS\" TOOLS=\"$TOOLS\")"
+} >>"$RESULTS.txt"
+
+# generate VERSION N STORE
+generate() {
+    rm -f "$3" "$3-wal" "$3-shm"
+    echo "generate: moult generate people --version $1 --objects $2 --seed 1 $(basename "$3")" >&2
+    "$MOULT" generate people --version "$1" --objects "$2" --seed 1 "$3" >/dev/null
+}
+
+# set_command SCENARIO TOOL SRC DEST: sets CMD, the measured command.
+# moult's v1 -> v3 is one command when `moult plan --to v3` accepts the two steps; otherwise two
+# commands (v1 -> v2, then v2 -> v3) run by one bash, so that peakmem measures both and sums their time.
+# The floor: a new destination by `moult create`, then the hand-written SQL with the source attached.
+set_command() {
+    local scenario=$1 tool=$2 src=$3 dest=$4 to=${1#*-}
+    case "$tool" in
+    sql-floor)
+        local sql="$SCRIPTS/floor/${scenario%-*}-to-$to.sql"
+        CMD=(bash -c 'set -e; "$1" create "$3" --model "$2" --version "$4" >/dev/null; sqlite3 -bail "$3" -cmd "ATTACH '"'"'$5'"'"' AS src" <"$6"' \
+            floor "$MOULT" "$MODEL" "$dest" "$to" "$src" "$sql")
+        return ;;
+    moult-lmdb | moult-memory) ;;
+    *) die "unknown tool: $tool" ;;
+    esac
+    local options=(--chunk-size "$CHUNK_SIZE" --association "${tool#moult-}")
+    case "$scenario" in
+    v1-v3)
+        if "$MOULT" plan "$src" --model "$MODEL" --to v3 >/dev/null 2>&1; then
+            CMD=("$MOULT" migrate "$src" --model "$MODEL" --to v3 --output "$dest" "${options[@]}")
+        else
+            CMD=(bash -c "$(cat <<'SH'
+set -e
+moult=$1 src=$2 model=$3 dest=$4; shift 4
+mid="$dest.v2.sqlite"; rm -f "$mid"
+"$moult" migrate "$src" --model "$model" --to v2 --output "$mid" "$@"
+"$moult" migrate "$mid" --model "$model" --to v3 --output "$dest" "$@"
+rm -f "$mid"
+SH
+)" two-steps "$MOULT" "$src" "$MODEL" "$dest" "${options[@]}")
+        fi ;;
+    v2-v3) CMD=("$MOULT" migrate "$src" --model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --output "$dest" "${options[@]}") ;;
+    v3-v4) CMD=("$MOULT" migrate "$src" --model "$MODEL" --to v4 --mapping "$MAPPINGS/v3-to-v4.json" --output "$dest" "${options[@]}") ;;
+    *) die "unknown scenario: $scenario" ;;
+    esac
+}
+
+declare -A FLOOR_WALL
+row() {
+    local line="$1"
+    echo "$line" >>"$RESULTS"
+    echo "$line" | tr '\t' ' ' >&2
+}
+
+for n in "${SIZES[@]}"; do
+    for scenario in $SCENARIOS; do
+        from=${scenario%-*}
+        src="$WORK/$scenario-$n-source.sqlite"
+        generate "${from#v}" "$n" "$src"
+        sha_before=$(sha256sum "$src" | cut -d' ' -f1)
+        objects=$(count_objects "$src")
+        for tool in $TOOLS; do
+            dest="$WORK/$scenario-$n-$tool.sqlite"
+            rm -rf "$dest" "$dest-wal" "$dest-shm" "$dest.v2.sqlite"*
+            set_command "$scenario" "$tool" "$src" "$dest"
+            printf '%s\n' "run: ${CMD[*]}" >>"$RESULTS.txt"
+            measure "${CMD[@]}"
+            dest_mib=$(store_mib "$dest")
+            floor_dest="$WORK/$scenario-$n-sql-floor.sqlite"
+            if [[ "$tool" == sql-floor ]]; then
+                FLOOR_WALL[$scenario-$n]=$WALL
+                vs="1.00" same="-"
+            elif [[ -n "${FLOOR_WALL[$scenario-$n]:-}" ]]; then
+                vs=$(ratio "$WALL" "${FLOOR_WALL[$scenario-$n]}")
+                same=$(same_entities "$dest" "$floor_dest")
+            else
+                vs="-" same="-"
+            fi
+            row "$scenario	$n	$tool	$objects	$(rate "$objects" "$WALL")	$WALL	$ANON	$TOTAL	$dest_mib	$vs	$same"
+            # Keep only what the next runs need: the disk holds 10M-object stores.
+            [[ "$tool" == sql-floor ]] || rm -f "$dest"* 2>/dev/null || true
+        done
+        [[ "$(sha256sum "$src" | cut -d' ' -f1)" == "$sha_before" ]] || die "the source changed: $src"
+        rm -f "$src" "$src-wal" "$src-shm" "$WORK/$scenario-$n-sql-floor.sqlite"*
+    done
+done
+
+echo
+echo "Results: ${RESULTS#"$ROOT"/}"
+print_table "$RESULTS"
