@@ -28,8 +28,11 @@ struct MigrationArguments: ParsableArguments {
     @Option(name: .customLong("partition"), help: "A predicate splitting every pass (e.g. 'name BEGINSWITH \"A\"'); repeat, in order.")
     var partitions: [String] = []
 
+    @Flag(help: "Evaluate every object in Swift, even where stage 1 could run inside SQLite (same result; for comparison).")
+    var noBulkSQL = false
+
     @Option(help: "SQLite's page cache per connection, in KiB.")
-    var pageCache: Int = 16 * 1024
+    var pageCache: Int = 4 * 1024
 
     func validate() throws {
         guard MigrationOptions.AssociationStorage(rawValue: association) != nil else {
@@ -42,7 +45,7 @@ struct MigrationArguments: ParsableArguments {
     func options(durable: Bool = false, validate: Bool = true, stopAtFirst: Bool = false) -> MigrationOptions {
         MigrationOptions(
             chunkSize: chunkSize, associations: MigrationOptions.AssociationStorage(rawValue: association) ?? .lmdb, durable: durable, pageCacheKiB: pageCache, validate: validate,
-            stopAtFirstValidationFailure: stopAtFirst, partitions: partitions)
+            stopAtFirstValidationFailure: stopAtFirst, partitions: partitions, bulkSQL: !noBulkSQL)
     }
 
     /// The migration these arguments describe, with the People policies registered.

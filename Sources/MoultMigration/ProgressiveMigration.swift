@@ -21,9 +21,14 @@ public struct ProgressiveMigration {
     public struct Step: Sendable {
         public var from: VersionedModel.Version
         public var to: VersionedModel.Version
-        public var mapping: MappingModel
+        /// The mapping models of the step: one, or several run as successive passes into the same
+        /// destination (Core Data's "multiple passes" recipe), in the order given.
+        public var mappings: [MappingModel]
         /// Whether the mapping was inferred rather than given.
         public var inferred: Bool
+
+        /// The step's (first) mapping model.
+        public var mapping: MappingModel { mappings[0] }
     }
 
     public let store: URL
@@ -90,15 +95,22 @@ public struct ProgressiveMigration {
                 else { return nil }
                 return (position, mapping)
             }
-            if let (position, mapping) = candidates.max(by: { $0.0 < $1.0 }) {
-                steps.append(Step(from: from, to: model.versions[position], mapping: mapping, inferred: false))
-                index = position
+            if let furthest = candidates.map(\.0).max() {
+                // Several mappings between the same two versions are several passes of one step.
+                let chosen = candidates.filter { $0.0 == furthest }.map(\.1)
+                // Every problem at once, before anything runs; passes may name each other's mappings.
+                let combined = MappingModel(
+                    source: chosen[0].sourceModel, destination: chosen[0].destinationModel,
+                    entityMappings: chosen.flatMap(\.orderedEntityMappings))
+                try combined.validate(source: from.model, destination: model.versions[furthest].model)
+                steps.append(Step(from: from, to: model.versions[furthest], mappings: chosen, inferred: false))
+                index = furthest
                 continue
             }
             let to = model.versions[index + 1]
             do {
                 let mapping = try MappingModel.inferred(from: from.name, to: to.name, in: model)
-                steps.append(Step(from: from, to: to, mapping: mapping, inferred: true))
+                steps.append(Step(from: from, to: to, mappings: [mapping], inferred: true))
             } catch {
                 throw MigrationError(
                     .noMigrationPath, "no mapping model was given from \(from.name) to \(to.name), and none can be inferred",
@@ -112,7 +124,7 @@ public struct ProgressiveMigration {
     /// The migrator of each step, given the store it reads.
     public func migrator(for step: Step, source: URL) -> StreamingMigrator {
         StreamingMigrator(
-            source: source, sourceModel: step.from.model, destinationModel: step.to.model, mappings: [step.mapping],
+            source: source, sourceModel: step.from.model, destinationModel: step.to.model, mappings: step.mappings,
             policies: policies, options: options)
     }
 
@@ -134,6 +146,9 @@ public struct ProgressiveMigration {
         // The last step's migrator refuses an existing output, unless its own work directory says the
         // output is its finished result.
         let directory = stepsDirectory(for: output)
+        // Only a chain already under way may find its last step done (killed after that step's
+        // cleanup, before the chain's); a single step always runs, so an existing output is refused.
+        let chainUnderWay = steps.count > 1 && manager.fileExists(atPath: directory.path)
         if steps.count > 1 {
             do {
                 try manager.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -147,8 +162,9 @@ public struct ProgressiveMigration {
             let isLast = offset == steps.count - 1
             let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
             let migrator = self.migrator(for: step, source: input)
-            let finished = manager.fileExists(atPath: stepOutput.path)
+            let finished = (!isLast || chainUnderWay) && manager.fileExists(atPath: stepOutput.path)
                 && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
+                && migrator.isFinishedOutput(stepOutput)
             if !finished {
                 let report = try migrator.run(
                     output: stepOutput,

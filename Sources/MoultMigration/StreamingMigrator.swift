@@ -102,7 +102,10 @@ public final class StreamingMigrator {
             FaultInjection.reach("after-rename")
             try? manager.removeItem(at: work)
             let plan = try Session(migrator: self, source: source, destination: nil).makePlan(fingerprint: fingerprint)
-            return Report(plan: plan, resumed: true, chunksRun: 0, objectCounts: [:], validationFailures: 0)
+            let finished = try SQLiteStore(url: output, model: destinationModel, mode: .readOnly, configuration: databaseConfiguration)
+            defer { finished.database.close() }
+            let counts = try Session.objectCounts(in: finished)
+            return Report(plan: plan, resumed: true, chunksRun: 0, objectCounts: counts, validationFailures: 0)
         }
         guard !manager.fileExists(atPath: output.path) else { throw outputExists(output) }
 
@@ -154,19 +157,29 @@ public final class StreamingMigrator {
         }
         defer { associations.close() }
 
-        let session = try Session(migrator: self, source: source, destination: store, associations: associations)
+        let session: Session
         let plan: MigrationPlan
         var position: Checkpoint.Position
-        if resumed {
-            plan = try Checkpoint.plan(in: store.database)
-            position = try Checkpoint.position(in: store.database)
-        } else {
-            plan = try session.makePlan(fingerprint: fingerprint)
-            position = Checkpoint.Position(pass: 0, chunk: 0, done: 0, stage: .passes)
-            try store.database.write {
-                try store.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
-                try Checkpoint.start(plan, in: store.database)
+        do {
+            session = try Session(migrator: self, source: source, destination: store, associations: associations)
+            if resumed {
+                plan = try Checkpoint.plan(in: store.database)
+                position = try Checkpoint.position(in: store.database)
+            } else {
+                plan = try session.makePlan(fingerprint: fingerprint)
+                position = Checkpoint.Position(pass: 0, chunk: 0, done: 0, stage: .passes)
+                try store.database.write {
+                    try store.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
+                    try Checkpoint.start(plan, in: store.database)
+                }
             }
+        } catch {
+            // A mapping that does not compile or names a missing policy: leave nothing behind, but keep
+            // the progress of an interrupted run (the fix may be to register the policy and resume).
+            store.database.close()
+            associations.close()
+            if !resumed { try? manager.removeItem(at: work) }
+            throw Self.classify(error)
         }
 
         do {
@@ -187,14 +200,26 @@ public final class StreamingMigrator {
             return Report(plan: plan, resumed: resumed, chunksRun: chunksRun, objectCounts: counts, validationFailures: failures)
         } catch {
             let failure = Self.classify(error)
+            // Close in every case (rolling back an unfinished chunk), so that a run resumed in this
+            // same process finds the destination unlocked.
+            store.database.close()
+            associations.close()
             if failure.category != .interrupted && failure.category != .io {
                 // Nothing a resume could fix: leave nothing behind.
-                store.database.close()
-                associations.close()
                 try? manager.removeItem(at: work)
             }
             throw failure
         }
+    }
+
+    /// Whether `output` is the finished store of this step: a store whose UUID is the one this step
+    /// derives from its plan (any other file at `output` is not ours to skip or overwrite).
+    func isFinishedOutput(_ output: URL) -> Bool {
+        guard let metadata = try? StoreMetadata(contentsOf: output), let source = try? openSource(),
+            let fingerprint = try? fingerprint(source: source)
+        else { return false }
+        source.database.close()
+        return metadata.storeUUID == Self.storeUUID(fingerprint)
     }
 
     /// The work directory of a run into `output`.
@@ -311,12 +336,12 @@ public final class StreamingMigrator {
         }
         if let store = error as? StoreError, store.code == .diskFull {
             return MigrationError(
-                .interrupted, "the disk is full (\(store.description)); free some space and run again to resume", underlying: error)
+                .interrupted, "the disk is full; free some space and run the same command again to resume", underlying: error)
         }
         if let categorized = error as? any CategorizedError {
             switch categorized.category {
             case .interrupted:
-                return MigrationError(.interrupted, "\(categorized.description); run again to resume", underlying: error)
+                return MigrationError(.interrupted, "stopped; run the same command again to resume", underlying: error)
             case .io:
                 return MigrationError(.io, categorized.description, underlying: error)
             case .badInput:

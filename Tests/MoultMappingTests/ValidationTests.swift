@@ -98,6 +98,21 @@ import Testing
         #expect(throws: MappingError.self) { try mapping.validate(source: source, destination: destination) }
     }
 
+    @Test func expressionsAndFiltersAreParsed() {
+        let mapping = MappingModel {
+            EntityMapping(name: "PersonToPerson", type: .transform, source: "Person", destination: "Person", filter: "age >=") {
+                PropertyMapping("name", "$source.name +")
+                PropertyMapping("age", "($source.age * 2")
+            }
+        }
+        let issues = mapping.validationIssues(source: source, destination: source).filter { $0.reason == .unparsableExpression }
+        #expect(Set(issues.map { $0.property ?? "filter" }) == ["filter", "name", "age"])
+        // The parser's message says where: line, column and a caret under the spot.
+        let name = issues.first { $0.property == "name" }
+        #expect(name?.message.contains("column") == true)
+        #expect(name?.message.contains("^") == true)
+    }
+
     @Test func recordedHashMustMatch() throws {
         var mapping = try MappingModel.inferred(from: source, to: source)
         #expect(mapping.validationIssues(source: source, destination: source).isEmpty)

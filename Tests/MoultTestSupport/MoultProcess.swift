@@ -7,6 +7,8 @@ public enum MoultProcess {
         public var exitCode: Int32
         public var standardOutput: String
         public var standardError: String
+        /// Whether the process died of a signal (then ``exitCode`` is the signal's number).
+        public var terminatedBySignal: Bool = false
     }
 
     /// The `moult` binary beside the test bundle (`.build/<config>/moult`).
@@ -24,10 +26,16 @@ public enum MoultProcess {
     }
 
     /// Runs `moult` with these arguments and waits for it to end.
-    public static func run(_ arguments: [String], currentDirectory: URL? = nil) throws -> Result {
+    ///
+    /// - Parameter environment: variables added to (or replacing) this process's environment, such as
+    ///   `MOULT_FAULT`.
+    public static func run(_ arguments: [String], currentDirectory: URL? = nil, environment: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         let output = Pipe()
         let error = Pipe()
@@ -48,6 +56,7 @@ public enum MoultProcess {
         return Result(
             exitCode: process.terminationStatus,
             standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData, as: UTF8.self))
+            standardError: String(decoding: errorData, as: UTF8.self),
+            terminatedBySignal: process.terminationReason == .uncaughtSignal)
     }
 }

@@ -70,6 +70,9 @@ public struct EvaluationContext {
     }
 }
 
+@available(*, unavailable)
+extension EvaluationContext: Sendable {}
+
 /// The value of a variable in an ``EvaluationContext``.
 public enum VariableValue {
     /// Not set: evaluating the variable is an error.

@@ -12,8 +12,17 @@ extension ExpressionCompiler {
             let rest = try path(components.dropFirst(), schema: destinationSchema(of: first, in: schema))
             let isLast = components.count == 1
             if let slot {
-                if isLast { return { context in try ExpressionCompiler.object(context).value(atSlot: slot) } }
-                return { context in try rest(try ExpressionCompiler.object(context).value(atSlot: slot), context) }
+                // Read through the optional in place: no copy of the existential per row.
+                if isLast {
+                    return { context in
+                        guard let value = context.object?.value(atSlot: slot) else { throw ExpressionCompiler.noObject }
+                        return value
+                    }
+                }
+                return { context in
+                    guard let value = context.object?.value(atSlot: slot) else { throw ExpressionCompiler.noObject }
+                    return try rest(value, context)
+                }
             }
             return { context in try rest(try ExpressionCompiler.object(context).value(forKey: first), context) }
         case .variable(let name):

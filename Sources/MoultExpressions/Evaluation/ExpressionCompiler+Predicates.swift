@@ -49,10 +49,30 @@ extension ExpressionCompiler {
         if comparison.modifier == .direct, options.isEmpty, case .constant(let constant) = comparison.rhs,
             let number = Number(constant), op.isNumericComparable
         {
+            if let slot = try directSlot(comparison.lhs) {
+                return { context in
+                    guard let value = context.object?.value(atSlot: slot) else { throw ExpressionCompiler.noObject }
+                    if let a = Number(value) { return op.holds(for: compareNumbers(a, number)) }
+                    return try Comparison.test(op, value, constant, options: options, matcher: matcher)
+                }
+            }
             return { context in
                 let value = try lhs(context)
                 if let a = Number(value) { return op.holds(for: compareNumbers(a, number)) }
                 return try Comparison.test(op, value, constant, options: options, matcher: matcher)
+            }
+        }
+        // Constant needles of BEGINSWITH / ENDSWITH / CONTAINS: compared on the UTF-8 bytes in place.
+        if comparison.modifier == .direct, options.isEmpty, case .constant(.string(let needle)) = comparison.rhs,
+            op == .beginsWith || op == .endsWith || op == .contains
+        {
+            let bytes = Array(needle.utf8)
+            return { context in
+                let value = try lhs(context)
+                guard case .string(var haystack) = value else {
+                    return try Comparison.test(op, value, .string(needle), options: options, matcher: matcher)
+                }
+                return haystack.withUTF8 { StringOperations.test(op, $0, bytes) }
             }
         }
         let rhs = try evaluator(comparison.rhs)

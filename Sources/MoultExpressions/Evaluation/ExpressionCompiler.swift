@@ -180,17 +180,37 @@ public struct ExpressionCompiler: Sendable {
         }
     }
 
+    /// The slot of a one-key key path on the evaluated object (`age`, `$source.age`), when the
+    /// schema gives it one.
+    func directSlot(_ node: ExpressionNode) throws(ExpressionError) -> Int? {
+        guard case .keyPath(let base, let components) = node, base == .evaluatedObject || base == .variable("source"),
+            components.count == 1, !components[0].hasPrefix("@"), let schema
+        else { return nil }
+        guard let slot = schema.slot(of: components[0]) else {
+            throw ExpressionError(.unknownKey, "the entity has no property \"\(components[0])\"", expected: "one of: \(schema.keys.prefix(20).joined(separator: ", "))")
+        }
+        return slot
+    }
+
+    static let noObject = ExpressionError(.missingBinding, "no object to evaluate on ($source / SELF is not set)")
+
     @inline(__always)
     static func object(_ context: EvaluationContext) throws(ExpressionError) -> any ObjectRecord {
-        guard let object = context.object else {
-            throw ExpressionError(.missingBinding, "no object to evaluate on ($source / SELF is not set)")
-        }
+        guard let object = context.object else { throw noObject }
         return object
     }
 
     private func arithmetic(_ op: ArithmeticOperator, _ lhs: ExpressionNode, _ rhs: ExpressionNode) throws(ExpressionError) -> Evaluator {
+        // The hot case of mapping models: a key path and a double constant, e.g. `$source.t - 32.0`,
+        // fused into one closure that reads the slot itself.
+        if case .constant(.double(let constant)) = rhs, let slot = try directSlot(lhs) {
+            return { context in
+                guard let value = context.object?.value(atSlot: slot) else { throw ExpressionCompiler.noObject }
+                if case .double(let x) = value { return .double(Arithmetic.doubles(op, x, constant)) }
+                return try Arithmetic.apply(op, value, .double(constant))
+            }
+        }
         let left = try evaluator(lhs)
-        // The hot case of mapping models: a key path and a double constant, e.g. `$source.t - 32.0`.
         if case .constant(.double(let constant)) = rhs {
             return { context in
                 let value = try left(context)

@@ -94,12 +94,17 @@ enum StringOperations {
     /// `CONTAINS`, `BEGINSWITH`, `ENDSWITH` on strings, literally (by scalars) after folding.
     /// An empty needle matches nothing, as NSString's `rangeOfString:` finds nothing for it.
     static func test(_ op: ComparisonOperator, _ haystack: String, _ needle: String, options: StringComparisonOptions) -> Bool {
-        let h = Array(fold(haystack, options).utf8)
+        var h = fold(haystack, options)
         let n = Array(fold(needle, options).utf8)
+        return h.withUTF8 { test(op, $0, n) }
+    }
+
+    /// The same on UTF-8 bytes.
+    static func test(_ op: ComparisonOperator, _ h: UnsafeBufferPointer<UInt8>, _ n: [UInt8]) -> Bool {
         guard !n.isEmpty, n.count <= h.count else { return false }
         switch op {
         case .beginsWith: return h[0..<n.count].elementsEqual(n)
-        case .endsWith: return h[(h.count - n.count)...].elementsEqual(n)
+        case .endsWith: return h[(h.count - n.count)..<h.count].elementsEqual(n)
         default:
             // UTF-8 is self-synchronising: a byte match of a whole valid needle is a scalar match.
             let last = h.count - n.count

@@ -30,7 +30,7 @@ enum Number {
     var decimalValue: Decimal {
         switch self {
         case .int(let number): Decimal(number)
-        case .double(let number): Decimal(number)
+        case .double(let number): number.isFinite ? Decimal(number) : .nan
         case .decimal(let number): number
         }
     }

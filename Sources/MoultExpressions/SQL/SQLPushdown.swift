@@ -86,7 +86,8 @@ public struct SQLPushdown: Sendable {
             let function = selector == "uppercase:" ? "upper" : "lower"
             return SQLValueFragment(
                 value: SQLFragment(sql: "\(function)(\(text.sql))", arguments: text.arguments),
-                fallbackCondition: SQLFragment(sql: "(\(text.sql)) GLOB '*[^\u{01}-\u{7f}]*'", arguments: text.arguments))
+                fallbackCondition: SQLFragment(
+                    sql: "(\(text.sql)) GLOB '*[^' || char(1) || '-' || char(127) || ']*'", arguments: text.arguments))
         }
         guard let typed = try? value(node), typed.kind != .null || node == .constant(.null) else { return nil }
         return SQLValueFragment(value: SQLFragment(sql: typed.sql, arguments: typed.arguments), fallbackCondition: nil)

@@ -124,8 +124,9 @@ extension ExpressionNode: CustomStringConvertible {
         if parenthesized { text += ")" }
     }
 
-    /// A key as written in a key path: escaped with `#` when it is a reserved word.
-    static func keyText(_ key: String) -> String {
+    /// A key as written in a key path: escaped with `#` when it is a reserved word of the language
+    /// (`size` is fine, `#SIZE`… any case of `SIZE` is reserved: `$source.#size`).
+    public static func keyText(_ key: String) -> String {
         if key.hasPrefix("@") { return key }
         return Parser.reservedWords.contains(key.uppercased()) ? "#" + key : key
     }

@@ -142,6 +142,7 @@ struct Lexer {
         guard let value = Double(digits) else {
             throw error("malformed number", expected: "a number", at: start)
         }
+        guard value.isFinite else { throw error("number out of range", expected: "a number below 1.8e308", at: start) }
         return .double(value)
     }
 
@@ -176,6 +177,7 @@ struct Lexer {
             position += 1
         }
         guard count > 0 else { throw error("malformed number", expected: "a base-\(radix) digit", at: position) }
+        guard approximate.isFinite else { throw error("number out of range", expected: "a number below 1.8e308", at: start) }
         return overflowed ? .double(approximate) : .integer(value)
     }
 

@@ -40,6 +40,11 @@ struct Parser {
         "FIRST", "LAST", "SIZE", "ANYKEY", "SUBQUERY", "FETCH", "CAST", "TRUEPREDICATE", "FALSEPREDICATE",
     ]
 
+    /// Reserved words that are operators, never the start of an operand.
+    static let operatorWords: Set<String> = [
+        "AND", "OR", "IN", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH", "BETWEEN",
+    ]
+
     /// Deeper nesting than this is refused, so that hostile input cannot exhaust the stack.
     static let maximumDepth = 200
 
@@ -90,6 +95,17 @@ struct Parser {
     private func keyword(at offset: Int) -> String? {
         guard index + offset < tokens.count, case .identifier(let name) = tokens[index + offset].kind else { return nil }
         return name.uppercased()
+    }
+
+    /// Counts one more level of a left-deep operator chain (`a + b + c …` nests like parentheses).
+    private mutating func deepen(_ levels: inout Int) throws(ExpressionError) {
+        depth += 1
+        levels += 1
+        guard depth <= Parser.maximumDepth else {
+            throw ExpressionError(
+                .syntax, "more than \(Parser.maximumDepth) operators or levels of nesting", expected: "a simpler expression",
+                source: text, offset: current.offset)
+        }
     }
 
     private mutating func nested<T>(_ body: (inout Parser) throws(ExpressionError) -> T) throws(ExpressionError) -> T {
@@ -191,7 +207,11 @@ struct Parser {
         let lhs = try asExpression(left, at: start)
         let options = try comparisonOptions()
         let rhsStart = current
-        guard current.kind != .end else { throw unexpected(expected: "an expression after \"\(op.rawValue)\"") }
+        if current.kind == .end || Parser.operatorWords.contains(keyword ?? "")
+            || [")", "]", "}", ",", "*", "/", "**", "==", "=", "!=", "<", ">", "<=", ">=", "&&", "||"].contains(where: isSymbol)
+        {
+            throw unexpected(expected: "an expression after \"\(op.rawValue)\"")
+        }
         let rhs = try asExpression(try parseAdditive(), at: rhsStart)
         if op == .between, case .array(let bounds) = rhs, bounds.count != 2 {
             throw error("BETWEEN needs exactly two bounds", expected: "{lower, upper}", at: rhsStart)
@@ -247,9 +267,12 @@ struct Parser {
 
     private mutating func parseAdditive() throws(ExpressionError) -> Parsed {
         let start = current
+        var levels = 0
+        defer { depth -= levels }
         var left = try parseMultiplicative()
         while isSymbol("+") || isSymbol("-") {
             let op: ArithmeticOperator = isSymbol("+") ? .add : .subtract
+            try deepen(&levels)
             let lhs = try asExpression(left, at: start)
             advance()
             let rightStart = current
@@ -261,9 +284,12 @@ struct Parser {
 
     private mutating func parseMultiplicative() throws(ExpressionError) -> Parsed {
         let start = current
+        var levels = 0
+        defer { depth -= levels }
         var left = try parsePower()
         while isSymbol("*") || isSymbol("/") {
             let op: ArithmeticOperator = isSymbol("*") ? .multiply : .divide
+            try deepen(&levels)
             let lhs = try asExpression(left, at: start)
             advance()
             let rightStart = current
@@ -439,6 +465,7 @@ struct Parser {
         default:
             break
         }
+        if Parser.operatorWords.contains(upper) { throw unexpected(expected: "an expression") }
         if Parser.reservedWords.contains(upper) {
             throw error("\"\(name)\" is a reserved word here", expected: "an expression (write #\(name) for a key named \(name))")
         }

@@ -1,17 +1,10 @@
+import MoultExpressions
+
 /// Helpers that spell expression text the way Moult's expression language reads it.
 enum ExpressionText {
-    /// Words of the predicate/expression language that must be escaped with `#` in a key path.
-    static let reservedWords: Set<String> = [
-        "AND", "OR", "IN", "NOT", "ALL", "ANY", "SOME", "NONE", "LIKE", "CASEINSENSITIVE", "CI", "MATCHES",
-        "CONTAINS", "BEGINSWITH", "ENDSWITH", "BETWEEN", "NULL", "NIL", "SELF", "TRUE", "YES", "FALSE", "NO",
-        "FIRST", "LAST", "SIZE", "ANYKEY", "SUBQUERY", "FETCH", "CAST", "TRUEPREDICATE", "FALSEPREDICATE",
-        "UTI-CONFORMS-TO", "UTI-EQUALS", "FUNCTION", "TERNARY",
-    ]
-
-    /// One key path component, escaped with `#` when it is a reserved word or not an identifier.
+    /// One key path component, escaped with `#` when it is a reserved word of the expression language.
     static func keyPathComponent(_ name: String) -> String {
-        if reservedWords.contains(name.uppercased()) { return "#" + name }
-        return name
+        ExpressionNode.keyText(name)
     }
 
     /// A key path (`a.b.c`), each component escaped as needed.

@@ -1,5 +1,7 @@
+import MoultExpressions
+
 /// A light scanner over expression and predicate text: enough to find the source keys and mapping
-/// names a mapping refers to, and unbalanced quotes or brackets. Full parsing is MoultExpressions' job.
+/// names a mapping refers to; syntax is checked by MoultExpressions' parser.
 enum ExpressionScanner {
     /// Tokens outside string literals: identifiers (with `$`, `#`), strings, and single characters.
     enum Token: Equatable {
@@ -50,23 +52,27 @@ enum ExpressionScanner {
         return (result, nil)
     }
 
+    /// What is wrong with a value expression's syntax (line, column, a caret under the spot, what was
+    /// expected), or nil when MoultExpressions parses it.
     static func syntaxProblem(in text: String) -> String? {
-        let (tokens, problem) = tokens(text)
-        if let problem { return problem }
-        var stack: [Character] = []
-        let pairs: [Character: Character] = [")": "(", "]": "[", "}": "{"]
-        for case .symbol(let c) in tokens {
-            if "([{".contains(c) { stack.append(c) }
-            if let open = pairs[c] {
-                guard stack.popLast() == open else { return "'\(c)' closes nothing" }
-            }
+        do {
+            _ = try ExpressionNode(parsing: text)
+            return nil
+        } catch {
+            return error.description
         }
-        if let open = stack.last { return "'\(open)' is not closed" }
-        if tokens.isEmpty { return "the expression is empty" }
-        return nil
     }
 
-    private static let keywords: Set<String> = ExpressionText.reservedWords
+    /// The same for a predicate (a filter).
+    static func predicateSyntaxProblem(in text: String) -> String? {
+        do {
+            _ = try PredicateNode(parsing: text)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
 
     static func sourceKeys(in text: String, implicit: Bool) -> [String] {
         let tokens = tokens(text).tokens
@@ -77,7 +83,7 @@ enum ExpressionScanner {
             if word == "$source", index + 2 < tokens.count, tokens[index + 1] == .symbol("."), case .word(let key) = tokens[index + 2] {
                 keys.append(key.hasPrefix("#") ? String(key.dropFirst()) : key)
             } else if implicit, !previousIsDot, !word.hasPrefix("$"), !word.hasPrefix("@"),
-                !keywords.contains(word.uppercased()) || word.hasPrefix("#"),
+                ExpressionNode.keyText(word) == word || word.hasPrefix("#"),
                 !(index + 1 < tokens.count && tokens[index + 1] == .symbol("("))
             {
                 keys.append(word.hasPrefix("#") ? String(word.dropFirst()) : word)

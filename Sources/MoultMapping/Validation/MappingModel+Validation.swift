@@ -78,6 +78,9 @@ private struct EntityMappingValidator {
             issues.append(issue(.versionHashMismatch, "the recorded hash of \(destinationEntity.name) is \(recorded.hex); the destination model's is \(actual.hex)"))
         }
         if let filter = mapping.filterPredicate {
+            if let problem = ExpressionScanner.predicateSyntaxProblem(in: filter) {
+                issues.append(issue(.unparsableExpression, "the filter '\(filter)' does not parse: \(problem)"))
+            }
             issues += sourceKeys(in: filter, implicit: true).compactMap { key in
                 guard let sourceEntity, !hasProperty(key, sourceEntity.name, in: source) else { return nil }
                 return issue(.missingProperty, "the filter '\(filter)' names \(key), which \(sourceEntity.name) does not have")

@@ -28,6 +28,48 @@ final class CompiledMapping {
     let attributeValues: [AttributeValueSource]
     /// Relationship mappings, compiled.
     let relationships: [(name: String, expression: CompiledExpression)]
+    /// For each relationship, the shape Core Data's mapping models nearly always have,
+    /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "<M>", $source[.<to-one>])`,
+    /// recognised once so that stage 2 looks the association up directly instead of evaluating the
+    /// expression per object; nil for any other expression.
+    let directLookups: [DirectLookup?]
+
+    /// Stage 1 as one `INSERT … SELECT` per chunk, when the mapping allows it; nil otherwise.
+    let bulkCopy: BulkCopy?
+
+    /// The SQL form of stage 1: one destination object per source object, every attribute a constant or
+    /// a plain copy of a source attribute of the same kind, the filter (if any) in SQL, the default
+    /// policy. It writes exactly what the per-object path writes, without bringing the values into Swift.
+    struct BulkCopy {
+        /// `INSERT INTO <destination> … SELECT … FROM moult_source.<source> …`; its arguments are the
+        /// first primary key, ``constants``, the chunk's bounds, then the filter's.
+        let insertSQL: String
+        let constants: [Value]
+        /// The source keys the insert reads, in order, for the associations.
+        let keysSQL: String
+    }
+
+    /// Stage 2's read, when every relationship is a direct lookup and the policy the default: only the
+    /// keys and the to-one columns the lookups use, not the attributes.
+    let keysOnlyRead: KeysOnlyRead?
+
+    struct KeysOnlyRead {
+        let sql: String
+        /// For each to-one read: its slot, its column in the result, its companion column, and the
+        /// destination's `Z_ENT` when there is no companion.
+        let toOnes: [(slot: Int, column: Int, entityColumn: Int?, destinationNumber: Int32)]
+    }
+
+    /// The schema name the source is attached under on the destination's connection.
+    static let attachedSource = "moult_source"
+
+    /// A relationship value read straight from the association table.
+    struct DirectLookup {
+        /// The entity mapping whose destinations the relationship holds.
+        let mappingName: String
+        /// The source slot of the to-one relationship whose object is looked up; nil for `$source` itself.
+        let slot: Int?
+    }
     /// To-many relationships of the source that the mapping's expressions use, loaded per chunk, with
     /// their slot (after the cursor's attribute and to-one slots).
     let toManyLoads: [(slot: Int, name: String)]
@@ -93,7 +135,7 @@ final class CompiledMapping {
                 let description = destinationModel.attribute(named: column.name, of: destinationName)
                 let defaultForNil: Value = description.map { $0.isOptional ? .null : DefaultValues.value(of: $0) } ?? .null
                 if let propertyMapping = mapping.attributeMapping(named: column.name) {
-                    let text = propertyMapping.valueExpression ?? "$source.\(Self.escapedKey(column.name))"
+                    let text = propertyMapping.valueExpression ?? PropertyMapping.sourceValue(column.name)
                     if propertyMapping.valueExpression == nil, sourceSchema?.slot(of: column.name) == nil {
                         attributeValues.append(.constant(description.map(DefaultValues.value(of:)) ?? .null))
                     } else {
@@ -102,7 +144,7 @@ final class CompiledMapping {
                 } else if mapping.effectiveType == .copy, sourceSchema?.slot(of: column.name) != nil {
                     attributeValues.append(
                         .expression(
-                            try compileExpression("$source.\(Self.escapedKey(column.name))", property: column.name),
+                            try compileExpression(PropertyMapping.sourceValue(column.name), property: column.name),
                             defaultForNil: defaultForNil))
                 } else {
                     attributeValues.append(.constant(description.map(DefaultValues.value(of:)) ?? .null))
@@ -129,11 +171,14 @@ final class CompiledMapping {
             }
             let text =
                 propertyMapping.valueExpression
-                ?? "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(propertyMapping.name)\", $source.\(Self.escapedKey(propertyMapping.name)))"
+                ?? PropertyMapping.destinationInstances(sourceRelationship: propertyMapping.name)
             if propertyMapping.valueExpression == nil, sourceSchema?.slot(of: propertyMapping.name) == nil { continue }
             relationships.append((propertyMapping.name, try compileExpression(text, property: propertyMapping.name)))
         }
         self.relationships = relationships
+        let schema = sourceSchema
+        let sourceLayout = source
+        directLookups = relationships.map { Self.directLookup($0.expression.node, schema: schema, source: sourceLayout) }
 
         // To-many source relationships the expressions read: loaded per chunk.
         var toManyLoads: [(slot: Int, name: String)] = []
@@ -170,6 +215,99 @@ final class CompiledMapping {
             filter = nil
             filterSQL = nil
         }
+        keysOnlyRead = Self.keysOnlyRead(
+            policy: policy, source: source, schema: sourceSchema, directLookups: directLookups, hasSwiftFilter: filter != nil,
+            filterSQL: filterSQL)
+        bulkCopy = Self.bulkCopy(
+            policy: policy, source: source, destination: destination, attributeValues: attributeValues,
+            hasSwiftFilter: filter != nil, filterSQL: filterSQL)
+    }
+
+    /// The keys-only read of stage 2, when the relationships allow it.
+    static func keysOnlyRead(
+        policy: any EntityMigrationPolicy, source: EntityLayout?, schema: KeySchema?, directLookups: [DirectLookup?],
+        hasSwiftFilter: Bool, filterSQL: SQLCondition?
+    ) -> KeysOnlyRead? {
+        guard policy is DefaultMigrationPolicy, !hasSwiftFilter, let source, let schema, directLookups.allSatisfy({ $0 != nil })
+        else { return nil }
+        var columns = ["Z_PK", "Z_ENT"]
+        var toOnes: [(slot: Int, column: Int, entityColumn: Int?, destinationNumber: Int32)] = []
+        for slot in Set(directLookups.compactMap { $0?.slot }).sorted() {
+            guard let toOne = source.toOne(named: schema.keys[slot]) else { return nil }
+            let column = columns.count
+            columns.append(toOne.column)
+            var entityColumn: Int?
+            if let companion = toOne.entityColumn {
+                entityColumn = columns.count
+                columns.append(companion)
+            }
+            toOnes.append((slot, column, entityColumn, toOne.destinationNumber))
+        }
+        var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(source.table) WHERE Z_ENT = \(source.number) AND Z_PK > ? AND Z_PK <= ?"
+        if let filterSQL { sql += " AND (\(filterSQL.sql))" }
+        sql += " ORDER BY Z_PK"
+        return KeysOnlyRead(sql: sql, toOnes: toOnes)
+    }
+
+    /// The SQL form of stage 1, when every attribute allows it.
+    static func bulkCopy(
+        policy: any EntityMigrationPolicy, source: EntityLayout?, destination: EntityLayout?,
+        attributeValues: [AttributeValueSource], hasSwiftFilter: Bool, filterSQL: SQLCondition?
+    ) -> BulkCopy? {
+        guard policy is DefaultMigrationPolicy, !hasSwiftFilter, let source, let destination, !destination.isAbstract else { return nil }
+        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var selected = ["? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1", "\(destination.number)", "1"]
+        var constants: [Value] = []
+        for (column, value) in zip(destination.attributes, attributeValues) {
+            columns.append(column.column)
+            switch value {
+            case .constant(let constant):
+                selected.append("?")
+                constants.append(DefaultValues.coerce(constant, to: column.type))
+            case .expression(let expression, let defaultForNil):
+                // Only `$source.<attribute>` of the same kind: the stored bytes are then what the
+                // per-object path stores.
+                let key: String
+                switch expression.node {
+                case .keyPath(.variable("source"), let components) where components.count == 1: key = components[0]
+                case .keyPath(.evaluatedObject, let components) where components.count == 1: key = components[0]
+                default: return nil
+                }
+                guard let attribute = source.attribute(named: key),
+                    attribute.type == column.type || (attribute.type.isInteger && column.type.isInteger)
+                else { return nil }
+                if defaultForNil.isNull {
+                    selected.append("s.\(attribute.column)")
+                } else {
+                    selected.append("COALESCE(s.\(attribute.column), ?)")
+                    constants.append(DefaultValues.coerce(defaultForNil, to: column.type))
+                }
+            }
+        }
+        var condition = "s.Z_ENT = \(source.number) AND s.Z_PK > ? AND s.Z_PK <= ?"
+        if let filterSQL { condition += " AND (\(filterSQL.sql))" }
+        let insert = """
+            INSERT INTO main.\(destination.table) (\(columns.joined(separator: ", "))) \
+            SELECT \(selected.joined(separator: ", ")) FROM \(attachedSource).\(source.table) s WHERE \(condition)
+            """
+        let keys = "SELECT s.Z_PK FROM \(source.table) s WHERE \(condition) ORDER BY s.Z_PK"
+        return BulkCopy(insertSQL: insert, constants: constants, keysSQL: keys)
+    }
+
+    /// The direct form of a relationship expression, when it has one.
+    static func directLookup(_ node: ExpressionNode, schema: KeySchema?, source: EntityLayout?) -> DirectLookup? {
+        guard case .function(let receiver?, "destinationInstancesForEntityMappingNamed:sourceInstances:", let arguments) = node,
+            case .variable("manager") = receiver, arguments.count == 2, case .constant(.string(let name)) = arguments[0]
+        else { return nil }
+        switch arguments[1] {
+        case .variable("source"):
+            return DirectLookup(mappingName: name, slot: nil)
+        case .keyPath(.variable("source"), let components) where components.count == 1:
+            guard let source, source.toOne(named: components[0]) != nil, let slot = schema?.slot(of: components[0]) else { return nil }
+            return DirectLookup(mappingName: name, slot: slot)
+        default:
+            return nil
+        }
     }
 
     /// The slots of an entity's objects as the migration reads them: the store cursor's (attributes,
@@ -190,15 +328,4 @@ final class CompiledMapping {
         let columns = Dictionary(layout.attributes.map { ($0.name, SQLColumn(name: $0.column, type: $0.type)) }, uniquingKeysWith: { a, _ in a })
         return { key in columns[key] }
     }
-
-    /// A key written so that the expression parser reads it as a key, reserved words included.
-    static func escapedKey(_ key: String) -> String {
-        reservedWords.contains(key.uppercased()) ? "#\(key)" : key
-    }
-
-    private static let reservedWords: Set<String> = [
-        "AND", "OR", "NOT", "IN", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH", "BETWEEN", "ANY", "ALL", "NONE",
-        "SOME", "NULL", "NIL", "SELF", "TRUE", "FALSE", "YES", "NO", "FIRST", "LAST", "SIZE", "TRUEPREDICATE",
-        "FALSEPREDICATE", "UTI-CONFORMS-TO", "UTI-EQUALS", "SUBQUERY", "FUNCTION", "TERNARY", "CAST",
-    ]
 }

@@ -1,5 +1,5 @@
 import Foundation
-public import MoultAssociations
+import MoultAssociations
 public import MoultExpressions
 public import MoultMapping
 public import MoultModel
@@ -122,7 +122,43 @@ public final class MigrationManager {
             }
         }
         let id = try insert(row, into: layout)
-        try associations.associate(source: source.objectID, destination: id, mapping: compiled.index)
+        pendingAssociations.append(Association(source: source.objectID, destination: id, mapping: compiled.index))
+    }
+
+    /// Stage 1 of a chunk as one `INSERT … SELECT` from the attached source (see ``CompiledMapping/BulkCopy``):
+    /// primary keys continue from the writer's counter in source order, and the chunk's associations
+    /// are recorded from the same keys.
+    func bulkCreate(_ mapping: CompiledMapping, _ bulk: CompiledMapping.BulkCopy, after lowerBound: Int64, through upperBound: Int64)
+        throws
+    {
+        guard let layout = mapping.destination else { return }
+        let filterArguments = mapping.filterSQL?.arguments ?? []
+        let first = try writer.lastPrimaryKey(for: layout.name) + 1
+        let insert = try destination.statement(bulk.insertSQL)
+        do {
+            try insert.bind([.int(first)] + bulk.constants + [.int(lowerBound), .int(upperBound)] + filterArguments)
+            while try insert.step() {}
+        } catch {
+            throw MigrationError(
+                .evaluationFailed, "inserting the chunk's '\(layout.name)' objects failed", mapping: mapping.name, entity: layout.name,
+                underlying: error)
+        }
+        let count = destination.changes
+        guard count > 0 else { return }
+        _ = try writer.allocatePrimaryKeys(for: layout.name, count: count)
+        let keys = try sourceStore.database.statement(bulk.keysSQL)
+        try keys.bind([.int(lowerBound), .int(upperBound)] + filterArguments)
+        var next = first
+        while try keys.step() {
+            let source = ObjectID(entity: mapping.source?.number ?? 0, primaryKey: keys.int64(at: 0))
+            pendingAssociations.append(Association(source: source, destination: ObjectID(entity: layout.number, primaryKey: next), mapping: mapping.index))
+            next += 1
+        }
+        keys.reset()
+        guard next - first == Int64(count) else {
+            throw MigrationError(
+                .evaluationFailed, "the chunk inserted \(count) objects but read \(next - first) source keys", mapping: mapping.name)
+        }
     }
 
     private func insert(_ row: [Value], into layout: EntityLayout) throws -> ObjectID {
@@ -141,13 +177,30 @@ public final class MigrationManager {
 
     // MARK: - Associations
 
+    /// Associations recorded in the chunk and not yet written: written together (ascending keys are
+    /// appends) before any lookup and before the chunk commits.
+    private var pendingAssociations: [Association] = []
+
+    /// Writes the associations recorded since the last flush into the chunk's transaction.
+    func flushAssociations() throws {
+        guard !pendingAssociations.isEmpty else { return }
+        try associations.associate(pendingAssociations)
+        pendingAssociations.removeAll(keepingCapacity: true)
+    }
+
+    /// Forgets the associations of a chunk that failed.
+    func discardPendingAssociations() {
+        pendingAssociations.removeAll(keepingCapacity: true)
+    }
+
     /// Records that `mapping` made `destination` from `source`.
     public func associate(source: ObjectID, destination: ObjectID, mapping: EntityMapping) throws {
-        try associations.associate(source: source, destination: destination, mapping: try compiled(mapping).index)
+        pendingAssociations.append(Association(source: source, destination: destination, mapping: try compiled(mapping).index))
     }
 
     /// The destination objects the named entity mapping made from these source objects.
     public func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectID]) throws -> [ObjectID] {
+        try flushAssociations()
         guard let index = mappingIndexByName[name] else {
             throw MigrationError(.invalidMapping, "no entity mapping is named '\(name)'", mapping: currentMapping?.name)
         }
@@ -160,6 +213,7 @@ public final class MigrationManager {
 
     /// The source objects the named entity mapping made these destination objects from.
     public func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectID]) throws -> [ObjectID] {
+        try flushAssociations()
         guard let index = mappingIndexByName[name] else {
             throw MigrationError(.invalidMapping, "no entity mapping is named '\(name)'", mapping: currentMapping?.name)
         }
@@ -173,20 +227,34 @@ public final class MigrationManager {
     /// The destinations of these source objects through whichever mappings migrate the destination
     /// entity of the source relationship `name` of the current mapping's source entity.
     public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectID]) throws -> [ObjectID] {
+        try flushAssociations()
         guard let mapping = currentMapping, let sourceEntity = mapping.sourceEntityName,
             let relationship = sourceModel.relationship(named: name, of: sourceEntity)
         else {
             throw MigrationError(
                 .invalidMapping, "the source entity has no relationship named '\(name)'", mapping: currentMapping?.name)
         }
+        // Only mappings that make objects the destination relationship can hold: a source object may
+        // also be migrated into an unrelated entity (an Adult into its Company).
+        var accepted: Set<Int32>?
+        if let destinationEntity = mapping.destinationEntityName,
+            let destinationRelationship = destinationModel.relationship(named: name, of: destinationEntity),
+            let target = destinationLayout.entity(named: destinationRelationship.destinationEntity)
+        {
+            accepted = Set(target.hierarchyNumbers)
+        }
+        let relevant = mappings.filter { compiled in
+            guard let accepted else { return true }
+            return compiled.destination.map { accepted.contains($0.number) } ?? false
+        }
         var result: [ObjectID] = []
         for source in sourceInstances {
             guard let entity = sourceLayout.entity(number: source.entity) else { continue }
             // Mappings whose source entity is this object's own entity, or (for objects of a sub-entity
             // migrated by a mapping of the destination entity) the relationship's destination.
-            let candidates = mappings.filter { $0.source?.number == entity.number }.map(\.index)
+            let candidates = relevant.filter { $0.source?.number == entity.number }.map(\.index)
             let fallback = candidates.isEmpty
-                ? mappings.filter { $0.mapping.sourceEntityName == relationship.destinationEntity }.map(\.index) : candidates
+                ? relevant.filter { $0.mapping.sourceEntityName == relationship.destinationEntity }.map(\.index) : candidates
             result += try associations.destinations(forSource: source, mappings: fallback)
         }
         return result
@@ -197,10 +265,24 @@ public final class MigrationManager {
     /// Stage 2's default: every relationship mapping evaluated and set on the destination object.
     public func createDefaultRelationships(for destination: ObjectID, source: MigrationObject, mapping: EntityMapping) throws {
         let compiled = try self.compiled(mapping)
-        context.object = source
-        context[variableSlot: sourceSlot] = .object(source)
-        context[variableSlot: destinationSlot] = .value(.object(destination))
-        for (name, expression) in compiled.relationships {
+        var contextIsSet = false
+        for (index, (name, expression)) in compiled.relationships.enumerated() {
+            if let direct = compiled.directLookups[index], let mapping = mappingIndexByName[direct.mappingName] {
+                var key = source.objectID.primaryKey
+                if let slot = direct.slot {
+                    guard case .object(let id) = source.value(atSlot: slot) else { continue }
+                    key = id.primaryKey
+                }
+                try flushAssociations()
+                try setRelationship(name, of: destination, to: try associations.destinations(forMapping: mapping, source: key))
+                continue
+            }
+            if !contextIsSet {
+                context.object = source
+                context[variableSlot: sourceSlot] = .object(source)
+                context[variableSlot: destinationSlot] = .value(.object(destination))
+                contextIsSet = true
+            }
             let value: Value
             do {
                 value = try expression.evaluate(context)
@@ -225,28 +307,103 @@ public final class MigrationManager {
     /// to-many's destinations, or the join rows of a many-to-many. Adding is idempotent, so a chunk
     /// replayed after a crash writes the same rows.
     public func setRelationship(_ name: String, of object: ObjectID, to targets: [ObjectID]) throws {
-        guard let layout = destinationLayout.entity(number: object.entity) else {
-            throw MigrationError(.invalidMapping, "no destination entity has Z_ENT \(object.entity)", mapping: currentMapping?.name)
+        let plan = try relationshipWrite(name, entity: object.entity)
+        for target in targets where !plan.accepted.contains(target.entity) {
+            let found = destinationLayout.entity(number: target.entity)?.name ?? "Z_ENT \(target.entity)"
+            throw MigrationError(
+                .evaluationFailed,
+                "the relationship '\(name)' of \(plan.entityName) \(object) holds \(plan.destinationName) objects, not the \(found) \(target)",
+                mapping: currentMapping?.name, entity: plan.entityName, primaryKey: object.primaryKey)
         }
-        if let toOne = layout.toOne(named: name) {
+        switch plan.kind {
+        case .toOne(let update, let inverse):
             guard let target = targets.first else { return }
-            if let entityColumn = toOne.entityColumn {
-                try destination.execute(
-                    "UPDATE \(layout.table) SET \(toOne.column) = ?, \(entityColumn) = ? WHERE Z_PK = ?",
-                    [.int(target.primaryKey), .int(Int64(target.entity)), .int(object.primaryKey)])
-            } else {
-                try destination.execute(
-                    "UPDATE \(layout.table) SET \(toOne.column) = ? WHERE Z_PK = ?", [.int(target.primaryKey), .int(object.primaryKey)])
-            }
-            return
+            try update.run(object: object, target: target, in: destination)
+            // A one-to-one is stored on both sides: keep the inverse's column in step, as Core Data does.
+            try inverse?[target.entity]?.run(object: target, target: object, in: destination)
+        case .toMany:
+            try writer.relate(name, object, to: targets)
         }
-        guard let toMany = layout.toMany(named: name) else {
+    }
+
+    /// How a relationship of an entity is written, worked out once per (entity, relationship).
+    private struct RelationshipWrite {
+        enum Kind {
+            /// The to-one's update and, for a one-to-one, the inverse's update by the target's entity.
+            case toOne(ToOneUpdate, inverse: [Int32: ToOneUpdate]?)
+            case toMany
+        }
+
+        var kind: Kind
+        var entityName: String
+        var destinationName: String
+        /// The `Z_ENT` values a target may have: the destination entity's and its sub-entities'.
+        var accepted: [Int32]
+    }
+
+    /// `UPDATE <table> SET <column> = ?[, <companion> = ?] WHERE Z_PK = ?`.
+    private struct ToOneUpdate {
+        var sql: String
+        var hasEntityColumn: Bool
+
+        init(_ toOne: ToOneColumn, table: String) {
+            hasEntityColumn = toOne.entityColumn != nil
+            sql = toOne.entityColumn.map { "UPDATE \(table) SET \(toOne.column) = ?, \($0) = ? WHERE Z_PK = ?" }
+                ?? "UPDATE \(table) SET \(toOne.column) = ? WHERE Z_PK = ?"
+        }
+
+        func run(object: ObjectID, target: ObjectID, in database: Database) throws {
+            let statement = try database.statement(sql)
+            try statement.bind(target.primaryKey, at: 1)
+            if hasEntityColumn {
+                try statement.bind(Int64(target.entity), at: 2)
+                try statement.bind(object.primaryKey, at: 3)
+            } else {
+                try statement.bind(object.primaryKey, at: 2)
+            }
+            while try statement.step() {}
+        }
+    }
+
+    private struct RelationshipKey: Hashable {
+        var entity: Int32
+        var name: String
+    }
+
+    private var relationshipWrites: [RelationshipKey: RelationshipWrite] = [:]
+
+    private func relationshipWrite(_ name: String, entity number: Int32) throws -> RelationshipWrite {
+        let key = RelationshipKey(entity: number, name: name)
+        if let plan = relationshipWrites[key] { return plan }
+        guard let layout = destinationLayout.entity(number: number) else {
+            throw MigrationError(.invalidMapping, "no destination entity has Z_ENT \(number)", mapping: currentMapping?.name)
+        }
+        let plan: RelationshipWrite
+        if let toOne = layout.toOne(named: name) {
+            var inverseUpdates: [Int32: ToOneUpdate]?
+            if let relationship = destinationModel.relationship(named: name, of: layout.name),
+                let inverse = destinationModel.inverse(of: relationship), !inverse.isToMany
+            {
+                inverseUpdates = [:]
+                for number in destinationLayout.entity(named: toOne.destination)?.hierarchyNumbers ?? [] {
+                    guard let target = destinationLayout.entity(number: number), let column = target.toOne(named: inverse.name) else { continue }
+                    inverseUpdates?[number] = ToOneUpdate(column, table: target.table)
+                }
+            }
+            plan = RelationshipWrite(
+                kind: .toOne(ToOneUpdate(toOne, table: layout.table), inverse: inverseUpdates), entityName: layout.name,
+                destinationName: toOne.destination, accepted: destinationLayout.entity(named: toOne.destination)?.hierarchyNumbers ?? [])
+        } else if let toMany = layout.toMany(named: name) {
+            plan = RelationshipWrite(
+                kind: .toMany, entityName: layout.name, destinationName: toMany.destination,
+                accepted: destinationLayout.entity(named: toMany.destination)?.hierarchyNumbers ?? [])
+        } else {
             throw MigrationError(
                 .invalidMapping, "the destination entity '\(layout.name)' has no relationship '\(name)'",
                 mapping: currentMapping?.name, entity: layout.name)
         }
-        _ = toMany
-        try writer.relate(name, object, to: targets)
+        relationshipWrites[key] = plan
+        return plan
     }
 
     /// Sets an attribute of a destination object already created.
@@ -334,6 +491,29 @@ public final class MigrationManager {
                 }
             }
             objects = kept
+        }
+        return objects
+    }
+
+    /// Stage 2's source objects with only their keys and the to-one values the direct lookups use (see
+    /// ``CompiledMapping/KeysOnlyRead``); the other slots are nil.
+    func sourceKeys(_ mapping: CompiledMapping, _ read: CompiledMapping.KeysOnlyRead, after lowerBound: Int64, through upperBound: Int64)
+        throws -> [MigrationObject]
+    {
+        guard let layout = mapping.source, let schema = mapping.sourceSchema else { return [] }
+        let statement = try sourceStore.database.statement(read.sql)
+        try statement.bind([.int(lowerBound), .int(upperBound)] + (mapping.filterSQL?.arguments ?? []))
+        defer { statement.reset() }
+        var objects: [MigrationObject] = []
+        let empty = [Value](repeating: .null, count: schema.keys.count)
+        while try statement.step() {
+            var values = empty
+            for toOne in read.toOnes where !statement.isNull(at: toOne.column) {
+                let entity = toOne.entityColumn.map { Int32(truncatingIfNeeded: statement.int64(at: $0)) } ?? toOne.destinationNumber
+                values[toOne.slot] = .object(ObjectID(entity: entity, primaryKey: statement.int64(at: toOne.column)))
+            }
+            let id = ObjectID(entity: Int32(truncatingIfNeeded: statement.int64(at: 1)), primaryKey: statement.int64(at: 0))
+            objects.append(MigrationObject(objectID: id, entityName: layout.name, schema: schema, values: values))
         }
         return objects
     }

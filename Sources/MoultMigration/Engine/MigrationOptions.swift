@@ -24,15 +24,20 @@ public struct MigrationOptions: Sendable, Hashable {
     public var stopAtFirstValidationFailure: Bool
     /// Predicates that split every pass into partitions (`name BEGINSWITH "A"`, …), run in order.
     public var partitions: [String]
+    /// Run stage 1 of the mappings that allow it (plain copies of attributes, SQL filters, the default
+    /// policy) as one `INSERT … SELECT` per chunk inside SQLite. The result is the same either way;
+    /// turning it off forces the per-object path (for comparison).
+    public var bulkSQL: Bool
     /// The work directory (checkpointed partial destination, association table); by default beside
     /// the output, named after it with `.moult` appended.
     public var workDirectory: URL?
 
     public init(
         chunkSize: Int = 10_000, associations: AssociationStorage = .lmdb, durable: Bool = false,
-        pageCacheKiB: Int = 16 * 1024, validate: Bool = true, stopAtFirstValidationFailure: Bool = false,
-        partitions: [String] = [], workDirectory: URL? = nil
+        pageCacheKiB: Int = 4 * 1024, validate: Bool = true, stopAtFirstValidationFailure: Bool = false,
+        partitions: [String] = [], workDirectory: URL? = nil, bulkSQL: Bool = true
     ) {
+        self.bulkSQL = bulkSQL
         self.chunkSize = chunkSize
         self.associations = associations
         self.durable = durable

@@ -55,6 +55,9 @@ final class Session {
         }
         mappings = compiled
         manager?.install(compiled)
+        if let destination, migrator.options.bulkSQL {
+            try destination.database.attachReadOnly(migrator.sourceURL, as: CompiledMapping.attachedSource)
+        }
     }
 
     private var partitioner: Partitioner {
@@ -108,7 +111,18 @@ final class Session {
                 }
                 FaultInjection.reach("chunk-start")
                 let chunk = pass.chunks.isEmpty ? nil : pass.chunks[position.chunk]
-                let objects = try chunk.map { try manager.sourceObjects(compiled, after: $0.lowerBound, through: $0.upperBound) } ?? []
+                let bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
+                let keysOnly = pass.stage == .createRelationships && migrator.options.bulkSQL ? compiled.keysOnlyRead : nil
+                let objects: [MigrationObject]
+                if let chunk, bulk == nil {
+                    if let keysOnly {
+                        objects = try manager.sourceKeys(compiled, keysOnly, after: chunk.lowerBound, through: chunk.upperBound)
+                    } else {
+                        objects = try manager.sourceObjects(compiled, after: chunk.lowerBound, through: chunk.upperBound)
+                    }
+                } else {
+                    objects = []
+                }
                 let isLast = position.chunk + 1 == chunkCount
                 var next = position
                 next.done += chunk?.estimatedRows ?? 0
@@ -123,11 +137,15 @@ final class Session {
                     try manager.writer.write {
                         switch pass.stage {
                         case .createObjects:
+                            if let bulk, let chunk {
+                                try manager.bulkCreate(compiled, bulk, after: chunk.lowerBound, through: chunk.upperBound)
+                            }
                             for object in objects {
                                 try policy.createDestinationInstances(for: object, mapping: compiled.mapping, manager: manager)
                             }
                             if isLast { try policy.endInstanceCreation(mapping: compiled.mapping, manager: manager) }
                         case .createRelationships:
+                            try manager.flushAssociations()
                             let destinations = try manager.associations.destinations(
                                 forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
                             for (object, made) in zip(objects, destinations) {
@@ -138,12 +156,14 @@ final class Session {
                             }
                             if isLast { try policy.endRelationshipCreation(mapping: compiled.mapping, manager: manager) }
                         }
+                        try manager.flushAssociations()
                         try Checkpoint.save(next, in: destination.database)
                         FaultInjection.reach("after-rows")
                         try manager.associations.commitChunk(durable: durable)
                         FaultInjection.reach("after-lmdb-commit")
                     }
                 } catch {
+                    manager.discardPendingAssociations()
                     manager.associations.abortChunk()
                     throw error
                 }
@@ -201,6 +221,7 @@ final class Session {
     func finalize(_ plan: MigrationPlan, uuid: String) throws {
         guard let destination else { return }
         let database = destination.database
+        if migrator.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
         try database.write {
             try database.executeScript("DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table)")
             try StoreMetadata(model: migrator.destinationModel, storeUUID: uuid).write(to: database)
@@ -211,9 +232,14 @@ final class Session {
     /// Objects per concrete destination entity.
     func objectCounts() throws -> [String: Int] {
         guard let destination else { return [:] }
+        return try Self.objectCounts(in: destination)
+    }
+
+    /// Objects per concrete entity of a store (sub-entities counted on their own).
+    static func objectCounts(in store: SQLiteStore) throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        for entity in destination.layout.entities where !entity.isAbstract {
-            counts[entity.name] = try destination.count(of: entity.name, includingSubentities: false)
+        for entity in store.layout.entities where !entity.isAbstract {
+            counts[entity.name] = try store.count(of: entity.name, includingSubentities: false)
         }
         return counts
     }

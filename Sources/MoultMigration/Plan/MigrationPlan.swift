@@ -1,4 +1,4 @@
-public import MoultModel
+import MoultModel
 
 /// A migration split into ordered passes and chunks: what the ``StreamingMigrator`` executes, and what
 /// `moult plan` prints.

@@ -234,6 +234,29 @@ public final class Database {
         try transaction(.deferred, body)
     }
 
+    // MARK: - Attached databases
+
+    /// Attaches another database file read-only under a schema name, so that one statement can read
+    /// it and write this one (`INSERT INTO main.T … SELECT … FROM name.T`).
+    ///
+    /// The same rules as a read-only open apply: the file's header is checked first, and a WAL
+    /// database without a `-wal` file is attached as immutable so that nothing is created beside it.
+    /// Not allowed inside a transaction.
+    ///
+    /// - Throws: ``StoreError`` as a read-only open does, or when the name is taken.
+    public func attachReadOnly(_ url: URL, as name: String) throws(StoreError) {
+        let path = url.path(percentEncoded: false)
+        let header = try DatabaseFile.header(path)
+        var query = "mode=ro"
+        if header.isWAL && !FileManager.default.fileExists(atPath: path + "-wal") { query += "&immutable=1" }
+        try makeStatement("ATTACH DATABASE ? AS \(name)").execute([.string(DatabaseFile.uri(path, query: query))])
+    }
+
+    /// Detaches a database attached with ``attachReadOnly(_:as:)``.
+    public func detach(_ name: String) throws(StoreError) {
+        try makeStatement("DETACH DATABASE \(name)").execute()
+    }
+
     // MARK: - Schema
 
     /// Whether a table with this name exists.

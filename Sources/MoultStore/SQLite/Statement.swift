@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import MoultModel
 
 /// A prepared SQL statement of one ``Database``: bind arguments, step through rows, read columns.

@@ -1,1 +1,0 @@
-// Tests of MoultExpressions live in this target.

@@ -1,1 +1,0 @@
-// Tests of MoultMigration live in this target.

@@ -1,0 +1,183 @@
+import Foundation
+import MoultModel
+import MoultStore
+import MoultTestSupport
+import Testing
+
+/// A migration killed at a named point (`MOULT_FAULT`, SIGKILL) resumes to the store an
+/// uninterrupted run makes, byte for byte in every table and in the metadata (store UUID included).
+///
+/// A few points only, each on a small store: the crash harness covers every point at scale.
+@Suite struct ResumeTests {
+    /// A People migration through the CLI, with its arguments.
+    struct Job {
+        var directory: TemporaryDirectory
+        var source: URL
+        var mappings: [String]
+        var target: String
+        var extra: [String] = []
+
+        func arguments(output: URL, chunkSize: Int = 20, mappings: [String]? = nil) -> [String] {
+            var arguments = ["migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", target]
+            for mapping in mappings ?? self.mappings {
+                arguments += ["--mapping", mapping.hasPrefix("/") ? mapping : Fixtures.datasets.appending(path: "People/Mappings/\(mapping).json").path]
+            }
+            return arguments + ["--output", output.path, "--chunk-size", String(chunkSize), "--quiet"] + extra
+        }
+
+        /// Runs to the end, uninterrupted, into `name`.
+        func reference(_ name: String = "reference.sqlite") throws -> URL {
+            let output = directory.appending(name)
+            let result = try MoultProcess.run(arguments(output: output))
+            #expect(result.exitCode == 0, "\(result.standardError)")
+            return output
+        }
+    }
+
+    static func job(_ from: String, persons: Int, mappings: [String], to target: String, extra: [String] = []) throws -> Job {
+        let directory = try TemporaryDirectory()
+        let source = try People.generate(from, persons: persons, in: directory)
+        return Job(directory: directory, source: source, mappings: mappings, target: target, extra: extra)
+    }
+
+    /// (fault point and count, association table): kills in a chunk, between the two commits, after
+    /// a commit, before the finish, after the finished marker and after the rename.
+    static let faults: [(fault: String, association: String)] = [
+        ("chunk-start:5", "lmdb"),
+        ("after-lmdb-commit:9", "lmdb"),
+        ("after-sqlite-commit:13", "lmdb"),
+        ("after-rows:7", "memory"),
+        ("before-finish:1", "lmdb"),
+        ("after-marker:1", "lmdb"),
+        ("after-rename:1", "memory"),
+    ]
+
+    @Test(arguments: faults)
+    func killedV4ToV5ResumesToTheSameStore(fault: String, association: String) throws {
+        let job = try Self.job("v4", persons: 300, mappings: ["v4-to-v5"], to: "v5", extra: ["--association", association])
+        defer { job.directory.remove() }
+        let before = try checksum(job.source)
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        let work = URL(filePath: output.path + ".moult")
+
+        let killed = try MoultProcess.run(job.arguments(output: output), environment: ["MOULT_FAULT": fault])
+        #expect(killed.terminatedBySignal && killed.exitCode == SIGKILL, "\(fault): exit \(killed.exitCode) \(killed.standardError)")
+        #expect(FileManager.default.fileExists(atPath: work.path), "\(fault): the work directory remains")
+        // Nothing at the output until the rename.
+        #expect(FileManager.default.fileExists(atPath: output.path) == fault.hasPrefix("after-rename"), "\(fault)")
+
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume", "--json"])
+        #expect(resumed.exitCode == 0, "\(fault): \(resumed.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: work.path), "\(fault): the work directory is removed")
+        // The report counts the objects however little the resumed run had left to do.
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(resumed.standardOutput.utf8)) as? [String: Any])
+        // In-memory associations die with the process: before the finished marker, the run starts over.
+        let continues = association == "lmdb" || fault.hasPrefix("after-marker") || fault.hasPrefix("after-rename")
+        #expect(json["resumed"] as? Bool == continues, "\(fault)")
+        let entities = try #require(json["entities"] as? [String: Int], "\(fault)")
+        let adults = try ObjectGraph(job.source, model: People.version("v4")).counts["Adult"]
+        #expect(entities["Adult"] == adults, "\(fault): \(entities)")
+        try expectIdentical(reference, output, "\(fault)")
+        try checkV5Counts(output, source: job.source)
+        #expect(try checksum(job.source) == before)
+    }
+
+    /// `--durable` (an fsync per chunk) changes no result: a durable run killed mid-way resumes, even
+    /// without the flag, to the store of a plain uninterrupted run.
+    @Test func durableRunKilledResumesToTheSameStore() throws {
+        let job = try Self.job("v3", persons: 200, mappings: ["v3-to-v4"], to: "v4")
+        defer { job.directory.remove() }
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        let killed = try MoultProcess.run(
+            job.arguments(output: output) + ["--durable"], environment: ["MOULT_FAULT": "after-lmdb-commit:6"])
+        #expect(killed.terminatedBySignal, "\(killed.standardError)")
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume"])
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        try expectIdentical(reference, output, "durable")
+    }
+
+    /// A chain killed in its second step resumes in that step; the result equals an uninterrupted chain.
+    @Test func killedProgressiveChainResumesInItsStep() throws {
+        let job = try Self.job("v2", persons: 200, mappings: ["v2-to-v3", "v3-to-v4"], to: "v4")
+        defer { job.directory.remove() }
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        // Step 1 (v2 → v3) commits 2 passes × 10 chunks × 2 mappings = 40 chunks; the 50th commit is in step 2.
+        let killed = try MoultProcess.run(job.arguments(output: output, chunkSize: 20), environment: ["MOULT_FAULT": "after-sqlite-commit:50"])
+        #expect(killed.terminatedBySignal, "\(killed.standardError)")
+        let steps = URL(filePath: output.path + ".moult-steps")
+        let intermediates = try FileManager.default.contentsOfDirectory(atPath: steps.path)
+        #expect(intermediates.contains("step-1-v3.sqlite"), "\(intermediates)")
+        #expect(FileManager.default.fileExists(atPath: output.path + ".moult"), "step 2's work directory")
+
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume", "--json"])
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(resumed.standardOutput.utf8)) as? [String: Any])
+        #expect(json["resumed"] as? Bool == true)
+        #expect(!FileManager.default.fileExists(atPath: steps.path))
+        try expectIdentical(reference, output, "chain")
+    }
+
+    /// A chain killed between its steps (after step 1's rename, after step 2's finished marker)
+    /// resumes to the same store.
+    @Test(arguments: ["after-rename:1", "after-marker:2", "after-rename:2"])
+    func chainKilledBetweenStepsResumes(fault: String) throws {
+        let job = try Self.job("v2", persons: 100, mappings: ["v2-to-v3", "v3-to-v4"], to: "v4")
+        defer { job.directory.remove() }
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        let killed = try MoultProcess.run(job.arguments(output: output), environment: ["MOULT_FAULT": fault])
+        #expect(killed.terminatedBySignal, "\(fault): \(killed.standardError)")
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume"])
+        #expect(resumed.exitCode == 0, "\(fault): \(resumed.standardError)")
+        try expectIdentical(reference, output, fault)
+        let left = try FileManager.default.contentsOfDirectory(atPath: job.directory.url.path).sorted()
+        #expect(left == [job.source.lastPathComponent, "reference.sqlite", "resumed.sqlite"].sorted(), "\(fault): \(left)")
+    }
+
+    /// A work directory left by a run with another chunk size or another mapping is refused (exit 65,
+    /// the work directory named, kept); the original arguments then resume it.
+    @Test func aCheckpointOfAnotherPlanIsRefused() throws {
+        let job = try Self.job("v2", persons: 200, mappings: ["v2-to-v3"], to: "v3")
+        defer { job.directory.remove() }
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        let work = output.path + ".moult"
+        let killed = try MoultProcess.run(job.arguments(output: output), environment: ["MOULT_FAULT": "after-sqlite-commit:3"])
+        #expect(killed.terminatedBySignal)
+
+        // Another mapping: the same file with the address filter narrowed.
+        let original = try String(contentsOf: Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json"), encoding: .utf8)
+        let narrowed = original.replacingOccurrences(of: "street != nil OR state != nil", with: "street != nil")
+        #expect(narrowed != original)
+        let otherMapping = job.directory.appending("narrowed.json")
+        try narrowed.write(to: otherMapping, atomically: true, encoding: .utf8)
+
+        for (label, arguments) in [
+            ("chunk size", job.arguments(output: output, chunkSize: 30)),
+            ("mapping", job.arguments(output: output, mappings: [otherMapping.path])),
+        ] {
+            let refused = try MoultProcess.run(arguments + ["--resume"])
+            #expect(refused.exitCode == 65, "\(label): \(refused.standardError)")
+            #expect(refused.standardError.contains("moult: error:"), "\(label)")
+            #expect(refused.standardError.contains(work), "\(label): names the work directory: \(refused.standardError)")
+            #expect(refused.standardError.contains("checkpoint mismatch"), "\(label): \(refused.standardError)")
+            #expect(FileManager.default.fileExists(atPath: work), "\(label): the checkpoint is kept")
+            #expect(!FileManager.default.fileExists(atPath: output.path))
+        }
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume"])
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        try expectIdentical(reference, output, "resumed after refusals")
+    }
+
+    private func checkV5Counts(_ output: URL, source: URL) throws {
+        let sourceGraph = try ObjectGraph(source, model: People.version("v4"))
+        let graph = try ObjectGraph(output, model: People.version("v5"))
+        #expect(graph.counts["Adult"] == sourceGraph.counts["Adult"])
+        #expect(graph.counts["Child"] == sourceGraph.counts["Child"])
+        #expect(graph.counts["Company"] == Set(sourceGraph.objects("Adult").compactMap { $0["companyName"]?.text }).count)
+        expectSamePersons(PersonFacts.all(in: graph), PersonFacts.all(in: sourceGraph))
+    }
+}
