@@ -48,7 +48,7 @@ struct MigrateCommand: AsyncParsableCommand {
         try await reportingFailures {
             let migration = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
             let output = URL(filePath: self.output)
-            if resume, !FileManager.default.fileExists(atPath: output.path + ".moult"),
+            if resume, !FileManager.default.fileExists(atPath: output.path), !FileManager.default.fileExists(atPath: output.path + ".moult"),
                 !FileManager.default.fileExists(atPath: migration.stepsDirectory(for: output).path)
             {
                 printError("moult: nothing to resume for \(self.output); starting")
@@ -57,7 +57,7 @@ struct MigrateCommand: AsyncParsableCommand {
             let display = ProgressDisplay(enabled: !quiet && !json)
             let start = ContinuousClock.now
             let reports = try migration.run(
-                output: output, progress: { display.show($0) }, isCancelled: { Interruption.requested })
+                output: output, resume: resume, progress: { display.show($0) }, isCancelled: { Interruption.requested })
             display.finish()
             let seconds = (ContinuousClock.now - start) / .seconds(1)
             var counts: [String: Int] = [:]
@@ -78,6 +78,7 @@ struct MigrateCommand: AsyncParsableCommand {
                     "migrated \(arguments.store) (\(migration.sourceVersion.name)) to \(migration.targetVersion.name) in \(self.output)"
                         + "\(resumed ? " (resumed)" : ""), \(migration.steps.count) step(s), \(String(format: "%.1f", seconds)) s")
                 if !summary.isEmpty { print("objects: \(summary)") }
+                if reports.isEmpty { print("the output was already the finished result of this migration: nothing left to do") }
             }
         }
     }

@@ -139,8 +139,11 @@ public struct ProgressiveMigration {
     ///   - progress: called after every chunk, with the step number.
     /// - Returns: each step's report.
     @discardableResult
+    ///   - resume: the caller means to finish an earlier run: an output that is exactly the finished
+    ///     store of this migration (its plan-derived UUID says so) is then accepted as done, as when the
+    ///     earlier run was killed after its last step but before it could report.
     public func run(
-        output: URL, progress: ((MigrationProgress) -> Void)? = nil, isCancelled: () -> Bool = { false }
+        output: URL, resume: Bool = false, progress: ((MigrationProgress) -> Void)? = nil, isCancelled: () -> Bool = { false }
     ) throws -> [StreamingMigrator.Report] {
         let manager = FileManager.default
         // The last step's migrator refuses an existing output, unless its own work directory says the
@@ -162,7 +165,7 @@ public struct ProgressiveMigration {
             let isLast = offset == steps.count - 1
             let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
             let migrator = self.migrator(for: step, source: input)
-            let finished = (!isLast || chainUnderWay) && manager.fileExists(atPath: stepOutput.path)
+            let finished = (!isLast || chainUnderWay || resume) && manager.fileExists(atPath: stepOutput.path)
                 && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
                 && migrator.isFinishedOutput(stepOutput)
             if !finished {

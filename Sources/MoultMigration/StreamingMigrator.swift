@@ -113,37 +113,55 @@ public final class StreamingMigrator {
         var resumed = false
         var destination: SQLiteStore?
         if manager.fileExists(atPath: partial.path) {
-            let store = try SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration)
-            if try store.database.tableExists(Checkpoint.table) {
-                let recorded = try Checkpoint.fingerprint(in: store.database)
-                guard recorded == fingerprint else { throw mismatch(work) }
-                if options.associations == .memory {
-                    // The associations died with the process: start again.
+            // A partial store that does not open as a Core Data store cannot hold a checkpoint (the
+            // store and its checkpoint appear together, by a rename): start again.
+            if let store = try? SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration) {
+                if try store.database.tableExists(Checkpoint.table) {
+                    let recorded = try Checkpoint.fingerprint(in: store.database)
+                    guard recorded == fingerprint else { throw mismatch(work) }
+                    if options.associations == .memory {
+                        // The associations died with the process: start again.
+                        store.database.close()
+                    } else {
+                        destination = store
+                        resumed = true
+                    }
+                } else if try Self.isFinalized(store, uuid: Self.storeUUID(fingerprint)) {
+                    // Finalized, but the marker was not written: write it and swap.
                     store.database.close()
+                    try writeMarker(marker, fingerprint: fingerprint)
+                    return try run(output: output, progress: progress, isCancelled: isCancelled)
                 } else {
-                    destination = store
-                    resumed = true
+                    store.database.close()
                 }
-            } else if try Self.isFinalized(store, uuid: Self.storeUUID(fingerprint)) {
-                // Finalized, but the marker was not written: write it and swap.
-                store.database.close()
-                try writeMarker(marker, fingerprint: fingerprint)
-                return try run(output: output, progress: progress, isCancelled: isCancelled)
-            } else {
-                store.database.close()
             }
         }
         if destination == nil {
+            // The plan first: a mapping that does not compile or names a missing policy fails here,
+            // before anything is written.
+            let plan = try Session(migrator: self, source: source, destination: nil).makePlan(fingerprint: fingerprint)
             try? manager.removeItem(at: work)
             do {
                 try manager.createDirectory(at: work, withIntermediateDirectories: true)
             } catch {
                 throw MigrationError(.io, "cannot create the work directory \(work.path): \(error.localizedDescription)")
             }
-            // The final UUID is written only when the store is complete: a store holding it and no
-            // checkpoint is a finished one.
+            // The store and its checkpoint are made under another name and renamed together, so that a
+            // store under the partial's name always has its checkpoint. The final UUID is written only
+            // when the store is complete: a store holding it and no checkpoint is a finished one.
+            let creating = work.appending(path: "destination.creating.sqlite")
             let metadata = StoreMetadata(model: destinationModel, storeUUID: Self.storeUUID("pending " + fingerprint))
-            destination = try SQLiteStore.create(at: partial, model: destinationModel, metadata: metadata, configuration: databaseConfiguration)
+            let created = try SQLiteStore.create(at: creating, model: destinationModel, metadata: metadata, configuration: databaseConfiguration)
+            FaultInjection.reach("store-created")
+            try created.database.write {
+                try created.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
+                try Checkpoint.start(plan, in: created.database)
+            }
+            try created.database.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
+            created.database.close()
+            try syncFile(creating)
+            try rename(creating, to: partial)
+            destination = try SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration)
         }
         let store = destination!
         try store.database.executeScript(options.durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = OFF")
@@ -162,20 +180,11 @@ public final class StreamingMigrator {
         var position: Checkpoint.Position
         do {
             session = try Session(migrator: self, source: source, destination: store, associations: associations)
-            if resumed {
-                plan = try Checkpoint.plan(in: store.database)
-                position = try Checkpoint.position(in: store.database)
-            } else {
-                plan = try session.makePlan(fingerprint: fingerprint)
-                position = Checkpoint.Position(pass: 0, chunk: 0, done: 0, stage: .passes)
-                try store.database.write {
-                    try store.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
-                    try Checkpoint.start(plan, in: store.database)
-                }
-            }
+            plan = try Checkpoint.plan(in: store.database)
+            position = try Checkpoint.position(in: store.database)
         } catch {
-            // A mapping that does not compile or names a missing policy: leave nothing behind, but keep
-            // the progress of an interrupted run (the fix may be to register the policy and resume).
+            // A policy no longer registered: keep the progress of an interrupted run (the fix may be to
+            // register the policy and resume); a fresh run has nothing worth keeping.
             store.database.close()
             associations.close()
             if !resumed { try? manager.removeItem(at: work) }

@@ -142,6 +142,26 @@ import Testing
         #expect(try Self.digest(output) == finished)
     }
 
+    /// A run killed after its rename and clean-up, before it could report: `--resume` finds the output
+    /// is exactly this migration's finished store and says so, exit 0, without touching it; another
+    /// plan (here another chunk size) is still refused.
+    @Test func resumingAFinishedMigrationAcceptsItsOwnOutput() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try Self.generate("1", persons: 30, in: directory)
+        let output = directory.appending("v2.sqlite")
+        let arguments = ["migrate", source.path, "--model", Self.model, "--to", "v2", "--output", output.path, "--quiet"]
+        #expect(try MoultProcess.run(arguments).exitCode == 0)
+        let finished = try Self.digest(output)
+        let resumed = try MoultProcess.run(arguments + ["--resume"])
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        #expect(resumed.standardOutput.contains("already the finished result"), "\(resumed.standardOutput)")
+        #expect(try Self.digest(output) == finished)
+        let otherPlan = try MoultProcess.run(arguments + ["--resume", "--chunk-size", "7"])
+        #expect(otherPlan.exitCode == 74, "\(otherPlan.standardError)")
+        #expect(try Self.digest(output) == finished)
+    }
+
     @Test func aDestinationBreakingARuleFailsWithTheObjectAndTheRule() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -4,7 +4,8 @@ import Foundation
 /// migration killed at any instant resumes to the same result.
 ///
 /// Set `MOULT_FAULT=<point>:<n>` and the process sends itself SIGKILL the n-th time it reaches
-/// `<point>` (n defaults to 1). Points: `chunk-start`, `after-rows` (a chunk's rows written, nothing
+/// `<point>` (n defaults to 1). Points: `store-created` (the new destination made, its checkpoint
+/// not yet), `chunk-start`, `after-rows` (a chunk's rows written, nothing
 /// committed), `after-lmdb-commit` (associations committed, destination not), `after-sqlite-commit`,
 /// `before-finish`, `after-marker` (finished marker written, not yet renamed), `after-rename` (output
 /// in place, work directory not yet removed). Unset, a check is one comparison.
