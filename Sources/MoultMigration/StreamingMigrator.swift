@@ -208,7 +208,13 @@ public final class StreamingMigrator {
             progress?(MigrationProgress(stage: .done, done: plan.estimatedRows, total: plan.estimatedRows))
             return Report(plan: plan, resumed: resumed, chunksRun: chunksRun, objectCounts: counts, validationFailures: failures)
         } catch {
-            let failure = Self.classify(error)
+            var failure = Self.classify(error)
+            // LMDB on some filesystems (tmpfs among them) reports a full disk as EIO from its commit:
+            // an I/O error while the work directory's filesystem has no room left is a full disk.
+            if failure.category == .io, Self.isNearlyFull(work) {
+                failure = MigrationError(
+                    .interrupted, "the disk is full; free some space and run the same command again to resume", underlying: error)
+            }
             // Close in every case (rolling back an unfinished chunk), so that a run resumed in this
             // same process finds the destination unlocked.
             store.database.close()
@@ -334,6 +340,15 @@ public final class StreamingMigrator {
 
     /// Any error of a run as a ``MigrationError`` with the right category: a full disk or an
     /// interruption is resumable.
+    /// Whether the filesystem holding `directory` has less than 1 MiB (or 0.1%) left for this user.
+    static func isNearlyFull(_ directory: URL) -> Bool {
+        var info = statvfs()
+        guard statvfs(directory.path, &info) == 0 else { return false }
+        let available = UInt64(info.f_bavail) * UInt64(info.f_frsize)
+        let total = UInt64(info.f_blocks) * UInt64(info.f_frsize)
+        return available < 1 << 20 || (total > 0 && available < total / 1000)
+    }
+
     static func classify(_ error: any Error) -> MigrationError {
         if let error = error as? MigrationError {
             if let underlying = error.underlying, case let inner = classify(underlying), inner.code == .interrupted {
