@@ -89,6 +89,7 @@ public final class StreamingMigrator {
         let marker = work.appending(path: "finished")
         let manager = FileManager.default
 
+        try? manager.removeItem(at: Self.trashDirectory(for: work))
         let source = try openSource()
         let fingerprint = try self.fingerprint(source: source)
 
@@ -100,7 +101,7 @@ public final class StreamingMigrator {
                 try rename(partial, to: output)
             }
             FaultInjection.reach("after-rename")
-            try? manager.removeItem(at: work)
+            Self.removeWorkDirectory(work)
             let plan = try Session(migrator: self, source: source, destination: nil).makePlan(fingerprint: fingerprint)
             let finished = try SQLiteStore(url: output, model: destinationModel, mode: .readOnly, configuration: databaseConfiguration)
             defer { finished.database.close() }
@@ -140,7 +141,7 @@ public final class StreamingMigrator {
             // The plan first: a mapping that does not compile or names a missing policy fails here,
             // before anything is written.
             let plan = try Session(migrator: self, source: source, destination: nil).makePlan(fingerprint: fingerprint)
-            try? manager.removeItem(at: work)
+            Self.removeWorkDirectory(work)
             do {
                 try manager.createDirectory(at: work, withIntermediateDirectories: true)
             } catch {
@@ -187,7 +188,7 @@ public final class StreamingMigrator {
             // register the policy and resume); a fresh run has nothing worth keeping.
             store.database.close()
             associations.close()
-            if !resumed { try? manager.removeItem(at: work) }
+            if !resumed { Self.removeWorkDirectory(work) }
             throw Self.classify(error)
         }
 
@@ -203,8 +204,8 @@ public final class StreamingMigrator {
             FaultInjection.reach("after-marker")
             try rename(partial, to: output)
             FaultInjection.reach("after-rename")
-            try? associations.removeStorage()
-            try? manager.removeItem(at: work)
+            associations.close()
+            Self.removeWorkDirectory(work)
             progress?(MigrationProgress(stage: .done, done: plan.estimatedRows, total: plan.estimatedRows))
             return Report(plan: plan, resumed: resumed, chunksRun: chunksRun, objectCounts: counts, validationFailures: failures)
         } catch {
@@ -221,7 +222,7 @@ public final class StreamingMigrator {
             associations.close()
             if failure.category != .interrupted && failure.category != .io {
                 // Nothing a resume could fix: leave nothing behind.
-                try? manager.removeItem(at: work)
+                Self.removeWorkDirectory(work)
             }
             throw failure
         }
@@ -340,6 +341,24 @@ public final class StreamingMigrator {
 
     /// Any error of a run as a ``MigrationError`` with the right category: a full disk or an
     /// interruption is resumable.
+    /// Removes a work directory so that no kill leaves half of it: it is renamed away first (one atomic
+    /// step, after which it is gone as far as a resume can tell), then deleted. A leftover from a run
+    /// killed while deleting is deleted by the next run.
+    static func removeWorkDirectory(_ work: URL) {
+        let manager = FileManager.default
+        let trash = trashDirectory(for: work)
+        try? manager.removeItem(at: trash)
+        if Foundation.rename(work.path, trash.path) == 0 {
+            try? manager.removeItem(at: trash)
+        } else {
+            try? manager.removeItem(at: work)
+        }
+    }
+
+    static func trashDirectory(for work: URL) -> URL {
+        work.deletingLastPathComponent().appending(path: ".\(work.lastPathComponent).removing")
+    }
+
     /// Whether the filesystem holding `directory` has less than 1 MiB (or 0.1%) left for this user.
     static func isNearlyFull(_ directory: URL) -> Bool {
         var info = statvfs()
