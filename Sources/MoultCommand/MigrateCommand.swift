@@ -26,7 +26,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @Option(help: "The destination store (must not exist).")
     var output: String
 
-    @Flag(help: "Resume an interrupted run (automatic when its work directory is found; this only says so).")
+    @Flag(help: "Resume an interrupted run (automatic when its work directory is found); an output that is already this migration's finished store is then accepted as done.")
     var resume = false
 
     @Flag(help: "Sync every chunk to disk so that even a power loss leaves a resumable state (slower).")
