@@ -56,7 +56,9 @@ public final class MigrationManager {
         context = EvaluationContext(variables: variables)
         sourceSlot = variables.slot(adding: "source")
         destinationSlot = variables.slot(adding: "destination")
-        context.host = self
+        // Unowned, like the resolver: the context is the manager's own, and a strong reference back
+        // would keep every finished step's manager, and its open stores, alive.
+        context.host = ManagerHost(manager: self)
         context.resolver = SourceResolver(manager: self)
         context[variable: "manager"] = .value(.string("manager"))
     }
@@ -563,6 +565,15 @@ extension MigrationManager: ExpressionFunctionHost {
         default:
             throw MigrationError(.invalidMapping, "unknown function \(selector) on \(receiver)", mapping: currentMapping?.name)
         }
+    }
+}
+
+/// Answers `$manager` calls for the manager's own evaluation context, without retaining it.
+struct ManagerHost: ExpressionFunctionHost {
+    unowned let manager: MigrationManager
+
+    func call(_ selector: String, on receiver: FunctionReceiver, arguments: [Value]) throws -> Value {
+        try manager.call(selector, on: receiver, arguments: arguments)
     }
 }
 
