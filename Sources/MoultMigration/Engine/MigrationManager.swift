@@ -230,11 +230,36 @@ public final class MigrationManager {
     /// entity of the source relationship `name` of the current mapping's source entity.
     public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectID]) throws -> [ObjectID] {
         try flushAssociations()
+        var result: [ObjectID] = []
+        for source in sourceInstances {
+            result += try associations.destinations(forSource: source, mappings: try mappings(migrating: source.entity, through: name))
+        }
+        return result
+    }
+
+    private struct SourceRelationshipKey: Hashable {
+        var mapping: String
+        var relationship: String
+        var sourceEntity: Int32
+    }
+
+    /// The mappings that migrate an object of `entity` reached through the current mapping's source
+    /// relationship `name`, worked out once per (mapping, relationship, entity): the model look-ups
+    /// are not repeated per object.
+    private var sourceRelationshipMappings: [SourceRelationshipKey: [Int]] = [:]
+
+    private func mappings(migrating entityNumber: Int32, through name: String) throws -> [Int] {
         guard let mapping = currentMapping, let sourceEntity = mapping.sourceEntityName,
             let relationship = sourceModel.relationship(named: name, of: sourceEntity)
         else {
             throw MigrationError(
                 .invalidMapping, "the source entity has no relationship named '\(name)'", mapping: currentMapping?.name)
+        }
+        let key = SourceRelationshipKey(mapping: currentCompiled?.name ?? mapping.name, relationship: name, sourceEntity: entityNumber)
+        if let known = sourceRelationshipMappings[key] { return known }
+        guard sourceLayout.entity(number: entityNumber) != nil else {
+            sourceRelationshipMappings[key] = []
+            return []
         }
         // Only mappings that make objects the destination relationship can hold: a source object may
         // also be migrated into an unrelated entity (an Adult into its Company).
@@ -249,17 +274,13 @@ public final class MigrationManager {
             guard let accepted else { return true }
             return compiled.destination.map { accepted.contains($0.number) } ?? false
         }
-        var result: [ObjectID] = []
-        for source in sourceInstances {
-            guard let entity = sourceLayout.entity(number: source.entity) else { continue }
-            // Mappings whose source entity is this object's own entity, or (for objects of a sub-entity
-            // migrated by a mapping of the destination entity) the relationship's destination.
-            let candidates = relevant.filter { $0.source?.number == entity.number }.map(\.index)
-            let fallback = candidates.isEmpty
-                ? relevant.filter { $0.mapping.sourceEntityName == relationship.destinationEntity }.map(\.index) : candidates
-            result += try associations.destinations(forSource: source, mappings: fallback)
-        }
-        return result
+        // Mappings whose source entity is this object's own entity, or (for objects of a sub-entity
+        // migrated by a mapping of the destination entity) the relationship's destination.
+        let candidates = relevant.filter { $0.source?.number == entityNumber }.map(\.index)
+        let chosen = candidates.isEmpty
+            ? relevant.filter { $0.mapping.sourceEntityName == relationship.destinationEntity }.map(\.index) : candidates
+        sourceRelationshipMappings[key] = chosen
+        return chosen
     }
 
     // MARK: - Relationships
