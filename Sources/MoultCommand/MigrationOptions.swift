@@ -50,7 +50,8 @@ struct MigrationArguments: ParsableArguments {
 
     /// The migration these arguments describe, with the People policies registered.
     func migration(durable: Bool = false, validate: Bool = true, stopAtFirst: Bool = false) throws -> ProgressiveMigration {
-        let versioned = try VersionedModel(contentsOf: URL(filePath: model))
+        let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
+        if to == nil, let note = versioned.currentVersionNote { printError("moult: note: \(note)") }
         let mappingModels = try mappings.map { try MappingModel(contentsOf: URL(filePath: $0)) }
         var policies = PolicyRegistry()
         PeoplePolicies.register(in: &policies)

@@ -12,14 +12,18 @@ extension VersionedModel {
     /// ```
     ///
     /// Versions are sorted by name, numbers compared numerically (``naturalOrder(_:_:)``).
-    /// `.xccurrentversion` may be absent when there is one version; with several versions and no
-    /// `.xccurrentversion`, the last one is current.
+    /// When `.xccurrentversion` is absent, or holds no `_XCCurrentVersionName` (Xcode writes `<dict/>`),
+    /// the last version is current and ``currentVersionNote`` says so.
     ///
-    /// - Parameter url: An `.xcdatamodeld` folder, a `.xcdatamodel` folder, or its `contents` file.
+    /// - Parameters:
+    ///   - url: An `.xcdatamodeld` folder, a `.xcdatamodel` folder, or its `contents` file.
+    ///   - requiringCurrentVersion: Whether a `.xccurrentversion` that cannot be used (malformed, not
+    ///     UTF-8, naming no version of the model) stops the reading. Pass `false` when the caller names
+    ///     the version it wants: the last version is then current, and ``currentVersionNote`` says why.
     /// - Throws: ``ModelError``: `.notFound` when nothing is there, `.emptyModel` for a folder with no
-    ///   version, `.missingVersion` when `.xccurrentversion` names no version, and any error reading a
-    ///   version.
-    public init(contentsOf url: URL) throws(ModelError) {
+    ///   version, `.malformedPropertyList`/`.invalidUTF8`/`.missingVersion` for a bad `.xccurrentversion`
+    ///   (when `requiringCurrentVersion`), and any error reading a version.
+    public init(contentsOf url: URL, requiringCurrentVersion: Bool = true) throws(ModelError) {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         guard manager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
@@ -46,7 +50,7 @@ extension VersionedModel {
         let versionNames = children.filter { $0.hasSuffix(".xcdatamodel") }
             .map { String($0.dropLast(".xcdatamodel".count)) }
             .sorted(by: Self.naturalOrder)
-        guard !versionNames.isEmpty else {
+        guard let lastName = versionNames.last else {
             throw ModelError(.emptyModel, "the folder holds no model version (no '*.xcdatamodel' folder)", file: folder.path)
         }
         var versions: [Version] = []
@@ -57,36 +61,53 @@ extension VersionedModel {
         }
         let currentFile = folder.appending(path: ".xccurrentversion", directoryHint: .notDirectory)
         var current: String?
+        var note: String?
+        let taken = "the last version, '\(lastName)', is taken as current"
         if manager.fileExists(atPath: currentFile.path) {
-            current = try Self.readCurrentVersionName(currentFile)
-            if let named = current, !versionNames.contains(named) {
-                throw ModelError(
-                    .missingVersion,
-                    "_XCCurrentVersionName names '\(named).xcdatamodel', which is not in the model (versions: \(versionNames.joined(separator: ", ")))",
-                    file: currentFile.path)
+            do throws(ModelError) {
+                current = try Self.readCurrentVersionName(currentFile)
+                if let named = current, !versionNames.contains(named) {
+                    throw ModelError(
+                        .missingVersion,
+                        "_XCCurrentVersionName names '\(named).xcdatamodel', which is not in the model (versions: \(versionNames.joined(separator: ", ")))",
+                        file: currentFile.path)
+                }
+                if current == nil { note = ".xccurrentversion names no version (no _XCCurrentVersionName): \(taken)" }
+            } catch {
+                guard !requiringCurrentVersion else { throw error }
+                current = nil
+                note = ".xccurrentversion is not used (\(error.description)): \(taken)"
             }
         } else if versions.count > 1 {
-            current = nil  // Xcode always writes the file for several versions; take the last one.
+            note = "no .xccurrentversion: \(taken)"
         }
         try self.init(name: folder.deletingPathExtension().lastPathComponent, versions: versions, currentVersionName: current)
+        currentVersionNote = note
     }
 
-    /// The version name `_XCCurrentVersionName` holds, without its `.xcdatamodel` suffix.
-    static func readCurrentVersionName(_ file: URL) throws(ModelError) -> String {
+    /// The version name `_XCCurrentVersionName` holds, without its `.xcdatamodel` suffix; nil when the
+    /// property list is a dictionary without that key (Xcode writes `<dict/>`).
+    static func readCurrentVersionName(_ file: URL) throws(ModelError) -> String? {
         let data: Data
         do {
             data = try Data(contentsOf: file)
         } catch {
             throw ModelError(.unreadable, "cannot read the file (\(error.localizedDescription))", file: file.path)
         }
+        // An XML property list goes through the same check as every XML file (a binary one starts with "bplist").
+        if !data.starts(with: Array("bplist".utf8)) { try XMLInput.check(data, file: file.path) }
         let plist: Any
         do {
             plist = try PropertyListSerialization.propertyList(from: data, format: nil)
         } catch {
             throw ModelError(.malformedPropertyList, "the property list is malformed or truncated", file: file.path)
         }
-        guard let dictionary = plist as? [String: Any], let name = dictionary["_XCCurrentVersionName"] as? String else {
-            throw ModelError(.malformedPropertyList, "the property list has no string '_XCCurrentVersionName'", file: file.path)
+        guard let dictionary = plist as? [String: Any] else {
+            throw ModelError(.malformedPropertyList, "the property list is not a dictionary", file: file.path)
+        }
+        guard let value = dictionary["_XCCurrentVersionName"] else { return nil }
+        guard let name = value as? String, !name.isEmpty else {
+            throw ModelError(.malformedPropertyList, "_XCCurrentVersionName is not a version name", file: file.path)
         }
         return name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
     }
