@@ -34,7 +34,7 @@ struct CreateCommand: AsyncParsableCommand {
                 chosen = versioned.current
             }
             // The model's layout is checked before anything is created (names, indexes, SQLite's limits).
-            do {
+            do throws(StoreError) {
                 _ = try StoreLayout(model: chosen.model)
             } catch {
                 var located = error

@@ -75,8 +75,8 @@ public enum XMLInput {
         if let offset = firstInvalidUTF8(bytes) {
             let shown = bytes[offset..<min(bytes.count, offset + 4)].map { String(format: "%02X", $0) }.joined(separator: " ")
             return located(
-                .invalidUTF8, "byte \(offset)", "is not UTF-8 (bytes \(shown)): Core Data files are UTF-8, and Foundation's XML parser cannot take such bytes",
-                offset, in: bytes)
+                "byte \(offset)", "is not UTF-8 (bytes \(shown)): Core Data files are UTF-8, and Foundation's XML parser cannot take such bytes",
+                offset, in: bytes, kind: .invalidUTF8)
         }
         return structuralProblem(bytes)
     }
@@ -137,7 +137,7 @@ public enum XMLInput {
                 index += 1
                 continue
             }
-            // Declarations are refused wherever they are, even inside comments: Core Data's files have none.
+            // Declarations have effect only in an internal subset (refused below); refused anywhere else too.
             if index + 1 < count, bytes[index + 1] == UInt8(ascii: "!") {
                 for keyword in markupDeclarations where matches(keyword, in: bytes, at: index) {
                     let name = String(decoding: keyword, as: UTF8.self)
@@ -253,7 +253,7 @@ public enum XMLInput {
 
     /// A problem at `offset`, its message saying the line and column.
     private static func located(
-        _ kind: Problem.Kind = .unsupportedMarkup, _ what: String, _ rest: String, _ offset: Int, in bytes: UnsafeBufferPointer<UInt8>
+        _ what: String, _ rest: String, _ offset: Int, in bytes: UnsafeBufferPointer<UInt8>, kind: Problem.Kind = .unsupportedMarkup
     ) -> Problem {
         var line = 1
         var lineStart = 0
