@@ -55,6 +55,10 @@ import Testing
         ("not a string", plist("<dict><key>_XCCurrentVersionName</key><integer>2</integer></dict>"), "not a version name"),
         ("an unknown version", plist("<dict><key>_XCCurrentVersionName</key><string>v9.xcdatamodel</string></dict>"), "'v9.xcdatamodel'"),
         ("binary garbage", Array("bplist00".utf8) + [0xFF, 0x00, 0x13], "malformed property list"),
+        // A set holding a dictionary: PropertyListSerialization crashes (SIGSEGV) on these 45 bytes on Linux.
+        ("a binary set of a dictionary", Array("bplist00".utf8) + [0xC1, 0x01, 0xD0, 0x08, 0x0A] + [UInt8](repeating: 0, count: 6) + [1, 1]
+            + [0, 0, 0, 0, 0, 0, 0, 2] + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0, 0, 0, 0, 11], "a binary property list"),
+        ("a CDATA name of a missing version", plist("<dict><key>_XCCurrentVersionName</key><string><![CDATA[v7]]></string></dict>"), "'v7.xcdatamodel'"),
     ]
 
     @Test(arguments: bad)

@@ -32,6 +32,9 @@ import Testing
         ("a declaration outside a DOCTYPE", bytes("<model/><!ENTITY e \"x\">"), .malformedXML, "'<!ENTITY' at byte 8"),
         ("a notation outside a DOCTYPE", bytes("<!NOTATION n SYSTEM \"x\"><model/>"), .malformedXML, "'<!NOTATION' at byte 0"),
         ("another encoding", bytes("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><model/>"), .malformedXML, "'ISO-8859-1'"),
+        ("a PI without data before the root (SIGSEGV, found by fuzzing)", bytes("<?pe0d?><"), .malformedXML, "'<?pe0d?>' at byte 0"),
+        ("a PI without data in content (SIGSEGV)", bytes("<model><?xml?></model>"), .malformedXML, "'<?xml?>' at byte 7"),
+        ("a PI without data after the root (SIGSEGV)", bytes("<model/>\n<?p?>"), .malformedXML, "(line 2, column 1)"),
         ("an attribute flood", bytes("<model " + (0..<1_001).map { "a\($0)=\"1\"" }.joined(separator: " ") + "/>"), .malformedXML, "1001 attributes"),
     ]
 
@@ -63,6 +66,7 @@ import Testing
             "<model><!-- <!ENTITY inside a comment is text --></model>",
             "<model a=\"x > y\" b='<!-- not a comment -->'/>",
             "<model><![CDATA[ <a b=\"1\"> \u{1F600} ]]></model>",
+            "<?p ?><model><?q\tdata?></model>",
         ]
         for text in valid {
             #expect(XMLInput.problem(in: Data(text.utf8)) == nil, "\(text)")

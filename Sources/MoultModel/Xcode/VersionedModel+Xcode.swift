@@ -1,5 +1,9 @@
 public import Foundation
 
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
 // MARK: - Reading
 
 extension VersionedModel {
@@ -94,22 +98,48 @@ extension VersionedModel {
         } catch {
             throw ModelError(.unreadable, "cannot read the file (\(error.localizedDescription))", file: file.path)
         }
-        // An XML property list goes through the same check as every XML file (a binary one starts with "bplist").
-        if !data.starts(with: Array("bplist".utf8)) { try XMLInput.check(data, file: file.path) }
-        let plist: Any
-        do {
-            plist = try PropertyListSerialization.propertyList(from: data, format: nil)
-        } catch {
-            throw ModelError(.malformedPropertyList, "the property list is malformed or truncated", file: file.path)
+        return try currentVersionName(inPropertyList: data, file: file.path)
+    }
+
+    /// The version name in the bytes of a `.xccurrentversion` file (see ``readCurrentVersionName(_:)``).
+    ///
+    /// The file is an XML property list. It is read with the same guarded XML parser as the models, not
+    /// with `PropertyListSerialization`, which on Linux crashes (SIGSEGV) on a binary property list
+    /// holding a set of collections; a binary `.xccurrentversion` (Xcode never writes one) is refused.
+    static func currentVersionName(inPropertyList data: Data, file path: String) throws(ModelError) -> String? {
+        if data.starts(with: Array("bplist".utf8)) {
+            throw ModelError(
+                .malformedPropertyList,
+                "a binary property list: Xcode writes this file as XML, the only form Moult reads ('plutil -convert xml1' converts it)",
+                file: path)
         }
-        guard let dictionary = plist as? [String: Any] else {
-            throw ModelError(.malformedPropertyList, "the property list is not a dictionary", file: file.path)
+        try XMLInput.check(data, file: path)
+        let reader = CurrentVersionReader()
+        let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = reader
+        let parsed = parser.parse()
+        switch reader.outcome {
+        case .notADictionary, .notAString: break
+        case .name, .none:
+            guard parsed, reader.finished else {
+                throw ModelError(
+                    .malformedPropertyList, "the property list is malformed or truncated", file: path, line: max(parser.lineNumber, 1))
+            }
         }
-        guard let value = dictionary["_XCCurrentVersionName"] else { return nil }
-        guard let name = value as? String, !name.isEmpty else {
-            throw ModelError(.malformedPropertyList, "_XCCurrentVersionName is not a version name", file: file.path)
+        switch reader.outcome {
+        case .notADictionary:
+            throw ModelError(.malformedPropertyList, "the property list is not a dictionary", file: path)
+        case .notAString:
+            throw ModelError(.malformedPropertyList, "_XCCurrentVersionName is not a version name", file: path)
+        case .name(let name):
+            guard !name.isEmpty else {
+                throw ModelError(.malformedPropertyList, "_XCCurrentVersionName is not a version name", file: path)
+            }
+            return name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
+        case .none:
+            return nil
         }
-        return name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
     }
 
     // MARK: - Natural order
@@ -146,6 +176,85 @@ extension VersionedModel {
     }
 
     private static func isDigit(_ scalar: Unicode.Scalar) -> Bool { ("0"..."9").contains(scalar) }
+}
+
+// MARK: - The .xccurrentversion reader
+
+/// A SAX delegate that finds `_XCCurrentVersionName` in an XML property list: the top value must be a
+/// dictionary, and that key's value a string. Thread-confined.
+private final class CurrentVersionReader: NSObject, XMLParserDelegate {
+    enum Outcome {
+        case none
+        case name(String)
+        case notADictionary
+        case notAString
+    }
+
+    var outcome = Outcome.none
+    /// Whether the top value ended (the document was not cut short inside it).
+    var finished = false
+    /// Element names from the root down.
+    private var stack: [String] = []
+    /// The depth of the top dictionary's own elements (its keys and values), once it is known.
+    private var entryDepth: Int?
+    private var text = ""
+    private var collecting = false
+    private var pendingKey: String?
+    private var targetIsNext = false
+
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        stack.append(name)
+        let depth = stack.count
+        if entryDepth == nil {
+            // The top value: the root, or the first element inside <plist>.
+            guard !(depth == 1 && name == "plist") else { return }
+            guard name == "dict" else {
+                outcome = .notADictionary
+                return parser.abortParsing()
+            }
+            entryDepth = depth + 1
+            return
+        }
+        guard depth == entryDepth else { return }
+        if name == "key" {
+            collecting = true
+            text = ""
+        } else if targetIsNext {
+            targetIsNext = false
+            guard name == "string" else {
+                outcome = .notAString
+                return parser.abortParsing()
+            }
+            collecting = true
+            text = ""
+        }
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        let depth = stack.count
+        stack.removeLast()
+        if let entryDepth, depth == entryDepth - 1 { finished = true }
+        guard collecting, depth == entryDepth else { return }
+        collecting = false
+        if name == "key" {
+            pendingKey = text
+            targetIsNext = text == "_XCCurrentVersionName"
+        } else if name == "string", pendingKey == "_XCCurrentVersionName" {
+            outcome = .name(text)
+            pendingKey = nil
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        if collecting { text += string }
+    }
+
+    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+        if collecting { text += String(decoding: CDATABlock, as: UTF8.self) }
+    }
 }
 
 // MARK: - Writing

@@ -5,9 +5,9 @@ public import Foundation
 ///
 /// On Linux, Foundation's `XMLParser` ends the process (SIGILL) when a name, a comment, a processing
 /// instruction or a declaration holds bytes that are not UTF-8, and crashes (SIGSEGV) on a DTD's
-/// `<!NOTATION>` declaration, on an unparsed entity (`<!ENTITY … NDATA …>`) and on a `NOTATION`
-/// attribute type in an `<!ATTLIST>`; it also takes time quadratic in the number of attributes of one
-/// element. None of these has a place in the files Xcode writes (UTF-8, no internal DTD subset, a few
+/// `<!NOTATION>` declaration, on an unparsed entity (`<!ENTITY … NDATA …>`), on a `NOTATION`
+/// attribute type in an `<!ATTLIST>` and on a processing instruction without data (`<?p?>`); it also
+/// takes time quadratic in the number of attributes of one element. None of these has a place in the files Xcode writes (UTF-8, no internal DTD subset, a few
 /// attributes per element), so an input that has one is refused here, with where it is, before any
 /// parser runs:
 ///
@@ -16,6 +16,7 @@ public import Foundation
 /// - an XML declaration naming another encoding than UTF-8 (or its ASCII subset);
 /// - a markup declaration (`<!ENTITY`, `<!ELEMENT`, `<!ATTLIST`, `<!NOTATION`) anywhere, or an
 ///   internal DTD subset (`<!DOCTYPE name [ … ]>`);
+/// - a processing instruction with a target and no data (`<?p?>`);
 /// - more than ``maximumAttributesPerElement`` attributes on one element.
 ///
 /// The check is one linear pass over the bytes.
@@ -162,6 +163,15 @@ public enum XMLInput {
                 continue
             }
             if index + 1 < count, bytes[index + 1] == UInt8(ascii: "?") {
+                // A processing instruction with a target and no data (`<?p?>`): XMLParser crashes on one.
+                var end = index + 2
+                while end < count, ![0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: "?")].contains(bytes[end]) { end += 1 }
+                if end > index + 2, end + 1 < count, bytes[end] == UInt8(ascii: "?"), bytes[end + 1] == UInt8(ascii: ">") {
+                    let target = String(decoding: bytes[(index + 2)..<end], as: UTF8.self)
+                    return located(
+                        "a processing instruction with no data ('<?\(target)?>') at byte \(index)",
+                        "is not part of a Core Data file (Foundation's XML parser crashes on one)", index, in: bytes)
+                }
                 index = find(Array("?>".utf8), in: bytes, from: index + 2).map { $0 + 2 } ?? count
                 continue
             }
