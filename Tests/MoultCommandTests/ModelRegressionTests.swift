@@ -50,6 +50,27 @@ import Testing
         }
     }
 
+    /// `xcmapping.xml` goes through the same check (without it, both inputs crash the process).
+    @Test(arguments: [
+        (Array("<object ".utf8) + [0xE9] + Array("/>".utf8), "byte 58 (line 3, column 9) is not UTF-8"),
+        (Array("<?p?>".utf8), "a processing instruction with no data ('<?p?>') at byte 50 (line 3, column 1)"),
+    ] as [([UInt8], String)])
+    func mappingXMLIsCheckedToo(_ line: [UInt8], _ fragment: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let bundle = try CurrentVersionCommandTests.bundle(
+            in: directory, currentVersion: "<dict><key>_XCCurrentVersionName</key><string>v1.xcdatamodel</string></dict>")
+        let store = directory.appending("s.sqlite")
+        #expect(try MoultProcess.run(["create", store.path, "--model", bundle.path]).exitCode == 0)
+        let mapping = directory.appending("Bad.xcmappingmodel")
+        try FileManager.default.createDirectory(at: mapping, withIntermediateDirectories: true)
+        let xml = Array("<?xml version=\"1.0\" standalone=\"yes\"?>\n<database>\n".utf8) + line + Array("\n</database>\n".utf8)
+        try Data(xml).write(to: mapping.appending(path: "xcmapping.xml"))
+        let result = try MoultProcess.run(["plan", store.path, "--model", bundle.path, "--to", "v2", "--mapping", mapping.path])
+        #expect(!result.terminatedBySignal && result.exitCode == 65, "\(result.exitCode): \(result.standardError)")
+        #expect(result.standardError.contains("Bad.xcmappingmodel/xcmapping.xml at line 3: malformed mapping XML: \(fragment)"), "\(result.standardError)")
+    }
+
     // MARK: - Names
 
     @Test(arguments: [
