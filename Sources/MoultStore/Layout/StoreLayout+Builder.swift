@@ -233,6 +233,11 @@ struct LayoutBuilder {
                 indexes[table, default: []].append(IndexLayout(name: "\(table)_Z_ENT_INDEX", table: table, isUnique: false, terms: ["Z_ENT"]))
             }
             for constraint in entity.uniquenessConstraints {
+                guard !constraint.isEmpty else {
+                    throw StoreError(
+                        .invalidValue, "entity '\(entity.name)' has a uniqueness constraint with no property: there is no column to index",
+                        entity: entity.name)
+                }
                 let terms = try constraint.map { (property) throws(StoreError) in
                     guard let column = column(of: property, from: entity.name) else {
                         throw StoreError(.unknownName, "the uniqueness constraint names '\(property)', which has no column", entity: entity.name)
