@@ -95,4 +95,33 @@ import Testing
                 && error.category == .badInput
         }
     }
+
+    @Test func anAttributeRedeclaredDifferentlyOrTwiceIsRefused() throws {
+        let title = AttributeDescription(name: "title", type: .string)
+        let same = try ObjectModel(entities: [
+            EntityDescription(name: "Base", attributes: [title]), EntityDescription(name: "Sub", parent: "Base", attributes: [title]),
+        ])
+        #expect(same.attributes(of: "Sub") == [title])
+        var number = title
+        number.attributeType = .integer64
+        for entities in [
+            [EntityDescription(name: "Base", attributes: [title]), EntityDescription(name: "Sub", parent: "Base", attributes: [number])],
+            [EntityDescription(name: "Base", attributes: [title]), EntityDescription(name: "Sub", parent: "Base", relationships: [
+                RelationshipDescription(name: "title", destination: "Base")
+            ])],
+        ] {
+            #expect {
+                _ = try ObjectModel(entities: entities)
+            } throws: { error in
+                guard let error = error as? ModelError else { return false }
+                return error.code == .conflictingProperty && error.message.contains("'Sub.title' re-declares 'Base.title'")
+            }
+        }
+        #expect {
+            _ = try ObjectModel(entities: [EntityDescription(name: "A", attributes: [title, title])])
+        } throws: { error in
+            guard let error = error as? ModelError else { return false }
+            return error.code == .conflictingProperty && error.message.contains("two properties named 'title'") && error.property == "title"
+        }
+    }
 }

@@ -201,7 +201,7 @@ extension ObjectModel {
             }
             byteOrderedNames = entities.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             try checkRelationships(entities)
-            try checkRedeclaredRelationships(entities)
+            try checkRedeclaredProperties(entities)
         }
 
         private func inherited(_ entities: [EntityDescription], _ name: String) -> [RelationshipDescription] {
@@ -256,28 +256,39 @@ extension ObjectModel {
             }
         }
 
-        /// A sub-entity may list a relationship it inherits (models rebuilt from a store's model cache do):
-        /// the same relationship is the inherited one; a different one under the same name is refused.
-        private func checkRedeclaredRelationships(_ entities: [EntityDescription]) throws(ModelError) {
+        /// A sub-entity may list a property it inherits (models rebuilt from a store's model cache, and
+        /// models written back from one, do): the same property is the inherited one; a different one
+        /// under the same name (another type, destination, inverse, order…) is refused, as Xcode does.
+        private func checkRedeclaredProperties(_ entities: [EntityDescription]) throws(ModelError) {
             for entity in entities where entity.parentName != nil {
-                for relationship in entity.relationships {
+                let own = entity.attributes.map { ($0.name, "attribute", PropertyValue.attribute($0)) }
+                    + entity.relationships.map { ($0.name, "relationship", PropertyValue.relationship($0)) }
+                for (name, kind, value) in own {
                     var current = entity.parentName
                     var steps = 0
-                    while let name = current, let position = index[name], steps <= entities.count {
-                        if let inherited = entities[position].relationships.first(where: { $0.name == relationship.name }) {
-                            guard inherited == relationship else {
+                    while let ancestor = current, let position = index[ancestor], steps <= entities.count {
+                        let declared = entities[position]
+                        let inherited = declared.attribute(named: name).map(PropertyValue.attribute)
+                            ?? declared.relationship(named: name).map(PropertyValue.relationship)
+                        if let inherited {
+                            guard inherited == value else {
                                 throw ModelError(
                                     .conflictingProperty,
-                                    "relationship '\(entity.name).\(relationship.name)' re-declares '\(name).\(relationship.name)', which it inherits, differently (Xcode refuses a sub-entity property named as an inherited one)",
-                                    entity: entity.name, property: relationship.name)
+                                    "\(kind) '\(entity.name).\(name)' re-declares '\(ancestor).\(name)', which it inherits, differently (Xcode refuses a sub-entity property named as an inherited one)",
+                                    entity: entity.name, property: name)
                             }
                             break
                         }
-                        current = entities[position].parentName
+                        current = declared.parentName
                         steps += 1
                     }
                 }
             }
+        }
+
+        private enum PropertyValue: Equatable {
+            case attribute(AttributeDescription)
+            case relationship(RelationshipDescription)
         }
 
         private func isDescendant(_ entities: [EntityDescription], _ name: String, of ancestor: String) -> Bool {
