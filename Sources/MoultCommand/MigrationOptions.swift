@@ -56,6 +56,6 @@ struct MigrationArguments: ParsableArguments {
         PeoplePolicies.register(in: &policies)
         return try ProgressiveMigration(
             store: URL(filePath: store), model: versioned, to: to, mappings: mappingModels, policies: policies,
-            options: options(durable: durable, validate: validate, stopAtFirst: stopAtFirst))
+            options: options(durable: durable, validate: validate, stopAtFirst: stopAtFirst), mappingLabels: mappings)
     }
 }

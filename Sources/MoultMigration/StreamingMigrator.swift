@@ -114,6 +114,13 @@ public final class StreamingMigrator {
         var resumed = false
         var destination: SQLiteStore?
         if manager.fileExists(atPath: partial.path) {
+            // The work of another migration (to another model, whose store would not open with this
+            // one) is refused by its checkpoint, never deleted.
+            if let database = try? Database(url: partial, mode: .readOnly) {
+                let recorded = (try? database.tableExists(Checkpoint.table)) == true ? try? Checkpoint.fingerprint(in: database) : nil
+                database.close()
+                if let recorded, recorded != fingerprint { throw mismatch(work) }
+            }
             // A partial store that does not open as a Core Data store cannot hold a checkpoint (the
             // store and its checkpoint appear together, by a rename): start again.
             if let store = try? SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration) {
