@@ -80,8 +80,12 @@ private func issues(_ body: () throws -> MappingModel) -> [MappingIssue] {
         let v1 = try model(person([name]))
         let v2 = try model(person([AttributeDescription(name: "name", type: .string, isOptional: true)]))
         #expect(try MappingModel.inferred(from: v1, to: v2).entityMappings[0].attributeMapping(named: "name")?.valueExpression == "$source.name")
-        // The other way needs a default value.
-        #expect(reasons { try MappingModel.inferred(from: v2, to: v1) } == [.requiredWithoutDefault])
+        // The other way is inferred as Core Data does (`$source.name`), with a warning: the objects
+        // whose name is nil fail validation.
+        let back = try MappingModel.inference(from: v2, to: v1)
+        #expect(back.mapping.entityMappings[0].attributeMapping(named: "name")?.valueExpression == "$source.name")
+        #expect(back.warnings.map(\.reason) == [.requiredWithoutDefault])
+        #expect(back.warnings.first?.property == "name")
     }
 
     @Test func optionalBecomesRequiredWithDefault() throws {
