@@ -330,12 +330,30 @@ import Testing
         #expect(resumed.exitCode == 0, "\(resumed.standardError)")
         try FileManager.default.removeItem(at: output)
 
-        // A chain v1 -> v3, killed in its second step.
+        // One step killed when its store was finished but not yet marked so (the marker removed after
+        // a kill at `after-marker`): the other migration refuses it too, and it finishes.
+        let late = try MoultProcess.run(
+            ["migrate", first.path, "--model", Self.model, "--to", "v2", "--output", output.path, "--quiet", "--chunk-size", "10"],
+            environment: ["MOULT_FAULT": "after-marker"])
+        #expect(late.terminatedBySignal, "\(late.standardError)")
+        try FileManager.default.removeItem(atPath: work + "/finished")
+        let otherAgain = try MoultProcess.run([
+            "migrate", second.path, "--model", Self.model, "--to", "v3", "--mapping", Self.mapping("v2-to-v3"), "--output", output.path, "--quiet",
+        ])
+        #expect(otherAgain.exitCode == 65, "\(otherAgain.standardError)")
+        #expect(FileManager.default.fileExists(atPath: work + "/destination.sqlite"))
+        let done = try MoultProcess.run(
+            ["migrate", first.path, "--model", Self.model, "--to", "v2", "--output", output.path, "--quiet", "--chunk-size", "10"])
+        #expect(done.exitCode == 0, "\(done.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: work))
+        try FileManager.default.removeItem(at: output)
+
+        // A chain v1 -> v3, killed in its second step (the first has 16 chunks).
         let chain = ["--model", Self.model, "--to", "v3", "--mapping", Self.mapping("v2-to-v3"), "--output", output.path, "--quiet", "--chunk-size", "10"]
-        let interrupted = try MoultProcess.run(["migrate", first.path] + chain, environment: ["MOULT_FAULT": "after-sqlite-commit:12"])
+        let interrupted = try MoultProcess.run(["migrate", first.path] + chain, environment: ["MOULT_FAULT": "after-sqlite-commit:20"])
         #expect(interrupted.terminatedBySignal, "\(interrupted.standardError)")
         let steps = output.path + ".moult-steps"
-        #expect(FileManager.default.fileExists(atPath: steps))
+        #expect(FileManager.default.fileExists(atPath: steps + "/step-1-v2.sqlite"))
         let contents = try FileManager.default.contentsOfDirectory(atPath: steps).sorted()
         let third = try MigrateCommandTests.generate("1", persons: 30, in: directory, name: "c.sqlite")
         let refused = try MoultProcess.run(["migrate", third.path] + chain)
