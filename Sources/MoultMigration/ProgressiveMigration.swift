@@ -42,7 +42,7 @@ public struct ProgressiveMigration {
 
         /// What the step does not carry from its source model (whole entities, attributes,
         /// relationships), without counting.
-        public var uncarried: [UncarriedData] { MappingModel.uncarried(by: mappings, source: from.model) }
+        public var uncarried: [UncarriedData] { MappingModel.uncarried(by: mappings, source: from.model, destination: to.model) }
     }
 
     public let store: URL

@@ -245,6 +245,44 @@ enum ChainModels {
         #expect(migration.steps.map { "\($0.from.name)->\($0.to.name) \($0.inferred)" } == ["v1->v2 true", "v2->v3 false"])
     }
 
+    // MARK: - What a step does not carry
+
+    /// A property mapping without an expression reads its namesake, a copy mapping reads what its
+    /// destination has, a policy may read anything, and an entity no mapping reads is dropped whole.
+    @Test func whatAMappingDoesNotCarry() throws {
+        let model = try ChainModels.model("Returning")
+        let v3 = model.version(named: "v3")!.model, v1 = model.version(named: "v1")!.model
+        let transform = MappingModel(source: .init(name: "v3"), destination: .init(name: "v1")) {
+            EntityMapping(name: "PersonToPerson", type: .transform, source: "Person", destination: "Person") {
+                PropertyMapping("name")
+                PropertyMapping("nickname", "$source.email")
+            }
+        }
+        #expect(MappingModel.uncarried(by: [transform], source: v3, destination: v1) == [UncarriedData(kind: .attribute, entity: "Person", property: "nickname")])
+        let copy = MappingModel(source: .init(name: "v3"), destination: .init(name: "v1")) {
+            EntityMapping(name: "PersonToPerson", type: .copy, source: "Person", destination: "Person") {}
+        }
+        #expect(MappingModel.uncarried(by: [copy], source: v3, destination: v1) == [UncarriedData(kind: .attribute, entity: "Person", property: "email")])
+        let policy = MappingModel(source: .init(name: "v3"), destination: .init(name: "v1")) {
+            EntityMapping(name: "PersonToPerson", type: .custom, source: "Person", destination: "Person", policy: "MyApp.Policy") {}
+        }
+        #expect(MappingModel.uncarried(by: [policy], source: v3, destination: v1).isEmpty)
+        let removal = MappingModel(source: .init(name: "v3"), destination: .init(name: "v1")) {
+            EntityMapping(name: "PersonToNone", type: .remove, source: "Person", destination: nil) {}
+        }
+        #expect(MappingModel.uncarried(by: [removal], source: v3, destination: v1) == [UncarriedData(kind: .entity, entity: "Person")])
+        // People v2 -> v3 carries everything; v3 -> v2 inferred drops Address, and Person.address
+        // (its inverse, Address.residents, is read by no mapping either).
+        let people = try VersionedModel(contentsOf: Fixtures.peopleModel)
+        let split = try MappingModel(contentsOf: Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json"))
+        #expect(MappingModel.uncarried(by: [split], source: people.version(named: "v2")!.model, destination: people.version(named: "v3")!.model).isEmpty)
+        let back = try MappingModel.inferred(from: "v3", to: "v2", in: people)
+        #expect(
+            MappingModel.uncarried(by: [back], source: people.version(named: "v3")!.model, destination: people.version(named: "v2")!.model) == [
+                UncarriedData(kind: .entity, entity: "Address"), UncarriedData(kind: .relationship, entity: "Person", property: "address"),
+            ])
+    }
+
     /// A store already at the target version has nothing to migrate: no step, nothing written.
     @Test func aStoreAtTheTargetHasNothingToMigrate() throws {
         let directory = try TemporaryDirectory()

@@ -37,13 +37,17 @@ extension MappingModel {
     ///   entities.
     /// - An entity whose mappings name a custom policy is not analysed property by property: the
     ///   policy may read anything.
-    public static func uncarried(by mappings: [MappingModel], source: ObjectModel) -> [UncarriedData] {
-        let entityMappings = mappings.flatMap(\.entityMappings).filter { $0.mappingType != .remove && $0.mappingType != .add }
+    ///
+    /// A property mapping without an expression reads the source property of its name, and a copy
+    /// mapping every source property its destination entity has, as the engine runs them.
+    public static func uncarried(by mappings: [MappingModel], source: ObjectModel, destination: ObjectModel) -> [UncarriedData] {
+        let entityMappings = mappings.flatMap(\.entityMappings).filter { $0.effectiveType != .remove && $0.effectiveType != .add }
         var readers: [String: [EntityMapping]] = [:]
         for mapping in entityMappings {
             if let name = mapping.sourceEntityName { readers[name, default: []].append(mapping) }
         }
         func hasPolicy(_ mapping: EntityMapping) -> Bool {
+            if mapping.effectiveType == .custom { return true }
             guard let name = mapping.entityMigrationPolicyClassName else { return false }
             return !name.isEmpty && name != "NSEntityMigrationPolicy"
         }
@@ -51,8 +55,15 @@ extension MappingModel {
             var keys: Set<String> = []
             for mapping in readers[entity] ?? [] {
                 for property in mapping.attributeMappings + mapping.relationshipMappings {
-                    guard let expression = property.valueExpression else { continue }
+                    guard let expression = property.valueExpression else {
+                        keys.insert(property.name)
+                        continue
+                    }
                     keys.formUnion(ExpressionScanner.sourceKeys(in: expression, implicit: false))
+                }
+                if mapping.effectiveType == .copy, let made = mapping.destinationEntityName {
+                    keys.formUnion(destination.attributes(of: made).map(\.name))
+                    keys.formUnion(destination.relationships(of: made).map(\.name))
                 }
             }
             return keys
