@@ -344,6 +344,12 @@ public struct ProgressiveMigration {
         // Only a chain already under way may find its last step done (killed after that step's
         // cleanup, before the chain's); a single step always runs, so an existing output is refused.
         let chainUnderWay = steps.count > 1 && existed
+        // An output already there is refused before any step runs (the last step would refuse it only
+        // after the others), unless a run under way or asked to resume may own it.
+        let lastWork = migrator(for: steps[steps.count - 1], source: store).workDirectory(for: output)
+        if !resume, !chainUnderWay, manager.fileExists(atPath: output.path), !manager.fileExists(atPath: lastWork.path) {
+            throw MigrationError(.outputExists, "\(output.path) already exists; Moult never overwrites a store")
+        }
         if steps.count > 1 && !existed {
             do {
                 try manager.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -285,6 +285,13 @@ import Testing
         ])
         #expect(policy.exitCode == 65 && policy.standardError.contains("MyApp.NoSuchPolicy"), "\(policy.standardError)")
         #expect(try Self.leftovers(directory) == [])
+        // An output already there, for a chain of three steps: refused before the first runs.
+        try Data("mine".utf8).write(to: output)
+        let taken = try run(["--to", "v3", "--mapping", Self.mapping("v2-to-v3")])
+        #expect(taken.exitCode == 74 && taken.standardError.contains("already exists"), "\(taken.standardError)")
+        #expect(try Self.leftovers(directory) == ["out.sqlite"])
+        #expect(try Data(contentsOf: output) == Data("mine".utf8))
+        try FileManager.default.removeItem(at: output)
         // A target that does not exist; a mapping that fits no step.
         #expect(try run(["--to", "v9"]).exitCode == 66)
         #expect(try run(["--to", "v3", "--mapping", Self.mapping("v4-to-v5")]).exitCode == 66)
