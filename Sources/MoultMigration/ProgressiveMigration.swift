@@ -361,8 +361,10 @@ public struct ProgressiveMigration {
         }
         var reports: [StreamingMigrator.Report] = []
         var input = store
+        var current = 0
         do {
             for (offset, step) in steps.enumerated() {
+                current = offset
                 let isLast = offset == steps.count - 1
                 let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
                 let migrator = self.migrator(for: step, source: input)
@@ -386,7 +388,14 @@ public struct ProgressiveMigration {
                 input = stepOutput
             }
         } catch {
-            let failure = StreamingMigrator.classify(error)
+            var failure = StreamingMigrator.classify(error)
+            if steps.count > 1 {
+                let step = steps[current]
+                failure.message = "step \(current + 1) of \(steps.count) (\(step.from.name) → \(step.to.name)): " + failure.message
+                if failure.code == .validationFailed, current > 0 {
+                    failure.message += " (the source objects named are those of the store step \(current) made, at \(step.from.name))"
+                }
+            }
             if steps.count > 1, failure.category != .interrupted, failure.category != .io, failure.code != .checkpointMismatch {
                 // Nothing a resume could fix: leave nothing behind.
                 StreamingMigrator.removeWorkDirectory(directory)
