@@ -22,7 +22,7 @@ import Testing
 
     /// A store of a Tests/Fixtures/Chain model with one `Person` per row.
     static func chainStore(_ model: String, _ version: String, rows: [[String: Value]], in directory: TemporaryDirectory) throws -> URL {
-        let versioned = try VersionedModel(contentsOf: Fixtures.url("Chain/\(model).xcdatamodeld"))
+        let versioned = try VersionedModel(contentsOf: Fixtures.packageRoot.appending(path: "Tests/ChainModels/\(model).xcdatamodeld"))
         let url = directory.appending("\(model)-\(version).sqlite")
         let store = try SQLiteStore.create(at: url, model: versioned.version(named: version)!.model)
         let entity = store.layout.entity(named: "Person")!
@@ -122,7 +122,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let returning = try Self.chainStore("Returning", "v1", rows: [["name": .string("Ada"), "nickname": .string("countess")]], in: directory)
-        let model = Fixtures.url("Chain/Returning.xcdatamodeld").path
+        let model = Fixtures.packageRoot.appending(path: "Tests/ChainModels/Returning.xcdatamodeld").path
         let plan = try MoultProcess.run(["plan", returning.path, "--model", model])
         #expect(plan.exitCode == 0, "\(plan.standardError)")
         #expect(plan.standardOutput.contains("step 1: v1 -> v3 (inferred mapping)"), "\(plan.standardOutput)")
@@ -133,7 +133,7 @@ import Testing
         #expect(try MigrateCommandTests.count(output, "SELECT COUNT(*) FROM ZPERSON WHERE ZNICKNAME = 'countess'") == 1)
 
         let retyped = try Self.chainStore("Retyped", "v1", rows: [["name": .string("Edsger"), "score": .string("7")]], in: directory)
-        let chained = try MoultProcess.run(["plan", retyped.path, "--model", Fixtures.url("Chain/Retyped.xcdatamodeld").path, "--json"])
+        let chained = try MoultProcess.run(["plan", retyped.path, "--model", Fixtures.packageRoot.appending(path: "Tests/ChainModels/Retyped.xcdatamodeld").path, "--json"])
         #expect(chained.exitCode == 0, "\(chained.standardError)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(chained.standardOutput.utf8)) as? [String: Any])
         let steps = try #require(json["steps"] as? [[String: Any]])
@@ -144,7 +144,7 @@ import Testing
         #expect(notCarried.count == 1 && notCarried[0]["property"] as? String == "score" && notCarried[0]["count"] as? Int == 1, "\(notCarried)")
 
         let stretch = try Self.chainStore("Stretch", "v1", rows: [["name": .string("Grace")]], in: directory)
-        let direct = try MoultProcess.run(["plan", stretch.path, "--model", Fixtures.url("Chain/Stretch.xcdatamodeld").path])
+        let direct = try MoultProcess.run(["plan", stretch.path, "--model", Fixtures.packageRoot.appending(path: "Tests/ChainModels/Stretch.xcdatamodeld").path])
         #expect(direct.exitCode == 0, "\(direct.standardError)")
         #expect(direct.standardOutput.contains("step 1: v1 -> v4 (inferred mapping)"), "\(direct.standardOutput)")
     }
@@ -154,7 +154,7 @@ import Testing
     @Test func anOptionalAttributeBecomingRequiredIsInferredAndValidationNamesTheObjects() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let model = Fixtures.url("Chain/Required.xcdatamodeld").path
+        let model = Fixtures.packageRoot.appending(path: "Tests/ChainModels/Required.xcdatamodeld").path
         let infer = try MoultProcess.run(["infer", "--model", model, "--from", "v1", "--to", "v2"])
         #expect(infer.exitCode == 0, "\(infer.standardError)")
         #expect(infer.standardError.contains("warning") && infer.standardError.contains("name"), "\(infer.standardError)")

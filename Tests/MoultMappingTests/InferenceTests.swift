@@ -189,7 +189,7 @@ private func issues(_ body: () throws -> MappingModel) -> [MappingIssue] {
             person([name], relationships: [RelationshipDescription(name: "best", destination: "Person", isToMany: true, isOptional: true, minCount: 1)]))
         #expect(reasons { try MappingModel.inferred(from: v1, to: toMany) } == [.requiredRelationshipAdded])
         // The same read from Xcode's XML.
-        let versioned = try VersionedModel(contentsOf: Fixtures.url("Chain/Required.xcdatamodeld"))
+        let versioned = try VersionedModel(contentsOf: Fixtures.packageRoot.appending(path: "Tests/ChainModels/Required.xcdatamodeld"))
         let inferred = try MappingModel.inference(from: "v1", to: "v2", in: versioned)
         #expect(inferred.mapping.entityMappings[0].relationshipMapping(named: "best") == PropertyMapping("best"))
         // `name` becomes required with no default value: inferred, with a warning.
@@ -199,7 +199,7 @@ private func issues(_ body: () throws -> MappingModel) -> [MappingIssue] {
 
     /// v1 and v3 have `nickname`, v2 does not: inferred across the three, the values are kept.
     @Test func anAttributeRemovedAndAddedBackCorresponds() throws {
-        let versioned = try VersionedModel(contentsOf: Fixtures.url("Chain/Returning.xcdatamodeld"))
+        let versioned = try VersionedModel(contentsOf: Fixtures.packageRoot.appending(path: "Tests/ChainModels/Returning.xcdatamodeld"))
         let mapping = try MappingModel.inferred(from: "v1", to: "v3", in: versioned)
         #expect(mapping.entityMappings[0].attributeMapping(named: "nickname")?.valueExpression == "$source.nickname")
         #expect(mapping.entityMappings[0].attributeMapping(named: "email")?.valueExpression == nil)

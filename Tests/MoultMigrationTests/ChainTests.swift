@@ -9,7 +9,7 @@ import Testing
 /// Small models of Tests/Fixtures/Chain, and stores of them written row by row.
 enum ChainModels {
     static func model(_ name: String) throws -> VersionedModel {
-        try VersionedModel(contentsOf: Fixtures.url("Chain/\(name).xcdatamodeld"))
+        try VersionedModel(contentsOf: Fixtures.packageRoot.appending(path: "Tests/ChainModels/\(name).xcdatamodeld"))
     }
 
     /// A store of `version` holding one `Person` per row: column name (without the `Z`) → value.
