@@ -33,6 +33,7 @@ struct PlanCommand: AsyncParsableCommand {
                 }
                 return
             }
+            try migration.checkPolicies()
             let first = try migration.migrator(for: migration.steps[0], source: migration.store).plan()
             // Counted in the store for the first step; later steps read stores that do not exist yet.
             let losses = migration.steps.enumerated().map { index, step in

@@ -317,14 +317,7 @@ public struct ProgressiveMigration {
         guard !steps.isEmpty else { return [] }
         let manager = FileManager.default
         // Every policy first: a missing one refuses the run before anything is made.
-        for (offset, step) in steps.enumerated() {
-            for mapping in step.mappings.flatMap(\.entityMappings) where policies.policy(for: mapping) == nil {
-                throw MigrationError(
-                    .missingPolicy,
-                    "step \(offset + 1) (\(step.from.name) → \(step.to.name)) names the policy '\(mapping.entityMigrationPolicyClassName ?? "")', which is not registered (registered: \(policies.names.joined(separator: ", ")))",
-                    mapping: mapping.name)
-            }
-        }
+        try checkPolicies()
         // The last step's migrator refuses an existing output, unless its own work directory says the
         // output is its finished result.
         let directory = stepsDirectory(for: output)
@@ -399,15 +392,38 @@ public struct ProgressiveMigration {
             if steps.count > 1, failure.category != .interrupted, failure.category != .io, failure.code != .checkpointMismatch {
                 // Nothing a resume could fix: leave nothing behind.
                 StreamingMigrator.removeWorkDirectory(directory)
-            } else if steps.count > 1, !existed, reports.isEmpty, failure.code == .checkpointMismatch {
-                // The first step found another migration's work at its own work folder: the chain
-                // folder made for this run holds nothing.
+            } else if steps.count > 1, !existed, failure.code == .checkpointMismatch {
+                // A step found another migration's work at its own work folder (the last step's is
+                // beside the output): the chain folder made by this run holds only this run's work.
                 StreamingMigrator.removeWorkDirectory(directory)
             }
             throw failure
         }
         try? manager.removeItem(at: directory)
         return reports
+    }
+
+    /// Checks that every policy the steps' mappings name is registered.
+    ///
+    /// - Throws: ``MigrationError`` `.missingPolicy`, naming every missing policy with its step and
+    ///   entity mapping.
+    public func checkPolicies() throws {
+        var missing: [(step: Int, mapping: EntityMapping)] = []
+        for (offset, step) in steps.enumerated() {
+            for mapping in step.mappings.flatMap(\.entityMappings) where policies.policy(for: mapping) == nil {
+                missing.append((offset, mapping))
+            }
+        }
+        if let first = missing.first {
+            let named = missing.map { item in
+                "step \(item.step + 1) (\(steps[item.step].from.name) → \(steps[item.step].to.name)): \(item.mapping.name) names the policy '\(item.mapping.entityMigrationPolicyClassName ?? "")'"
+            }
+            throw MigrationError(
+                .missingPolicy,
+                "\(missing.count == 1 ? "a policy is" : "policies are") not registered (registered: \(policies.names.joined(separator: ", "))):\n  "
+                    + named.joined(separator: "\n  "),
+                mapping: first.mapping.name)
+        }
     }
 
     /// Identifies a chain: the source store, the steps with their mappings, and the options.
