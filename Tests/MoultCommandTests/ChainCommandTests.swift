@@ -284,7 +284,7 @@ import Testing
             "--to", "v5", "--mapping", Self.mapping("v2-to-v3"), "--mapping", Self.mapping("v3-to-v4"), "--mapping", unregistered.path,
         ])
         #expect(policy.exitCode == 65 && policy.standardError.contains("MyApp.NoSuchPolicy"), "\(policy.standardError)")
-        #expect(policy.standardError.contains("step 3 (v4 → v5)"), "\(policy.standardError)")
+        #expect(policy.standardError.contains("step 4 (v4 → v5)"), "\(policy.standardError)")
         #expect(try Self.leftovers(directory) == [])
         // `plan` says the same, though it plans only the first step.
         let planned = try MoultProcess.run([
