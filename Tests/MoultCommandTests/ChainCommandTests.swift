@@ -276,7 +276,7 @@ import Testing
         func run(_ extra: [String]) throws -> MoultProcess.Result {
             try MoultProcess.run(["migrate", source.path, "--model", Self.model, "--output", output.path, "--quiet", "--chunk-size", "16"] + extra)
         }
-        // A policy not registered, in the last step of three.
+        // A policy not registered, in the last step of four (v1 -> v2 inferred, then the three given).
         let text = try String(contentsOf: URL(filePath: Self.mapping("v4-to-v5")), encoding: .utf8)
         let unregistered = directory.appending("unregistered.json")
         try text.replacingOccurrences(of: "\"AdultToCompanyPolicy\"", with: "\"MyApp.NoSuchPolicy\"").write(to: unregistered, atomically: true, encoding: .utf8)
