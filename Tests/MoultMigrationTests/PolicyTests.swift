@@ -2,6 +2,7 @@ import Foundation
 import MoultMapping
 import MoultMigration
 import MoultModel
+import MoultStore
 import MoultTestSupport
 import Synchronization
 import Testing
