@@ -152,5 +152,14 @@ import Testing
         #expect(missing.exitCode == 65, "\(missing.standardError)")
         #expect(missing.standardError.contains("the source entity Adult has no attribute 'employer'"), "\(missing.standardError)")
         #expect(!FileManager.default.fileExists(atPath: output.path) && !FileManager.default.fileExists(atPath: output.path + ".moult"))
+        // A JSON mapping naming a built-in policy that cannot be read: bad input, the mapping named.
+        let text = try String(contentsOf: URL(filePath: Self.mapping("v4-to-v5-builtin")), encoding: .utf8)
+            .replacingOccurrences(of: "unique(key: schoolName)", with: "unique(by: schoolName)")
+        let broken = directory.appending("broken.json")
+        try text.write(to: broken, atomically: true, encoding: .utf8)
+        let unreadable = try Self.migrate(source, broken.path, to: output)
+        #expect(unreadable.exitCode == 65, "\(unreadable.standardError)")
+        #expect(unreadable.standardError.contains("mapping ChildToSchool") && unreadable.standardError.contains("unique has no argument 'by'"), "\(unreadable.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: output.path) && !FileManager.default.fileExists(atPath: output.path + ".moult"))
     }
 }

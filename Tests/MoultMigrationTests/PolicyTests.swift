@@ -211,6 +211,19 @@ import Testing
         }
     }
 
+    /// The JSON format carries the reference: read, written back, read again the same; an entity
+    /// mapping of type undefined naming one behaves as custom.
+    @Test func theJSONFormatCarriesABuiltinPolicy() throws {
+        let mapping = try People.mapping("v4-to-v5-builtin")
+        let companies = try #require(mapping.entityMappings.first { $0.name == "AdultToCompany" })
+        #expect(companies.builtinPolicy == "unique(key: companyName)" && companies.entityMigrationPolicyClassName == nil)
+        let text = mapping.jsonText()
+        #expect(text.contains("\"builtinPolicy\": \"unique(key: companyName)\""), "\(text)")
+        #expect(try MappingModel(json: Data(text.utf8)) == mapping)
+        let undefined = EntityMapping(name: "M", type: .undefined, source: "Adult", destination: "Company", builtinPolicy: "unique(key: a)")
+        #expect(undefined.effectiveType == .custom)
+    }
+
     // MARK: - Finding a mapping's policy
 
     static func mapping(className: String?, builtin: String? = nil) -> EntityMapping {
