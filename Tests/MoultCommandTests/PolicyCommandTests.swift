@@ -25,11 +25,12 @@ import Testing
     }
 
     static func migrate(
-        _ source: URL, _ mapping: String, to output: URL, tool: MoultProcess.Tool = .moult, policies: [String] = []
+        _ source: URL, _ mapping: String, to output: URL, tool: MoultProcess.Tool = .moult, policies: [String] = [],
+        environment: [String: String] = [:]
     ) throws -> MoultProcess.Result {
         try MoultProcess.run(
             ["migrate", source.path, "--model", model, "--to", "v5", "--mapping", mapping, "--output", output.path, "--chunk-size", "41", "--quiet"]
-                + policies.flatMap { ["--policy", $0] }, tool: tool)
+                + policies.flatMap { ["--policy", $0] }, tool: tool, environment: environment)
     }
 
     /// The People v4 → v5 migration: `moult-people` with its compiled policies, `moult` with the JSON
@@ -67,6 +68,31 @@ import Testing
         #expect(expected.filter { $0.hasPrefix("INSERT INTO ZCOMPANY") }.count > 100, "many companies")
         #expect(try Self.rows(named) == expected)
         #expect(try Self.rows(bound) == expected)
+    }
+
+    /// The built-in uniquing policy killed in the middle of its passes (SIGKILL at a chunk's end, twice)
+    /// and resumed: the store of a run never interrupted. What it made is found again after a resume.
+    @Test func theBuiltinUniquingPolicyResumes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try MigrateCommandTests.generate("4", persons: 500, in: directory)
+        let mapping = Self.mapping("v4-to-v5-builtin")
+        let whole = directory.appending("whole.sqlite")
+        #expect(try Self.migrate(source, mapping, to: whole).exitCode == 0)
+        let output = directory.appending("resumed.sqlite")
+        var kills = 0
+        // Chunks of 41: about 10 for the addresses, 13 for each of the four other stage-1 passes; the
+        // first kill falls in AdultToCompany's stage 1, the second a little further on.
+        for point in ["after-rows:40", "after-lmdb-commit:8"] {
+            let killed = try Self.migrate(source, mapping, to: output, environment: ["MOULT_FAULT": point])
+            #expect(killed.terminatedBySignal, "\(point): \(killed.exitCode) \(killed.standardError)")
+            if killed.terminatedBySignal { kills += 1 }
+        }
+        let resumed = try Self.migrate(source, mapping, to: output)
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        #expect(resumed.standardOutput.contains("(resumed)"), "\(resumed.standardOutput)")
+        #expect(kills == 2)
+        #expect(try Self.rows(output) == Self.rows(whole))
     }
 
     /// `moult` refuses a mapping naming a class it has not got, naming the class and how to bind it,
