@@ -202,6 +202,25 @@ import Testing
         }
     }
 
+    /// Any text: a policy (written back to the same policy) or an `invalidMapping` error; never a crash.
+    @Test func builtinPolicyTextFuzzSmoke() throws {
+        let corpus = [
+            "unique(key: companyName)", "builtin:split(key: tags, separator: \"; \", into: name)", "split(keys: [home, work, \"odd one\"])",
+            "default", "builtin:unique(key: \"a\\\"b\")",
+        ].map { Array($0.utf8) }
+        let report = Fuzzer(name: "built-in policy", corpus: corpus, dictionary: ["(", ")", "[", "]", ",", ":", "\"", "\\", "key", "keys", "builtin:"])
+            .run(smokeIterations: 400) { bytes in
+                let text = String(decoding: bytes, as: UTF8.self)
+                if let binding = try? PolicyRegistry.Binding(parsing: text) {
+                    #expect(try PolicyRegistry.Binding(parsing: binding.description) == binding, "\(text)")
+                }
+                let policy = try BuiltinPolicy(parsing: text)
+                #expect(try BuiltinPolicy(parsing: policy.description) == policy, "\(text) -> \(policy)")
+            }
+        for finding in report.findings { Issue.record(Comment(rawValue: finding)) }
+        #expect(report.exitCodes[0, default: 0] > 0 && report.exitCodes[65, default: 0] > 0, "\(report)")
+    }
+
     @Test func bindingsAreDefaultOrBuiltin() throws {
         #expect(try PolicyRegistry.Binding(parsing: "default") == .coreDataDefault)
         #expect(try PolicyRegistry.Binding(parsing: " builtin:unique(key: a) ") == .builtin(.unique(key: "a")))
