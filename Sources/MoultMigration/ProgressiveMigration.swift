@@ -403,27 +403,34 @@ public struct ProgressiveMigration {
         return reports
     }
 
-    /// Checks that every policy the steps' mappings name is registered.
+    /// Checks that every policy the steps' mappings name can be had (registered, bound, or built in,
+    /// and a built-in one fits its step's models), before anything runs.
     ///
-    /// - Throws: ``MigrationError`` `.missingPolicy`, naming every missing policy with its step and
-    ///   entity mapping.
+    /// - Throws: ``MigrationError`` `.missingPolicy` naming every missing policy with its step and
+    ///   entity mapping; the first other error of ``PolicyRegistry/resolve(_:source:destination:)``
+    ///   (a built-in policy that cannot be read or does not fit), with its step.
     public func checkPolicies() throws {
-        var missing: [(step: Int, mapping: EntityMapping)] = []
+        var missing: [(step: Int, error: MigrationError)] = []
         for (offset, step) in steps.enumerated() {
-            for mapping in step.mappings.flatMap(\.entityMappings) where policies.policy(for: mapping) == nil {
-                missing.append((offset, mapping))
+            for mapping in step.mappings.flatMap(\.orderedEntityMappings) {
+                do {
+                    _ = try policies.resolve(mapping, source: step.from.model, destination: step.to.model)
+                } catch var error as MigrationError {
+                    guard error.code == .missingPolicy else {
+                        if steps.count > 1 { error.message = "step \(offset + 1) (\(step.from.name) → \(step.to.name)): " + error.message }
+                        throw error
+                    }
+                    missing.append((offset, error))
+                }
             }
         }
-        if let first = missing.first {
-            let named = missing.map { item in
-                "step \(item.step + 1) (\(steps[item.step].from.name) → \(steps[item.step].to.name)): \(item.mapping.name) names the policy '\(item.mapping.entityMigrationPolicyClassName ?? "")'"
-            }
-            throw MigrationError(
-                .missingPolicy,
-                "\(missing.count == 1 ? "a policy is" : "policies are") not registered (registered: \(policies.names.joined(separator: ", "))):\n  "
-                    + named.joined(separator: "\n  "),
-                mapping: first.mapping.name)
+        guard var first = missing.first?.error else { return }
+        if missing.count > 1 || steps.count > 1 {
+            first.message = missing.map { item in
+                "step \(item.step + 1) (\(steps[item.step].from.name) → \(steps[item.step].to.name)), entity mapping \(item.error.mapping ?? "?"): \(item.error.message)"
+            }.joined(separator: "\n  ")
         }
+        throw first
     }
 
     /// Identifies a chain: the source store, the steps with their mappings, and the options.
