@@ -245,6 +245,21 @@ enum ChainModels {
         #expect(migration.steps.map { "\($0.from.name)->\($0.to.name) \($0.inferred)" } == ["v1->v2 true", "v2->v3 false"])
     }
 
+    /// Every missing policy of every step is named at once, before anything is written.
+    @Test func missingPoliciesAreNamedBeforeAnythingRuns() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v2", persons: 20, in: directory)
+        let mappings = try ["v2-to-v3", "v3-to-v4", "v4-to-v5"].map(People.mapping)
+        let migration = try ProgressiveMigration(store: source, model: People.model, to: "v5", mappings: mappings)
+        let output = directory.appending("out.sqlite")
+        let error = try #require(throws: MigrationError.self) { try migration.run(output: output) }
+        #expect(error.code == .missingPolicy && error.category.exitCode == 66)
+        #expect(error.message.contains("step 3 (v4 → v5)"), "\(error)")
+        #expect(error.message.contains("AdultToCompanyPolicy") && error.message.contains("ChildToSchoolPolicy"), "\(error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix("out") } == [])
+    }
+
     // MARK: - What a step does not carry
 
     /// A property mapping without an expression reads its namesake, a copy mapping reads what its
