@@ -53,7 +53,7 @@ struct MigrateCommand: AsyncParsableCommand {
                 // Success: a batch job run again finds its work done.
                 if json {
                     print(
-                        "{\"output\":null,\"from\":\(JSONText.string(migration.sourceVersion.name)),\"to\":\(JSONText.string(migration.targetVersion.name)),"
+                        "{\"output\":\(JSONText.string(self.output)),\"written\":false,\"from\":\(JSONText.string(migration.sourceVersion.name)),\"to\":\(JSONText.string(migration.targetVersion.name)),"
                             + "\"nothingToMigrate\":true,\"steps\":[]}")
                 } else {
                     print("the store \(arguments.store) is already at version \(migration.targetVersion.name): nothing to migrate, nothing written")
