@@ -124,4 +124,29 @@ import Testing
             return error.code == .conflictingProperty && error.message.contains("two properties named 'title'") && error.property == "title"
         }
     }
+
+    // MARK: - Inheritance depth
+
+    static func chain(_ count: Int) throws(ModelError) -> ObjectModel {
+        try ObjectModel(entities: (0..<count).map { index in
+            EntityDescription(
+                name: "E\(index)", parent: index == 0 ? nil : "E\(index - 1)", attributes: [AttributeDescription(name: "a\(index)", type: .string)])
+        })
+    }
+
+    @Test func inheritanceChainsHaveALimit() throws {
+        // Found by probing: a 500-entity chain took minutes to hash (each entity re-hashed its ancestors).
+        let deepest = try Self.chain(ObjectModel.maximumInheritanceDepth)
+        let results = deepest.versionHashResults()
+        #expect(results.count == ObjectModel.maximumInheritanceDepth)
+        let last = "E\(ObjectModel.maximumInheritanceDepth - 1)"
+        #expect(try results[last]?.get() == deepest.versionHash(ofEntity: last))
+        #expect {
+            _ = try Self.chain(ObjectModel.maximumInheritanceDepth + 1)
+        } throws: { error in
+            guard let error = error as? ModelError else { return false }
+            return error.code == .limitExceeded && error.category == .badInput && error.entity == "E100"
+                && error.message.contains("more than 100 entities")
+        }
+    }
 }

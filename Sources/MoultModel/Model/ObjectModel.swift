@@ -37,6 +37,10 @@ public struct ObjectModel: Sendable, Hashable {
         self.resolution = try Resolution(entities)
     }
 
+    /// The most entities one inheritance chain may hold (an entity and its ancestors). Real models nest
+    /// a few levels; the limit keeps the work per entity bounded on hostile input.
+    public static let maximumInheritanceDepth = 100
+
     /// The version identifiers of this model, as Core Data's `versionIdentifiers` holds them.
     public var versionIdentifiers: [String] { versionIdentifier.map { [$0] } ?? [] }
 
@@ -185,7 +189,8 @@ extension ObjectModel {
                     children[parent, default: []].append(position)
                 }
             }
-            // Parent cycles.
+            // Parent cycles, and chains deeper than Moult takes (each entity walks its chain: the depth
+            // limit keeps this, hashing and the layout from growing with the square of the model).
             for entity in entities {
                 var seen: Set<String> = [entity.name]
                 var current = entity.parentName
@@ -194,6 +199,12 @@ extension ObjectModel {
                         throw ModelError(
                             .inheritanceCycle,
                             "entity '\(entity.name)' has a cycle of parent entities: \(seen.sorted().joined(separator: ", "))",
+                            entity: entity.name)
+                    }
+                    guard seen.count <= ObjectModel.maximumInheritanceDepth else {
+                        throw ModelError(
+                            .limitExceeded,
+                            "the inheritance chain of entity '\(entity.name)' holds more than \(ObjectModel.maximumInheritanceDepth) entities, the most Moult takes",
                             entity: entity.name)
                     }
                     current = index[name].flatMap { entities[$0].parentName }
