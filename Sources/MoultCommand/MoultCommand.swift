@@ -27,7 +27,7 @@ public struct MoultCommand: AsyncParsableCommand {
     static var subcommands: [any ParsableCommand.Type] {
         [
             HashCommand.self, InspectCommand.self, CreateCommand.self, InferCommand.self, GenerateCommand.self,
-            PlanCommand.self, MigrateCommand.self,
+            PlanCommand.self, MigrateCommand.self, MappingCommand.self,
         ]
     }
 }
