@@ -87,7 +87,7 @@ let package = Package(
         ),
         .testTarget(name: "MoultArchiveTests", dependencies: ["MoultArchive", "MoultTestSupport"]),
         .testTarget(name: "MoultExpressionsTests", dependencies: ["MoultExpressions", "MoultTestSupport"]),
-        .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultTestSupport"]),
+        .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultArchive", "MoultTestSupport"]),
         .testTarget(name: "MoultStoreTests", dependencies: ["MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
         .testTarget(name: "MoultMigrationTests", dependencies: ["MoultMigration", "MoultPeople", "MoultTestSupport"]),
