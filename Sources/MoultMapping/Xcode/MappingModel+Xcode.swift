@@ -30,10 +30,17 @@ extension MappingModel {
                 file: file.path)
         }
         do {
-            self = try XcodeMappingReader(data: data).mappingModel()
+            try self.init(xcmappingXML: data)
         } catch {
             throw error.located(file: file.path)
         }
+    }
+
+    /// Reads an Xcode mapping model from the contents of its `xcmapping.xml`.
+    ///
+    /// - Throws: ``MappingError``, located by line for XML errors.
+    public init(xcmappingXML data: Data) throws(MappingError) {
+        self = try XcodeMappingReader(data: data).mappingModel()
     }
 
     /// Reads a mapping model by its kind: a `.json` file in Moult's format, or an Xcode
