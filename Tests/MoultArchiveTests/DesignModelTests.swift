@@ -94,3 +94,33 @@ import Testing
         }
     }
 }
+
+extension DesignModelTests {
+    @Test func inheritanceDeeperThanAnyModelIsRefused() throws {
+        let entities = (0...120).map { index in
+            EntityDescription(name: "E\(index)", parent: index == 0 ? nil : "E\(index - 1)")
+        }
+        let deep = try ObjectModel(entities: entities)
+        #expect {
+            _ = try ObjectModel(xcodeDesignArchive: DesignArchiveBuilder.archive(deep))
+        } throws: { error in
+            (error as? ArchiveError)?.category.exitCode == 65 && "\(error)".contains("ancestors")
+        }
+    }
+
+    @Test func parentsThatFormACycleAreRefused() throws {
+        // Two entities, each the other's parent: written by hand, as no valid model has it.
+        var writer = KeyedArchiveWriter()
+        let root = writer.reserve(), package = writer.reserve(), a = writer.reserve(), b = writer.reserve()
+        for (uid, name, parent) in [(a, "A", b), (b, "B", a)] {
+            let generalization = writer.add(className: "XDUMLGeneralizationImp", fields: ["_general": .uid(parent)])
+            writer.set(uid, className: "XDPMEntity", fields: [
+                "_name": writer.string(name), "XDBucketForGeneralizationsstorage": writer.array([.uid(generalization)]),
+            ])
+        }
+        let storage = writer.dictionary([(writer.string("A"), .uid(a)), (writer.string("B"), .uid(b))])
+        writer.set(package, className: "XDModelPackage", fields: ["XDBucketForClassesstorage": storage])
+        writer.set(root, className: "XDPMModel", fields: ["_xd_rootPackage": .uid(package)])
+        #expect(throws: ArchiveError.self) { _ = try ObjectModel(xcodeDesignArchive: writer.archive(root: root)) }
+    }
+}

@@ -79,7 +79,29 @@ private struct DesignModelDecoder {
             entities.append(try entity(uid, listedAs: name))
         }
         entities.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        try checkInheritanceDepth(entities)
         return (entities, versionIdentifier.flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    /// The deepest inheritance accepted: hashing an entity hashes its parent first, so a chain of
+    /// thousands of entities would be deep recursion (real models have a few levels).
+    static let maximumInheritanceDepth = 100
+
+    private func checkInheritanceDepth(_ entities: [EntityDescription]) throws(ArchiveError) {
+        var parents: [String: String] = [:]
+        for entity in entities { parents[entity.name] = entity.parentName }
+        for entity in entities {
+            var depth = 0
+            var current = entity.parentName
+            while let name = current {
+                depth += 1
+                guard depth <= Self.maximumInheritanceDepth else {
+                    throw ArchiveError(
+                        .malformedArchive, "entity '\(entity.name)' has more than \(Self.maximumInheritanceDepth) ancestors (or its parents form a cycle)")
+                }
+                current = parents[name]
+            }
+        }
     }
 
     // MARK: - Entities

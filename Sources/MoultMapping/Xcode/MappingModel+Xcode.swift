@@ -15,7 +15,11 @@ extension MappingModel {
     /// text; a property mapping without one keeps a nil expression, which the engine reads as the
     /// default (`$source.<name>`, or the relationship's default: see ``defaultValueExpression(forRelationship:)``).
     /// The models' recorded paths are kept in ``sourceModel`` and ``destinationModel``; their names are
-    /// the version folders' names without `.xcdatamodel`.
+    /// the version folders' names without `.xcdatamodel`. Their entity version hashes are those of the
+    /// models the file embeds (`sourcemodeldata`, `destinationmodeldata`: Xcode's design-time models,
+    /// decoded by MoultArchive), so a mapping is matched to model versions by content, as Core Data
+    /// matches a compiled mapping model. Filter predicates have Xcode's byte-swapped `<` (U+3C00)
+    /// repaired.
     ///
     /// - Throws: ``MappingError`` naming the file and, for XML errors, the line.
     public init(xcmappingModelAt url: URL) throws(MappingError) {
