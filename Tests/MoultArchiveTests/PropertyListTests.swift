@@ -119,11 +119,15 @@ import Testing
         Self.expectMalformed(value.binaryPropertyList(), "nest deeper")
     }
 
-    @Test func sharedObjectsAreDecodedOnce() throws {
-        // Each array holds the previous one twice: 2^90 paths, 91 objects. Read in linear time.
+    /// Each array holds the previous one twice: `levels` objects standing for a tree of 2^levels leaves.
+    static func doublingArrays(levels: Int) -> [UInt8] {
         var objects: [[UInt8]] = [[0x10, 0x01]]
-        for index in 1...90 { objects.append([0xA2, UInt8(index - 1), UInt8(index - 1)]) }
-        let value = try PropertyListValue(binaryPropertyList: Self.handmade(objects, top: 90))
+        for index in 1...levels { objects.append([0xA2, UInt8(index - 1), UInt8(index - 1)]) }
+        return handmade(objects, top: levels)
+    }
+
+    @Test func sharedObjectsAreDecodedOnce() throws {
+        let value = try PropertyListValue(binaryPropertyList: Self.doublingArrays(levels: 8))
         var depth = 0
         var current = value
         while case .array(let elements) = current {
@@ -131,8 +135,15 @@ import Testing
             current = elements[0]
             depth += 1
         }
-        #expect(depth == 90)
+        #expect(depth == 8)
         #expect(current == .integer(1))
+        // Written out as a tree, the value is 2^8 leaves: it reads back equal.
+        #expect(try PropertyListValue(binaryPropertyList: value.binaryPropertyList()) == value)
+    }
+
+    @Test func sharingThatStandsForAnExponentialTreeIsRefused() {
+        // 2^90 leaves from 91 objects: refused at once, never walked.
+        Self.expectMalformed(Self.doublingArrays(levels: 90), "share collections")
     }
 
     @Test func garbageIsRefused() {

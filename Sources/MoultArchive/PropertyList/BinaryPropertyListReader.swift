@@ -61,16 +61,25 @@ public struct BinaryPropertyListReader {
 
     // MARK: - Decoding
 
-    /// What has been decoded so far: each object once (shared references reuse it), and the objects
-    /// being decoded (a reference back to one of them is a cycle).
+    /// What has been decoded so far: each object once (shared references reuse it), its size written
+    /// out as a tree, and the objects being decoded (a reference back to one of them is a cycle).
     private struct DecodingState {
         var decoded: [PropertyListValue?]
+        var sizes: [Int]
         var inProgress: [Bool]
         init(count: Int) {
             decoded = Array(repeating: nil, count: count)
+            sizes = Array(repeating: 0, count: count)
             inProgress = Array(repeating: false, count: count)
         }
     }
+
+    /// The largest size accepted for the value written out as a tree (shared objects counted at each
+    /// place they appear), against the input's size: 64 times it, plus 1 MB. Apple's writers share
+    /// only small scalars, so real files stay far below; a file whose objects share collections can
+    /// stand for a tree exponentially larger than itself, which everything that walks the value
+    /// (comparing, hashing, printing, writing it back) would pay for.
+    private var maximumTreeSize: Int { 64 * bytes.count + (1 << 20) }
 
     private static func error(_ message: String, at position: Int) -> ArchiveError {
         ArchiveError(.malformedPropertyList, message, location: "byte \(position)")
@@ -134,7 +143,17 @@ public struct BinaryPropertyListReader {
         }
         let value = try decode(reference, at: position, depth: depth, state: &state)
         state.decoded[reference] = value
+        if state.sizes[reference] == 0 { state.sizes[reference] = Self.leafSize(value) }
         return value
+    }
+
+    /// The size a scalar stands for: its content's bytes, at least 1.
+    private static func leafSize(_ value: PropertyListValue) -> Int {
+        switch value {
+        case .string(let text): 1 + text.utf8.count
+        case .data(let bytes): 1 + bytes.count
+        default: 9
+        }
     }
 
     private func decode(_ reference: Int, at position: Int, depth: Int, state: inout DecodingState) throws(ArchiveError) -> PropertyListValue {
@@ -195,10 +214,17 @@ public struct BinaryPropertyListReader {
             defer { state.inProgress[reference] = false }
             var children: [PropertyListValue] = []
             children.reserveCapacity(references)
+            var treeSize = 1
             for index in 0..<references {
                 let child = try unsigned(at: start + index * referenceSize, size: referenceSize)
                 children.append(try object(child, depth: depth + 1, state: &state))
+                treeSize += state.sizes[child]
+                guard treeSize <= maximumTreeSize else {
+                    throw Self.error(
+                        "the objects share collections so much that the value, written out, would exceed \(maximumTreeSize) bytes", at: position)
+                }
             }
+            state.sizes[reference] = treeSize
             // A set (0xC) is read as an array: property lists from Apple never hold one.
             if high != 0xD { return .array(children) }
             var dictionary: [String: PropertyListValue] = [:]
