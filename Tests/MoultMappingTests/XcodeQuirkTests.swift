@@ -201,3 +201,17 @@ struct ExpressionArchiver {
         return String(xml[start.upperBound..<end.lowerBound])
     }
 }
+
+extension XcodeQuirkTests {
+    @Test func invalidUTF8IsMalformedWithItsLine() throws {
+        var bytes = Array(XcodeMappingFile.xml().utf8)
+        let secondLine = try #require(bytes.firstIndex(of: 0x0A)) + 3
+        bytes.insert(contentsOf: [0xFF, 0xFE], at: secondLine)
+        #expect {
+            _ = try MappingModel(xcmappingXML: Data(bytes))
+        } throws: { error in
+            guard let error = error as? MappingError else { return false }
+            return error.code == .malformedXML && error.path == "line 2" && error.message.contains("UTF-8")
+        }
+    }
+}

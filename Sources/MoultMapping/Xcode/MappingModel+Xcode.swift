@@ -44,7 +44,26 @@ extension MappingModel {
     ///
     /// - Throws: ``MappingError``, located by line for XML errors.
     public init(xcmappingXML data: Data) throws(MappingError) {
+        // Xcode writes UTF-8; Foundation's parser on Linux traps on some invalid UTF-8, so it never sees any.
+        if let offset = Self.firstInvalidUTF8(data) {
+            let line = 1 + data.prefix(offset).reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+            throw MappingError(.malformedXML, "the file is not UTF-8 text (invalid byte at offset \(offset))", path: "line \(line)")
+        }
         self = try XcodeMappingReader(data: data).mappingModel()
+    }
+
+    /// The offset of the first byte that is not part of valid UTF-8, or nil when all is valid.
+    private static func firstInvalidUTF8(_ data: Data) -> Int? {
+        var iterator = data.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let scalar): offset += scalar.count
+            case .emptyInput: return nil
+            case .error: return offset
+            }
+        }
     }
 
     /// Reads a mapping model by its kind: a `.json` file in Moult's format, or an Xcode
