@@ -26,7 +26,8 @@ struct MappingCommand: AsyncParsableCommand {
 
                 With --json: {"file":…, "source":{"name":…,"path":…,"entityVersionHashes":{…}},
                 "destination":{…}, "entityMappings":[{"name":…,"type":…,"effectiveType":…,"source":…,
-                "destination":…,"order":…,"filter":…,"policy":…,"userInfo":{…},
+                "destination":…,"order":…,"filter":…,"policy":…,"userInfo":{…}, "sourceVersionHash" and
+                "destinationVersionHash" when the mapping records them,
                 "attributes":[{"name":…,"value":…}],"relationships":[…]}]}; a property whose "value" is
                 null has no expression recorded (the default applies).
                 """
@@ -114,6 +115,8 @@ struct MappingCommand: AsyncParsableCommand {
             var type = entity.mappingType.jsonName
             if entity.effectiveType != entity.mappingType { type += " (runs as \(entity.effectiveType.jsonName))" }
             text += "\(index + 1). \(entity.name) [\(type)] \(entity.sourceEntityName ?? "(none)") → \(entity.destinationEntityName ?? "(none)")\n"
+            if let hash = entity.sourceEntityVersionHash { text += "   source hash: \(hash.hex)\n" }
+            if let hash = entity.destinationEntityVersionHash { text += "   destination hash: \(hash.hex)\n" }
             if let filter = entity.filterPredicate { text += "   filter: \(filter)\n" }
             if let policy = entity.entityMigrationPolicyClassName { text += "   policy: \(policy)\n" }
             for (key, value) in entity.userInfo.sorted(by: { $0.key < $1.key }) { text += "   user info: \(key) = \(value)\n" }
@@ -143,7 +146,7 @@ struct MappingCommand: AsyncParsableCommand {
             }
         }
         let entities: [[String: Any]] = mapping.orderedEntityMappings.map { entity in
-            [
+            var object: [String: Any] = [
                 "name": entity.name,
                 "type": entity.mappingType.jsonName,
                 "effectiveType": entity.effectiveType.jsonName,
@@ -156,6 +159,9 @@ struct MappingCommand: AsyncParsableCommand {
                 "attributes": properties(entity.attributeMappings),
                 "relationships": properties(entity.relationshipMappings),
             ]
+            if let hash = entity.sourceEntityVersionHash { object["sourceVersionHash"] = hash.hex }
+            if let hash = entity.destinationEntityVersionHash { object["destinationVersionHash"] = hash.hex }
+            return object
         }
         let object: [String: Any] = [
             "file": file,
