@@ -26,8 +26,8 @@ struct MappingCommand: AsyncParsableCommand {
 
                 With --json: {"file":…, "source":{"name":…,"path":…,"entityVersionHashes":{…}},
                 "destination":{…}, "entityMappings":[{"name":…,"type":…,"effectiveType":…,"source":…,
-                "destination":…,"order":…,"filter":…,"policy":…,"userInfo":{…}, "sourceVersionHash" and
-                "destinationVersionHash" when the mapping records them,
+                "destination":…,"order":…,"filter":…,"policy":…,"userInfo":{…}, "builtinPolicy",
+                "sourceVersionHash" and "destinationVersionHash" when the mapping records them,
                 "attributes":[{"name":…,"value":…}],"relationships":[…]}]}; a property whose "value" is
                 null has no expression recorded (the default applies).
                 """
@@ -119,6 +119,7 @@ struct MappingCommand: AsyncParsableCommand {
             if let hash = entity.destinationEntityVersionHash { text += "   destination hash: \(hash.hex)\n" }
             if let filter = entity.filterPredicate { text += "   filter: \(filter)\n" }
             if let policy = entity.entityMigrationPolicyClassName { text += "   policy: \(policy)\n" }
+            if let builtin = entity.builtinPolicy { text += "   built-in policy: \(builtin)\n" }
             for (key, value) in entity.userInfo.sorted(by: { $0.key < $1.key }) { text += "   user info: \(key) = \(value)\n" }
             for (kind, properties) in [("attribute", entity.attributeMappings), ("relationship", entity.relationshipMappings)] {
                 for property in properties {
@@ -159,6 +160,7 @@ struct MappingCommand: AsyncParsableCommand {
                 "attributes": properties(entity.attributeMappings),
                 "relationships": properties(entity.relationshipMappings),
             ]
+            if let builtin = entity.builtinPolicy { object["builtinPolicy"] = builtin }
             if let hash = entity.sourceEntityVersionHash { object["sourceVersionHash"] = hash.hex }
             if let hash = entity.destinationEntityVersionHash { object["destinationVersionHash"] = hash.hex }
             return object

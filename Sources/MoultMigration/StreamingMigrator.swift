@@ -277,6 +277,7 @@ public final class StreamingMigrator {
         }
         text += "destination-identifiers \(destinationModel.versionIdentifiers.joined(separator: ","))\n"
         for mapping in mappingModels { text += "mapping \(mapping.jsonText())\n" }
+        for (name, binding) in policies.boundNames { text += "policy \(name)=\(binding)\n" }
         text += "chunk-size \(options.chunkSize)\nassociations \(options.associations.rawValue)\n"
         for partition in options.partitions { text += "partition \(partition)\n" }
         text += "validate \(options.validate)\n"

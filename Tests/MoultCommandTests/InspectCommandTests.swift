@@ -79,7 +79,7 @@ import Testing
         defer { directory.remove() }
         let model = Fixtures.url("alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld")
         let store = directory.appending("New.sqlite")
-        let created = try MoultProcess.run(["create", store.path, "--model", model.path, "--version", "SampleModel2"])
+        let created = try MoultProcess.run(["create", store.path, "--model", model.path, "--model-version", "SampleModel2"])
         #expect(created.exitCode == 0, "\(created.standardError)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["New.sqlite"])
         let inspected = try MoultProcess.run(["inspect", store.path, "--model", model.path, "--json"])

@@ -142,3 +142,14 @@ import Testing
         #expect(mapping.destinationModel.entityVersionHashes == versioned.version(named: "CoreDataMigration_Example 4")?.model.entityVersionHashes())
     }
 }
+
+extension MappingCommandTests {
+    @Test func showPrintsABuiltInPolicy() throws {
+        let file = Fixtures.datasets.appending(path: "People/Mappings/v4-to-v5-builtin.json")
+        let mapping = try MappingModel(jsonFile: file)
+        let builtin = try #require(mapping.entityMappings.compactMap(\.builtinPolicy).first)
+        let result = try MoultProcess.run(["mapping", "show", file.path])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("built-in policy: \(builtin)"))
+    }
+}

@@ -9,11 +9,12 @@ import Testing
     static let model = Fixtures.peopleModel.path
     static func mapping(_ name: String) -> String { Fixtures.datasets.appending(path: "People/Mappings/\(name).json").path }
 
-    /// `moult generate people` into `directory`.
+    /// `moult-people generate` into `directory`.
     static func generate(_ version: String, persons: Int, in directory: TemporaryDirectory, name: String = "source.sqlite") throws -> URL {
         let store = directory.appending(name)
         let result = try MoultProcess.run(
-            ["generate", "people", store.path, "--version", version, "--objects", String(persons), "--seed", "3", "--model", model])
+            ["generate", store.path, "--model-version", version, "--objects", String(persons), "--seed", "3", "--model", model],
+            tool: .people)
         #expect(result.exitCode == 0, "\(result.standardError)")
         return store
     }
@@ -199,7 +200,7 @@ import Testing
         let result = try MoultProcess.run([
             "migrate", source.path, "--model", Self.model, "--to", "v5", "--mapping", mapping.path, "--output", output.path, "--quiet",
         ])
-        #expect(result.exitCode == 65, "\(result.standardError)")
+        #expect(result.exitCode == 66, "\(result.standardError)")
         #expect(result.standardError.contains("MyApp.NoSuchPolicy"), "\(result.standardError)")
         #expect(result.standardError.contains("AdultToCompany"), "names the mapping: \(result.standardError)")
         #expect(!FileManager.default.fileExists(atPath: output.path))

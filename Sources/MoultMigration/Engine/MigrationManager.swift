@@ -102,10 +102,24 @@ public final class MigrationManager {
 
     /// Stage 1's default: one destination object from the attribute mappings, associated with its source.
     public func createDefaultDestinationInstance(for source: MigrationObject, mapping: EntityMapping) throws {
+        try createDestinationInstance(for: source, mapping: mapping)
+    }
+
+    /// One destination object from the attribute mappings, associated with its source, as
+    /// ``createDefaultDestinationInstance(for:mapping:)`` makes it; `variables` are bound while the
+    /// expressions are evaluated (`["value": "red"]` for `$value`).
+    ///
+    /// - Returns: the new object's id; nil when the mapping has no concrete destination entity.
+    @discardableResult
+    public func createDestinationInstance(
+        for source: MigrationObject, mapping: EntityMapping, variables: [String: Value] = [:]
+    ) throws -> ObjectID? {
         let compiled = try self.compiled(mapping)
-        guard let layout = compiled.destination else { return }
+        guard let layout = compiled.destination else { return nil }
         context.object = source
         context[variableSlot: sourceSlot] = .object(source)
+        for (name, value) in variables { context[variable: name] = .value(value) }
+        defer { for name in variables.keys { context[variable: name] = .unbound } }
         var row: [Value] = []
         row.reserveCapacity(compiled.attributeValues.count)
         for (column, valueSource) in zip(layout.attributes, compiled.attributeValues) {
@@ -125,6 +139,7 @@ public final class MigrationManager {
         }
         let id = try insert(row, into: layout)
         pendingAssociations.append(Association(source: source.objectID, destination: id, mapping: compiled.index))
+        return id
     }
 
     /// Stage 1 of a chunk as one `INSERT … SELECT` from the attached source (see ``CompiledMapping/BulkCopy``):

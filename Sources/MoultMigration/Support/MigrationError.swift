@@ -14,7 +14,7 @@ public struct MigrationError: CategorizedError {
         public static let noMigrationPath = Code(rawValue: "no migration path")
         /// The mapping model names something the models lack, or an expression does not compile.
         public static let invalidMapping = Code(rawValue: "invalid mapping")
-        /// A mapping names a policy that is not registered.
+        /// A mapping names a policy class that is neither registered nor bound (incompatible: exit 66).
         public static let missingPolicy = Code(rawValue: "missing policy")
         /// A value expression or policy failed on an object.
         public static let evaluationFailed = Code(rawValue: "evaluation failed")
@@ -58,8 +58,8 @@ public struct MigrationError: CategorizedError {
 
     public var category: FailureCategory {
         switch code {
-        case .incompatibleStore, .noMigrationPath: .incompatible
-        case .invalidMapping, .missingPolicy, .evaluationFailed, .checkpointMismatch: .badInput
+        case .incompatibleStore, .noMigrationPath, .missingPolicy: .incompatible
+        case .invalidMapping, .evaluationFailed, .checkpointMismatch: .badInput
         case .validationFailed: .validationFailed
         case .interrupted: .interrupted
         case .outputExists, .io: .io
