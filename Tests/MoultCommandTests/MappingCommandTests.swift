@@ -153,3 +153,53 @@ extension MappingCommandTests {
         #expect(result.standardOutput.contains("built-in policy: \(builtin)"))
     }
 }
+
+extension MappingCommandTests {
+    /// The hashes of a mapping model's embedded models are what identifies it: a copy of wibosco's
+    /// Migration2to3 given version 1's embedded source model (a mapping made before version 2 was
+    /// edited) is refused for the v2 → v3 step; the original is planned (and its migration runs past
+    /// matching: it then fails validation only because the custom policy is replaced by the default).
+    @Test func migrateMatchesAnXcodeMappingByItsEmbeddedModels() throws {
+        let fixture = Fixtures.url("wibosco__CoreDataMigration-Example")
+        let mappings = fixture.appending(path: "CoreDataMigration-Example/CoreData/Migration/Mappings")
+        let model = fixture.appending(path: "CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try directory.copyStore(fixture.appending(path: "CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_2.sqlite"))
+
+        func sourceModelData(_ xml: String) throws -> Range<String.Index> {
+            let start = try #require(xml.range(of: "<attribute name=\"sourcemodeldata\" type=\"binary\">"))
+            let end = try #require(xml.range(of: "</attribute>", range: start.upperBound..<xml.endIndex))
+            return start.upperBound..<end.lowerBound
+        }
+        let original = try String(contentsOf: mappings.appending(path: "Migration2to3.xcmappingmodel/xcmapping.xml"), encoding: .utf8)
+        let older = try String(contentsOf: mappings.appending(path: "Migration1to2.xcmappingmodel/xcmapping.xml"), encoding: .utf8)
+        var stale = original
+        stale.replaceSubrange(try sourceModelData(original), with: older[try sourceModelData(older)])
+        let staleMapping = directory.appending("Migration2to3.xcmappingmodel")
+        try FileManager.default.createDirectory(at: staleMapping, withIntermediateDirectories: true)
+        try Data(stale.utf8).write(to: staleMapping.appending(path: "xcmapping.xml"))
+
+        // The mapping names a custom policy class: Core Data's default policy stands in for it.
+        let arguments = [
+            "migrate", store.path, "--model", model.path, "--to", "CoreDataMigration_Example 3",
+            "--policy", "Post2ToPost3MigrationPolicy=default", "--output",
+        ]
+        let refused = try MoultProcess.run(arguments + [directory.appending("refused.sqlite").path, "--mapping", staleMapping.path])
+        #expect(refused.exitCode == 66, "\(refused.standardError)")
+        #expect(refused.standardError.contains("Migration2to3.xcmappingmodel"))
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("refused.sqlite").path))
+
+        let planned = try MoultProcess.run([
+            "plan", store.path, "--model", model.path, "--to", "CoreDataMigration_Example 3",
+            "--policy", "Post2ToPost3MigrationPolicy=default", "--mapping", mappings.appending(path: "Migration2to3.xcmappingmodel").path,
+        ])
+        #expect(planned.exitCode == 0, "\(planned.standardError)")
+        #expect(planned.standardOutput.contains("Migration2to3"), "\(planned.standardOutput)")
+        let stalePlan = try MoultProcess.run([
+            "plan", store.path, "--model", model.path, "--to", "CoreDataMigration_Example 3",
+            "--policy", "Post2ToPost3MigrationPolicy=default", "--mapping", staleMapping.path,
+        ])
+        #expect(stalePlan.exitCode == 66, "\(stalePlan.standardError)")
+    }
+}
