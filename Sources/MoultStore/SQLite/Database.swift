@@ -50,10 +50,13 @@ public final class Database {
     /// Opens (or, with ``OpenMode/create``, creates) a database file.
     ///
     /// A read-only open checks the file's header first, so a file that is not SQLite fails with a clear
-    /// error before SQLite touches anything. A WAL-mode database opened read-only whose `-wal` file is
-    /// absent has no uncommitted data: it is opened as immutable so that SQLite does not create
-    /// `-wal`/`-shm` files beside it. When the `-wal` exists, SQLite reads it (its data is part of the
-    /// store) without writing it.
+    /// error before SQLite touches anything, and it never creates or writes a file beside the database,
+    /// whatever its header says (see ``ReadOnlyAccess``): without a `-wal` file (or with an empty one)
+    /// the file is opened as immutable; with a `-wal` holding frames, SQLite reads them (they are
+    /// committed data of the store) through a wal-index kept in private memory instead of the `-shm`.
+    ///
+    /// A file whose header or schema SQLite cannot read (an unsupported schema format, a damaged
+    /// `sqlite_master`) fails here with ``StoreError/Code/corrupt``.
     ///
     /// - Throws: ``StoreError``: ``StoreError/Code/notFound`` when the file is missing (read-only,
     ///   read-write), ``StoreError/Code/notADatabase``, ``StoreError/Code/corrupt``, ``StoreError/Code/locked``,
@@ -66,10 +69,9 @@ public final class Database {
         var query = ""
         switch mode {
         case .readOnly:
-            let header = try DatabaseFile.header(path)
+            _ = try DatabaseFile.header(path)
             flags.insert(.readOnly)
-            query = "mode=ro"
-            if header.isWAL && !FileManager.default.fileExists(atPath: path + "-wal") { query += "&immutable=1" }
+            query = DatabaseFile.readOnlyQuery(path)
         case .readWrite:
             _ = try DatabaseFile.header(path)
             flags.insert(.readWrite)
@@ -87,7 +89,7 @@ public final class Database {
         } catch {
             cache.removeAll()
             SQLite.close(handle)
-            throw error
+            throw mode == .create ? error : DatabaseFile.openingFailure(error)
         }
     }
 
@@ -239,16 +241,15 @@ public final class Database {
     /// Attaches another database file read-only under a schema name, so that one statement can read
     /// it and write this one (`INSERT INTO main.T … SELECT … FROM name.T`).
     ///
-    /// The same rules as a read-only open apply: the file's header is checked first, and a WAL
-    /// database without a `-wal` file is attached as immutable so that nothing is created beside it.
+    /// The same rules as a read-only open apply: the file's header is checked first, and nothing is
+    /// ever created or written beside the attached file (see ``init(url:mode:configuration:)``).
     /// Not allowed inside a transaction.
     ///
     /// - Throws: ``StoreError`` as a read-only open does, or when the name is taken.
     public func attachReadOnly(_ url: URL, as name: String) throws(StoreError) {
         let path = url.path(percentEncoded: false)
-        let header = try DatabaseFile.header(path)
-        var query = "mode=ro"
-        if header.isWAL && !FileManager.default.fileExists(atPath: path + "-wal") { query += "&immutable=1" }
+        _ = try DatabaseFile.header(path)
+        let query = DatabaseFile.readOnlyQuery(path)
         try makeStatement("ATTACH DATABASE ? AS \(name)").execute([.string(DatabaseFile.uri(path, query: query))])
     }
 
@@ -291,8 +292,9 @@ extension Database: Sendable {}
 /// Checks on a database file made before SQLite opens it.
 enum DatabaseFile {
     struct Header {
-        /// The file is in WAL mode (header bytes 18–19 are 2).
-        var isWAL: Bool
+        /// The file's write and read format versions (header bytes 18–19: 1 for a rollback journal, 2 for WAL).
+        var writeVersion: UInt8
+        var readVersion: UInt8
     }
 
     static let magic = Array("SQLite format 3\0".utf8)
@@ -318,7 +320,38 @@ enum DatabaseFile {
                 bytes.isEmpty ? "the file is empty, not an SQLite database" : "the file is not an SQLite database (no SQLite header)",
                 path: path)
         }
-        return Header(isWAL: bytes[18] == 2 && bytes[19] == 2)
+        return Header(writeVersion: bytes[18], readVersion: bytes[19])
+    }
+
+    /// The URI query of a read-only open that creates and writes nothing beside the file.
+    ///
+    /// SQLite creates `-wal` and `-shm` files beside a WAL database (header bytes 18–19 of 2, or a
+    /// mix such as 1 and 2) even on a read-only connection. Without a `-wal` file, or with an empty
+    /// one, the database's content is all in the main file: it is opened as immutable, so that SQLite
+    /// neither locks nor looks for companions. A `-wal` with frames holds committed transactions that
+    /// belong to the store: it is read through the private-memory wal-index VFS, which rebuilds the
+    /// index from the `-wal` without creating or touching the `-shm`.
+    static func readOnlyQuery(_ path: String) -> String {
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.int64Value ?? 0
+        if walSize == 0 { return "mode=ro&immutable=1" }
+        if let vfs = SQLite.privateSharedMemoryVFS { return "mode=ro&vfs=\(vfs)" }
+        return "mode=ro"
+    }
+
+    /// An error from the first statements on a new connection, named for what it means there: SQLite's
+    /// plain "error" before any SQL of ours ran is a header or schema it cannot read (`unsupported file
+    /// format` for a schema format above 4, `malformed database schema`), so the file is corrupt.
+    static func openingFailure(_ error: StoreError) -> StoreError {
+        switch error.code {
+        case .sqlite:
+            return StoreError(
+                .corrupt, "the store's header or schema cannot be read (\(error.message)): the file is damaged",
+                path: error.path, resultCode: error.resultCode)
+        case .corrupt:
+            return StoreError(.corrupt, error.message, path: error.path, resultCode: error.resultCode)
+        default:
+            return error
+        }
     }
 
     /// A `file:` URI for a path, percent-encoding the characters URIs reserve.
