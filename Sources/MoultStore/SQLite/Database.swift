@@ -69,9 +69,9 @@ public final class Database {
         var query = ""
         switch mode {
         case .readOnly:
-            _ = try DatabaseFile.header(path)
+            let header = try DatabaseFile.header(path)
             flags.insert(.readOnly)
-            query = DatabaseFile.readOnlyQuery(path)
+            query = DatabaseFile.readOnlyQuery(path, header: header)
         case .readWrite:
             _ = try DatabaseFile.header(path)
             flags.insert(.readWrite)
@@ -248,8 +248,8 @@ public final class Database {
     /// - Throws: ``StoreError`` as a read-only open does, or when the name is taken.
     public func attachReadOnly(_ url: URL, as name: String) throws(StoreError) {
         let path = url.path(percentEncoded: false)
-        _ = try DatabaseFile.header(path)
-        let query = DatabaseFile.readOnlyQuery(path)
+        let header = try DatabaseFile.header(path)
+        let query = DatabaseFile.readOnlyQuery(path, header: header)
         try makeStatement("ATTACH DATABASE ? AS \(name)").execute([.string(DatabaseFile.uri(path, query: query))])
     }
 
@@ -325,17 +325,24 @@ enum DatabaseFile {
 
     /// The URI query of a read-only open that creates and writes nothing beside the file.
     ///
-    /// SQLite creates `-wal` and `-shm` files beside a WAL database (header bytes 18–19 of 2, or a
-    /// mix such as 1 and 2) even on a read-only connection. Without a `-wal` file, or with an empty
-    /// one, the database's content is all in the main file: it is opened as immutable, so that SQLite
-    /// neither locks nor looks for companions. A `-wal` with frames holds committed transactions that
-    /// belong to the store: it is read through the private-memory wal-index VFS, which rebuilds the
-    /// index from the `-wal` without creating or touching the `-shm`.
-    static func readOnlyQuery(_ path: String) -> String {
-        let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.int64Value ?? 0
-        if walSize == 0 { return "mode=ro&immutable=1" }
-        if let vfs = SQLite.privateSharedMemoryVFS { return "mode=ro&vfs=\(vfs)" }
-        return "mode=ro"
+    /// SQLite creates `-wal` and `-shm` files beside a WAL database (header bytes 18–19 of 2, or a mix
+    /// such as 1 and 2), and beside any database that has a `-wal` file, even on a read-only connection.
+    /// - A `-wal` with frames holds committed transactions that belong to the store: it is read through
+    ///   the private-memory wal-index VFS (`shim.h`), which rebuilds the index from the `-wal` without
+    ///   creating or touching the `-shm`.
+    /// - An empty `-wal`, or none with a header that is not plainly rollback-journal (1 and 1): the
+    ///   content is all in the main file, opened as immutable so that SQLite looks for no companion.
+    /// - A rollback-journal database without a `-wal` is opened read-only as it is, so that a writer's
+    ///   lock keeps this reader out while it writes (SQLite creates nothing for such a reader).
+    static func readOnlyQuery(_ path: String, header: Header) -> String {
+        let manager = FileManager.default
+        if manager.fileExists(atPath: path + "-wal") {
+            let walSize = (try? manager.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.int64Value ?? 0
+            if walSize > 0 { return SQLite.privateSharedMemoryVFS.map { "mode=ro&vfs=\($0)" } ?? "mode=ro" }
+            return "mode=ro&immutable=1"
+        }
+        if header.writeVersion == 1 && header.readVersion == 1 { return "mode=ro" }
+        return "mode=ro&immutable=1"
     }
 
     /// An error from the first statements on a new connection, named for what it means there: SQLite's

@@ -1,0 +1,116 @@
+import MoultModel
+
+extension SQLiteStore {
+    /// Checks that the store has its model's layout before anything reads it: Core Data's own tables,
+    /// a table (not a view) for every inheritance root and join table with every column the layout
+    /// names, and a `Z_PRIMARYKEY` row for each entity number with the model's parent and no other
+    /// entity's name.
+    ///
+    /// A store that fails this was damaged, edited by hand, or made by another model whose hashes
+    /// happen to match: reading it would fail halfway with SQLite's "no such table" or "no such column",
+    /// or read rows as the wrong entity. It is bad input, found before any work starts.
+    ///
+    /// - Throws: ``StoreError`` with code ``StoreError/Code/schemaMismatch`` naming the table, column
+    ///   or entity, or ``StoreError/Code/corrupt`` when the schema cannot be read.
+    func checkLayout() throws(StoreError) {
+        let path = database.path
+        func mismatch(_ message: String, entity: String? = nil) -> StoreError {
+            StoreError(.schemaMismatch, "the store does not have its model's layout: \(message)", path: path, entity: entity)
+        }
+        do throws(StoreError) {
+            var kinds: [String: String] = [:]
+            let statement = try database.statement("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')")
+            try statement.bind([])
+            while try statement.step() {
+                // Table names compare without regard to ASCII case, as SQLite's do.
+                kinds[(statement.string(at: 0) ?? "").uppercased()] = statement.string(at: 1) ?? ""
+            }
+            statement.reset()
+
+            func columns(of table: String, owner: String, entity: String?) throws(StoreError) -> Set<String> {
+                switch kinds[table.uppercased()] {
+                case "table": break
+                case "view": throw mismatch("\(table), the table of \(owner), is a view, not a table", entity: entity)
+                default: throw mismatch("there is no table \(table) (the table of \(owner))", entity: entity)
+                }
+                let info = try database.statement("SELECT name FROM pragma_table_info(?)")
+                try info.bind([.string(table)])
+                var names: Set<String> = []
+                while try info.step() { names.insert((info.string(at: 0) ?? "").uppercased()) }
+                info.reset()
+                return names
+            }
+            func require(_ column: String, in table: String, _ present: Set<String>, what: String, entity: String?) throws(StoreError) {
+                guard present.contains(column.uppercased()) else {
+                    throw mismatch("table \(table) has no column \(column) (\(what))", entity: entity)
+                }
+            }
+
+            // Core Data's own tables.
+            let primaryKeyColumns = try columns(of: "Z_PRIMARYKEY", owner: "the entity numbering", entity: nil)
+            for column in ["Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX"] {
+                try require(column, in: "Z_PRIMARYKEY", primaryKeyColumns, what: "Core Data's entity numbering", entity: nil)
+            }
+
+            // What each column holds, to name it in a message.
+            var meaning: [String: (what: String, entity: String)] = [:]
+            for entity in layout.entities {
+                for attribute in entity.attributes {
+                    meaning["\(entity.table).\(attribute.column)"] = ("attribute \(attribute.name) of \(entity.name)", entity.name)
+                }
+                for toOne in entity.toOneRelationships {
+                    meaning["\(entity.table).\(toOne.column)"] = ("relationship \(toOne.name) of \(entity.name)", entity.name)
+                    if let companion = toOne.entityColumn {
+                        meaning["\(entity.table).\(companion)"] = ("the entity of relationship \(toOne.name) of \(entity.name)", entity.name)
+                    }
+                }
+            }
+            for table in layout.tables {
+                let present = try columns(of: table.name, owner: "entity \(table.rootEntity)", entity: table.rootEntity)
+                for column in table.columns {
+                    let described = meaning["\(table.name).\(column.name)"]
+                    try require(
+                        column.name, in: table.name, present, what: described?.what ?? "a column of entity \(table.rootEntity)",
+                        entity: described?.entity ?? table.rootEntity)
+                }
+            }
+            for table in layout.joinTables {
+                let present = try columns(of: table.name, owner: "a many-to-many relationship", entity: nil)
+                for column in table.columns + table.orderColumns {
+                    try require(column, in: table.name, present, what: "a key of a many-to-many relationship", entity: nil)
+                }
+            }
+
+            // Entity numbers: every entity has its Z_PRIMARYKEY row, with the model's parent. Z_NAME is
+            // kept through renames (a store migrated in place keeps an entity's old name), so it only
+            // disagrees when it names another entity of the model: then the numbering is not the model's.
+            var rows: [Int64: (name: String, parent: Value)] = [:]
+            let numbering = try database.statement("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY")
+            try numbering.bind([])
+            while try numbering.step() {
+                guard case .int(let number) = numbering.value(at: 0) else { continue }
+                rows[number] = (numbering.string(at: 1) ?? "", numbering.value(at: 2))
+            }
+            numbering.reset()
+            for entity in layout.entities {
+                guard let row = rows[Int64(entity.number)] else {
+                    throw mismatch("Z_PRIMARYKEY has no row for entity \(entity.name) (Z_ENT \(entity.number))", entity: entity.name)
+                }
+                if row.name != entity.name, let other = layout.entity(named: row.name) {
+                    throw mismatch(
+                        "Z_PRIMARYKEY gives Z_ENT \(entity.number) to entity \(other.name), which the model numbers \(other.number) (\(entity.number) is \(entity.name)): the store's entity numbers are not its model's",
+                        entity: entity.name)
+                }
+                if case .int(let parent) = row.parent, parent != Int64(entity.superNumber) {
+                    throw mismatch(
+                        "Z_PRIMARYKEY gives entity \(entity.name) (Z_ENT \(entity.number)) the parent Z_ENT \(parent), where the model's is \(entity.superNumber)",
+                        entity: entity.name)
+                }
+            }
+        } catch {
+            guard error.code == .sqlite else { throw error }
+            throw StoreError(
+                .corrupt, "the store's schema cannot be read (\(error.message))", path: path, sql: error.sql, resultCode: error.resultCode)
+        }
+    }
+}
