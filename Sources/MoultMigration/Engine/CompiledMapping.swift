@@ -84,7 +84,7 @@ final class CompiledMapping {
     init(
         index: Int, mappingModelIndex: Int, name: String, mapping: EntityMapping, sourceModel: ObjectModel, destinationModel: ObjectModel,
         sourceLayout: StoreLayout, destinationLayout: StoreLayout, policy: any EntityMigrationPolicy,
-        variables: VariableLayout
+        variables: VariableLayout, sqlAccepts: (String) -> Bool = { _ in true }
     ) throws(MigrationError) {
         self.index = index
         self.mappingModelIndex = mappingModelIndex
@@ -192,7 +192,11 @@ final class CompiledMapping {
         }
         self.toManyLoads = toManyLoads
 
-        // The filter: in SQL when the pushdown compiler accepts it, in Swift otherwise.
+        // The filter: in SQL when the pushdown compiler accepts it and SQLite can take the result, in
+        // Swift otherwise. SQLite refuses SQL beyond its limits (an expression tree deeper than 1,000,
+        // too many placeholders): a filter of 1,500 `AND` terms pushes down exactly, but no statement
+        // holding it would prepare. Each statement that embeds the filter (the cursor's, the plan's,
+        // the keys-only read, the bulk insert) adds a few levels around it: the check leaves a margin.
         if let text = mapping.filterPredicate, !text.trimmingCharacters(in: .whitespaces).isEmpty {
             let predicate: PredicateNode
             do {
@@ -200,7 +204,9 @@ final class CompiledMapping {
             } catch {
                 throw invalid("the filter predicate \(text) does not parse", underlying: error)
             }
-            if let source, toManyLoads.isEmpty, let pushed = SQLPushdown(columns: Self.columnResolver(source)).predicate(predicate) {
+            if let source, toManyLoads.isEmpty, let pushed = SQLPushdown(columns: Self.columnResolver(source)).predicate(predicate),
+                sqlAccepts(Self.filterProbe(pushed.sql, source: source))
+            {
                 filterSQL = SQLCondition(pushed.sql, pushed.arguments)
                 filter = nil
             } else {
@@ -221,6 +227,14 @@ final class CompiledMapping {
         bulkCopy = Self.bulkCopy(
             policy: policy, source: source, destination: destination, attributeValues: attributeValues,
             hasSwiftFilter: filter != nil, filterSQL: filterSQL)
+    }
+
+    /// A statement at least as deep as any that embeds a pushed-down filter, to prepare once and see
+    /// whether SQLite takes it (see ``init(index:mappingModelIndex:name:mapping:sourceModel:destinationModel:sourceLayout:destinationLayout:policy:variables:sqlAccepts:)``).
+    static func filterProbe(_ filter: String, source: EntityLayout) -> String {
+        let margin = 8
+        let wrapped = String(repeating: "+(", count: margin) + filter + String(repeating: ")", count: margin)
+        return "SELECT Z_PK FROM \(source.table) WHERE Z_ENT = \(source.number) AND Z_PK > ? AND Z_PK <= ? AND (\(wrapped)) ORDER BY Z_PK"
     }
 
     /// The keys-only read of stage 2, when the relationships allow it.

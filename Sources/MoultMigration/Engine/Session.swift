@@ -50,7 +50,8 @@ final class Session {
                     try CompiledMapping(
                         index: compiled.count, mappingModelIndex: modelIndex, name: name, mapping: mapping,
                         sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel,
-                        sourceLayout: source.layout, destinationLayout: destinationLayout, policy: policy, variables: variables))
+                        sourceLayout: source.layout, destinationLayout: destinationLayout, policy: policy, variables: variables,
+                        sqlAccepts: Self.sqlAccepts(source)))
             }
         }
         mappings = compiled
@@ -58,6 +59,12 @@ final class Session {
         if let destination, migrator.options.bulkSQL {
             try destination.database.attachReadOnly(migrator.sourceURL, as: CompiledMapping.attachedSource)
         }
+    }
+
+    /// Whether SQLite prepares this SQL on the source: a filter it refuses is evaluated in Swift.
+    private static func sqlAccepts(_ source: SQLiteStore) -> (String) -> Bool {
+        let database = source.database
+        return { sql in (try? database.makeStatement(sql)) != nil }
     }
 
     private var partitioner: Partitioner {
@@ -79,7 +86,7 @@ final class Session {
         let compiled = try CompiledMapping(
             index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: restricted,
             sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
-            destinationLayout: destinationLayout, policy: mapping.policy, variables: variables)
+            destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source))
         variants[key] = compiled
         return compiled
     }
