@@ -53,16 +53,17 @@ extension SQLiteStore {
             }
 
             // What each column holds, to name it in a message.
+            // Entities come in Z_ENT order, parents first: the first to name a column declares it.
             var meaning: [String: (what: String, entity: String)] = [:]
+            func describe(_ column: String, of entity: EntityLayout, _ what: String) {
+                let key = "\(entity.table).\(column)"
+                if meaning[key] == nil { meaning[key] = ("\(what) of \(entity.name)", entity.name) }
+            }
             for entity in layout.entities {
-                for attribute in entity.attributes {
-                    meaning["\(entity.table).\(attribute.column)"] = ("attribute \(attribute.name) of \(entity.name)", entity.name)
-                }
+                for attribute in entity.attributes { describe(attribute.column, of: entity, "attribute \(attribute.name)") }
                 for toOne in entity.toOneRelationships {
-                    meaning["\(entity.table).\(toOne.column)"] = ("relationship \(toOne.name) of \(entity.name)", entity.name)
-                    if let companion = toOne.entityColumn {
-                        meaning["\(entity.table).\(companion)"] = ("the entity of relationship \(toOne.name) of \(entity.name)", entity.name)
-                    }
+                    describe(toOne.column, of: entity, "relationship \(toOne.name)")
+                    if let companion = toOne.entityColumn { describe(companion, of: entity, "the entity of relationship \(toOne.name)") }
                 }
             }
             for table in layout.tables {
