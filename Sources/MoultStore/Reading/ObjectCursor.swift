@@ -123,7 +123,16 @@ public final class ObjectCursor {
     }
 
     private func decodeRow(_ statement: Statement) throws(StoreError) -> ObjectRow {
-        let primaryKey = statement.int64(at: 0)
+        // Each row's key is an integer above the last one: the next batch starts after it, so reading
+        // always moves forward and ends, whatever a damaged file holds.
+        guard case .int(let primaryKey) = statement.value(at: 0), primaryKey > lastPrimaryKey else {
+            let found = statement.value(at: 0)
+            statement.reset()
+            self.statement = nil
+            throw StoreError(
+                .corrupt, "table \(entity.table) gives a row the key \(found) after \(lastPrimaryKey): its Z_PK column is damaged",
+                path: database.path, sql: sql, entity: entity.name)
+        }
         lastPrimaryKey = primaryKey
         var values: [Value] = []
         values.reserveCapacity(attributeTypes.count + toOnes.count)

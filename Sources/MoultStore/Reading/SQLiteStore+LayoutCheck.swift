@@ -33,11 +33,21 @@ extension SQLiteStore {
                 case "view": throw mismatch("\(table), the table of \(owner), is a view, not a table", entity: entity)
                 default: throw mismatch("there is no table \(table) (the table of \(owner))", entity: entity)
                 }
-                let info = try database.statement("SELECT name FROM pragma_table_info(?)")
+                let info = try database.statement("SELECT name, type, pk FROM pragma_table_info(?)")
                 try info.bind([.string(table)])
                 var names: Set<String> = []
-                while try info.step() { names.insert((info.string(at: 0) ?? "").uppercased()) }
+                var primaryKey: [String] = []
+                while try info.step() {
+                    let name = (info.string(at: 0) ?? "").uppercased()
+                    names.insert(name)
+                    if info.int64(at: 2) > 0 { primaryKey.append("\(name) \((info.string(at: 1) ?? "").uppercased())") }
+                }
                 info.reset()
+                // Z_PK is the rowid (INTEGER PRIMARY KEY): whole, unique and in order, as the cursors
+                // that read by key ranges need.
+                if names.contains("Z_PK"), primaryKey != ["Z_PK INTEGER"] {
+                    throw mismatch("column Z_PK of \(table) is not its INTEGER PRIMARY KEY", entity: entity)
+                }
                 return names
             }
             func require(_ column: String, in table: String, _ present: Set<String>, what: String, entity: String?) throws(StoreError) {
