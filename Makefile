@@ -1,5 +1,6 @@
 # Moult: the two commands of the quick start.
-#   make demo   installs what is missing, builds, runs the main job on the embedded People data
+#   make demo   installs what is missing, builds moult and moult-people (the People scenario's own command),
+#               runs the main job on the embedded People data
 #   make test   installs what is missing, builds, runs the whole test suite
 
 SWIFT ?= swift
@@ -23,6 +24,7 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release --product moult
+	$(SWIFT) build -c release --product moult-people
 
 demo: release
 	./scripts/demo.sh

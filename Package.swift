@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "MoultCommand", targets: ["MoultCommand"]),
         .library(name: "MoultPeople", targets: ["MoultPeople"]),
         .executable(name: "moult", targets: ["moult"]),
+        .executable(name: "moult-people", targets: ["moult-people"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -58,7 +59,6 @@ let package = Package(
             name: "MoultCommand",
             dependencies: [
                 "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultMigration",
-                "MoultPeople",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -69,6 +69,15 @@ let package = Package(
         .executableTarget(
             name: "moult",
             dependencies: ["MoultCommand", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        // The People scenario's own command: moult with its policies compiled in, and its generator.
+        .executableTarget(
+            name: "moult-people",
+            dependencies: [
+                "MoultCommand", "MoultPeople", "MoultMigration", "MoultModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Datasets/People/CLI"
         ),
 
         // MARK: - Tests

@@ -38,8 +38,8 @@ RANDOM=$SEED    # the kill delays are reproducible for a seed
 build_moult
 make_work crash-harness
 SRC="$WORK/source-v2.sqlite"
-echo "crash-harness: moult generate people --version 2 --objects $OBJECTS --seed $SEED"
-"$MOULT" generate people --version 2 --objects "$OBJECTS" --seed "$SEED" "$SRC" >/dev/null
+echo "crash-harness: moult-people generate --model-version 2 --objects $OBJECTS --seed $SEED"
+"$MOULT_PEOPLE" generate --model-version 2 --objects "$OBJECTS" --seed "$SEED" "$SRC" >/dev/null
 SRC_SHA=$(sha256sum "$SRC" | cut -d' ' -f1)
 
 migrate() { # DEST [extra options...]

@@ -28,7 +28,7 @@ SMALL="$WORK/small"
 cleanup() { mountpoint -q "$SMALL" && umount "$SMALL" || true; }
 trap cleanup EXIT
 
-"$MOULT" generate people --version 2 --objects "$OBJECTS" --seed 1 "$SRC" >/dev/null
+"$MOULT_PEOPLE" generate --model-version 2 --objects "$OBJECTS" --seed 1 "$SRC" >/dev/null
 SRC_SHA=$(sha256sum "$SRC" | cut -d' ' -f1)
 migrate() { # DEST [options...]
     local dest=$1; shift

@@ -10,6 +10,8 @@ PEAKMEM="$SCRIPTS/peakmem"
 MODEL="$ROOT/Datasets/People/People.xcdatamodeld"
 MAPPINGS="$ROOT/Datasets/People/Mappings"
 MOULT="$ROOT/.build/release/moult"
+# The People command (moult with the People policies, and the People generator).
+MOULT_PEOPLE="$ROOT/.build/release/moult-people"
 cd "$ROOT"
 
 die() { echo "$(basename "$0"): $*" >&2; exit 1; }
@@ -17,11 +19,12 @@ die() { echo "$(basename "$0"): $*" >&2; exit 1; }
 command -v sqlite3 >/dev/null || die "sqlite3 is missing (apt-get install sqlite3)"
 command -v python3 >/dev/null || die "python3 is missing"
 
-# Builds the release `moult` once per script run (incremental when nothing changed).
+# Builds the release `moult` and `moult-people` once per script run (incremental when nothing changed).
 build_moult() {
-    if [[ -n "${MOULT_SKIP_BUILD:-}" && -x "$MOULT" ]]; then return; fi
-    echo "building: swift build -c release --product moult" >&2
+    if [[ -n "${MOULT_SKIP_BUILD:-}" && -x "$MOULT" && -x "$MOULT_PEOPLE" ]]; then return; fi
+    echo "building: swift build -c release --product moult (and moult-people)" >&2
     swift build -c release --product moult >&2
+    swift build -c release --product moult-people >&2
 }
 
 # A work folder for stores: $BENCH_WORK, or a fresh one under .build (ignored by git).

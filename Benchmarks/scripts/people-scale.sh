@@ -49,8 +49,8 @@ fi
 # generate VERSION N STORE
 generate() {
     rm -f "$3" "$3-wal" "$3-shm"
-    echo "generate: moult generate people --version $1 --objects $2 --seed 1 $(basename "$3")" >&2
-    "$MOULT" generate people --version "$1" --objects "$2" --seed 1 "$3" >/dev/null
+    echo "generate: moult-people generate --model-version $1 --objects $2 --seed 1 $(basename "$3")" >&2
+    "$MOULT_PEOPLE" generate --model-version "$1" --objects "$2" --seed 1 "$3" >/dev/null
 }
 
 # set_command SCENARIO TOOL SRC DEST: sets CMD, the measured command.
@@ -62,7 +62,7 @@ set_command() {
     case "$tool" in
     sql-floor)
         local sql="$SCRIPTS/floor/${scenario%-*}-to-$to.sql"
-        CMD=(bash -c 'set -e; "$1" create "$3" --model "$2" --version "$4" >/dev/null; sqlite3 -bail "$3" -cmd "ATTACH '"'"'$5'"'"' AS src" <"$6"' \
+        CMD=(bash -c 'set -e; "$1" create "$3" --model "$2" --model-version "$4" >/dev/null; sqlite3 -bail "$3" -cmd "ATTACH '"'"'$5'"'"' AS src" <"$6"' \
             floor "$MOULT" "$MODEL" "$dest" "$to" "$src" "$sql")
         return ;;
     moult-lmdb | moult-memory) ;;

@@ -3,7 +3,7 @@
 #
 #     Benchmarks/scripts/store-floor.sh [SIZES...]      # default: 100000 1000000 (persons)
 #
-# For each size N: a People v2 store of N persons (`moult generate people --version 2 --seed 1`), then
+# For each size N: a People v2 store of N persons (`moult-people generate --model-version 2 --seed 1`), then
 #   read   moult-bench store-read  (every object through ObjectCursor, batches of 10,000)
 #          vs sqlite3 -readonly: SELECT * FROM ZPERSON, printed to /dev/null (the shell's own scan)
 #   write  moult-bench store-write (SQLiteStore.create + StoreWriter.insert, 10,000 per transaction,
@@ -31,7 +31,7 @@ BENCH="$(swift build -c release --package-path "$ROOT/Benchmarks" --show-bin-pat
 make_work store-floor
 mkdir -p "$ROOT/Benchmarks/results"
 RESULTS="$ROOT/Benchmarks/results/$(date -u +%F)-store-floor.tsv"
-SOURCE_NOTE="source made by moult generate people --version 2 --seed 1"
+SOURCE_NOTE="source made by moult-people generate --model-version 2 --seed 1"
 echo "operation	size	tool	rows	rows_per_s	wall_s	peak_anon_mib	peak_total_mib	vs_floor" >"$RESULTS"
 
 # The floor of the batched write: copy every entity table and Z_MAX with INSERT … SELECT.
@@ -47,15 +47,15 @@ row() {
 
 for n in "${SIZES[@]}"; do
     src="$WORK/people-v2-$n.sqlite"
-    echo "generate: moult generate people --version 2 --objects $n --seed 1" >&2
-    if ! "$MOULT" generate people --version 2 --objects "$n" --seed 1 "$src" >/dev/null 2>"$WORK/generate.err" \
+    echo "generate: moult-people generate --model-version 2 --objects $n --seed 1" >&2
+    if ! "$MOULT_PEOPLE" generate --model-version 2 --objects "$n" --seed 1 "$src" >/dev/null 2>"$WORK/generate.err" \
         || [[ ! -s "$src" ]]; then
         # Before `moult generate` exists: a v2 store made by `moult create`, filled by sqlite3 with
         # names, ages 0…99 and an address for 4 persons in 5 (the same shape as the generator's data).
         echo "generate: no store made ($(head -n 1 "$WORK/generate.err")); filling a 'moult create' store with sqlite3 instead" >&2
-        SOURCE_NOTE="source made by moult create + sqlite3 (moult generate unavailable)"
+        SOURCE_NOTE="source made by moult create + sqlite3 (moult-people generate unavailable)"
         rm -f "$src"*
-        "$MOULT" create "$src" --model "$MODEL" --version v2 >/dev/null
+        "$MOULT" create "$src" --model "$MODEL" --model-version v2 >/dev/null
         sqlite3 -bail "$src" "BEGIN;
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $n)
             INSERT INTO ZPERSON (Z_PK, Z_ENT, Z_OPT, ZAGE, ZNAME, ZSTATE, ZSTREET)

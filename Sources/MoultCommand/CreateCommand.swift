@@ -3,7 +3,7 @@ import Foundation
 import MoultModel
 import MoultStore
 
-/// `moult create STORE --model M [--version V]`.
+/// `moult create STORE --model M [--model-version V]`.
 struct CreateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "create",
@@ -17,16 +17,16 @@ struct CreateCommand: AsyncParsableCommand {
     @Option(help: "An .xcdatamodeld or .xcdatamodel.")
     var model: String
 
-    @Option(help: "The version's name (default: the current version).")
-    var version: String?
+    @Option(help: "The model version's name (default: the current version).")
+    var modelVersion: String?
 
     func run() async throws {
         try await reportingFailures {
             let versioned = try VersionedModel(contentsOf: URL(filePath: model))
             let chosen: VersionedModel.Version
-            if let version {
-                guard let named = versioned.version(named: version) else {
-                    throw ModelError(.missingVersion, "the model has no version '\(version)' (it has \(versioned.versions.map(\.name).joined(separator: ", ")))", file: model)
+            if let modelVersion {
+                guard let named = versioned.version(named: modelVersion) else {
+                    throw ModelError(.missingVersion, "the model has no version '\(modelVersion)' (it has \(versioned.versions.map(\.name).joined(separator: ", ")))", file: model)
                 }
                 chosen = named
             } else {

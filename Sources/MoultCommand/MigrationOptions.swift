@@ -3,7 +3,6 @@ import Foundation
 import MoultMapping
 import MoultMigration
 import MoultModel
-import MoultPeople
 
 /// The options `moult migrate` and `moult plan` share.
 struct MigrationArguments: ParsableArguments {
@@ -34,12 +33,39 @@ struct MigrationArguments: ParsableArguments {
     @Option(help: "SQLite's page cache per connection, in KiB.")
     var pageCache: Int = 4 * 1024
 
+    @Option(
+        name: .customLong("policy"),
+        help: ArgumentHelp(
+            "Bind a policy class a mapping names (MyApp.CompanyPolicy, or its last component) to a built-in policy, "
+                + "CLASS=builtin:unique(key: ATTR), CLASS=builtin:split(key: ATTR, separator: \",\"), CLASS=builtin:split(keys: [A, B]), "
+                + "or to Core Data's default policy, CLASS=default (the class's own behaviour is skipped: a warning says so); repeat.",
+            valueName: "class=policy"))
+    var policyBindings: [String] = []
+
     func validate() throws {
         guard MigrationOptions.AssociationStorage(rawValue: association) != nil else {
             throw ValidationError("--association must be lmdb or memory, not '\(association)'")
         }
         guard chunkSize >= 1 else { throw ValidationError("--chunk-size must be at least 1") }
         guard pageCache >= 64 else { throw ValidationError("--page-cache must be at least 64 KiB") }
+        _ = try bindings()
+    }
+
+    /// The `--policy` bindings, read.
+    func bindings() throws -> [(className: String, binding: PolicyRegistry.Binding)] {
+        var seen: Set<String> = []
+        return try policyBindings.map { text in
+            guard let equals = text.firstIndex(of: "="), !text[..<equals].trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw ValidationError("--policy '\(text)': expected CLASS=builtin:<policy> or CLASS=default")
+            }
+            let className = text[..<equals].trimmingCharacters(in: .whitespaces)
+            guard seen.insert(className).inserted else { throw ValidationError("--policy binds the class '\(className)' twice") }
+            do {
+                return (className, try PolicyRegistry.Binding(parsing: String(text[text.index(after: equals)...])))
+            } catch let error as MigrationError {
+                throw ValidationError("--policy '\(text)': \(error.message)")
+            }
+        }
     }
 
     func options(durable: Bool = false, validate: Bool = true, stopAtFirst: Bool = false) -> MigrationOptions {
@@ -48,14 +74,36 @@ struct MigrationArguments: ParsableArguments {
             stopAtFirstValidationFailure: stopAtFirst, partitions: partitions, bulkSQL: !noBulkSQL)
     }
 
-    /// The migration these arguments describe, with the People policies registered.
+    /// The migration these arguments describe, with the command line's policies registered and the
+    /// `--policy` bindings over them. Every policy of every step is found (and a built-in one checked
+    /// against the step's models) before anything runs; a class bound to Core Data's default policy
+    /// gets a warning.
     func migration(durable: Bool = false, validate: Bool = true, stopAtFirst: Bool = false) throws -> ProgressiveMigration {
         let versioned = try VersionedModel(contentsOf: URL(filePath: model))
         let mappingModels = try mappings.map { try MappingModel(contentsOf: URL(filePath: $0)) }
-        var policies = PolicyRegistry()
-        PeoplePolicies.register(in: &policies)
-        return try ProgressiveMigration(
+        var policies = MoultCommand.policies
+        let bindings = try bindings()
+        for (className, binding) in bindings { policies.bind(className, to: binding) }
+        let migration = try ProgressiveMigration(
             store: URL(filePath: store), model: versioned, to: to, mappings: mappingModels, policies: policies,
-            options: options(durable: durable, validate: validate, stopAtFirst: stopAtFirst))
+            options: options(durable: durable, validate: validate, stopAtFirst: stopAtFirst), mappingLabels: mappings)
+        var used: Set<String> = []
+        for step in migration.steps where !step.inferred {
+            for mapping in step.mappings.flatMap(\.orderedEntityMappings) {
+                if case .bound(let className, let binding) = try policies.source(for: mapping) {
+                    used.insert(className)
+                    if binding == .coreDataDefault {
+                        printError(
+                            "moult: warning: entity mapping \(mapping.name) runs Core Data's default policy instead of "
+                                + "\(mapping.entityMigrationPolicyClassName ?? className) (--policy \(className)=default): what that class does is skipped")
+                    }
+                }
+                _ = try policies.resolve(mapping, source: step.from.model, destination: step.to.model)
+            }
+        }
+        for (className, _) in bindings where !used.contains(className) {
+            printError("moult: warning: --policy \(className)=…: no entity mapping of this migration names that class")
+        }
+        return migration
     }
 }

@@ -1,46 +1,138 @@
 public import ArgumentParser
+public import MoultMigration
 import MoultModel
 
 /// The `moult` command line, as a library: an app can build its own command with its own policies.
+///
+/// `moult` itself registers no policy class: a mapping naming one is refused unless `--policy` binds
+/// the class to a built-in policy or to Core Data's default one. An app whose mapping models name
+/// classes of its own runs the same command line with them registered:
+///
+/// ```swift
+/// @main
+/// struct MyAppMigrate: AsyncParsableCommand {
+///     static let configuration = MoultCommand.makeConfiguration(
+///         commandName: "myapp-migrate", abstract: "Migrates MyApp's stores.")
+///
+///     static func main() async {
+///         var policies = PolicyRegistry()
+///         policies.register("MyApp.CompanyPolicy") { CompanyPolicy() }
+///         await MoultCommand.runCommandLine(Self.self, policies: policies)
+///     }
+/// }
+/// ```
+///
+/// Datasets/People/CLI (`moult-people`) is a complete example.
 public struct MoultCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
-        commandName: "moult",
-        abstract: "Core Data model versioning and migration, streaming and resumable, for Linux.",
-        discussion: """
-            Exit codes:
-              0   success
-              1   internal error (a bug: please report it)
-              64  bad usage (unknown option, missing argument)
-              65  bad input (malformed model, mapping, expression or store)
-              66  incompatible (no matching version, mapping can't be inferred, no migration path)
-              67  validation failed (migrated data breaks the destination model's rules)
-              74  I/O failure (cannot read, write, lock or create a file)
-              75  interrupted but resumable (killed, cancelled, disk full: run again with --resume)
-            """,
-        version: "0.1.0",
-        subcommands: MoultCommand.subcommands
-    )
+    /// The tool's version (`moult --version`).
+    public static let version = "0.1.0"
+
+    public static let configuration = makeConfiguration(
+        commandName: "moult", abstract: "Core Data model versioning and migration, streaming and resumable, for Linux.")
 
     public init() {}
 
-    /// The subcommands; each lives in its own file.
-    static var subcommands: [any ParsableCommand.Type] {
+    /// The subcommands every command built on Moult has; each lives in its own file.
+    public static var subcommands: [any ParsableCommand.Type] {
         [
-            HashCommand.self, InspectCommand.self, CreateCommand.self, InferCommand.self, GenerateCommand.self,
-            PlanCommand.self, MigrateCommand.self,
+            HashCommand.self, InspectCommand.self, CreateCommand.self, InferCommand.self, PlanCommand.self, MigrateCommand.self,
         ]
+    }
+
+    /// The configuration of a command line built on Moult: Moult's subcommands, then `extraSubcommands`,
+    /// the exit codes in the help, and Moult's version.
+    public static func makeConfiguration(
+        commandName: String, abstract: String, discussion: String? = nil, adding extraSubcommands: [any ParsableCommand.Type] = []
+    ) -> CommandConfiguration {
+        CommandConfiguration(
+            commandName: commandName,
+            abstract: abstract,
+            discussion: (discussion.map { $0 + "\n\n" } ?? "") + """
+                Exit codes:
+                  0   success
+                  1   internal error (a bug: please report it)
+                  64  bad usage (unknown option, missing argument)
+                  65  bad input (malformed model, mapping, expression or store)
+                  66  incompatible (no matching version, mapping can't be inferred, no migration path,
+                      a policy class neither registered nor bound with --policy)
+                  67  validation failed (migrated data breaks the destination model's rules)
+                  74  I/O failure (cannot read, write, lock or create a file)
+                  75  interrupted but resumable (killed, cancelled, disk full: run again with --resume)
+                """,
+            version: version,
+            subcommands: subcommands + extraSubcommands
+        )
+    }
+
+    /// The policies of the command line being run (see ``runCommandLine(_:policies:arguments:)``).
+    @TaskLocal static var policies = PolicyRegistry()
+
+    /// Runs a command line built on Moult with `policies` registered: parses the arguments (the
+    /// process's when nil), runs the subcommand, and exits with Moult's exit codes.
+    ///
+    /// `--policy CLASS=…` on the command line binds a class over what is registered here.
+    public static func runCommandLine<Root: AsyncParsableCommand>(
+        _ root: Root.Type = MoultCommand.self, policies: PolicyRegistry = PolicyRegistry(), arguments: [String]? = nil
+    ) async {
+        let arguments = arguments ?? Array(CommandLine.arguments.dropFirst())
+        if let message = unknownHelpTopic(root, arguments) {
+            printError("\(root.configuration.commandName ?? "moult"): error: \(message)")
+            root.exit(withError: ExitCode(FailureCategory.usage.exitCode))
+        }
+        await $policies.withValue(policies) {
+            await root.main(arguments)
+        }
+    }
+
+    /// `help <name>…` naming no subcommand: what to say (ArgumentParser would print the root's help and
+    /// succeed).
+    static func unknownHelpTopic(_ root: any ParsableCommand.Type, _ arguments: [String]) -> String? {
+        guard arguments.first == "help" else { return nil }
+        var configuration = Self.configuration(of: root)
+        var path = [configuration.commandName ?? "moult"]
+        for name in arguments.dropFirst() where !name.hasPrefix("-") {
+            var next: CommandConfiguration?
+            var names: [String] = []
+            for subcommand in configuration.subcommands {
+                let candidate = Self.configuration(of: subcommand)
+                if let commandName = candidate.commandName { names.append(commandName) }
+                if candidate.commandName == name || candidate.aliases.contains(name) {
+                    next = candidate
+                    break
+                }
+            }
+            guard let next else {
+                let command = path.joined(separator: " ")
+                return names.isEmpty
+                    ? "'\(command)' has no subcommand '\(name)'"
+                    : "'\(command)' has no subcommand '\(name)' (it has: \(names.joined(separator: ", ")))"
+            }
+            configuration = next
+            path.append(name)
+        }
+        return nil
+    }
+
+    private static func configuration<Command: ParsableCommand>(of command: Command.Type) -> CommandConfiguration {
+        command.configuration
+    }
+
+    /// Runs a command's body, turning Moult's errors into a message on standard error and the
+    /// documented exit code: for subcommands of a command line built on Moult.
+    public static func reportingFailures<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as any CategorizedError {
+            printError("moult: error: \(error.description)")
+            throw ExitCode(error.category.exitCode)
+        }
     }
 }
 
 /// Runs a command's body, turning Moult's errors into a message on standard error and the
 /// documented exit code.
 func reportingFailures<T>(_ body: () async throws -> T) async throws -> T {
-    do {
-        return try await body()
-    } catch let error as any CategorizedError {
-        printError("moult: error: \(error.description)")
-        throw ExitCode(error.category.exitCode)
-    }
+    try await MoultCommand.reportingFailures(body)
 }
 
 /// Writes a line to standard error.

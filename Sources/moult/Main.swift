@@ -1,9 +1,9 @@
-import ArgumentParser
 import MoultCommand
 
+/// `moult`: the command line with no policy class compiled in (a mapping naming one needs `--policy`).
 @main
 struct Main {
     static func main() async {
-        await MoultCommand.main()
+        await MoultCommand.runCommandLine()
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import MoultTestSupport
 import Testing
 
@@ -13,5 +14,69 @@ import Testing
     @Test func unknownOptionIsBadUsage() throws {
         let result = try MoultProcess.run(["hash", "--no-such-option"])
         #expect(result.exitCode == 64)
+    }
+
+    /// `moult` ships no scenario: no People policy, no People generator, anywhere in its help.
+    @Test func moultHasNoPeoplePolicyOrGenerator() throws {
+        for arguments in [["--help"], ["help", "migrate"], ["help", "plan"], ["migrate", "--help"]] {
+            let result = try MoultProcess.run(arguments)
+            #expect(result.exitCode == 0, "\(arguments): \(result.standardError)")
+            for word in ["AdultToCompanyPolicy", "ChildToSchoolPolicy", "People", "generate"] {
+                #expect(!result.standardOutput.contains(word), "\(arguments) mentions \(word):\n\(result.standardOutput)")
+            }
+        }
+        #expect(try MoultProcess.run(["help", "migrate"]).standardOutput.contains("--policy <class=policy>"))
+        let generate = try MoultProcess.run(["generate", "people", "x.sqlite"])
+        #expect(generate.exitCode == 64, "\(generate.standardError)")
+    }
+
+    /// The People command: every moult subcommand, its generator, its policies named.
+    @Test func thePeopleCommandAddsItsGeneratorAndNamesItsPolicies() throws {
+        let result = try MoultProcess.run(["--help"], tool: .people)
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        for word in ["moult-people", "AdultToCompanyPolicy", "ChildToSchoolPolicy", "generate", "migrate", "inspect", "  66 "] {
+            #expect(result.standardOutput.contains(word), "\(word) missing:\n\(result.standardOutput)")
+        }
+        let generate = try MoultProcess.run(["help", "generate"], tool: .people)
+        #expect(generate.exitCode == 0 && generate.standardOutput.contains("--model-version"), "\(generate.standardOutput)")
+    }
+
+    /// `help` naming no subcommand is bad usage, at any depth, for both commands.
+    @Test func helpForAnUnknownSubcommandIsBadUsage() throws {
+        let cases: [([String], MoultProcess.Tool, String)] = [
+            (["help", "nosuch"], .moult, "'moult' has no subcommand 'nosuch' (it has: hash, inspect, create, infer, plan, migrate)"),
+            (["help", "migrate", "nosuch"], .moult, "'moult migrate' has no subcommand 'nosuch'"),
+            (["help", "generate"], .moult, "'moult' has no subcommand 'generate'"),
+            (["help", "nosuch"], .people, "'moult-people' has no subcommand 'nosuch'"),
+        ]
+        for (arguments, tool, message) in cases {
+            let result = try MoultProcess.run(arguments, tool: tool)
+            #expect(result.exitCode == 64, "\(arguments)")
+            #expect(result.standardError.contains(message), "\(arguments): \(result.standardError)")
+            #expect(result.standardOutput.isEmpty, "\(arguments) prints no help: \(result.standardOutput)")
+        }
+        for arguments in [["help"], ["help", "migrate"], ["help", "inspect"]] {
+            #expect(try MoultProcess.run(arguments).exitCode == 0, "\(arguments)")
+        }
+    }
+
+    /// `--version` is the tool's version, wherever it is given; the model version has its own name.
+    @Test func versionIsTheToolsVersionEverywhere() throws {
+        let version = try MoultProcess.run(["--version"])
+        #expect(version.exitCode == 0)
+        #expect(version.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+        for (arguments, tool) in [(["create", "--version"], MoultProcess.Tool.moult), (["--version"], .people), (["generate", "--version"], .people)] {
+            let result = try MoultProcess.run(arguments, tool: tool)
+            #expect(result.exitCode == 0 && result.standardOutput == version.standardOutput, "\(arguments): \(result.standardOutput)")
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.appending("v2.sqlite")
+        let created = try MoultProcess.run(["create", store.path, "--model", Fixtures.peopleModel.path, "--model-version", "v2"])
+        #expect(created.exitCode == 0 && created.standardOutput.contains("version v2"), "\(created.standardError)")
+        let generated = try MoultProcess.run(
+            ["generate", directory.appending("g.sqlite").path, "--model-version", "3", "--objects", "5", "--model", Fixtures.peopleModel.path],
+            tool: .people)
+        #expect(generated.exitCode == 0 && generated.standardOutput.contains("at version 3"), "\(generated.standardError)")
     }
 }

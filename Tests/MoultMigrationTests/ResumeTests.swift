@@ -16,6 +16,8 @@ import Testing
         var mappings: [String]
         var target: String
         var extra: [String] = []
+        /// The command: `moult-people` when the mappings name the People policies.
+        var tool: MoultProcess.Tool = .moult
 
         func arguments(output: URL, chunkSize: Int = 20, mappings: [String]? = nil) -> [String] {
             var arguments = ["migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", target]
@@ -28,7 +30,7 @@ import Testing
         /// Runs to the end, uninterrupted, into `name`.
         func reference(_ name: String = "reference.sqlite") throws -> URL {
             let output = directory.appending(name)
-            let result = try MoultProcess.run(arguments(output: output))
+            let result = try MoultProcess.run(arguments(output: output), tool: tool)
             #expect(result.exitCode == 0, "\(result.standardError)")
             return output
         }
@@ -55,20 +57,21 @@ import Testing
 
     @Test(arguments: faults)
     func killedV4ToV5ResumesToTheSameStore(fault: String, association: String) throws {
-        let job = try Self.job("v4", persons: 300, mappings: ["v4-to-v5"], to: "v5", extra: ["--association", association])
+        var job = try Self.job("v4", persons: 300, mappings: ["v4-to-v5"], to: "v5", extra: ["--association", association])
+        job.tool = .people
         defer { job.directory.remove() }
         let before = try checksum(job.source)
         let reference = try job.reference()
         let output = job.directory.appending("resumed.sqlite")
         let work = URL(filePath: output.path + ".moult")
 
-        let killed = try MoultProcess.run(job.arguments(output: output), environment: ["MOULT_FAULT": fault])
+        let killed = try MoultProcess.run(job.arguments(output: output), tool: job.tool, environment: ["MOULT_FAULT": fault])
         #expect(killed.terminatedBySignal && killed.exitCode == SIGKILL, "\(fault): exit \(killed.exitCode) \(killed.standardError)")
         #expect(FileManager.default.fileExists(atPath: work.path), "\(fault): the work directory remains")
         // Nothing at the output until the rename.
         #expect(FileManager.default.fileExists(atPath: output.path) == fault.hasPrefix("after-rename"), "\(fault)")
 
-        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume", "--json"])
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume", "--json"], tool: job.tool)
         #expect(resumed.exitCode == 0, "\(fault): \(resumed.standardError)")
         #expect(!FileManager.default.fileExists(atPath: work.path), "\(fault): the work directory is removed")
         // The report counts the objects however little the resumed run had left to do.
@@ -115,7 +118,7 @@ import Testing
         #expect(intermediates.contains("step-1-v3.sqlite"), "\(intermediates)")
         #expect(FileManager.default.fileExists(atPath: output.path + ".moult"), "step 2's work directory")
 
-        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume", "--json"])
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume", "--json"], tool: job.tool)
         #expect(resumed.exitCode == 0, "\(resumed.standardError)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(resumed.standardOutput.utf8)) as? [String: Any])
         #expect(json["resumed"] as? Bool == true)
@@ -131,7 +134,7 @@ import Testing
         defer { job.directory.remove() }
         let reference = try job.reference()
         let output = job.directory.appending("resumed.sqlite")
-        let killed = try MoultProcess.run(job.arguments(output: output), environment: ["MOULT_FAULT": fault])
+        let killed = try MoultProcess.run(job.arguments(output: output), tool: job.tool, environment: ["MOULT_FAULT": fault])
         #expect(killed.terminatedBySignal, "\(fault): \(killed.standardError)")
         let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume"])
         #expect(resumed.exitCode == 0, "\(fault): \(resumed.standardError)")

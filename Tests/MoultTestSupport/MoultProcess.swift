@@ -11,27 +11,40 @@ public enum MoultProcess {
         public var terminatedBySignal: Bool = false
     }
 
+    /// The executables the package builds.
+    public enum Tool: String, Sendable {
+        /// `moult`: no policy class compiled in.
+        case moult = "moult"
+        /// `moult-people`: moult with the People policies and the People generator (Datasets/People/CLI).
+        case people = "moult-people"
+    }
+
     /// The `moult` binary beside the test bundle (`.build/<config>/moult`).
-    public static var executable: URL {
+    public static var executable: URL { executable(.moult) }
+
+    /// A binary of the package beside the test bundle (`.build/<config>/<name>`).
+    public static func executable(_ tool: Tool) -> URL {
         let testBinary = URL(filePath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = testBinary.deletingLastPathComponent()
         // On Linux the tests run from `.build/<config>/MoultPackageTests.xctest`; on macOS from inside
         // `MoultPackageTests.xctest/Contents/MacOS`.
-        while !FileManager.default.fileExists(atPath: directory.appending(path: "moult").path),
+        while !FileManager.default.fileExists(atPath: directory.appending(path: tool.rawValue).path),
             directory.pathComponents.count > 1
         {
             directory = directory.deletingLastPathComponent()
         }
-        return directory.appending(path: "moult")
+        return directory.appending(path: tool.rawValue)
     }
 
-    /// Runs `moult` with these arguments and waits for it to end.
+    /// Runs `moult` (or another of the package's tools) with these arguments and waits for it to end.
     ///
     /// - Parameter environment: variables added to (or replacing) this process's environment, such as
     ///   `MOULT_FAULT`.
-    public static func run(_ arguments: [String], currentDirectory: URL? = nil, environment: [String: String] = [:]) throws -> Result {
+    public static func run(
+        _ arguments: [String], tool: Tool = .moult, currentDirectory: URL? = nil, environment: [String: String] = [:]
+    ) throws -> Result {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = executable(tool)
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

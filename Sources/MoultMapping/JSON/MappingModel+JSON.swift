@@ -170,7 +170,7 @@ private struct EntityMappingJSON: Decodable {
     var mapping: EntityMapping
 
     enum Key: String, CodingKey, CaseIterable {
-        case name, type, source, destination, sourceVersionHash, destinationVersionHash, filter, policy, order
+        case name, type, source, destination, sourceVersionHash, destinationVersionHash, filter, policy, builtinPolicy, order
         case attributes, relationships, userInfo
     }
 
@@ -195,7 +195,8 @@ private struct EntityMappingJSON: Decodable {
             relationships: try container.decodeIfPresent([PropertyMappingJSON].self, forKey: .relationships)?.map(\.mapping) ?? [],
             policy: try container.decodeIfPresent(String.self, forKey: .policy),
             userInfo: try container.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:],
-            order: try container.decodeIfPresent(Int.self, forKey: .order))
+            order: try container.decodeIfPresent(Int.self, forKey: .order),
+            builtinPolicy: try container.decodeIfPresent(String.self, forKey: .builtinPolicy))
     }
 }
 
@@ -261,6 +262,7 @@ extension EntityMapping {
         if let order { object.append(("order", .integer(order))) }
         if let filterPredicate { object.append(("filter", .string(filterPredicate))) }
         if let entityMigrationPolicyClassName { object.append(("policy", .string(entityMigrationPolicyClassName))) }
+        if let builtinPolicy { object.append(("builtinPolicy", .string(builtinPolicy))) }
         if !attributeMappings.isEmpty { object.append(("attributes", .array(attributeMappings.map(\.json)))) }
         if !relationshipMappings.isEmpty { object.append(("relationships", .array(relationshipMappings.map(\.json)))) }
         if !userInfo.isEmpty { object.append(("userInfo", .strings(userInfo))) }

@@ -46,6 +46,10 @@ public struct EntityMapping: Sendable, Hashable {
     public var relationshipMappings: [PropertyMapping]
     /// The name under which a custom migration policy is registered, if any.
     public var entityMigrationPolicyClassName: String?
+    /// A built-in policy of MoultMigration this mapping runs, as written (`unique(key: companyName)`);
+    /// it takes the place of any class ``entityMigrationPolicyClassName`` names. Only Moult's JSON
+    /// format carries it.
+    public var builtinPolicy: String?
     public var userInfo: [String: String]
     /// The position Xcode gives the mapping (`mappingnumber`); mappings run in this order.
     public var order: Int?
@@ -62,7 +66,8 @@ public struct EntityMapping: Sendable, Hashable {
         relationships: [PropertyMapping] = [],
         policy: String? = nil,
         userInfo: [String: String] = [:],
-        order: Int? = nil
+        order: Int? = nil,
+        builtinPolicy: String? = nil
     ) {
         self.name = name
         self.mappingType = type
@@ -76,6 +81,7 @@ public struct EntityMapping: Sendable, Hashable {
         self.entityMigrationPolicyClassName = policy
         self.userInfo = userInfo
         self.order = order
+        self.builtinPolicy = builtinPolicy
     }
 
     /// The type the mapping behaves as.
@@ -89,7 +95,7 @@ public struct EntityMapping: Sendable, Hashable {
         guard mappingType == .undefined else { return mappingType }
         guard sourceEntityName != nil else { return .add }
         guard destinationEntityName != nil else { return .remove }
-        if entityMigrationPolicyClassName != nil { return .custom }
+        if entityMigrationPolicyClassName != nil || builtinPolicy != nil { return .custom }
         let identical = sourceEntityName == destinationEntityName && filterPredicate == nil
             && attributeMappings.allSatisfy { $0.valueExpression == nil || $0.valueExpression == PropertyMapping.sourceValue($0.name) }
             && relationshipMappings.allSatisfy { $0.valueExpression == nil }

@@ -102,10 +102,24 @@ public final class MigrationManager {
 
     /// Stage 1's default: one destination object from the attribute mappings, associated with its source.
     public func createDefaultDestinationInstance(for source: MigrationObject, mapping: EntityMapping) throws {
+        try createDestinationInstance(for: source, mapping: mapping)
+    }
+
+    /// One destination object from the attribute mappings, associated with its source, as
+    /// ``createDefaultDestinationInstance(for:mapping:)`` makes it; `variables` are bound while the
+    /// expressions are evaluated (`["value": "red"]` for `$value`).
+    ///
+    /// - Returns: the new object's id; nil when the mapping has no concrete destination entity.
+    @discardableResult
+    public func createDestinationInstance(
+        for source: MigrationObject, mapping: EntityMapping, variables: [String: Value] = [:]
+    ) throws -> ObjectID? {
         let compiled = try self.compiled(mapping)
-        guard let layout = compiled.destination else { return }
+        guard let layout = compiled.destination else { return nil }
         context.object = source
         context[variableSlot: sourceSlot] = .object(source)
+        for (name, value) in variables { context[variable: name] = .value(value) }
+        defer { for name in variables.keys { context[variable: name] = .unbound } }
         var row: [Value] = []
         row.reserveCapacity(compiled.attributeValues.count)
         for (column, valueSource) in zip(layout.attributes, compiled.attributeValues) {
@@ -125,6 +139,7 @@ public final class MigrationManager {
         }
         let id = try insert(row, into: layout)
         pendingAssociations.append(Association(source: source.objectID, destination: id, mapping: compiled.index))
+        return id
     }
 
     /// Stage 1 of a chunk as one `INSERT … SELECT` from the attached source (see ``CompiledMapping/BulkCopy``):
@@ -451,7 +466,27 @@ public final class MigrationManager {
     /// Records a validation failure found by a policy's ``EntityMigrationPolicy/performCustomValidation(mapping:manager:)``.
     public func reportValidationFailure(_ failure: ValidationFailure) {
         failureCount += 1
-        if failures.count < Self.failureLimit { failures.append(failure) }
+        guard failures.count < Self.failureLimit else { return }
+        var failure = failure
+        if failure.sourceEntity == nil, let origin = sourceObject(ofDestination: failure.entity, primaryKey: failure.primaryKey) {
+            failure.sourceEntity = origin.entity
+            failure.sourcePrimaryKey = origin.primaryKey
+        }
+        failures.append(failure)
+    }
+
+    /// The source object a destination object was made from, by the association table of the
+    /// mappings that make objects of its entity (nil for an object no mapping made from a source).
+    func sourceObject(ofDestination entity: String, primaryKey: Int64) -> (entity: String, primaryKey: Int64)? {
+        guard let number = destinationLayout.entity(named: entity)?.number else { return nil }
+        let destination = ObjectID(entity: number, primaryKey: primaryKey)
+        for mapping in mappings where mapping.mapping.destinationEntityName == entity && mapping.mapping.sourceEntityName != nil {
+            guard let source = (try? associations.sources(forMapping: mapping.index, destination: destination))?.first,
+                let layout = sourceLayout.entity(number: source.entity)
+            else { continue }
+            return (layout.name, source.primaryKey)
+        }
+        return nil
     }
 
     var validationFailures: [ValidationFailure] { failures }

@@ -40,12 +40,7 @@ final class Session {
             for mapping in mappingModel.orderedEntityMappings {
                 let name = used.contains(mapping.name) ? "\(modelIndex + 1):\(mapping.name)" : mapping.name
                 used.insert(name)
-                guard let policy = migrator.policies.policy(for: mapping) else {
-                    throw MigrationError(
-                        .missingPolicy,
-                        "the mapping names the policy '\(mapping.entityMigrationPolicyClassName ?? "")', which is not registered (registered: \(migrator.policies.names.joined(separator: ", ")))",
-                        mapping: mapping.name)
-                }
+                let policy = try migrator.policies.resolve(mapping, source: migrator.sourceModel, destination: migrator.destinationModel)
                 compiled.append(
                     try CompiledMapping(
                         index: compiled.count, mappingModelIndex: modelIndex, name: name, mapping: mapping,

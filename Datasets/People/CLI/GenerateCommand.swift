@@ -1,24 +1,22 @@
 import ArgumentParser
 import Foundation
+import MoultCommand
 import MoultModel
 import MoultPeople
 
-/// `moult generate people --version N --objects N STORE [--seed S]`.
+/// `moult-people generate STORE --model-version N --objects N [--seed S] [--model M]`.
 struct GenerateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "generate",
-        abstract: "Generate a scenario store (deterministic for a seed).",
-        discussion: "Only the People scenario exists: its model is Datasets/People/People.xcdatamodeld."
+        abstract: "Generate a People store (deterministic for a seed).",
+        discussion: "The model is Datasets/People/People.xcdatamodeld (under the current directory unless --model says where)."
     )
-
-    @Argument(help: "The scenario: people.")
-    var scenario: String
 
     @Argument(help: "The store to create (must not exist).")
     var store: String
 
     @Option(help: "The model version to generate (1…5 or v1…v5).")
-    var version: String = "1"
+    var modelVersion: String = "1"
 
     @Option(help: "How many persons.")
     var objects: Int = 1_000
@@ -30,12 +28,11 @@ struct GenerateCommand: AsyncParsableCommand {
     var model: String?
 
     func validate() throws {
-        guard scenario == "people" else { throw ValidationError("unknown scenario '\(scenario)': the only one is 'people'") }
         guard objects >= 0 else { throw ValidationError("--objects must be 0 or more") }
     }
 
     func run() async throws {
-        try await reportingFailures {
+        try await MoultCommand.reportingFailures {
             let modelURL = model.map { URL(filePath: $0) }
                 ?? PeopleGenerator.bundledModelURL(relativeTo: URL(filePath: FileManager.default.currentDirectoryPath))
             let versioned = try VersionedModel(contentsOf: modelURL)
@@ -47,7 +44,7 @@ struct GenerateCommand: AsyncParsableCommand {
             }
             try? FileManager.default.removeItem(at: partial)
             do {
-                try generator.generate(version: version, persons: objects, at: partial)
+                try generator.generate(version: modelVersion, persons: objects, at: partial)
                 guard rename(partial.path, url.path) == 0 else {
                     throw ModelError(.unwritable, "cannot move the generated store to \(store) (errno \(errno))")
                 }
@@ -55,7 +52,7 @@ struct GenerateCommand: AsyncParsableCommand {
                 try? FileManager.default.removeItem(at: partial)
                 throw error
             }
-            print("generated \(objects) persons at version \(version) in \(store)")
+            print("generated \(objects) persons at version \(modelVersion) in \(store)")
         }
     }
 }
