@@ -91,7 +91,8 @@ import Testing
             #expect(result.standardError.contains(store), "\(command[0]) names the file: \(result.standardError)")
         }
         #expect(try Self.snapshot(source) == before)
-        #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "out.sqlite").path))
+        // A refused run leaves nothing at the output: no store, no work folder.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["model.xcdatamodeld", "src"])
     }
 
     /// Damage of our own: a missing column, a view with every column, entity numbers swapped in
@@ -197,7 +198,7 @@ import Testing
         #expect(result.standardError.contains(message), "\(result.standardError)")
         #expect(result.standardError.contains("entity Person, Z_PK 3"), "\(result.standardError)")
         #expect(try Self.snapshot(directory.appending("src")) == before)
-        #expect(!FileManager.default.fileExists(atPath: directory.appending("out.sqlite").path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["src"])
     }
 
     /// Values in another storage class that keep their meaning are converted as SQLite converts them
