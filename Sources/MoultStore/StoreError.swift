@@ -97,6 +97,10 @@ public struct StoreError: CategorizedError, Hashable {
         case .cantOpen:
             code = .ioFailure
             message = "the store cannot be opened (\(sqliteMessage)): check that the folder exists and can be written"
+        case .ioError where resultCode.rawValue == ResultCode.ioErrorShortRead.rawValue:
+            // The file ends before the pages its header and b-trees point to: a truncated store.
+            code = .corrupt
+            message = "the store is truncated: it ends before the pages it refers to (\(sqliteMessage))"
         case .ioError, .noMemory, .tooBig:
             code = .ioFailure
             message = "reading or writing the store failed (\(sqliteMessage))"

@@ -250,7 +250,17 @@ public final class Database {
         let path = url.path(percentEncoded: false)
         let header = try DatabaseFile.header(path)
         let query = DatabaseFile.readOnlyQuery(path, header: header)
-        try makeStatement("ATTACH DATABASE ? AS \(name)").execute([.string(DatabaseFile.uri(path, query: query))])
+        do {
+            try makeStatement("ATTACH DATABASE ? AS \(name)").execute([.string(DatabaseFile.uri(path, query: query))])
+        } catch where error.code == .sqlite && error.message.contains("text encoding") {
+            // Core Data writes UTF-8 stores; SQLite attaches only databases of the main one's encoding.
+            throw StoreError(
+                .notCoreData, "the store's text encoding is not UTF-8 (header byte 56 says \(header.textEncoding)): Core Data writes UTF-8 stores",
+                path: path)
+        } catch where error.code == .sqlite && (error.message.contains("file format") || error.message.contains("malformed")) {
+            // A header or schema SQLite cannot read, as a read-only open reports it.
+            throw DatabaseFile.openingFailure(StoreError(error.code, error.message, path: path, resultCode: error.resultCode))
+        }
     }
 
     /// Detaches a database attached with ``attachReadOnly(_:as:)``.
@@ -295,6 +305,8 @@ enum DatabaseFile {
         /// The file's write and read format versions (header bytes 18–19: 1 for a rollback journal, 2 for WAL).
         var writeVersion: UInt8
         var readVersion: UInt8
+        /// Header bytes 56–59: 1 for UTF-8, 2 and 3 for UTF-16.
+        var textEncoding: UInt32
     }
 
     static let magic = Array("SQLite format 3\0".utf8)
@@ -320,7 +332,9 @@ enum DatabaseFile {
                 bytes.isEmpty ? "the file is empty, not an SQLite database" : "the file is not an SQLite database (no SQLite header)",
                 path: path)
         }
-        return Header(writeVersion: bytes[18], readVersion: bytes[19])
+        return Header(
+            writeVersion: bytes[18], readVersion: bytes[19],
+            textEncoding: bytes[56..<60].reduce(0) { $0 << 8 | UInt32($1) })
     }
 
     /// The URI query of a read-only open that creates and writes nothing beside the file.
