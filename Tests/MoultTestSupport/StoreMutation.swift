@@ -38,7 +38,7 @@ public enum StoreMutation {
                 let at = min(bytes.count - 1, treeHeader + Int.random(in: 0..<12, using: &random))
                 bytes[at] = Bool.random(using: &random) ? edge() : UInt8.random(in: 0...255, using: &random)
             case 2:
-                let start = pageStart(page) + Int.random(in: 0..<size, using: &random)
+                let start = min(bytes.count - 1, pageStart(page) + Int.random(in: 0..<size, using: &random))
                 for at in start..<min(bytes.count, start + Int.random(in: 1...32, using: &random)) {
                     bytes[at] = Bool.random(using: &random) ? edge() : UInt8.random(in: 0...255, using: &random)
                 }
