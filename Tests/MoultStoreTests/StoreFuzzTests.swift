@@ -110,6 +110,13 @@ import Testing
 
     // MARK: - Reading one input
 
+    /// No model version made the store: `moult inspect --model` says so with exit code 66, as `migrate`.
+    struct NoMatchingVersion: CategorizedError {
+        var path: String
+        var category: FailureCategory { .incompatible }
+        var description: String { "\(path): no version of the models made this store" }
+    }
+
     /// A finding of the harness itself: the store was changed or something appeared beside it.
     struct SourceTouched: Error, CustomStringConvertible {
         var description: String
@@ -120,7 +127,7 @@ import Testing
     static func read(_ url: URL) throws {
         let metadata = try StoreMetadata(contentsOf: url)
         guard let version = versions.first(where: { $0.hashes == metadata.entityHashes }) else {
-            throw StoreError(.unknownVersion, "no version of the models made this store", path: url.path)
+            throw NoMatchingVersion(path: url.path)
         }
         let store = try SQLiteStore(url: url, model: version.model, configuration: .init(pageCacheKiB: 256))
         defer { store.database.close() }
