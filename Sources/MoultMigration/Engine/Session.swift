@@ -113,7 +113,12 @@ final class Session {
                 }
                 FaultInjection.reach("chunk-start")
                 let chunk = pass.chunks.isEmpty ? nil : pass.chunks[position.chunk]
-                let bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
+                var bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
+                if let copy = bulk, let chunk,
+                    try !manager.bulkCopyFits(compiled, copy, after: chunk.lowerBound, through: chunk.upperBound)
+                {
+                    bulk = nil  // values the per-object path converts or refuses: it reads this chunk
+                }
                 let keysOnly = pass.stage == .createRelationships && migrator.options.bulkSQL ? compiled.keysOnlyRead : nil
                 let objects: [MigrationObject]
                 if let chunk, bulk == nil {
