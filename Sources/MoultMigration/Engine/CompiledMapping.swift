@@ -52,6 +52,8 @@ final class CompiledMapping {
         /// out-of-range integer in an integer column, a blob in a string column, a Boolean other than
         /// 0 or 1, a number that is not finite, a row of another entity in a table of one): such a
         /// chunk takes the per-object path, so that both paths make the same store or the same error.
+        /// One difference remains: SQL cannot tell text that is not valid UTF-8, which the bulk copy
+        /// writes byte for byte and the per-object path refuses.
         let checkSQL: String
     }
 
