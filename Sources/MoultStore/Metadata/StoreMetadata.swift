@@ -77,7 +77,13 @@ public struct StoreMetadata: Sendable, Hashable {
         guard try database.tableExists("Z_METADATA"), try database.tableExists("Z_PRIMARYKEY") else {
             throw StoreError(.notCoreData, "the database has no Z_METADATA or Z_PRIMARYKEY table: it is not a Core Data store", path: path)
         }
-        let statement = try database.statement("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+        let statement: Statement
+        do {
+            statement = try database.statement("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+        } catch where error.code == .sqlite {
+            throw StoreError(
+                .notCoreData, "Z_METADATA does not have Core Data's columns Z_VERSION, Z_UUID and Z_PLIST (\(error.message))", path: path)
+        }
         defer { statement.reset() }
         guard try statement.step() else {
             throw StoreError(.notCoreData, "Z_METADATA holds no row: the store has no metadata", path: path)

@@ -69,6 +69,10 @@ enum SQLite {
         return handle
     }
 
+    /// The name of the read-only VFS that keeps a WAL database's index in private memory (see
+    /// `shim.h`), registered on first use; nil when SQLite has no default VFS to wrap.
+    static let privateSharedMemoryVFS: String? = moult_register_private_shm_vfs().map { String(cString: $0) }
+
     static func close(_ connection: OpaquePointer) {
         sqlite3_close_v2(connection)
     }
