@@ -79,7 +79,8 @@ struct MigrationArguments: ParsableArguments {
     /// against the step's models) before anything runs; a class bound to Core Data's default policy
     /// gets a warning.
     func migration(durable: Bool = false, validate: Bool = true, stopAtFirst: Bool = false) throws -> ProgressiveMigration {
-        let versioned = try VersionedModel(contentsOf: URL(filePath: model))
+        let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
+        if to == nil, let note = versioned.currentVersionNote { printError("moult: note: \(note)") }
         let mappingModels = try mappings.map { try MappingModel(contentsOf: URL(filePath: $0)) }
         var policies = MoultCommand.policies
         let bindings = try bindings()

@@ -1,4 +1,5 @@
 public import Foundation
+import MoultModel
 
 #if canImport(FoundationXML)
 import FoundationXML
@@ -27,6 +28,7 @@ extension MappingModel {
                 exists ? .unreadable : .notFound, exists ? "cannot read the file: \(error.localizedDescription)" : "no such file",
                 file: file.path)
         }
+        if let problem = XMLInput.problem(in: data) { throw MappingError(.malformedXML, problem.message, file: file.path, path: "line \(problem.line)") }
         do {
             self = try XcodeMappingReader(data: data).mappingModel()
         } catch {

@@ -169,6 +169,7 @@ extension ObjectModel {
         var byteOrderedNames: [String] = []
 
         init(_ entities: [EntityDescription]) throws(ModelError) {
+            try ModelNames.check(entities)
             for (position, entity) in entities.enumerated() {
                 if index.updateValue(position, forKey: entity.name) != nil {
                     throw ModelError(.duplicateEntity, "two entities are named '\(entity.name)'", entity: entity.name)
@@ -200,6 +201,7 @@ extension ObjectModel {
             }
             byteOrderedNames = entities.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             try checkRelationships(entities)
+            try checkRedeclaredRelationships(entities)
         }
 
         private func inherited(_ entities: [EntityDescription], _ name: String) -> [RelationshipDescription] {
@@ -249,6 +251,30 @@ extension ObjectModel {
                             .badInverse,
                             "relationship '\(entity.name).\(relationship.name)' has inverse '\(inverseEntity).\(inverseName)', whose inverse is '\(inverse.inverseName ?? "nothing")' on '\(inverse.destinationEntity)': it does not point back",
                             entity: entity.name, property: relationship.name)
+                    }
+                }
+            }
+        }
+
+        /// A sub-entity may list a relationship it inherits (models rebuilt from a store's model cache do):
+        /// the same relationship is the inherited one; a different one under the same name is refused.
+        private func checkRedeclaredRelationships(_ entities: [EntityDescription]) throws(ModelError) {
+            for entity in entities where entity.parentName != nil {
+                for relationship in entity.relationships {
+                    var current = entity.parentName
+                    var steps = 0
+                    while let name = current, let position = index[name], steps <= entities.count {
+                        if let inherited = entities[position].relationships.first(where: { $0.name == relationship.name }) {
+                            guard inherited == relationship else {
+                                throw ModelError(
+                                    .conflictingProperty,
+                                    "relationship '\(entity.name).\(relationship.name)' re-declares '\(name).\(relationship.name)', which it inherits, differently (Xcode refuses a sub-entity property named as an inherited one)",
+                                    entity: entity.name, property: relationship.name)
+                            }
+                            break
+                        }
+                        current = entities[position].parentName
+                        steps += 1
                     }
                 }
             }

@@ -44,6 +44,8 @@ extension ObjectModel {
     ///   - path: The file's path, used in error messages.
     /// - Throws: ``ModelError`` located at `path` (and the line, where known).
     public init(xcodeContents data: Data, path: String = "contents") throws(ModelError) {
+        // Foundation's XMLParser traps on some inputs (invalid UTF-8, DTD declarations): refuse them first.
+        try XMLInput.check(data, file: path)
         let reader = XcodeModelReader(path: path)
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false

@@ -94,7 +94,19 @@ struct LayoutBuilder {
     private mutating func addIndex(_ table: String, column: String) {
         let name = "\(table)_\(column)_INDEX"
         guard !indexes[table, default: []].contains(where: { $0.name == name }) else { return }
-        indexes[table, default: []].append(IndexLayout(name: name, table: table, isUnique: false, terms: [column]))
+        indexes[table, default: []].append(IndexLayout(name: name, table: table, isUnique: false, terms: [SQLName.quoted(column)]))
+    }
+
+    /// Whether an ancestor declares this very attribute: a sub-entity listing what it inherits (models
+    /// rebuilt from a store's model cache do) stores it once, in the inherited column.
+    private func inherits(_ attribute: AttributeDescription, in entity: EntityDescription) -> Bool {
+        model.ancestors(of: entity.name).contains { $0.attribute(named: attribute.name) == attribute }
+    }
+
+    /// Whether an ancestor declares this very relationship (as for attributes); a
+    /// different one under the same name is refused when the model is created.
+    private func inherits(_ relationship: RelationshipDescription, in entity: EntityDescription) -> Bool {
+        model.ancestors(of: entity.name).contains { $0.relationship(named: relationship.name) == relationship }
     }
 
     /// The entity among `entityName` and its ancestors that declares a relationship with this name.
@@ -131,7 +143,7 @@ struct LayoutBuilder {
         for entity in ordered {
             let table = table(of: entity.name)
             let number = numbers[entity.name]!
-            for attribute in entity.attributes where !attribute.isTransient {
+            for attribute in entity.attributes where !attribute.isTransient && !inherits(attribute, in: entity) {
                 guard let (type, rank) = Self.declaredType(attribute) else { continue }
                 let column = claim("Z" + Self.uppercasedName(attribute.name), in: table)
                 addColumn(column, type, table: table, rank: rank, entity: number, kind: 0, sortName: attribute.name)
@@ -140,7 +152,8 @@ struct LayoutBuilder {
                     AttributeColumn(name: attribute.name, type: attribute.attributeType, column: column))
                 if attribute.isIndexed { addIndex(table, column: column) }  // unverified: classic indexed attribute
             }
-            for relationship in entity.relationships where !relationship.isTransient && !relationship.isToMany {
+            for relationship in entity.relationships
+            where !relationship.isTransient && !relationship.isToMany && !inherits(relationship, in: entity) {
                 let column = claim("Z" + Self.uppercasedName(relationship.name), in: table)
                 addColumn(column, "INTEGER", table: table, rank: 0, entity: number, kind: 1, sortName: relationship.name)
                 addIndex(table, column: column)
@@ -163,7 +176,8 @@ struct LayoutBuilder {
         var joinedPairs: Set<String> = []
         for entity in ordered {
             let number = numbers[entity.name]!
-            for relationship in entity.relationships where !relationship.isTransient && relationship.isToMany {
+            for relationship in entity.relationships
+            where !relationship.isTransient && relationship.isToMany && !inherits(relationship, in: entity) {
                 let inverse = model.inverse(of: relationship)
                 let destinationTable = table(of: relationship.destinationEntity)
                 let storage: ToManyLayout.Storage
@@ -223,17 +237,22 @@ struct LayoutBuilder {
                     guard let column = column(of: property, from: entity.name) else {
                         throw StoreError(.unknownName, "the uniqueness constraint names '\(property)', which has no column", entity: entity.name)
                     }
-                    return "\(column) COLLATE BINARY ASC"
+                    return "\(SQLName.quoted(column)) COLLATE BINARY ASC"
                 }
                 indexes[table, default: []].append(
                     IndexLayout(name: "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table: table, isUnique: true, terms: terms))
             }
             for fetchIndex in entity.fetchIndexes {
+                guard !fetchIndex.elements.isEmpty else {
+                    throw StoreError(
+                        .invalidValue, "the fetch index '\(fetchIndex.name)' of entity '\(entity.name)' has no elements: there is no column to index",
+                        entity: entity.name)
+                }
                 let terms = try fetchIndex.elements.map { (element) throws(StoreError) in
                     guard let column = column(of: element.property, from: entity.name) else {
                         throw StoreError(.unknownName, "the fetch index '\(fetchIndex.name)' names '\(element.property)', which has no column", entity: entity.name)
                     }
-                    return "\(column) COLLATE BINARY \(element.ascending ? "ASC" : "DESC")"
+                    return "\(SQLName.quoted(column)) COLLATE BINARY \(element.ascending ? "ASC" : "DESC")"
                 }
                 indexes[table, default: []].append(IndexLayout(name: "Z_\(entity.name)_\(fetchIndex.name)", table: table, isUnique: false, terms: terms))
             }
@@ -250,6 +269,7 @@ struct LayoutBuilder {
                     name: name, rootEntity: root.name, entityNumbers: model.hierarchy(from: root.name).compactMap { numbers[$0.name] },
                     columns: columns, indexes: indexes[name] ?? []))
         }
+        try checkLimits()
         for entity in ordered {
             let chain = model.ancestors(of: entity.name).reversed().map(\.name) + [entity.name]
             entities.append(
@@ -297,7 +317,7 @@ struct LayoutBuilder {
         let orderA = relationship.isOrdered ? "Z_FOK_" + columnB.dropFirst(2) : nil
         let orderB = inverse.isOrdered ? "Z_FOK_" + columnA.dropFirst(2) : nil
         // Unverified: the join table's index name and terms (an index on the second column).
-        let index = IndexLayout(name: "\(name)_\(columns[1])_INDEX", table: name, isUnique: false, terms: [columns[1]])
+        let index = IndexLayout(name: "\(name)_\(columns[1])_INDEX", table: name, isUnique: false, terms: [SQLName.quoted(columns[1])])
         joinTables.append(
             JoinTableLayout(name: name, columns: columns, orderColumns: [orderA, orderB].compactMap { $0 }, indexes: [index]))
         declaredToManys[entity, default: []].append(
@@ -308,5 +328,58 @@ struct LayoutBuilder {
             ToManyLayout(
                 name: inverse.name, destination: inverse.destinationEntity, isOrdered: inverse.isOrdered,
                 storage: .joinTable(table: name, sourceColumn: columnB, destinationColumn: columnA, orderColumn: orderB)))
+    }
+
+    // MARK: - Names and limits
+
+    /// One name per index across the schema (SQLite's tables and indexes share one name space): an
+    /// index identical to one already there (the same uniqueness constraint twice) is dropped, and a
+    /// different one whose name is taken gets `_2`, `_3`… (unverified: two such indexes cannot be made
+    /// in Xcode).
+    private mutating func uniqueIndexNames() {
+        var taken = Set(tables.map { $0.name.uppercased() } + joinTables.map { $0.name.uppercased() })
+        var seen: [String: IndexLayout] = [:]
+        func claim(_ indexes: [IndexLayout]) -> [IndexLayout] {
+            var kept: [IndexLayout] = []
+            for var index in indexes {
+                if let existing = seen[index.name.uppercased()], existing.table == index.table, existing.terms == index.terms,
+                    existing.isUnique == index.isUnique
+                {
+                    continue
+                }
+                let base = index.name
+                var suffix = 2
+                while taken.contains(index.name.uppercased()) {
+                    index.name = "\(base)_\(suffix)"
+                    suffix += 1
+                }
+                taken.insert(index.name.uppercased())
+                seen[base.uppercased()] = seen[base.uppercased()] ?? index
+                kept.append(index)
+            }
+            return kept
+        }
+        for position in tables.indices { tables[position].indexes = claim(tables[position].indexes) }
+        for position in joinTables.indices { joinTables[position].indexes = claim(joinTables[position].indexes) }
+    }
+
+    /// SQLite's limits that a schema can reach, checked before any table is made: the columns of one
+    /// table (an inheritance hierarchy shares its root's table) and the length of one statement.
+    private mutating func checkLimits() throws(StoreError) {
+        uniqueIndexNames()
+        let limits = SQLite.limits
+        for table in tables where table.columns.count > limits.columns {
+            throw StoreError(
+                .invalidValue,
+                "entity '\(table.rootEntity)' and its sub-entities need \(table.columns.count) columns in table \(table.name), more than the \(limits.columns) SQLite allows in one table (its column limit, SQLITE_MAX_COLUMN, is reached)",
+                entity: table.rootEntity)
+        }
+        let statements = tables.map { ($0.rootEntity, $0.createSQL) } + joinTables.map { ($0.name, $0.createSQL) }
+            + (tables.flatMap(\.indexes) + joinTables.flatMap(\.indexes)).map { ($0.table, $0.createSQL) }
+        for (owner, sql) in statements where sql.utf8.count >= limits.sqlLength {
+            throw StoreError(
+                .invalidValue, "the SQL creating '\(owner)' is \(sql.utf8.count) bytes, more than the \(limits.sqlLength) SQLite takes in one statement",
+                entity: owner)
+        }
     }
 }

@@ -165,11 +165,12 @@ public struct IndexLayout: Sendable, Hashable {
     public var name: String
     public var table: String
     public var isUnique: Bool
-    /// Indexed terms as Core Data writes them (`ZOWNER`, `ZMAKER COLLATE BINARY ASC`).
+    /// Indexed terms as Core Data writes them (`ZOWNER`, `ZMAKER COLLATE BINARY ASC`), their column names
+    /// already quoted with ``SQLName/quoted(_:)``.
     public var terms: [String]
 
     public var createSQL: String {
-        "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(terms.joined(separator: ", ")))"
+        "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(SQLName.quoted(name)) ON \(SQLName.quoted(table)) (\(terms.joined(separator: ", ")))"
     }
 }
 
@@ -186,9 +187,9 @@ public struct TableLayout: Sendable, Hashable {
 
     public var createSQL: String {
         let body = columns.map { column in
-            column.name == "Z_PK" ? "Z_PK INTEGER PRIMARY KEY" : "\(column.name) \(column.declaredType)"
+            column.name == "Z_PK" ? "Z_PK INTEGER PRIMARY KEY" : "\(SQLName.quoted(column.name)) \(column.declaredType)"
         }
-        return "CREATE TABLE \(name) ( \(body.joined(separator: ", ")) )"
+        return "CREATE TABLE \(SQLName.quoted(name)) ( \(body.joined(separator: ", ")) )"
     }
 }
 
@@ -202,7 +203,7 @@ public struct JoinTableLayout: Sendable, Hashable {
     public var indexes: [IndexLayout]
 
     public var createSQL: String {
-        let all = (columns + orderColumns).map { "\($0) INTEGER" }.joined(separator: ", ")
-        return "CREATE TABLE \(name) ( \(all), PRIMARY KEY (\(columns.joined(separator: ", "))) )"
+        let all = (columns + orderColumns).map { "\(SQLName.quoted($0)) INTEGER" }.joined(separator: ", ")
+        return "CREATE TABLE \(SQLName.quoted(name)) ( \(all), PRIMARY KEY (\(columns.map(SQLName.quoted).joined(separator: ", "))) )"
     }
 }
