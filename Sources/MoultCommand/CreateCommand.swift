@@ -23,7 +23,7 @@ struct CreateCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             // A version named explicitly does not need .xccurrentversion.
-            let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: version == nil)
+            let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: modelVersion == nil)
             let chosen: VersionedModel.Version
             if let modelVersion {
                 guard let named = versioned.version(named: modelVersion) else {
@@ -70,7 +70,7 @@ struct CreateCommand: AsyncParsableCommand {
                 removeTemporary()
                 throw error
             }
-            let note = version == nil ? versioned.currentVersionNote.map { "; \($0)" } ?? "" : ""
+            let note = modelVersion == nil ? versioned.currentVersionNote.map { "; \($0)" } ?? "" : ""
             print("created \(store) (\(versioned.name), version \(chosen.name)\(note))")
 
             func removeTemporary(suffixesOnly: Bool) {
