@@ -202,6 +202,32 @@ extension ObjectModel {
             byteOrderedNames = entities.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             try checkRelationships(entities)
             try checkRedeclaredRelationships(entities)
+            try checkRedeclaredAttributes(entities)
+        }
+
+        /// As for relationships: a sub-entity listing an attribute it inherits lists the inherited one
+        /// (a model decoded from a store's model cache repeats them all); a different attribute under an
+        /// inherited name is refused, naming both.
+        private func checkRedeclaredAttributes(_ entities: [EntityDescription]) throws(ModelError) {
+            for entity in entities where entity.parentName != nil {
+                for attribute in entity.attributes {
+                    var current = entity.parentName
+                    var steps = 0
+                    while let name = current, let position = index[name], steps <= entities.count {
+                        if let inherited = entities[position].attributes.first(where: { $0.name == attribute.name }) {
+                            guard inherited == attribute else {
+                                throw ModelError(
+                                    .conflictingProperty,
+                                    "attribute '\(entity.name).\(attribute.name)' re-declares '\(name).\(attribute.name)', which it inherits, differently (Xcode refuses a sub-entity property named as an inherited one)",
+                                    entity: entity.name, property: attribute.name)
+                            }
+                            break
+                        }
+                        current = entities[position].parentName
+                        steps += 1
+                    }
+                }
+            }
         }
 
         private func inherited(_ entities: [EntityDescription], _ name: String) -> [RelationshipDescription] {

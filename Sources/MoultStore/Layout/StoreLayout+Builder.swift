@@ -20,6 +20,8 @@ struct LayoutBuilder {
     private var declaredToManys: [String: [ToManyLayout]] = [:]
     /// Join-table column names taken, per entity number: one name space across that entity's join tables.
     private var joinColumnsTaken: [Int32: Set<String>] = [:]
+    /// Many-to-many pairs found, laid out once all are known.
+    private var pendingPairs: [PendingPair] = []
 
     private struct PendingColumn {
         var column: ColumnLayout
@@ -226,10 +228,16 @@ struct LayoutBuilder {
             }
         }
 
+        layOutManyToMany()
+
         // Hierarchy, uniqueness and fetch indexes.
         for entity in ordered {
             let table = table(of: entity.name)
-            if entity.parentName == nil && model.hierarchy(from: entity.name).count > 1 {
+            // A hierarchy's Z_ENT index only where rows of several entities share the table: Core Data
+            // makes none for Photos' GenericAsset, abstract with the one sub-entity Asset, and makes one
+            // for GenericAlbum (abstract, seven sub-entities), CloudFeedEntry, Car and Book (each concrete
+            // with sub-entities). Two or more concrete entities in the hierarchy is the rule that fits.
+            if entity.parentName == nil && model.hierarchy(from: entity.name).filter({ !$0.isAbstract }).count > 1 {
                 indexes[table, default: []].append(IndexLayout(name: "\(table)_Z_ENT_INDEX", table: table, isUnique: false, terms: ["Z_ENT"]))
             }
             for constraint in entity.uniquenessConstraints {
@@ -285,49 +293,117 @@ struct LayoutBuilder {
         }
     }
 
-    /// A many-to-many pair: one join table, named and ordered by the byte order of its two column names.
+    /// A many-to-many pair waiting for its join table: its columns are named once every pair is known.
+    private struct PendingPair {
+        var entity: String
+        var relationship: RelationshipDescription
+        var inverseEntity: String
+        var inverse: RelationshipDescription
+    }
+
+    /// A many-to-many pair, laid out after all pairs are collected (see ``layOutManyToMany()``).
     private mutating func storeManyToMany(
         entity: String, _ relationship: RelationshipDescription, inverseEntity: String, _ inverse: RelationshipDescription
     ) {
-        let numberA = numbers[entity]!
-        let numberB = numbers[inverseEntity]!
-        if entity == inverseEntity && inverse.name == relationship.name {
-            // Its own inverse: Z_<N><NAME> ( Z_<N><NAME>, REFLEXIVE ).
-            let name = "Z_\(numberA)" + Self.uppercasedName(relationship.name)
-            let column = claimJoinColumn(name, entity: numberA)
-            var order: [String] = []
-            if relationship.isOrdered { order.append("Z_FOK_" + column.dropFirst(2)) }  // unverified
+        pendingPairs.append(PendingPair(entity: entity, relationship: relationship, inverseEntity: inverseEntity, inverse: inverse))
+    }
+
+    /// Lays out every many-to-many pair: one join table each, named and ordered by the byte order of its
+    /// two column names, with an index on both columns, the second first (CORE-DATA-FORMATS.md §3).
+    ///
+    /// Join-table columns of one entity share one name space. On a collision the column of the pair
+    /// whose other entity has the lower `Z_ENT` keeps the plain name and the next gets `1`, as in Apple's
+    /// Photos libraries (Asset's column is `Z_34REPRESENTATIVEASSETS` beside Memory, 40, and
+    /// `Z_34REPRESENTATIVEASSETS1` beside Suggestion, 51). Between two pairs with the same other entity
+    /// the order of the relationships' names decides (unverified).
+    private mutating func layOutManyToMany() {
+        struct Request {
+            var pair: Int
+            var side: Int
+            var entity: Int32
+            var other: Int32
+            var base: String
+            var tieBreak: String
+        }
+        var requests: [Request] = []
+        for (position, pair) in pendingPairs.enumerated() {
+            let numberA = numbers[pair.entity]!
+            let numberB = numbers[pair.inverseEntity]!
+            if pair.entity == pair.inverseEntity && pair.inverse.name == pair.relationship.name {
+                requests.append(
+                    Request(
+                        pair: position, side: 0, entity: numberA, other: numberA,
+                        base: "Z_\(numberA)" + Self.uppercasedName(pair.relationship.name), tieBreak: pair.relationship.name))
+                continue
+            }
+            // Side A's column: A's Z_ENT + the name of the relationship pointing to A (the inverse).
+            requests.append(
+                Request(
+                    pair: position, side: 0, entity: numberA, other: numberB,
+                    base: "Z_\(numberA)" + Self.uppercasedName(pair.inverse.name), tieBreak: pair.inverse.name))
+            requests.append(
+                Request(
+                    pair: position, side: 1, entity: numberB, other: numberA,
+                    base: "Z_\(numberB)" + Self.uppercasedName(pair.relationship.name), tieBreak: pair.relationship.name))
+        }
+        var names: [Int: [Int: String]] = [:]
+        let ordered = requests.sorted { a, b in
+            if a.entity != b.entity { return a.entity < b.entity }
+            if a.other != b.other { return a.other < b.other }
+            if a.tieBreak != b.tieBreak { return a.tieBreak.utf8.lexicographicallyPrecedes(b.tieBreak.utf8) }
+            return (a.pair, a.side) < (b.pair, b.side)
+        }
+        for request in ordered {
+            names[request.pair, default: [:]][request.side] = claimJoinColumn(request.base, entity: request.entity)
+        }
+        for (position, pair) in pendingPairs.enumerated() {
+            let (entity, relationship, inverseEntity, inverse) = (pair.entity, pair.relationship, pair.inverseEntity, pair.inverse)
+            let numberA = numbers[entity]!
+            let columnA = names[position]![0]!
+            if entity == inverseEntity && inverse.name == relationship.name {
+                // Its own inverse: Z_<N><NAME> ( Z_<N><NAME>, REFLEXIVE ), indexed (REFLEXIVE, Z_<N><NAME>).
+                let name = "Z_\(numberA)" + Self.uppercasedName(relationship.name)
+                var order: [String] = []
+                if relationship.isOrdered { order.append("Z_FOK_" + columnA.dropFirst(2)) }  // unverified
+                joinTables.append(
+                    JoinTableLayout(
+                        name: name, columns: [columnA, "REFLEXIVE"], orderColumns: order,
+                        indexes: [
+                            IndexLayout(
+                                name: "\(name)_REFLEXIVE_INDEX", table: name, isUnique: false,
+                                terms: ["REFLEXIVE", SQLName.quoted(columnA)])
+                        ]))
+                declaredToManys[entity, default: []].append(
+                    ToManyLayout(
+                        name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered,
+                        storage: .joinTable(table: name, sourceColumn: columnA, destinationColumn: "REFLEXIVE", orderColumn: order.first)))
+                continue
+            }
+            let numberB = numbers[inverseEntity]!
+            let columnB = names[position]![1]!
+            let aFirst = columnA.utf8.lexicographicallyPrecedes(columnB.utf8)
+            let name = aFirst ? "Z_\(numberA)" + Self.uppercasedName(relationship.name) : "Z_\(numberB)" + Self.uppercasedName(inverse.name)
+            let columns = aFirst ? [columnA, columnB] : [columnB, columnA]
+            // An ordered side orders its destinations: Z_FOK_ + the destination side's column without `Z_`.
+            let orderA = relationship.isOrdered ? "Z_FOK_" + columnB.dropFirst(2) : nil
+            let orderB = inverse.isOrdered ? "Z_FOK_" + columnA.dropFirst(2) : nil
+            // The index covers both columns, the second first: Z_1KEYWORDS_Z_37KEYWORDS_INDEX ON
+            // Z_1KEYWORDS (Z_37KEYWORDS, Z_1ASSETATTRIBUTES) in every many-to-many of real stores.
+            let index = IndexLayout(
+                name: "\(name)_\(columns[1])_INDEX", table: name, isUnique: false,
+                terms: [SQLName.quoted(columns[1]), SQLName.quoted(columns[0])])
             joinTables.append(
-                JoinTableLayout(
-                    name: name, columns: [column, "REFLEXIVE"], orderColumns: order,
-                    indexes: [IndexLayout(name: "\(name)_REFLEXIVE_INDEX", table: name, isUnique: false, terms: ["REFLEXIVE"])]))
+                JoinTableLayout(name: name, columns: columns, orderColumns: [orderA, orderB].compactMap { $0 }, indexes: [index]))
             declaredToManys[entity, default: []].append(
                 ToManyLayout(
                     name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered,
-                    storage: .joinTable(table: name, sourceColumn: column, destinationColumn: "REFLEXIVE", orderColumn: order.first)))
-            return
+                    storage: .joinTable(table: name, sourceColumn: columnA, destinationColumn: columnB, orderColumn: orderA)))
+            declaredToManys[inverseEntity, default: []].append(
+                ToManyLayout(
+                    name: inverse.name, destination: inverse.destinationEntity, isOrdered: inverse.isOrdered,
+                    storage: .joinTable(table: name, sourceColumn: columnB, destinationColumn: columnA, orderColumn: orderB)))
         }
-        // Side A's column: A's Z_ENT + the name of the relationship pointing to A (the inverse).
-        let columnA = claimJoinColumn("Z_\(numberA)" + Self.uppercasedName(inverse.name), entity: numberA)
-        let columnB = claimJoinColumn("Z_\(numberB)" + Self.uppercasedName(relationship.name), entity: numberB)
-        let aFirst = columnA.utf8.lexicographicallyPrecedes(columnB.utf8)
-        let name = aFirst ? "Z_\(numberA)" + Self.uppercasedName(relationship.name) : "Z_\(numberB)" + Self.uppercasedName(inverse.name)
-        let columns = aFirst ? [columnA, columnB] : [columnB, columnA]
-        // An ordered side orders its destinations: Z_FOK_ + the destination side's column without `Z_`.
-        let orderA = relationship.isOrdered ? "Z_FOK_" + columnB.dropFirst(2) : nil
-        let orderB = inverse.isOrdered ? "Z_FOK_" + columnA.dropFirst(2) : nil
-        // Unverified: the join table's index name and terms (an index on the second column).
-        let index = IndexLayout(name: "\(name)_\(columns[1])_INDEX", table: name, isUnique: false, terms: [SQLName.quoted(columns[1])])
-        joinTables.append(
-            JoinTableLayout(name: name, columns: columns, orderColumns: [orderA, orderB].compactMap { $0 }, indexes: [index]))
-        declaredToManys[entity, default: []].append(
-            ToManyLayout(
-                name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered,
-                storage: .joinTable(table: name, sourceColumn: columnA, destinationColumn: columnB, orderColumn: orderA)))
-        declaredToManys[inverseEntity, default: []].append(
-            ToManyLayout(
-                name: inverse.name, destination: inverse.destinationEntity, isOrdered: inverse.isOrdered,
-                storage: .joinTable(table: name, sourceColumn: columnB, destinationColumn: columnA, orderColumn: orderB)))
+        pendingPairs = []
     }
 
     // MARK: - Names and limits
