@@ -6,6 +6,7 @@ struct LayoutBuilder {
     var entities: [EntityLayout] = []
     var tables: [TableLayout] = []
     var joinTables: [JoinTableLayout] = []
+    var rTrees: [RTreeLayout] = []
 
     /// `Z_ENT` by entity name.
     private var numbers: [String: Int32] = [:]
@@ -250,20 +251,7 @@ struct LayoutBuilder {
                 indexes[table, default: []].append(
                     IndexLayout(name: "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table: table, isUnique: true, terms: terms))
             }
-            for fetchIndex in entity.fetchIndexes {
-                guard !fetchIndex.elements.isEmpty else {
-                    throw StoreError(
-                        .invalidValue, "the fetch index '\(fetchIndex.name)' of entity '\(entity.name)' has no elements: there is no column to index",
-                        entity: entity.name)
-                }
-                let terms = try fetchIndex.elements.map { (element) throws(StoreError) in
-                    guard let column = column(of: element.property, from: entity.name) else {
-                        throw StoreError(.unknownName, "the fetch index '\(fetchIndex.name)' names '\(element.property)', which has no column", entity: entity.name)
-                    }
-                    return "\(SQLName.quoted(column)) COLLATE BINARY \(element.ascending ? "ASC" : "DESC")"
-                }
-                indexes[table, default: []].append(IndexLayout(name: "Z_\(entity.name)_\(fetchIndex.name)", table: table, isUnique: false, terms: terms))
-            }
+            for fetchIndex in entity.fetchIndexes { try layOut(fetchIndex, of: entity, table: table) }
         }
 
         // Assemble.
@@ -406,6 +394,63 @@ struct LayoutBuilder {
         pendingPairs = []
     }
 
+    // MARK: - Fetch indexes
+
+    /// A fetch index as Core Data writes it (CORE-DATA-FORMATS.md §3, Photos' schema): a binary index
+    /// `Z_<Entity>_<name> ON <TABLE> (<COLUMN> COLLATE BINARY ASC|DESC, …)`, with `WHERE  <condition>`
+    /// for a partial one; an R-tree index a virtual table `Z_RT_<Entity>_<name>` of `<COLUMN>_MIN` and
+    /// `<COLUMN>_MAX` per element, kept current by three triggers on the entity's table.
+    private mutating func layOut(_ fetchIndex: FetchIndexDescription, of entity: EntityDescription, table: String) throws(StoreError) {
+        let where_ = "the fetch index '\(fetchIndex.name)' of entity '\(entity.name)'"
+        guard !fetchIndex.elements.isEmpty else {
+            throw StoreError(.invalidValue, "\(where_) has no elements: there is no column to index", entity: entity.name)
+        }
+        let columns = try fetchIndex.elements.map { (element) throws(StoreError) -> String in
+            if element.property.isEmpty {
+                // How Core Data writes an expression element (Photos' indexes on Z_ENT may be one) is unverified.
+                throw StoreError(
+                    .invalidValue,
+                    "\(where_) has an expression element (\(element.expression ?? "no expression")): expression elements are not supported, only properties",
+                    entity: entity.name)
+            }
+            guard let column = column(of: element.property, from: entity.name) else {
+                throw StoreError(.unknownName, "\(where_) names '\(element.property)', which has no column", entity: entity.name)
+            }
+            return column
+        }
+        let name = "Z_\(entity.name)_\(fetchIndex.name)"
+        if fetchIndex.elements.contains(where: \.isRTree) {
+            guard fetchIndex.isRTree else {
+                throw StoreError(.invalidValue, "\(where_) mixes R-tree and binary elements, which Core Data refuses", entity: entity.name)
+            }
+            guard fetchIndex.partialIndexPredicate == nil else {
+                throw StoreError(.invalidValue, "\(where_) is an R-tree index with a partial-index predicate, which SQLite's R-tree cannot have", entity: entity.name)
+            }
+            for (element, column) in zip(fetchIndex.elements, columns) {
+                let type = model.attribute(named: element.property, of: entity.name)?.attributeType
+                guard let type, [.integer16, .integer32, .integer64, .double, .float, .decimal, .date, .boolean].contains(type) else {
+                    throw StoreError(
+                        .invalidValue, "\(where_) has the R-tree element '\(element.property)' (\(column)), which is not a numeric attribute",
+                        entity: entity.name)
+                }
+            }
+            rTrees.append(RTreeLayout(name: name, table: table, columns: columns))
+            return
+        }
+        let terms = zip(fetchIndex.elements, columns).map { element, column in
+            "\(SQLName.quoted(column)) COLLATE BINARY \(element.ascending ? "ASC" : "DESC")"
+        }
+        var condition: String?
+        if let predicate = fetchIndex.partialIndexPredicate {
+            do throws(PartialIndexPredicate.Failure) {
+                condition = try PartialIndexPredicate.sql(predicate) { [self] key in self.column(of: key, from: entity.name) }
+            } catch {
+                throw StoreError(.invalidValue, "\(where_) has the partial-index predicate '\(predicate)': \(error.message)", entity: entity.name)
+            }
+        }
+        indexes[table, default: []].append(IndexLayout(name: name, table: table, isUnique: false, terms: terms, condition: condition))
+    }
+
     // MARK: - Names and limits
 
     /// One name per index across the schema (SQLite's tables and indexes share one name space): an
@@ -418,7 +463,7 @@ struct LayoutBuilder {
         func claim(_ indexes: [IndexLayout]) -> [IndexLayout] {
             var kept: [IndexLayout] = []
             for var index in indexes {
-                if let existing = seen[index.name.uppercased()], existing.table == index.table, existing.terms == index.terms,
+                if let existing = seen[index.name.uppercased()], existing.table == index.table, existing.terms == index.terms, existing.condition == index.condition,
                     existing.isUnique == index.isUnique
                 {
                     continue
