@@ -7,6 +7,8 @@ struct LayoutBuilder {
     var tables: [TableLayout] = []
     var joinTables: [JoinTableLayout] = []
     var rTrees: [RTreeLayout] = []
+    var derivedTriggers: [String] = []
+    var unwritableDerivations: [String] = []
 
     /// `Z_ENT` by entity name.
     private var numbers: [String: Int32] = [:]
@@ -146,7 +148,7 @@ struct LayoutBuilder {
         for entity in ordered {
             let table = table(of: entity.name)
             let number = numbers[entity.name]!
-            for attribute in entity.attributes where !attribute.isTransient && !inherits(attribute, in: entity) {
+            for attribute in entity.attributes where (!attribute.isTransient || attribute.isDerived) && !inherits(attribute, in: entity) {
                 guard let (type, rank) = Self.declaredType(attribute) else { continue }
                 let column = claim("Z" + Self.uppercasedName(attribute.name), in: table)
                 addColumn(column, type, table: table, rank: rank, entity: number, kind: 0, sortName: attribute.name)
@@ -230,6 +232,7 @@ struct LayoutBuilder {
         }
 
         layOutManyToMany()
+        for entity in ordered { layOutDerivedAttributes(of: entity) }
 
         // Hierarchy, uniqueness and fetch indexes.
         for entity in ordered {
@@ -393,6 +396,57 @@ struct LayoutBuilder {
                     storage: .joinTable(table: name, sourceColumn: columnB, destinationColumn: columnA, orderColumn: orderB)))
         }
         pendingPairs = []
+    }
+
+    // MARK: - Derived attributes
+
+    /// The triggers that keep an entity's derived attributes current, as Core Data writes them.
+    ///
+    /// For `toMany.@count` through a one-to-many (CoreDataPlus' `Book.pagesCount = pages.@count`), the
+    /// five triggers of SampleModel2_V2.sqlite: `Z_DA_<DESTINATION TABLE>_<Entity>_<attribute>_` +
+    /// `PARAMETER_INSERT`, `PARAMETER_UPDATE_INCREMENT`, `PARAMETER_UPDATE_DECREMENT`,
+    /// `PARAMETER_DELETE` on the destination's table and `Z_DA_<TABLE>_<Entity>_<attribute>_SOURCE_INSERT`
+    /// on the entity's own. They also compute the values while a store is filled: a new row counts its
+    /// destinations, and each destination row added, moved or deleted updates its count.
+    ///
+    /// Every other derivation is recorded in ``unwritableDerivations``: reading a store is not affected,
+    /// creating one is refused, since how Core Data keeps those values current is not confirmed.
+    private mutating func layOutDerivedAttributes(of entity: EntityDescription) {
+        for attribute in entity.attributes where attribute.isDerived && !inherits(attribute, in: entity) {
+            let text = attribute.derivationExpression ?? ""
+            let subject = "the derived attribute '\(entity.name).\(attribute.name)' ('\(text)')"
+            let expression: DerivationExpression
+            do {
+                expression = try DerivationExpression(text)
+            } catch {
+                unwritableDerivations.append("\(subject): \(error.message)")
+                continue
+            }
+            guard case .count(let path) = expression.form, path.count == 1,
+                let column = declared[entity.name]?[attribute.name],
+                let toMany = declaredToManys[entity.name]?.first(where: { $0.name == path[0] }),
+                case .destinationColumn(let destinationTable, let key, _, _) = toMany.storage,
+                model.relationship(named: path[0], of: entity.name).flatMap({ model.inverse(of: $0) }) != nil
+            else {
+                unwritableDerivations.append(
+                    "\(subject): Moult writes the triggers of a to-many '.@count' through a one-to-many only (Core Data's, confirmed on a real store); how Core Data keeps this derivation current is not confirmed")
+                continue
+            }
+            let table = self.table(of: entity.name)
+            let (t, c, k, d) = (SQLName.quoted(table), SQLName.quoted(column), SQLName.quoted(key), SQLName.quoted(destinationTable))
+            let prefix = "Z_DA_\(destinationTable)_\(entity.name)_\(attribute.name)_"
+            func notify(_ function: String, _ row: String) -> String {
+                "SELECT \(function)('\(table)', Z_ENT, Z_PK, '\(attribute.name)', \(c)) FROM \(t) WHERE Z_PK = \(row)"
+            }
+            let updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
+            derivedTriggers += [
+                "CREATE TRIGGER \(SQLName.quoted(prefix + "PARAMETER_INSERT")) AFTER INSERT ON \(d) FOR EACH ROW WHEN (NEW.\(k) NOT NULL) BEGIN UPDATE \(t) SET \(c) = IFNULL(\(c), 0) + 1 WHERE Z_PK = NEW.\(k); \(notify(updated, "NEW.\(k)")); END",
+                "CREATE TRIGGER \(SQLName.quoted(prefix + "PARAMETER_UPDATE_INCREMENT")) AFTER UPDATE OF \(k) ON \(d) FOR EACH ROW WHEN (NEW.\(k) NOT NULL) BEGIN UPDATE \(t) SET \(c) = \(c) + 1 WHERE Z_PK = NEW.\(k); \(notify(updated, "NEW.\(k)")); END",
+                "CREATE TRIGGER \(SQLName.quoted(prefix + "PARAMETER_UPDATE_DECREMENT")) AFTER UPDATE OF \(k) ON \(d) FOR EACH ROW WHEN (OLD.\(k) NOT NULL) BEGIN UPDATE \(t) SET \(c) = \(c) - 1 WHERE Z_PK = OLD.\(k); \(notify(updated, "OLD.\(k)")); END",
+                "CREATE TRIGGER \(SQLName.quoted(prefix + "PARAMETER_DELETE")) AFTER DELETE ON \(d) FOR EACH ROW WHEN (OLD.\(k) NOT NULL) BEGIN UPDATE \(t) SET \(c) = \(c) - 1 WHERE Z_PK = OLD.\(k); \(notify(updated, "OLD.\(k)")); END",
+                "CREATE TRIGGER \(SQLName.quoted("Z_DA_\(table)_\(entity.name)_\(attribute.name)_SOURCE_INSERT")) AFTER INSERT ON \(t) FOR EACH ROW BEGIN UPDATE \(t) SET \(c) = (SELECT IFNULL(COUNT(\(k)), 0) FROM \(d) WHERE \(k) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(notify("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", "NEW.Z_PK")); END",
+            ]
+        }
     }
 
     // MARK: - Fetch indexes

@@ -23,6 +23,11 @@ public struct StoreLayout: Sendable, Hashable {
     public private(set) var joinTables: [JoinTableLayout] = []
     /// The R-tree fetch indexes: a virtual table each, kept current by triggers.
     public private(set) var rTrees: [RTreeLayout] = []
+    /// The `Z_DA_…` triggers that keep derived attributes current.
+    public private(set) var derivedTriggers: [String] = []
+    /// Why a derived attribute cannot be written as Core Data would (one message each): a store of this
+    /// model can be read, not created.
+    public private(set) var unwritableDerivations: [String] = []
     private var byName: [String: Int] = [:]
 
     /// Lays out a model.
@@ -37,6 +42,8 @@ public struct StoreLayout: Sendable, Hashable {
         tables = builder.tables
         joinTables = builder.joinTables
         rTrees = builder.rTrees
+        derivedTriggers = builder.derivedTriggers
+        unwritableDerivations = builder.unwritableDerivations
         for (index, entity) in entities.enumerated() { byName[entity.name] = index }
     }
 
@@ -47,6 +54,27 @@ public struct StoreLayout: Sendable, Hashable {
     public func entity(number: Int32) -> EntityLayout? {
         let index = Int(number) - 1
         return entities.indices.contains(index) ? entities[index] : nil
+    }
+
+    /// Checks that a store of this model can be written as Core Data writes it: every entity has a
+    /// version hash and every derived attribute the triggers Core Data gives it.
+    ///
+    /// - Throws: ``StoreError`` `.invalidValue` (bad input, 65) naming each entity or attribute that
+    ///   cannot be written, rather than a store with missing hashes or stale derived values.
+    public func checkWritable() throws(StoreError) {
+        var problems = unwritableDerivations
+        for name in model.entitiesWithUncomputableHash {
+            do {
+                _ = try model.versionHash(ofEntity: name)
+            } catch {
+                problems.append(error.message)
+            }
+        }
+        guard problems.isEmpty else {
+            throw StoreError(
+                .invalidValue, "a store of this model cannot be written as Core Data would: " + problems.joined(separator: "; "),
+                entity: model.entitiesWithUncomputableHash.first)
+        }
     }
 
     /// The table of an inheritance root's table name.
@@ -65,6 +93,7 @@ public struct StoreLayout: Sendable, Hashable {
         for table in tables { sql += table.indexes.map(\.createSQL) }
         for table in joinTables { sql += table.indexes.map(\.createSQL) }
         for rTree in rTrees { sql += [rTree.createSQL] + rTree.triggerSQL }
+        sql += derivedTriggers
         return sql
     }
 }
