@@ -1,4 +1,6 @@
 import Foundation
+import MoultModel
+import MoultStore
 import MoultTestSupport
 import Testing
 
@@ -43,5 +45,40 @@ import Testing
         #expect(inspect.standardOutput.contains("matching version: v1.1.0"))
         let bad = try MoultProcess.run(["migrate", source, "--model", target, "--output", output + "2", "--source-model", "cache"])
         #expect(bad.exitCode == 64)
+    }
+}
+
+/// A migration into a model with a derived attribute: the destination has Core Data's triggers and
+/// the derived values, computed while it is filled (from the model SampleModel2_V2.sqlite carries, to
+/// that model plus one attribute).
+@Suite struct DerivedMigrationCommandTests {
+    @Test func derivedCountsAreComputedOnMigrate() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = Fixtures.url(StoreModelCommandTests.store).path
+        let rebuilt = Fixtures.packageRoot.appending(path: "Tests/RebuiltModels/SampleModel2_V2.xcdatamodel/contents")
+        var contents = try String(contentsOf: rebuilt, encoding: .utf8)
+        contents = contents.replacingOccurrences(
+            of: "<attribute name=\"rating\" attributeType=\"Double\"/>",
+            with: "<attribute name=\"rating\" attributeType=\"Double\"/>\n    <attribute name=\"note\" optional=\"YES\" attributeType=\"String\"/>")
+        let target = directory.appending("V3.xcdatamodel")
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        try contents.write(to: target.appending(path: "contents"), atomically: true, encoding: .utf8)
+        let output = directory.appending("out.sqlite").path
+        let result = try MoultProcess.run(["migrate", source, "--model", target.path, "--source-model", "store", "--output", output, "--quiet"])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        func counts(_ path: String) throws -> [String] {
+            let database = try Database(url: URL(filePath: path), mode: .readOnly)
+            defer { database.close() }
+            return try database.query("SELECT Z_PK, Z_ENT, ZPAGESCOUNT FROM ZBOOK ORDER BY Z_PK") {
+                "\($0.int64(at: 0)) \($0.int64(at: 1)) \($0.int64(at: 2))"
+            }
+        }
+        let before = try counts(source)
+        #expect(before.count == 3)
+        #expect(try counts(output) == before)
+        let database = try Database(url: URL(filePath: output), mode: .readOnly)
+        defer { database.close() }
+        #expect(try database.scalar("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'Z\\_DA\\_%' ESCAPE '\\'") == .int(5))
     }
 }
