@@ -116,6 +116,18 @@ struct MigrationArguments: ParsableArguments {
     func migration(durable: Bool = false, validate: Bool = true, stopAtFirst: Bool = false) throws -> ProgressiveMigration {
         var versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
         if to == nil, let note = versioned.currentVersionNote { printError("moult: note: \(note)") }
+        // A target whose store cannot be written as Core Data would (an unconfirmed derivation or
+        // composite attribute) is refused first (65): its entities would otherwise match any store by
+        // presence and the run would claim there is nothing to migrate.
+        if let target = versioned.version(named: to ?? versioned.currentVersionName) {
+            do throws(StoreError) {
+                try StoreLayout(model: target.model).checkWritable()
+            } catch {
+                var located = error
+                if located.path == nil { located.path = model }
+                throw located
+            }
+        }
         if sourceModel == "store" { versioned = try withStoreModel(versioned) }
         let mappingModels = try mappings.map { try MappingModel(contentsOf: URL(filePath: $0)) }
         var policies = MoultCommand.policies

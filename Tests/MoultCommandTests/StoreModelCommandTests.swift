@@ -82,3 +82,36 @@ import Testing
         #expect(try database.scalar("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'Z\\_DA\\_%' ESCAPE '\\'") == .int(5))
     }
 }
+
+/// A target model whose store cannot be written as Core Data would is refused (65) before anything is
+/// written, by create, plan and migrate, naming the attribute: never "nothing to migrate".
+@Suite struct UnwritableTargetCommandTests {
+    @Test func unconfirmedDerivationIsRefusedEverywhere() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let base = "jeffreybergier__CoreDataMigrationTests/CoreDataMigration"
+        let source = Fixtures.url("\(base)/CoreDataMigrationTests/Example_v1.0.0.sqlite").path
+        let original = try String(
+            contentsOf: Fixtures.url("\(base)/CoreDataMigration/Model.xcdatamodeld/v1.1.0.xcdatamodel/contents"), encoding: .utf8)
+        let contents = original.replacingOccurrences(
+            of: "elementID=\"v1_0_0_name\"/>",
+            with: "elementID=\"v1_0_0_name\"/><attribute name=\"stamp\" optional=\"YES\" attributeType=\"Date\" derived=\"YES\" derivationExpression=\"now()\"/>")
+        #expect(contents != original)
+        let target = directory.appending("T.xcdatamodel")
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        try contents.write(to: target.appending(path: "contents"), atomically: true, encoding: .utf8)
+        let output = directory.appending("out.sqlite").path
+        for arguments in [
+            ["create", output, "--model", target.path],
+            ["plan", source, "--model", target.path, "--source-model", "store"],
+            ["migrate", source, "--model", target.path, "--source-model", "store", "--output", output],
+            ["migrate", source, "--model", target.path, "--output", output],
+        ] {
+            let result = try MoultProcess.run(arguments)
+            #expect(result.exitCode == 65, "\(arguments): \(result.standardOutput) \(result.standardError)")
+            #expect(result.standardError.contains("'BasicEntity.stamp' ('now()')"), "\(result.standardError)")
+            #expect(result.standardError.contains("T.xcdatamodel"), "\(result.standardError)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["T.xcdatamodel"])
+    }
+}

@@ -63,7 +63,8 @@ public struct StoreLayout: Sendable, Hashable {
     ///   cannot be written, rather than a store with missing hashes or stale derived values.
     public func checkWritable() throws(StoreError) {
         var problems = unwritableDerivations
-        for name in model.entitiesWithUncomputableHash {
+        // An entity whose derived attribute is already named above is not named twice.
+        for name in model.entitiesWithUncomputableHash where !problems.contains(where: { $0.contains("'\(name).") }) {
             do {
                 _ = try model.versionHash(ofEntity: name)
             } catch {
