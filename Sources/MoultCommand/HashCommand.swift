@@ -36,13 +36,8 @@ struct HashCommand: AsyncParsableCommand {
 
     /// The hash, or the reason it is not computable, of each entity in byte order of names.
     private static func hashes(_ model: ObjectModel) -> [(entity: String, hash: Result<VersionHash, ModelError>)] {
-        model.entityNamesInByteOrder.map { name in
-            do throws(ModelError) {
-                return (name, .success(try model.versionHash(ofEntity: name)))
-            } catch {
-                return (name, .failure(error))
-            }
-        }
+        let results = model.versionHashResults()
+        return model.entityNamesInByteOrder.compactMap { name in results[name].map { (name, $0) } }
     }
 
     static func text(_ model: VersionedModel) -> String {

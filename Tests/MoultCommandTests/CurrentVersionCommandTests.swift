@@ -60,6 +60,14 @@ import Testing
         let create = try MoultProcess.run(["create", store.path, "--model", bundle.path])
         #expect(create.exitCode == 0, "\(create.standardError)")
         #expect(create.standardOutput.contains("version v2; .xccurrentversion names no version"), "\(create.standardOutput)")
+        // migrate and plan without --to take the same version, and say so on standard error.
+        for command in ["plan", "migrate"] {
+            let arguments = [command, store.path, "--model", bundle.path] + (command == "migrate" ? ["--output", directory.appending("o.sqlite").path] : [])
+            let result = try MoultProcess.run(arguments)
+            #expect(result.exitCode == 0, "\(command): \(result.standardError)")
+            #expect(result.standardOutput.contains("already at version v2"), "\(command): \(result.standardOutput)")
+            #expect(result.standardError.contains("moult: note: .xccurrentversion names no version (no _XCCurrentVersionName): the last version, 'v2', is taken as current"), "\(command): \(result.standardError)")
+        }
     }
 
     @Test func aBadFileDoesNotStopHashOrACommandGivenTheVersion() throws {

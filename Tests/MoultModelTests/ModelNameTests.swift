@@ -95,4 +95,58 @@ import Testing
                 && error.category == .badInput
         }
     }
+
+    @Test func anAttributeRedeclaredDifferentlyOrTwiceIsRefused() throws {
+        let title = AttributeDescription(name: "title", type: .string)
+        let same = try ObjectModel(entities: [
+            EntityDescription(name: "Base", attributes: [title]), EntityDescription(name: "Sub", parent: "Base", attributes: [title]),
+        ])
+        #expect(same.attributes(of: "Sub") == [title])
+        var number = title
+        number.attributeType = .integer64
+        for entities in [
+            [EntityDescription(name: "Base", attributes: [title]), EntityDescription(name: "Sub", parent: "Base", attributes: [number])],
+            [EntityDescription(name: "Base", attributes: [title]), EntityDescription(name: "Sub", parent: "Base", relationships: [
+                RelationshipDescription(name: "title", destination: "Base")
+            ])],
+        ] {
+            #expect {
+                _ = try ObjectModel(entities: entities)
+            } throws: { error in
+                guard let error = error as? ModelError else { return false }
+                return error.code == .conflictingProperty && error.message.contains("'Sub.title' re-declares 'Base.title'")
+            }
+        }
+        #expect {
+            _ = try ObjectModel(entities: [EntityDescription(name: "A", attributes: [title, title])])
+        } throws: { error in
+            guard let error = error as? ModelError else { return false }
+            return error.code == .conflictingProperty && error.message.contains("two properties named 'title'") && error.property == "title"
+        }
+    }
+
+    // MARK: - Inheritance depth
+
+    static func chain(_ count: Int) throws(ModelError) -> ObjectModel {
+        try ObjectModel(entities: (0..<count).map { index in
+            EntityDescription(
+                name: "E\(index)", parent: index == 0 ? nil : "E\(index - 1)", attributes: [AttributeDescription(name: "a\(index)", type: .string)])
+        })
+    }
+
+    @Test func inheritanceChainsHaveALimit() throws {
+        // Found by probing: a 500-entity chain took minutes to hash (each entity re-hashed its ancestors).
+        let deepest = try Self.chain(ObjectModel.maximumInheritanceDepth)
+        let results = deepest.versionHashResults()
+        #expect(results.count == ObjectModel.maximumInheritanceDepth)
+        let last = "E\(ObjectModel.maximumInheritanceDepth - 1)"
+        #expect(try results[last]?.get() == deepest.versionHash(ofEntity: last))
+        #expect {
+            _ = try Self.chain(ObjectModel.maximumInheritanceDepth + 1)
+        } throws: { error in
+            guard let error = error as? ModelError else { return false }
+            return error.code == .limitExceeded && error.category == .badInput && error.entity == "E100"
+                && error.message.contains("more than 100 entities")
+        }
+    }
 }

@@ -32,8 +32,8 @@ import Testing
         ("a declaration outside a DOCTYPE", bytes("<model/><!ENTITY e \"x\">"), .malformedXML, "'<!ENTITY' at byte 8"),
         ("a notation outside a DOCTYPE", bytes("<!NOTATION n SYSTEM \"x\"><model/>"), .malformedXML, "'<!NOTATION' at byte 0"),
         ("another encoding", bytes("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><model/>"), .malformedXML, "'ISO-8859-1'"),
-        ("a PI without data before the root (SIGSEGV, found by fuzzing)", bytes("<?pe0d?><"), .malformedXML, "'<?pe0d?>' at byte 0"),
-        ("a PI without data in content (SIGSEGV)", bytes("<model><?xml?></model>"), .malformedXML, "'<?xml?>' at byte 7"),
+        ("a PI without data before the root (SIGSEGV, found by fuzzing)", bytes("<?pe0d?><"), .malformedXML, "('<?pe0d?>') at byte 0"),
+        ("a PI without data in content (SIGSEGV)", bytes("<model><?xml?></model>"), .malformedXML, "('<?xml?>') at byte 7"),
         ("a PI without data after the root (SIGSEGV)", bytes("<model/>\n<?p?>"), .malformedXML, "(line 2, column 1)"),
         ("an attribute flood", bytes("<model " + (0..<1_001).map { "a\($0)=\"1\"" }.joined(separator: " ") + "/>"), .malformedXML, "1001 attributes"),
     ]

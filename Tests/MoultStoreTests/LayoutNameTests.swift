@@ -70,6 +70,19 @@ import Testing
         }
     }
 
+    @Test func aUniquenessConstraintWithNoPropertyIsRefused() throws {
+        // Found by CreateFuzzTests: `<uniquenessConstraint></uniquenessConstraint>` made `CREATE UNIQUE INDEX … ()`.
+        let model = try ObjectModel(entities: [
+            EntityDescription(name: "A", attributes: [AttributeDescription(name: "x", type: .string)], uniquenessConstraints: [[]])
+        ])
+        #expect {
+            _ = try StoreLayout(model: model)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.category == .badInput && error.entity == "A" && error.message.contains("uniqueness constraint with no property")
+        }
+    }
+
     @Test func sqlitesColumnLimitIsCheckedBeforeCreating() throws {
         let limit = SQLite.limits.columns
         #expect(limit >= 100)

@@ -108,13 +108,21 @@ extension ObjectModel {
     /// - Throws: ``ModelError`` `.missingEntity` for an unknown entity; `.notComputable` for an entity
     ///   that has or inherits a derived attribute whose expression's hash is not confirmed.
     public func versionHash(ofEntity name: String) throws(ModelError) -> VersionHash {
+        var cache: [String: VersionHash] = [:]
+        return try versionHash(ofEntity: name, cache: &cache)
+    }
+
+    /// The entity's hash, its ancestors' hashes taken from (and added to) `cache`: each entity of a
+    /// hierarchy is hashed once, not once per descendant.
+    private func versionHash(ofEntity name: String, cache: inout [String: VersionHash]) throws(ModelError) -> VersionHash {
+        if let known = cache[name] { return known }
         guard let entity = entity(named: name) else {
             throw ModelError(.missingEntity, "the model has no entity '\(name)'", entity: name)
         }
         var input = HashInput()
         input.append(entity.name)
         input.append(u8: entity.isAbstract ? 1 : 0)
-        if let parent = entity.parentName { input.append(try versionHash(ofEntity: parent)) }
+        if let parent = entity.parentName { input.append(try versionHash(ofEntity: parent, cache: &cache)) }
         var properties: [(name: String, hash: VersionHash)] = []
         for attribute in attributes(of: name) where !attribute.isTransient || attribute.isDerived {
             do {
@@ -134,7 +142,9 @@ extension ObjectModel {
         let constraints = entity.uniquenessConstraints.map { $0.joined(separator: ".") }
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         for constraint in constraints { input.append(constraint) }
-        return input.finalize()
+        let hash = input.finalize()
+        cache[name] = hash
+        return hash
     }
 
     /// The version hash of a property (attribute or relationship, inherited ones included) of an entity;
@@ -150,8 +160,23 @@ extension ObjectModel {
     /// ``entitiesWithUncomputableHash``).
     public func entityVersionHashes() -> [String: VersionHash] {
         var result: [String: VersionHash] = [:]
+        var cache: [String: VersionHash] = [:]
         for entity in entities {
-            if let hash = try? versionHash(ofEntity: entity.name) { result[entity.name] = hash }
+            if let hash = try? versionHash(ofEntity: entity.name, cache: &cache) { result[entity.name] = hash }
+        }
+        return result
+    }
+
+    /// Every entity's version hash, or why it cannot be computed, by entity name; each entity hashed once.
+    public func versionHashResults() -> [String: Result<VersionHash, ModelError>] {
+        var result: [String: Result<VersionHash, ModelError>] = [:]
+        var cache: [String: VersionHash] = [:]
+        for entity in entities {
+            do throws(ModelError) {
+                result[entity.name] = .success(try versionHash(ofEntity: entity.name, cache: &cache))
+            } catch {
+                result[entity.name] = .failure(error)
+            }
         }
         return result
     }

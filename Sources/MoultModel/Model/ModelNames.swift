@@ -34,7 +34,13 @@ enum ModelNames {
             let properties =
                 entity.attributes.map { ("attribute", $0.name) } + entity.relationships.map { ("relationship", $0.name) }
                 + entity.fetchedProperties.map { ("fetched property", $0.name) }
+            var seen: Set<String> = []
             for (kind, name) in properties {
+                guard seen.insert(name).inserted else {
+                    throw ModelError(
+                        .conflictingProperty, "entity '\(entity.name)' has two properties named '\(name)' (Xcode refuses this)",
+                        entity: entity.name, property: name)
+                }
                 if let problem = problem(name, uppercaseFirst: false) {
                     throw ModelError(
                         .invalidName, "\(kind) name '\(entity.name).\(name)' is not one Xcode accepts: \(problem)",

@@ -246,6 +246,11 @@ struct LayoutBuilder {
                 indexes[table, default: []].append(IndexLayout(name: "\(table)_Z_ENT_INDEX", table: table, isUnique: false, terms: ["Z_ENT"]))
             }
             for constraint in entity.uniquenessConstraints {
+                guard !constraint.isEmpty else {
+                    throw StoreError(
+                        .invalidValue, "entity '\(entity.name)' has a uniqueness constraint with no property: there is no column to index",
+                        entity: entity.name)
+                }
                 let terms = try constraint.map { (property) throws(StoreError) in
                     guard let column = column(of: property, from: entity.name) else {
                         throw StoreError(.unknownName, "the uniqueness constraint names '\(property)', which has no column", entity: entity.name)
@@ -269,6 +274,7 @@ struct LayoutBuilder {
                     name: name, rootEntity: root.name, entityNumbers: model.hierarchy(from: root.name).compactMap { numbers[$0.name] },
                     columns: columns, indexes: indexes[name] ?? []))
         }
+        uniqueIndexNames()
         try checkLimits()
         for entity in ordered {
             let chain = model.ancestors(of: entity.name).reversed().map(\.name) + [entity.name]
@@ -513,7 +519,7 @@ struct LayoutBuilder {
     /// different one whose name is taken gets `_2`, `_3`… (unverified: two such indexes cannot be made
     /// in Xcode).
     private mutating func uniqueIndexNames() {
-        var taken = Set(tables.map { $0.name.uppercased() } + joinTables.map { $0.name.uppercased() })
+        var taken = Set(["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"] + tables.map { $0.name.uppercased() } + joinTables.map { $0.name.uppercased() })
         var seen: [String: IndexLayout] = [:]
         func claim(_ indexes: [IndexLayout]) -> [IndexLayout] {
             var kept: [IndexLayout] = []
@@ -541,8 +547,7 @@ struct LayoutBuilder {
 
     /// SQLite's limits that a schema can reach, checked before any table is made: the columns of one
     /// table (an inheritance hierarchy shares its root's table) and the length of one statement.
-    private mutating func checkLimits() throws(StoreError) {
-        uniqueIndexNames()
+    private func checkLimits() throws(StoreError) {
         let limits = SQLite.limits
         for table in tables where table.columns.count > limits.columns {
             throw StoreError(
