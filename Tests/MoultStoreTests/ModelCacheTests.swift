@@ -33,11 +33,34 @@ import Testing
         let metadata = try StoreMetadata(reading: database)
         #expect(model.entityVersionHashes() == metadata.entityHashes, "\(path)")
         #expect(model.entitiesWithUncomputableHash == [])
+        // And the store Moult creates from it has the real store's schema (persistent history aside),
+        // fetch indexes included: SampleModel_V2's cache carries Car's byMakerAndNumberPlate.
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let created = try SQLiteStore.create(at: directory.appending("s.sqlite"), model: model)
+        defer { created.database.close() }
+        let ours = try NormalisedSchema(created.database)
+        var theirs = try NormalisedSchema(database)
+        let history: Set<String> = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"]
+        theirs.tables = theirs.tables.filter { !history.contains($0.key) }
+        theirs.indexes = theirs.indexes.filter { index in !history.contains { index.contains(" ON \($0) ") } }
+        #expect(ours.tables == theirs.tables, "\(path)")
+        #expect(ours.indexes == theirs.indexes, "\(path)")
         #expect(fileFingerprint(url) == before)
     }
 
     /// SampleModel2's cache holds the derived `pagesCount` as the function `count:` of `pages`: it is
     /// read back as Xcode writes it, and the rebuilt XML model of Tests/RebuiltModels is this model.
+    @Test func fetchIndexesAreRead() throws {
+        let database = try Database(url: Fixtures.url("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite"), mode: .readOnly)
+        defer { database.close() }
+        let model = try #require(try ModelCache.model(in: database))
+        let index = try #require(model.entity(named: "Car")?.fetchIndexes.first)
+        #expect(index.name == "byMakerAndNumberPlate")
+        #expect(index.elements.map(\.property) == ["maker", "numberPlate"])
+        #expect(index.partialIndexPredicate == nil && !index.isRTree)
+    }
+
     @Test func derivedExpressionReadsAsXcodeWritesIt() throws {
         let database = try Database(url: Fixtures.url(DerivedAttributeTests.storePath), mode: .readOnly)
         defer { database.close() }

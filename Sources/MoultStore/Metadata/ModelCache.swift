@@ -150,6 +150,12 @@ public enum ModelCache {
                 entity.attributes.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
                 entity.relationships.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
             }
+            if let indexes = try archive.reference(instance, "NSFetchIndexDescriptions") {
+                for uid in try collection(indexes) {
+                    try step()
+                    entity.fetchIndexes.append(try fetchIndex(try archive.instance(uid)))
+                }
+            }
             if let tuples = try archive.reference(instance, "NSUniqueTuples") {
                 for tuple in try collection(tuples) {
                     var names: [String] = []
@@ -167,6 +173,71 @@ public enum ModelCache {
                 }
             }
             return entity
+        }
+
+        /// A fetch index (`NSFetchIndexDescription`: `NSIndexName`, `NSIndexElements` of
+        /// `NSFetchIndexElementDescription` with `NSPropertyName`, `NSFetchIndexElementType` 0 binary or
+        /// 1 R-tree, `NSAscending`; `NSPartialIndexPredicate`), as CoreDataPlus' SampleModel_V2.sqlite has it.
+        mutating func fetchIndex(_ instance: ArchivedInstance) throws -> FetchIndexDescription {
+            guard let name = try archive.string(instance, "NSIndexName") else {
+                throw ArchiveError(.malformedArchive, "a fetch index has no name", location: "$objects[\(instance.uid)]")
+            }
+            var elements: [FetchIndexDescription.Element] = []
+            if let list = try archive.reference(instance, "NSIndexElements") {
+                for uid in try collection(list) {
+                    try step()
+                    let element = try archive.instance(uid)
+                    let type = try integer(element, "NSFetchIndexElementType") == 1 ? "RTree" : "Binary"
+                    let ascending = try archive.value(element, "NSAscending") == nil ? true : try bool(element, "NSAscending")
+                    elements.append(.init(property: try archive.string(element, "NSPropertyName") ?? "", type: type, ascending: ascending))
+                }
+            }
+            var partial: String?
+            if let predicate = try archive.reference(instance, "NSPartialIndexPredicate") {
+                partial = try predicateText(predicate, depth: 0)
+            }
+            return FetchIndexDescription(name: name, elements: elements, partialIndexPredicate: partial)
+        }
+
+        /// A partial-index predicate as text: comparisons of a key path with a constant, joined by AND
+        /// (what the layout writes); any other form is spelt so that the layout refuses it.
+        mutating func predicateText(_ uid: Int, depth: Int) throws -> String {
+            try step()
+            guard depth < 32 else { throw ArchiveError(.malformedArchive, "a predicate nests too deeply") }
+            let predicate = try archive.instance(uid)
+            switch predicate.className {
+            case "NSCompoundPredicate":
+                var parts: [String] = []
+                if let list = try archive.reference(predicate, "NSSubpredicates") {
+                    for part in try archive.elements(list) { parts.append(try predicateText(part, depth: depth + 1)) }
+                }
+                guard try integer(predicate, "NSCompoundPredicateType") == 1 else { return "<NSCompoundPredicate>" }
+                return parts.joined(separator: " AND ")
+            case "NSComparisonPredicate":
+                guard let left = try archive.reference(predicate, "NSLeftExpression"),
+                    let right = try archive.reference(predicate, "NSRightExpression"),
+                    let operatorInstance = try archive.instance(predicate, "NSPredicateOperator")
+                else { return "<NSComparisonPredicate>" }
+                let symbols = [0: "<", 1: "<=", 2: ">", 3: ">=", 4: "==", 5: "!="]
+                var type = try integer(operatorInstance, "NSOperatorType") ?? -1
+                if type == 4, try bool(operatorInstance, "NSNegate") { type = 5 }
+                guard let symbol = symbols[type] else { return "<operator \(type)>" }
+                return "\(try expressionText(left, depth: depth + 1)) \(symbol) \(try constantText(right))"
+            default:
+                return "<\(predicate.className)>"
+            }
+        }
+
+        func constantText(_ uid: Int) throws -> String {
+            let expression = try archive.instance(uid)
+            guard expression.className == "NSConstantValueExpression" else { return "<\(expression.className)>" }
+            switch try archive.value(expression, "NSConstantValue") {
+            case nil: return "nil"
+            case .integer(let value)?: return String(value)
+            case .real(let value)?: return String(value)
+            case .bool(let value)?: return value ? "YES" : "NO"
+            default: return "<constant>"
+            }
         }
 
         func propertyName(_ instance: ArchivedInstance) throws -> String {
