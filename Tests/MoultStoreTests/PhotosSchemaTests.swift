@@ -89,5 +89,13 @@ import Testing
         #expect(moult.indexes.contains("ON Z_45MERGECANDIDATES (REFLEXIVE, Z_45MERGECANDIDATES)"))
         #expect(moult.indexes.contains("ON ZGENERICALBUM (Z_ENT)"))
         #expect(moult.tables["Z_34SUGGESTIONSBEINGREPRESENTATIVEASSETS"]?.contains("Z_34REPRESENTATIVEASSETS1 INTEGER PK1") == true)
+
+        // Photos' own triggers (ZT_…) call NSCoreDataTriggerUpdateAffectedObjectValue, which Moult's
+        // connections provide: rows go into Core Data's Photos schema, and the triggers run.
+        try reference.execute("INSERT INTO ZPHOTOSHIGHLIGHT (Z_PK, Z_ENT, Z_OPT) VALUES (1, 47, 1)")
+        try reference.execute(
+            "INSERT INTO ZGENERICASSET (Z_PK, Z_ENT, Z_OPT, ZHIDDEN, ZTRASHEDSTATE, ZVISIBILITYSTATE, ZHIGHLIGHTBEINGASSETS, ZLATITUDE, ZLONGITUDE) VALUES (1, 35, 1, 0, 0, 0, 1, 48.5, 2.25)")
+        #expect(try reference.scalar("SELECT ZASSETSCOUNT FROM ZPHOTOSHIGHLIGHT WHERE Z_PK = 1") == .int(1))
+        #expect(try reference.scalar("SELECT COUNT(*) FROM Z_RT_GenericAsset_boundedByRect") == .int(1))
     }
 }
