@@ -35,7 +35,7 @@ struct CreateCommand: AsyncParsableCommand {
             }
             // The model's layout is checked before anything is created (names, indexes, SQLite's limits).
             do throws(StoreError) {
-                _ = try StoreLayout(model: chosen.model)
+                try StoreLayout(model: chosen.model).checkWritable()
             } catch {
                 var located = error
                 if located.path == nil {

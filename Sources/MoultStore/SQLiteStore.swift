@@ -59,6 +59,7 @@ public final class SQLiteStore {
             throw StoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: path)
         }
         let layout = try StoreLayout(model: model)
+        try layout.checkWritable()
         let database = try Database(url: url, mode: .create, configuration: configuration)
         try database.executeScript("PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
         let store = SQLiteStore(database: database, layout: layout)

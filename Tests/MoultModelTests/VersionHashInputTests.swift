@@ -151,9 +151,11 @@ private enum Layout {
         #expect(try model.versionHash(ofEntity: "E").bytes == Layout.entity("E", properties: [x]))
     }
 
+    /// A derivation whose printed form is not confirmed (here `now()`) gives no hash (key paths and
+    /// `.@count` do: see DerivationExpressionHashTests).
     @Test func derivedAttributeIsNotComputable() throws {
         let model = try ObjectModel {
-            Entity("Base") { Attribute("n", .integer64).derived("items.@count") }
+            Entity("Base") { Attribute("n", .date).derived("now()") }
             Entity("Sub", parent: "Base")
             Entity("Other") { Attribute("x", .string) }
         }

@@ -231,7 +231,10 @@ final class Session {
         if migrator.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
         try database.write {
             try database.executeScript("DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table)")
-            try StoreMetadata(model: migrator.destinationModel, storeUUID: uuid).write(to: database)
+            // The source's application keys (not Core Data's NS… ones) are kept.
+            var metadata = StoreMetadata(model: migrator.destinationModel, storeUUID: uuid)
+            metadata.keepApplicationKeys(of: try source.metadata())
+            try metadata.write(to: database)
         }
         try database.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
     }

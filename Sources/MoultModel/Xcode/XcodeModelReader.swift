@@ -269,7 +269,8 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
                 if error == nil { fail(parser, .malformedXML, "<fetchIndex> outside <entity>") }
                 return
             }
-            fetchIndex = FetchIndexDescription(name: indexName, elements: [])
+            fetchIndex = FetchIndexDescription(
+                name: indexName, elements: [], partialIndexPredicate: attributes["partialIndexPredicate"].flatMap { $0.isEmpty ? nil : $0 })
         case "fetchIndexElement":
             guard fetchIndex != nil else { return fail(parser, .malformedXML, "<fetchIndexElement> outside <fetchIndex>") }
             fetchIndex?.elements.append(
