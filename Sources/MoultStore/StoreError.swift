@@ -107,6 +107,11 @@ public struct StoreError: CategorizedError, Hashable {
         case .constraint:
             code = .constraint
             message = "a constraint failed: \(sqliteMessage)"
+        case .error where sqliteMessage.hasPrefix("no such collation sequence"):
+            // An index or column of the file's schema names a collation no SQLite has: Core Data
+            // writes only built-in ones, so the schema is damaged.
+            code = .corrupt
+            message = "the store's schema is damaged: \(sqliteMessage)"
         default:
             code = .sqlite
             message = sqliteMessage

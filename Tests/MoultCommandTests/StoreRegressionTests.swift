@@ -130,6 +130,24 @@ import Testing
         #expect(try Self.snapshot(sourceFolder) == before)
     }
 
+    /// An index whose collation no SQLite has (a damaged schema text, found by the store fuzzer):
+    /// counting through it is a corrupt store (65), not an internal error.
+    @Test func anUnknownCollationIsADamagedSchema() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let fixture = "alemar11__CoreDataPlus/Tests/Resources/SampleModel"
+        let store = directory.appending("s.sqlite")
+        try FileManager.default.copyItem(at: Fixtures.url("\(fixture)/Fixtures/SampleModel_V1.sqlite"), to: store)
+        try Self.alter(
+            store,
+            "PRAGMA writable_schema = ON; "
+                + "UPDATE sqlite_master SET sql = replace(sql, 'COLLATE BINARY', 'COLLATE BIXARY') WHERE type = 'index'; "
+                + "PRAGMA writable_schema = OFF")
+        let result = try Self.run(["inspect", store.path, "--model", Fixtures.url("\(fixture)/SampleModel.xcdatamodeld").path], expecting: 65)
+        #expect(result.standardError.contains("corrupt store"), "\(result.standardError)")
+        #expect(result.standardError.contains("no such collation sequence: BIXARY"), "\(result.standardError)")
+    }
+
     // MARK: - A corrupt header
 
     @Test func corruptSchemaFormatInTheHeader() throws {
