@@ -70,7 +70,8 @@ extension MappingModel {
                 }
                 if let from {
                     properties[attribute.name] = from
-                    if !attribute.isOptional {
+                    // A nil can only be in the store when the source attribute was optional.
+                    if !attribute.isOptional, source.attribute(named: from, of: sourceName)?.isOptional ?? true {
                         let value = DefaultValues.coerce(DefaultValues.value(of: attribute), to: attribute.attributeType)
                         if !value.isNull { correspondence.nilReplacements[destinationName, default: [:]][attribute.name] = value }
                     }

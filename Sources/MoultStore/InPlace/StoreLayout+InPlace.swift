@@ -125,6 +125,16 @@ private struct InPlaceBuilder {
         correspondence.properties[destinationEntity]?[property]
     }
 
+    /// The source entity and property of a property as seen from the entity that declares it, or,
+    /// when that entity is new (a new parent), from the first of its sub-entities that has a source.
+    private func mappedSource(of property: String, declaredBy entityName: String) -> (entity: EntityLayout, property: String)? {
+        for entity in new.model.hierarchy(from: entityName) {
+            guard let source = source(of: entity.name) else { continue }
+            return sourceProperty(property, of: entity.name).map { (source, $0) }
+        }
+        return nil
+    }
+
     private mutating func stageName() -> String {
         stageCount += 1
         return "moult_inplace_\(stageCount)"
@@ -182,7 +192,7 @@ private struct InPlaceBuilder {
                 }
                 guard let inverse = new.model.inverse(of: relationship) else { continue }
                 let inverseOwner = relationship.inverseEntity ?? relationship.destinationEntity
-                let inverseSourceName = sourceProperty(inverse.name, of: inverseOwner)
+                let inverseSourceName = mappedSource(of: inverse.name, declaredBy: inverseOwner)?.property
                 switch (sourceRelationship, inverseSourceName) {
                 case (nil, nil): continue
                 case (let sourceRelationship?, let inverseSourceName?):
@@ -237,7 +247,7 @@ private struct InPlaceBuilder {
             }
             return .constantUnlessNull(sourceToOne.column, .int(Int64(number)))
         case .toManyKey(let owner, let name), .toManyOrder(let owner, let name):
-            guard let ownerSource = self.source(of: owner), let sourceName = sourceProperty(name, of: owner) else { return .null }
+            guard let (ownerSource, sourceName) = mappedSource(of: name, declaredBy: owner) else { return .null }
             guard let sourceToMany = ownerSource.toMany(named: sourceName),
                 case .destinationColumn(let table, let keyColumn, _, let orderColumn) = sourceToMany.storage, table == sourceTable
             else {
@@ -667,7 +677,7 @@ private struct InPlaceBuilder {
         }
         let stage = stageName()
         let create = InPlaceStatement(Self.createJoinSQL(joinTable, name: stage))
-        guard let ownerSource = source(of: side.owner.name), let sourceName = sourceProperty(side.toMany.name, of: side.owner.name) else {
+        guard let (ownerSource, sourceName) = mappedSource(of: side.toMany.name, declaredBy: side.owner.name) else {
             return JoinChange(
                 change: InPlaceChange(kind: .createTable, summary: "\(joinTable.name) (new, empty)", statements: [create], touchesRows: false),
                 stage: stage)
