@@ -29,16 +29,19 @@ struct InferCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let mapping: MappingModel
+            let inferred: InferredMapping
             if let model {
                 let versioned = try VersionedModel(contentsOf: URL(filePath: model))
-                mapping = try MappingModel.inferred(from: from, to: to, in: versioned)
+                inferred = try MappingModel.inference(from: from, to: to, in: versioned)
             } else {
                 let source = try ObjectModel(contentsOf: URL(filePath: from))
                 let destination = try ObjectModel(contentsOf: URL(filePath: to))
-                mapping = try MappingModel.inferred(
+                inferred = try MappingModel.inference(
                     from: source, to: destination, sourceName: Self.versionName(from), destinationName: Self.versionName(to))
             }
+            let mapping = inferred.mapping
+            // Inferred as Core Data does, but objects may fail validation: said on standard error.
+            for warning in inferred.warnings { printError("moult: warning: \(warning.description)") }
             print(json ? mapping.jsonText() : Self.summary(mapping), terminator: "")
         }
     }

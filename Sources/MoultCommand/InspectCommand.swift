@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoultMigration
 import MoultModel
 import MoultStore
 
@@ -25,18 +26,21 @@ struct InspectCommand: AsyncParsableCommand {
             let url = URL(filePath: store)
             let metadata = try StoreMetadata(contentsOf: url)
             var matching: VersionedModel.Version?
-            var differences: [HashDifference] = []
+            var differences: [(version: String, differences: [HashDifference])] = []
+            var versioned: VersionedModel?
             var counts: [String: Int] = [:]
             if let model {
-                let versioned = try VersionedModel(contentsOf: URL(filePath: model))
-                matching = versioned.version(matchingEntityHashes: metadata.entityHashes)
+                let versions = try VersionedModel(contentsOf: URL(filePath: model))
+                versioned = versions
+                matching = versions.version(matchingEntityHashes: metadata.entityHashes)
                 if let matching {
                     let opened = try SQLiteStore(url: url, model: matching.model)
                     for entity in opened.layout.entities {
                         counts[entity.name] = try opened.count(of: entity.name, includingSubentities: false)
                     }
                 } else {
-                    differences = versioned.current.model.hashDifferences(from: metadata.entityHashes)
+                    // Each version's differences, as `migrate` gives them.
+                    differences = versions.versions.map { ($0.name, $0.model.hashDifferences(from: metadata.entityHashes)) }
                 }
             } else {
                 // Without a model, count rows per Z_PRIMARYKEY entity by its Z_ENT.
@@ -53,7 +57,11 @@ struct InspectCommand: AsyncParsableCommand {
                     "matchingVersion": model == nil ? NSNull() : (matching.map { $0.name as Any } ?? NSNull()),
                 ]
                 object["frameworkVersion"] = metadata.frameworkVersion ?? NSNull()
-                if model != nil && matching == nil { object["differences"] = differences.map(\.description) }
+                if model != nil && matching == nil {
+                    object["differences"] = differences.flatMap { version in version.differences.map { "\(version.version): \($0)" } }
+                    object["versionDifferences"] = Dictionary(
+                        differences.map { ($0.version, $0.differences.map(\.description)) }, uniquingKeysWith: { $1 })
+                }
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
                 print(String(decoding: data, as: UTF8.self))
             } else {
@@ -69,13 +77,19 @@ struct InspectCommand: AsyncParsableCommand {
                     if let matching {
                         print("matching version: \(matching.name)")
                     } else {
-                        print("no version matches; against the current version:")
-                        for difference in differences { print("  \(difference)") }
+                        print("no version matches; each version's differences from the store:")
+                        for version in differences {
+                            print("  \(version.version): " + version.differences.map(\.description).joined(separator: "; "))
+                        }
                     }
                 }
             }
-            if model != nil && matching == nil {
-                throw StoreError(.unknownVersion, "no version of the model made this store", path: store)
+            if let versioned, matching == nil {
+                // The same error, and exit code (66), as `migrate`.
+                throw MigrationError(
+                    .incompatibleStore,
+                    "no version of \(versioned.name) matches the store \(url.path):\n"
+                        + ProgressiveMigration.versionDifferences(versioned, metadata.entityHashes))
             }
         }
     }

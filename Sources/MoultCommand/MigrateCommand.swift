@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoultMapping
 import MoultMigration
 import MoultModel
 import Synchronization
@@ -48,6 +49,17 @@ struct MigrateCommand: AsyncParsableCommand {
         try await reportingFailures {
             let migration = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
             let output = URL(filePath: self.output)
+            if migration.isUpToDate {
+                // Success: a batch job run again finds its work done.
+                if json {
+                    print(
+                        "{\"output\":\(JSONText.string(self.output)),\"written\":false,\"from\":\(JSONText.string(migration.sourceVersion.name)),\"to\":\(JSONText.string(migration.targetVersion.name)),"
+                            + "\"nothingToMigrate\":true,\"steps\":[]}")
+                } else {
+                    print("the store \(arguments.store) is already at version \(migration.targetVersion.name): nothing to migrate, nothing written")
+                }
+                return
+            }
             if resume, !FileManager.default.fileExists(atPath: output.path), !FileManager.default.fileExists(atPath: output.path + ".moult"),
                 !FileManager.default.fileExists(atPath: migration.stepsDirectory(for: output).path)
             {
@@ -56,8 +68,20 @@ struct MigrateCommand: AsyncParsableCommand {
             Interruption.install()
             let display = ProgressDisplay(enabled: !quiet && !json)
             let start = ContinuousClock.now
+            let losses = LossLog()
             let reports = try migration.run(
-                output: output, resume: resume, progress: { display.show($0) }, isCancelled: { Interruption.requested })
+                output: output, resume: resume, progress: { display.show($0) }, isCancelled: { Interruption.requested },
+                losses: { index, found in
+                    losses.record(index, found)
+                    for warning in StepReport.warnings(index - 1, migration.steps[index - 1], losses: found) {
+                        display.finish()
+                        printError(warning)
+                    }
+                })
+            // Steps an earlier run finished: listed, not counted.
+            let stepLosses = migration.steps.enumerated().map { index, step in
+                losses.found[index + 1] ?? migration.dataLosses(of: step, in: nil)
+            }
             display.finish()
             let seconds = (ContinuousClock.now - start) / .seconds(1)
             var counts: [String: Int] = [:]
@@ -65,9 +89,7 @@ struct MigrateCommand: AsyncParsableCommand {
             let resumed = reports.contains(where: \.resumed)
             if json {
                 let entities = counts.sorted { $0.key < $1.key }.map { "\(JSONText.string($0.key)):\($0.value)" }
-                let steps = migration.steps.map {
-                    "{\"from\":\(JSONText.string($0.from.name)),\"to\":\(JSONText.string($0.to.name)),\"inferred\":\($0.inferred)}"
-                }
+                let steps = migration.steps.enumerated().map { StepReport.json($1, losses: stepLosses[$0]) }
                 print(
                     "{\"output\":\(JSONText.string(self.output)),\"from\":\(JSONText.string(migration.sourceVersion.name)),"
                         + "\"to\":\(JSONText.string(migration.targetVersion.name)),\"steps\":[\(steps.joined(separator: ","))],"
@@ -78,10 +100,20 @@ struct MigrateCommand: AsyncParsableCommand {
                     "migrated \(arguments.store) (\(migration.sourceVersion.name)) to \(migration.targetVersion.name) in \(self.output)"
                         + "\(resumed ? " (resumed)" : ""), \(migration.steps.count) step(s), \(String(format: "%.1f", seconds)) s")
                 if !summary.isEmpty { print("objects: \(summary)") }
+                for (index, step) in migration.steps.enumerated() {
+                    print(StepReport.line(index, step))
+                    for line in StepReport.details(step, losses: stepLosses[index]) { print(line) }
+                }
                 if reports.isEmpty { print("the output was already the finished result of this migration: nothing left to do") }
             }
         }
     }
+}
+
+/// What each step did not carry, as the migration reports it.
+final class LossLog: @unchecked Sendable {
+    private(set) var found: [Int: [DataLoss]] = [:]
+    func record(_ step: Int, _ losses: [DataLoss]) { found[step] = losses }
 }
 
 /// Ctrl-C and SIGTERM ask the migration to stop at the next chunk boundary (exit code 75, resumable).
@@ -132,6 +164,9 @@ final class ProgressDisplay: @unchecked Sendable {
     }
 
     func finish() {
-        if enabled, isTerminal, wroteLine { FileHandleWriter.standardError("\n") }
+        if enabled, isTerminal, wroteLine {
+            FileHandleWriter.standardError("\n")
+            wroteLine = false
+        }
     }
 }

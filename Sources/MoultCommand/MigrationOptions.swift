@@ -86,7 +86,7 @@ struct MigrationArguments: ParsableArguments {
         for (className, binding) in bindings { policies.bind(className, to: binding) }
         let migration = try ProgressiveMigration(
             store: URL(filePath: store), model: versioned, to: to, mappings: mappingModels, policies: policies,
-            options: options(durable: durable, validate: validate, stopAtFirst: stopAtFirst))
+            options: options(durable: durable, validate: validate, stopAtFirst: stopAtFirst), mappingLabels: mappings)
         var used: Set<String> = []
         for step in migration.steps where !step.inferred {
             for mapping in step.mappings.flatMap(\.orderedEntityMappings) {

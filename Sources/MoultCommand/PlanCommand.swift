@@ -8,7 +8,11 @@ struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
         abstract: "Print the migration plan: steps, passes, chunks and estimated rows, without migrating.",
-        discussion: "Only the first step reads the store; later steps run on the output of the one before and are listed with their mappings."
+        discussion: """
+            Only the first step reads the store; later steps run on the output of the one before and are listed \
+            with their mappings. Each step lists what it does not carry (source entities and properties no \
+            mapping reads), with the non-nil values the store holds (counted for the first step only).
+            """
     )
 
     @OptionGroup var arguments: MigrationArguments
@@ -19,18 +23,37 @@ struct PlanCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let migration = try arguments.migration()
+            if migration.isUpToDate {
+                if json {
+                    print(
+                        "{\"from\":\(JSONText.string(migration.sourceVersion.name)),\"to\":\(JSONText.string(migration.targetVersion.name)),\"nothingToMigrate\":true,\"steps\":[]}"
+                    )
+                } else {
+                    print("the store is already at version \(migration.targetVersion.name): nothing to migrate")
+                }
+                return
+            }
+            try migration.checkPolicies()
             let first = try migration.migrator(for: migration.steps[0], source: migration.store).plan()
+            // Counted in the store for the first step; later steps read stores that do not exist yet.
+            let losses = migration.steps.enumerated().map { index, step in
+                migration.dataLosses(of: step, in: index == 0 ? migration.store : nil)
+            }
+            for (index, step) in migration.steps.enumerated() {
+                for warning in StepReport.warnings(index, step, losses: losses[index]) { printError(warning) }
+            }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 let plan = String(decoding: try encoder.encode(first), as: UTF8.self)
-                let steps = migration.steps.map { step in
-                    "{\"from\":\(JSONText.string(step.from.name)),\"to\":\(JSONText.string(step.to.name)),\"inferred\":\(step.inferred)}"
-                }
-                print("{\"steps\":[\(steps.joined(separator: ","))],\"plan\":\(plan)}")
+                let steps = migration.steps.enumerated().map { StepReport.json($1, losses: losses[$0]) }
+                print(
+                    "{\"from\":\(JSONText.string(migration.sourceVersion.name)),\"to\":\(JSONText.string(migration.targetVersion.name)),"
+                        + "\"steps\":[\(steps.joined(separator: ","))],\"plan\":\(plan)}")
             } else {
                 for (index, step) in migration.steps.enumerated() {
-                    print("step \(index + 1): \(step.from.name) -> \(step.to.name)\(step.inferred ? " (inferred mapping)" : "")")
+                    print(StepReport.line(index, step))
+                    for line in StepReport.details(step, losses: losses[index]) { print(line) }
                 }
                 print(first)
             }

@@ -1,11 +1,13 @@
+import Crypto
 public import Foundation
 public import MoultMapping
 public import MoultModel
 import MoultStore
 
-/// Migrates a store from whichever version of a versioned model made it to a target version, one step
-/// per version in between: each step uses a mapping model given for it, or the one inferred by Core
-/// Data's lightweight rules (Core Data's progressive migration, v1 → v2 → v3).
+/// Migrates a store from whichever version of a versioned model made it to a target version: each
+/// mapping model given is one step (or a pass of one), and each stretch between them is inferred by
+/// Core Data's lightweight rules, directly across when it can be (as Core Data's automatic migration
+/// does), else in several steps (progressive migration, v1 → v2 → v3).
 ///
 /// Each step is a ``StreamingMigrator`` run into an intermediate store in `<output>.moult-steps/`
 /// (the last one straight into the output), so an interrupted chain resumes at the step it was in,
@@ -26,9 +28,21 @@ public struct ProgressiveMigration {
         public var mappings: [MappingModel]
         /// Whether the mapping was inferred rather than given.
         public var inferred: Bool
+        /// What names each of ``mappings`` in messages (the file it was read from, when given).
+        public var mappingLabels: [String] = []
+        /// For an inferred step that is one of several across a stretch without a given mapping: why
+        /// the stretch was not inferred directly (the stretch, and the problems of the direct inference).
+        public var chainedInference: String?
+        /// What the inference warns about (an optional attribute that becomes required without a
+        /// default: the objects whose value is nil fail validation).
+        public var warnings: [MappingIssue] = []
 
         /// The step's (first) mapping model.
         public var mapping: MappingModel { mappings[0] }
+
+        /// What the step does not carry from its source model (whole entities, attributes,
+        /// relationships), without counting.
+        public var uncarried: [UncarriedData] { MappingModel.uncarried(by: mappings, source: from.model, destination: to.model) }
     }
 
     public let store: URL
@@ -36,18 +50,39 @@ public struct ProgressiveMigration {
     /// The version that made the store.
     public let sourceVersion: VersionedModel.Version
     public let targetVersion: VersionedModel.Version
+    /// The steps; empty when the store is already at the target version (``isUpToDate``).
     public let steps: [Step]
     public var policies: PolicyRegistry
     public var options: MigrationOptions
 
+    /// Whether the store is already at the target version: there is nothing to migrate, and ``run(output:resume:progress:isCancelled:)``
+    /// writes nothing.
+    public var isUpToDate: Bool { steps.isEmpty }
+
     /// Finds the store's version and the steps to `target` (the model's current version when nil).
     ///
-    /// - Throws: ``MigrationError`` `.incompatibleStore` when no version matches the store,
-    ///   `.noMigrationPath` when the target is older than the store or a step can be neither found
-    ///   among `mappings` nor inferred (with the reasons).
+    /// How the chain is made:
+    /// - Each mapping model given is matched to the versions it connects by content
+    ///   (``MappingModel/matchingVersions(_:in:)``: entity version hashes when it records them, else
+    ///   its version names and the entities and properties it names). It may connect versions that
+    ///   are not adjacent, and may go to an older version.
+    /// - Every mapping given is used by exactly one step (mappings connecting the same two versions
+    ///   are passes of one step), or the migration is refused: one that fits no version, or connects
+    ///   versions off the way from the store to the target, or against its direction.
+    /// - Each stretch with no given mapping (from the store's version to the first given mapping,
+    ///   between given mappings, and from the last to the target) is inferred directly across, as Core
+    ///   Data's lightweight migration does; only when that is impossible, it is inferred in several
+    ///   steps, each as long as can be inferred (``Step/chainedInference`` says why).
+    ///
+    /// - Parameters:
+    ///   - mappingLabels: What names each mapping in messages (its file), in the order of `mappings`.
+    /// - Throws: ``MigrationError`` `.incompatibleStore` when no version matches the store (with each
+    ///   version's differences), `.unusableMapping` when a given mapping fits no step (naming it and
+    ///   why), `.noMigrationPath` when the target does not exist or a stretch cannot be inferred (with
+    ///   the reasons), `.invalidMapping` when a given mapping does not fit its models.
     public init(
         store: URL, model: VersionedModel, to target: String? = nil, mappings: [MappingModel] = [],
-        policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions()
+        policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions(), mappingLabels: [String] = []
     ) throws {
         self.store = store
         self.model = model
@@ -55,12 +90,9 @@ public struct ProgressiveMigration {
         self.options = options
         let metadata = try StoreMetadata(contentsOf: store)
         guard let source = model.version(matchingEntityHashes: metadata.entityHashes) else {
-            let report = model.versions.map { version in
-                "  \(version.name): " + version.model.hashDifferences(from: metadata.entityHashes).map(\.description).joined(separator: "; ")
-            }
             throw MigrationError(
                 .incompatibleStore,
-                "no version of \(model.name) matches the store \(store.path):\n" + report.joined(separator: "\n"))
+                "no version of \(model.name) matches the store \(store.path):\n" + Self.versionDifferences(model, metadata.entityHashes))
         }
         sourceVersion = source
         let targetVersion = try target.map { name in
@@ -71,54 +103,184 @@ public struct ProgressiveMigration {
             return version
         } ?? model.current
         self.targetVersion = targetVersion
-        guard let start = model.versions.firstIndex(where: { $0.name == source.name }),
-            let end = model.versions.firstIndex(where: { $0.name == targetVersion.name })
-        else { throw MigrationError(.noMigrationPath, "the versions are not part of the model") }
-        guard start < end else {
-            throw MigrationError(
-                .noMigrationPath,
-                start == end
-                    ? "the store is already at version \(source.name): there is nothing to migrate"
-                    : "the store is at version \(source.name), newer than \(targetVersion.name): Moult does not migrate backwards")
-        }
+        let labels = mappings.indices.map { $0 < mappingLabels.count ? mappingLabels[$0] : "mapping \($0 + 1)" }
+        steps = try Self.chain(
+            model: model, from: source, to: targetVersion, mappings: mappings, labels: labels)
+    }
 
-        // From each version, a given mapping to the furthest version up to the target, else the
-        // inferred mapping to the next version.
-        var steps: [Step] = []
-        var index = start
-        while index < end {
-            let from = model.versions[index]
-            let candidates = mappings.compactMap { mapping -> (Int, MappingModel)? in
-                guard mapping.version(.source, in: model)?.name == from.name,
-                    let destination = mapping.version(.destination, in: model),
-                    let position = model.versions.firstIndex(where: { $0.name == destination.name }), position > index, position <= end
-                else { return nil }
-                return (position, mapping)
-            }
-            if let furthest = candidates.map(\.0).max() {
-                // Several mappings between the same two versions are several passes of one step.
-                let chosen = candidates.filter { $0.0 == furthest }.map(\.1)
-                // Every problem at once, before anything runs; passes may name each other's mappings.
-                let combined = MappingModel(
-                    source: chosen[0].sourceModel, destination: chosen[0].destinationModel,
-                    entityMappings: chosen.flatMap(\.orderedEntityMappings))
-                try combined.validate(source: from.model, destination: model.versions[furthest].model)
-                steps.append(Step(from: from, to: model.versions[furthest], mappings: chosen, inferred: false))
-                index = furthest
+    /// Each version's differences from a store's entity hashes, one line per version: what `migrate`
+    /// and `inspect` print when no version matches a store.
+    public static func versionDifferences(_ model: VersionedModel, _ storeHashes: [String: VersionHash]) -> String {
+        model.versions.map { version in
+            "  \(version.name): " + version.model.hashDifferences(from: storeHashes).map(\.description).joined(separator: "; ")
+        }.joined(separator: "\n")
+    }
+
+    // MARK: - Chaining
+
+    /// A given mapping with the versions it connects.
+    private struct Given {
+        var offset: Int
+        var mapping: MappingModel
+        var label: String
+        var from: Int
+        var to: Int
+    }
+
+    private static func chain(
+        model: VersionedModel, from source: VersionedModel.Version, to target: VersionedModel.Version, mappings: [MappingModel],
+        labels: [String]
+    ) throws -> [Step] {
+        let names = model.versions.map(\.name)
+        let start = names.firstIndex(of: source.name)!
+        let end = names.firstIndex(of: target.name)!
+        let direction = end >= start ? 1 : -1
+        /// Whether index `a` comes before `b` on the way from the store to the target.
+        func before(_ a: Int, _ b: Int) -> Bool { direction > 0 ? a < b : a > b }
+        let way = "the migration goes from \(source.name) to \(target.name)"
+
+        // Each mapping: the versions it fits, then the pair of them on the way.
+        var refusals: [String] = []
+        var given: [Given] = []
+        for (offset, mapping) in mappings.enumerated() {
+            let label = labels[offset]
+            let sourceMatch = mapping.matchingVersions(.source, in: model)
+            let destinationMatch = mapping.matchingVersions(.destination, in: model)
+            let reasons = sourceMatch.reasons + destinationMatch.reasons
+            guard reasons.isEmpty else {
+                refusals.append("\(label) fits no step: " + reasons.joined(separator: "; "))
                 continue
             }
-            let to = model.versions[index + 1]
+            var pairs: [(Int, Int)] = []
+            for from in sourceMatch.versions {
+                for to in destinationMatch.versions where to.name != from.name {
+                    pairs.append((names.firstIndex(of: from.name)!, names.firstIndex(of: to.name)!))
+                }
+            }
+            func describe(_ pair: (Int, Int)) -> String { "\(names[pair.0]) → \(names[pair.1])" }
+            guard !pairs.isEmpty else {
+                refusals.append("\(label) fits no step: it maps \(sourceMatch.versions[0].name) to itself")
+                continue
+            }
+            if start == end {
+                // Nothing to migrate: the mapping only has to be one of this model's.
+                continue
+            }
+            let onTheWay = pairs.filter { pair in
+                !before(pair.0, start) && before(pair.0, pair.1) && !before(end, pair.1)
+            }
+            if onTheWay.count == 1 {
+                given.append(Given(offset: offset, mapping: mapping, label: label, from: onTheWay[0].0, to: onTheWay[0].1))
+            } else if onTheWay.isEmpty {
+                let pair = pairs[0]
+                let why: String
+                if !before(pair.0, pair.1) {
+                    why = "it maps \(describe(pair)), against the direction of the migration (\(way))"
+                } else if before(pair.0, start) {
+                    why = "it maps \(describe(pair)), but the store is at \(source.name) (\(way))"
+                } else {
+                    why = "it maps \(describe(pair)), beyond the target \(target.name) (\(way))"
+                }
+                refusals.append("\(label) fits no step: \(why)")
+            } else {
+                refusals.append(
+                    "\(label) fits several steps (\(onTheWay.map(describe).joined(separator: ", "))): record its versions' names or entity hashes in it")
+            }
+        }
+        guard refusals.isEmpty else {
+            throw MigrationError(
+                .unusableMapping,
+                "every mapping model given must be used by one step of the migration; \(refusals.count == 1 ? "this one fits" : "these fit") none:\n  "
+                    + refusals.joined(separator: "\n  "))
+        }
+        if start == end { return [] }
+
+        // Mappings between the same two versions are passes of one step, in the order given.
+        var groups: [[Given]] = []
+        for item in given {
+            if let index = groups.firstIndex(where: { $0[0].from == item.from && $0[0].to == item.to }) {
+                groups[index].append(item)
+            } else {
+                groups.append([item])
+            }
+        }
+        groups.sort { lhs, rhs in lhs[0].from != rhs[0].from ? before(lhs[0].from, rhs[0].from) : before(lhs[0].to, rhs[0].to) }
+
+        var steps: [Step] = []
+        var position = start
+        var previous: String?
+        for group in groups {
+            let first = group[0]
+            guard !before(first.from, position) else {
+                let after = previous.map { " after \($0)" } ?? ""
+                throw MigrationError(
+                    .unusableMapping,
+                    "every mapping model given must be used by one step of the migration: \(group.map(\.label).joined(separator: ", ")) maps \(names[first.from]) → \(names[first.to]), but the chain is already at \(names[position])\(after) (\(way))")
+            }
+            if first.from != position { steps += try inferStretch(model, from: position, to: first.from) }
+            let from = model.versions[first.from], to = model.versions[first.to]
+            // Every problem at once, before anything runs; passes may name each other's mappings.
+            let combined = MappingModel(
+                source: first.mapping.sourceModel, destination: first.mapping.destinationModel,
+                entityMappings: group.flatMap(\.mapping.orderedEntityMappings))
             do {
-                let mapping = try MappingModel.inferred(from: from.name, to: to.name, in: model)
-                steps.append(Step(from: from, to: to, mappings: [mapping], inferred: true))
+                try combined.validate(source: from.model, destination: to.model)
             } catch {
                 throw MigrationError(
-                    .noMigrationPath, "no mapping model was given from \(from.name) to \(to.name), and none can be inferred",
+                    .invalidMapping, "\(group.map(\.label).joined(separator: " and ")) (\(from.name) → \(to.name)) does not fit its models",
                     underlying: error)
             }
-            index += 1
+            steps.append(
+                Step(from: from, to: to, mappings: group.map(\.mapping), inferred: false, mappingLabels: group.map(\.label)))
+            position = first.to
+            previous = group.map(\.label).joined(separator: " and ")
         }
-        self.steps = steps
+        if position != end { steps += try inferStretch(model, from: position, to: end) }
+        return steps
+    }
+
+    /// The inferred steps across a stretch with no given mapping: one step straight across when it
+    /// can be inferred (Core Data's rule), else from each version the longest step that can be.
+    private static func inferStretch(_ model: VersionedModel, from start: Int, to end: Int) throws -> [Step] {
+        let direction = end > start ? 1 : -1
+        let versions = model.versions
+        var directProblem: MappingError?
+        var steps: [Step] = []
+        var position = start
+        while position != end {
+            var made: (Int, InferredMapping)?
+            var candidate = end
+            var firstProblem: MappingError?
+            while candidate != position {
+                do {
+                    made = (candidate, try MappingModel.inference(from: versions[position].name, to: versions[candidate].name, in: model))
+                    break
+                } catch {
+                    if position == start && candidate == end { directProblem = error }
+                    firstProblem = error
+                }
+                candidate -= direction
+            }
+            guard let (reached, inferred) = made else {
+                let stuck = versions[position].name, next = versions[position + direction].name
+                var message = "no mapping model was given from \(versions[start].name) to \(versions[end].name), and none can be inferred"
+                if position != start || end != position + direction {
+                    message += ", directly or through the versions between (stuck at \(stuck) → \(next))"
+                }
+                throw MigrationError(.noMigrationPath, message, underlying: directProblem ?? firstProblem)
+            }
+            steps.append(
+                Step(
+                    from: versions[position], to: versions[reached], mappings: [inferred.mapping], inferred: true,
+                    mappingLabels: ["inferred"], warnings: inferred.warnings))
+            position = reached
+        }
+        if steps.count > 1, let directProblem {
+            let problems = directProblem.issues.map(\.description).joined(separator: "; ")
+            let note = "\(versions[start].name) → \(versions[end].name) cannot be inferred directly (\(problems)); inferred in \(steps.count) steps instead"
+            for index in steps.indices { steps[index].chainedInference = note }
+        }
+        return steps
     }
 
     /// The migrator of each step, given the store it reads.
@@ -133,57 +295,215 @@ public struct ProgressiveMigration {
         output.deletingLastPathComponent().appending(path: output.lastPathComponent + ".moult-steps")
     }
 
-    /// Runs every step; resumes an interrupted chain.
+    /// Runs every step; resumes an interrupted chain. A store already at the target version
+    /// (``isUpToDate``) is left alone: nothing is written and no report is returned.
     ///
     /// - Parameters:
-    ///   - progress: called after every chunk, with the step number.
-    /// - Returns: each step's report.
-    @discardableResult
     ///   - resume: the caller means to finish an earlier run: an output that is exactly the finished
     ///     store of this migration (its plan-derived UUID says so) is then accepted as done, as when the
     ///     earlier run was killed after its last step but before it could report.
+    ///   - progress: called after every chunk, with the step number.
+    ///   - losses: called before each step runs, with the step's number (1-based) and what it does not
+    ///     carry, counted in the store it reads.
+    /// - Returns: each step's report.
+    /// - Throws: ``MigrationError``. A refused run (a missing policy, a work directory of another
+    ///   migration, a validation failure) leaves no work directory it made behind; only a resumable
+    ///   failure (interrupted, I/O) keeps them, for the next run.
+    @discardableResult
     public func run(
-        output: URL, resume: Bool = false, progress: ((MigrationProgress) -> Void)? = nil, isCancelled: () -> Bool = { false }
+        output: URL, resume: Bool = false, progress: ((MigrationProgress) -> Void)? = nil, isCancelled: () -> Bool = { false },
+        losses: ((_ step: Int, _ losses: [DataLoss]) -> Void)? = nil
     ) throws -> [StreamingMigrator.Report] {
+        guard !steps.isEmpty else { return [] }
         let manager = FileManager.default
+        // Every policy first: a missing one refuses the run before anything is made.
+        try checkPolicies()
         // The last step's migrator refuses an existing output, unless its own work directory says the
         // output is its finished result.
         let directory = stepsDirectory(for: output)
+        let identity = directory.appending(path: "chain")
+        let fingerprint = try chainFingerprint()
+        let existed = manager.fileExists(atPath: directory.path)
+        if steps.count > 1 && existed {
+            // The folder of another chain (another source, model, mappings or options) holds that
+            // chain's resumable work: refuse rather than delete it.
+            let recorded = try? String(contentsOf: identity, encoding: .utf8)
+            guard recorded == fingerprint else {
+                throw MigrationError(
+                    .checkpointMismatch,
+                    "\(directory.path) holds the work of another migration (another source, model, mapping or options); finish it with its own arguments, or remove the folder to start again")
+            }
+        }
         // Only a chain already under way may find its last step done (killed after that step's
         // cleanup, before the chain's); a single step always runs, so an existing output is refused.
-        let chainUnderWay = steps.count > 1 && manager.fileExists(atPath: directory.path)
-        if steps.count > 1 {
+        let chainUnderWay = steps.count > 1 && existed
+        // An output already there is refused before any step runs (the last step would refuse it only
+        // after the others), unless a run under way or asked to resume may own it.
+        let lastWork = migrator(for: steps[steps.count - 1], source: store).workDirectory(for: output)
+        if !resume, !chainUnderWay, manager.fileExists(atPath: output.path), !manager.fileExists(atPath: lastWork.path) {
+            throw MigrationError(.outputExists, "\(output.path) already exists; Moult never overwrites a store")
+        }
+        if steps.count > 1 && !existed {
             do {
                 try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+                try Data(fingerprint.utf8).write(to: identity, options: .atomic)
             } catch {
+                try? manager.removeItem(at: directory)
                 throw MigrationError(.io, "cannot create \(directory.path): \(error.localizedDescription)")
             }
         }
         var reports: [StreamingMigrator.Report] = []
         var input = store
-        for (offset, step) in steps.enumerated() {
-            let isLast = offset == steps.count - 1
-            let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
-            let migrator = self.migrator(for: step, source: input)
-            let finished = (!isLast || chainUnderWay || resume) && manager.fileExists(atPath: stepOutput.path)
-                && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
-                && migrator.isFinishedOutput(stepOutput)
-            if !finished {
-                let report = try migrator.run(
-                    output: stepOutput,
-                    progress: progress.map { report in
-                        { event in
-                            var event = event
-                            event.step = offset + 1
-                            event.steps = steps.count
-                            report(event)
-                        }
-                    }, isCancelled: isCancelled)
-                reports.append(report)
+        var current = 0
+        do {
+            for (offset, step) in steps.enumerated() {
+                current = offset
+                let isLast = offset == steps.count - 1
+                let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
+                let migrator = self.migrator(for: step, source: input)
+                let finished = (!isLast || chainUnderWay || resume) && manager.fileExists(atPath: stepOutput.path)
+                    && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
+                    && migrator.isFinishedOutput(stepOutput)
+                if !finished {
+                    losses?(offset + 1, dataLosses(of: step, in: input))
+                    let report = try migrator.run(
+                        output: stepOutput,
+                        progress: progress.map { report in
+                            { event in
+                                var event = event
+                                event.step = offset + 1
+                                event.steps = steps.count
+                                report(event)
+                            }
+                        }, isCancelled: isCancelled)
+                    reports.append(report)
+                }
+                input = stepOutput
             }
-            input = stepOutput
+        } catch {
+            var failure = StreamingMigrator.classify(error)
+            if steps.count > 1 {
+                let step = steps[current]
+                failure.message = "step \(current + 1) of \(steps.count) (\(step.from.name) → \(step.to.name)): " + failure.message
+                if failure.code == .validationFailed, current > 0 {
+                    failure.message += " (the source objects named are those of the store step \(current) made, at \(step.from.name))"
+                }
+            }
+            if steps.count > 1, failure.category != .interrupted, failure.category != .io, failure.code != .checkpointMismatch {
+                // Nothing a resume could fix: leave nothing behind.
+                StreamingMigrator.removeWorkDirectory(directory)
+            } else if steps.count > 1, !existed, failure.code == .checkpointMismatch {
+                // A step found another migration's work at its own work folder (the last step's is
+                // beside the output): the chain folder made by this run holds only this run's work.
+                StreamingMigrator.removeWorkDirectory(directory)
+            }
+            throw failure
         }
         try? manager.removeItem(at: directory)
         return reports
     }
+
+    /// Checks that every policy the steps' mappings name can be had (registered, bound, or built in,
+    /// and a built-in one fits its step's models), before anything runs.
+    ///
+    /// - Throws: ``MigrationError`` `.missingPolicy` naming every missing policy with its step and
+    ///   entity mapping; the first other error of ``PolicyRegistry/resolve(_:source:destination:)``
+    ///   (a built-in policy that cannot be read or does not fit), with its step.
+    public func checkPolicies() throws {
+        var missing: [(step: Int, error: MigrationError)] = []
+        for (offset, step) in steps.enumerated() {
+            for mapping in step.mappings.flatMap(\.orderedEntityMappings) {
+                do {
+                    _ = try policies.resolve(mapping, source: step.from.model, destination: step.to.model)
+                } catch var error as MigrationError {
+                    guard error.code == .missingPolicy else {
+                        if steps.count > 1 { error.message = "step \(offset + 1) (\(step.from.name) → \(step.to.name)): " + error.message }
+                        throw error
+                    }
+                    missing.append((offset, error))
+                }
+            }
+        }
+        guard var first = missing.first?.error else { return }
+        if missing.count > 1 || steps.count > 1 {
+            first.message = missing.map { item in
+                "step \(item.step + 1) (\(steps[item.step].from.name) → \(steps[item.step].to.name)), entity mapping \(item.error.mapping ?? "?"): \(item.error.message)"
+            }.joined(separator: "\n  ")
+        }
+        throw first
+    }
+
+    /// Identifies a chain: the source store, the steps with their mappings, and the options.
+    func chainFingerprint() throws -> String {
+        let metadata = try StoreMetadata(contentsOf: store)
+        var text = "moult-chain/1\nsource \(metadata.storeUUID)\n"
+        for (name, hash) in metadata.entityHashes.sorted(by: { $0.key < $1.key }) { text += "source-hash \(name) \(hash.hex)\n" }
+        for step in steps {
+            text += "step \(step.from.name) \(step.to.name)\n"
+            for (name, hash) in step.to.model.entityVersionHashes().sorted(by: { $0.key < $1.key }) { text += "hash \(name) \(hash.hex)\n" }
+            for mapping in step.mappings { text += "mapping \(mapping.jsonText())\n" }
+        }
+        text += "chunk-size \(options.chunkSize)\nassociations \(options.associations.rawValue)\nvalidate \(options.validate)\n"
+        for partition in options.partitions { text += "partition \(partition)\n" }
+        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    // MARK: - Data a step does not carry
+
+    /// What a step does not carry, counted in the store it reads (`source`); the counts are nil when
+    /// that store cannot be read (a later step's input before the steps before it have run).
+    public func dataLosses(of step: Step, in source: URL?) -> [DataLoss] {
+        let uncarried = step.uncarried
+        guard !uncarried.isEmpty else { return [] }
+        guard let source, FileManager.default.fileExists(atPath: source.path),
+            let opened = try? SQLiteStore(url: source, model: step.from.model, mode: .readOnly)
+        else { return uncarried.map { DataLoss(what: $0, count: nil) } }
+        defer { opened.database.close() }
+        return uncarried.map { DataLoss(what: $0, count: try? Self.count($0, in: opened)) }
+    }
+
+    /// How many objects (for an entity) or non-nil values (for a property) a store holds.
+    static func count(_ what: UncarriedData, in store: SQLiteStore) throws -> Int? {
+        guard let entity = store.layout.entity(named: what.entity) else { return nil }
+        let scope = "FROM \(entity.table) o WHERE o.Z_ENT = \(entity.number)"
+        let sql: String
+        switch what.kind {
+        case .entity:
+            sql = "SELECT COUNT(*) \(scope)"
+        case .attribute:
+            guard let column = entity.attributes.first(where: { $0.name == what.property }) else { return nil }
+            sql = "SELECT COUNT(o.\(column.column)) \(scope)"
+        case .relationship:
+            if let column = entity.toOneRelationships.first(where: { $0.name == what.property }) {
+                sql = "SELECT COUNT(o.\(column.column)) \(scope)"
+            } else if let toMany = entity.toManyRelationships.first(where: { $0.name == what.property }) {
+                switch toMany.storage {
+                case .destinationColumn(let table, let column, _, _):
+                    sql = "SELECT COUNT(*) \(scope) AND EXISTS (SELECT 1 FROM \(table) d WHERE d.\(column) = o.Z_PK)"
+                case .joinTable(let table, let sourceColumn, _, _):
+                    sql = "SELECT COUNT(*) \(scope) AND EXISTS (SELECT 1 FROM \(table) j WHERE j.\(sourceColumn) = o.Z_PK)"
+                }
+            } else {
+                return nil
+            }
+        }
+        guard case .int(let count)? = try store.database.scalar(sql) else { return nil }
+        return Int(count)
+    }
+}
+
+/// Source data a step does not carry, with how much of it the step's source store holds.
+public struct DataLoss: Sendable, Hashable {
+    public var what: UncarriedData
+    /// Objects (for an entity) or non-nil values (for a property; objects with at least one related
+    /// object for a to-many relationship); nil when not counted.
+    public var count: Int?
+
+    public init(what: UncarriedData, count: Int?) {
+        self.what = what
+        self.count = count
+    }
+
+    /// A whole entity with objects, dropped.
+    public var dropsObjects: Bool { what.kind == .entity && (count ?? 0) > 0 }
 }

@@ -114,6 +114,19 @@ public final class StreamingMigrator {
         var resumed = false
         var destination: SQLiteStore?
         if manager.fileExists(atPath: partial.path) {
+            // The work of another migration (to another model, whose store would not open with this
+            // one) is refused by its checkpoint, never deleted.
+            // A partial store without a checkpoint is a finished one (its checkpoint is dropped when it
+            // is finalized): it must be this migration's, by its plan-derived UUID.
+            if let database = try? Database(url: partial, mode: .readOnly) {
+                let hasCheckpoint = (try? database.tableExists(Checkpoint.table)) == true
+                let recorded = hasCheckpoint ? try? Checkpoint.fingerprint(in: database) : nil
+                database.close()
+                if let recorded, recorded != fingerprint { throw mismatch(work) }
+                if !hasCheckpoint, let metadata = try? StoreMetadata(contentsOf: partial), metadata.storeUUID != Self.storeUUID(fingerprint) {
+                    throw mismatch(work)
+                }
+            }
             // A partial store that does not open as a Core Data store cannot hold a checkpoint (the
             // store and its checkpoint appear together, by a rename): start again.
             if let store = try? SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration) {

@@ -54,11 +54,13 @@ import Testing
         let store = Fixtures.url("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite")
         let model = Fixtures.url("wibosco__CoreDataMigration-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld")
         let result = try MoultProcess.run(["inspect", store.path, "--model", model.path, "--json"])
-        #expect(result.exitCode == 65)
+        // As `migrate` (66): incompatible, with each version's differences.
+        #expect(result.exitCode == 66)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
         #expect(object["matchingVersion"] is NSNull)
         #expect((object["differences"] as? [String])?.contains { $0.contains("Car") } == true)
-        #expect(result.standardError.contains("unknown model version"))
+        #expect((object["versionDifferences"] as? [String: [String]])?.count == 4)
+        #expect(result.standardError.contains("no version of CoreDataMigration_Example matches the store"), "\(result.standardError)")
     }
 
     @Test func badInputExitCodes() throws {

@@ -80,8 +80,12 @@ private func issues(_ body: () throws -> MappingModel) -> [MappingIssue] {
         let v1 = try model(person([name]))
         let v2 = try model(person([AttributeDescription(name: "name", type: .string, isOptional: true)]))
         #expect(try MappingModel.inferred(from: v1, to: v2).entityMappings[0].attributeMapping(named: "name")?.valueExpression == "$source.name")
-        // The other way needs a default value.
-        #expect(reasons { try MappingModel.inferred(from: v2, to: v1) } == [.requiredWithoutDefault])
+        // The other way is inferred as Core Data does (`$source.name`), with a warning: the objects
+        // whose name is nil fail validation.
+        let back = try MappingModel.inference(from: v2, to: v1)
+        #expect(back.mapping.entityMappings[0].attributeMapping(named: "name")?.valueExpression == "$source.name")
+        #expect(back.warnings.map(\.reason) == [.requiredWithoutDefault])
+        #expect(back.warnings.first?.property == "name")
     }
 
     @Test func optionalBecomesRequiredWithDefault() throws {
@@ -171,6 +175,34 @@ private func issues(_ body: () throws -> MappingModel) -> [MappingIssue] {
         let found = issues { try MappingModel.inferred(from: v1, to: required) }
         #expect(found.map(\.reason) == [.requiredRelationshipAdded])
         #expect(found.first?.property == "friends")
+    }
+
+    /// Older Xcode writes `optional="YES" minCount="1"` on optional to-one relationships; Core Data
+    /// treats them as optional, so adding one is inferable (a to-many with a minimum is still required).
+    @Test func optionalToOneWithMinimumCountOneIsOptional() throws {
+        let v1 = try model(person([name]))
+        let v2 = try model(
+            person([name], relationships: [RelationshipDescription(name: "best", destination: "Person", isOptional: true, minCount: 1, maxCount: 1)]))
+        let added = try MappingModel.inferred(from: v1, to: v2).entityMappings[0]
+        #expect(added.relationshipMapping(named: "best") == PropertyMapping("best"))
+        let toMany = try model(
+            person([name], relationships: [RelationshipDescription(name: "best", destination: "Person", isToMany: true, isOptional: true, minCount: 1)]))
+        #expect(reasons { try MappingModel.inferred(from: v1, to: toMany) } == [.requiredRelationshipAdded])
+        // The same read from Xcode's XML.
+        let versioned = try VersionedModel(contentsOf: Fixtures.packageRoot.appending(path: "Tests/ChainModels/Required.xcdatamodeld"))
+        let inferred = try MappingModel.inference(from: "v1", to: "v2", in: versioned)
+        #expect(inferred.mapping.entityMappings[0].relationshipMapping(named: "best") == PropertyMapping("best"))
+        // `name` becomes required with no default value: inferred, with a warning.
+        #expect(inferred.mapping.entityMappings[0].attributeMapping(named: "name")?.valueExpression == "$source.name")
+        #expect(inferred.warnings.map(\.property) == ["name"])
+    }
+
+    /// v1 and v3 have `nickname`, v2 does not: inferred across the three, the values are kept.
+    @Test func anAttributeRemovedAndAddedBackCorresponds() throws {
+        let versioned = try VersionedModel(contentsOf: Fixtures.packageRoot.appending(path: "Tests/ChainModels/Returning.xcdatamodeld"))
+        let mapping = try MappingModel.inferred(from: "v1", to: "v3", in: versioned)
+        #expect(mapping.entityMappings[0].attributeMapping(named: "nickname")?.valueExpression == "$source.nickname")
+        #expect(mapping.entityMappings[0].attributeMapping(named: "email")?.valueExpression == nil)
     }
 
     @Test func relationshipRenamed() throws {

@@ -116,8 +116,12 @@ import Testing
         let migration = try ProgressiveMigration(store: source, model: People.model, to: "v3", mappings: [mapping], policies: policies)
         let error = try #require(throws: MigrationError.self) { try migration.run(output: output) }
         #expect(error.code == .validationFailed)
-        #expect(error.failures == [ValidationFailure(entity: "Person", primaryKey: 3, property: "name", rule: "names must rhyme")])
-        #expect(error.description.contains("Person Z_PK 3.name: names must rhyme"), "\(error)")
+        // The failure names the source object the destination object was made from, too.
+        #expect(
+            error.failures == [
+                ValidationFailure(entity: "Person", primaryKey: 3, property: "name", rule: "names must rhyme", sourceEntity: "Person", sourcePrimaryKey: 3)
+            ])
+        #expect(error.description.contains("Person Z_PK 3.name: names must rhyme (made from the source object Person Z_PK 3)"), "\(error)")
         #expect(!FileManager.default.fileExists(atPath: output.path))
     }
 

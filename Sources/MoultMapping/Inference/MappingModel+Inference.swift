@@ -17,7 +17,10 @@ extension MappingModel {
     /// integers).
     ///
     /// An attribute that was optional and becomes required keeps the expression `$source.<name>`: the
-    /// engine gives a nil the destination attribute's default value, as Core Data does.
+    /// engine gives a nil the destination attribute's default value, as Core Data does; with no default
+    /// value it is still inferred (as Core Data does), with a warning (``inference(from:to:through:sourceName:destinationName:)``),
+    /// and the objects whose value is nil fail validation. A to-one relationship marked optional with
+    /// a minimum count of 1 (as older Xcode writes) is optional: adding one is inferable.
     ///
     /// ```swift
     /// let mapping = try MappingModel.inferred(from: v1, to: v3, through: [v2])
@@ -34,6 +37,16 @@ extension MappingModel {
         from source: ObjectModel, to destination: ObjectModel, through intermediates: [ObjectModel] = [],
         sourceName: String? = nil, destinationName: String? = nil
     ) throws(MappingError) -> MappingModel {
+        try inference(from: source, to: destination, through: intermediates, sourceName: sourceName, destinationName: destinationName).mapping
+    }
+
+    /// ``inferred(from:to:through:sourceName:destinationName:)`` with the warnings of the inference:
+    /// what is inferred as Core Data does but will fail validation for some objects (an optional
+    /// attribute that becomes required with no default value fails for each object whose value is nil).
+    public static func inference(
+        from source: ObjectModel, to destination: ObjectModel, through intermediates: [ObjectModel] = [],
+        sourceName: String? = nil, destinationName: String? = nil
+    ) throws(MappingError) -> InferredMapping {
         var inference = Inference(source: source, destination: destination, chain: [source] + intermediates + [destination])
         let mappings = inference.run()
         if !inference.issues.isEmpty {
@@ -43,10 +56,11 @@ extension MappingModel {
                 "no lightweight mapping exists from \(sourceName ?? "the source model") to \(destinationName ?? "the destination model"): \(count) problem\(count == 1 ? "" : "s")",
                 issues: inference.issues)
         }
-        return MappingModel(
+        let mapping = MappingModel(
             source: ModelReference(name: sourceName, entityVersionHashes: source.entityVersionHashes()),
             destination: ModelReference(name: destinationName, entityVersionHashes: destination.entityVersionHashes()),
             entityMappings: mappings)
+        return InferredMapping(mapping: mapping, warnings: inference.warnings)
     }
 
     /// Infers the mapping between two versions of a versioned model, following renames through the
@@ -55,6 +69,11 @@ extension MappingModel {
     /// - Throws: ``MappingError``: ``MappingError/Code/modelNotFound`` when a version does not exist,
     ///   ``MappingError/Code/notInferable`` as ``inferred(from:to:through:sourceName:destinationName:)``.
     public static func inferred(from sourceVersion: String, to destinationVersion: String, in model: VersionedModel) throws(MappingError) -> MappingModel {
+        try inference(from: sourceVersion, to: destinationVersion, in: model).mapping
+    }
+
+    /// ``inferred(from:to:in:)`` with the inference's warnings.
+    public static func inference(from sourceVersion: String, to destinationVersion: String, in model: VersionedModel) throws(MappingError) -> InferredMapping {
         guard let from = model.version(named: sourceVersion) else {
             throw MappingError(.modelNotFound, "the model '\(model.name)' has no version '\(sourceVersion)' (it has \(model.versions.map(\.name).joined(separator: ", ")))")
         }
@@ -71,8 +90,16 @@ extension MappingModel {
         } else {
             between = []
         }
-        return try inferred(from: from.model, to: to.model, through: between, sourceName: from.name, destinationName: to.name)
+        return try inference(from: from.model, to: to.model, through: between, sourceName: from.name, destinationName: to.name)
     }
+}
+
+/// An inferred mapping and what the inference warns about.
+public struct InferredMapping: Sendable, Hashable {
+    public var mapping: MappingModel
+    /// Inferred as Core Data does, but some objects may fail validation (each names the entity and
+    /// property).
+    public var warnings: [MappingIssue]
 }
 
 // MARK: - Correspondence
@@ -122,6 +149,8 @@ private struct Inference {
     let destination: ObjectModel
     let chain: [ObjectModel]
     var issues: [MappingIssue] = []
+    /// What is inferred but may fail at validation.
+    var warnings: [MappingIssue] = []
 
     init(source: ObjectModel, destination: ObjectModel, chain: [ObjectModel]) {
         self.source = source
@@ -177,6 +206,26 @@ private struct Inference {
                 next.properties[destinationEntity] = properties
             }
             result = next
+        }
+        guard chain.count > 2 else { return result }
+        // Core Data compares the two models only: an element with no source through the versions
+        // between (removed in one, added back later) still corresponds by name or renaming
+        // identifier directly, when that source element is not claimed through the chain.
+        let direct = step(from: chain[0], to: chain[chain.count - 1], reportAmbiguity: false)
+        let claimedEntities = Set(result.entities.values)
+        for (destinationEntity, sourceEntity) in direct.entities
+        where result.entities[destinationEntity] == nil && !claimedEntities.contains(sourceEntity) {
+            result.entities[destinationEntity] = sourceEntity
+            result.properties[destinationEntity] = direct.properties[destinationEntity] ?? [:]
+        }
+        for (destinationEntity, sourceEntity) in result.entities where direct.entities[destinationEntity] == sourceEntity {
+            var properties = result.properties[destinationEntity] ?? [:]
+            let claimed = Set(properties.values)
+            for (destinationProperty, sourceProperty) in direct.properties[destinationEntity] ?? [:]
+            where properties[destinationProperty] == nil && !claimed.contains(sourceProperty) {
+                properties[destinationProperty] = sourceProperty
+            }
+            result.properties[destinationEntity] = properties
         }
         return result
     }
@@ -294,10 +343,12 @@ private struct Inference {
                         entity: destinationName, property: attribute.name))
             }
             if old.isOptional && !attribute.isOptional && !Self.hasDefault(attribute) {
-                issues.append(
+                // Core Data infers `$source.<name>` here; only the objects whose value is nil fail, at
+                // validation. Inferred too, with a warning.
+                warnings.append(
                     MappingIssue(
                         .requiredWithoutDefault,
-                        "\(sourceName).\(old.name) is optional and \(destinationName).\(attribute.name) is required with no default value for objects that have none",
+                        "\(sourceName).\(old.name) is optional and \(destinationName).\(attribute.name) is required with no default value: every object whose \(old.name) is nil will fail validation",
                         entity: destinationName, property: attribute.name))
             }
             result.append(PropertyMapping(attribute.name, PropertyMapping.sourceValue(old.name)))
@@ -320,7 +371,9 @@ private struct Inference {
                 continue
             }
             guard let sourceProperty, let old = source.relationship(named: sourceProperty, of: sourceName), !old.isTransient else {
-                if !relationship.isOptional || relationship.minCount > 0 {
+                // A to-one relationship is required only when not optional: older Xcode writes
+                // optional="YES" minCount="1" on optional to-ones, and Core Data treats them as optional.
+                if !relationship.isOptional || (relationship.isToMany && relationship.minCount > 0) {
                     issues.append(
                         MappingIssue(
                             .requiredRelationshipAdded,

@@ -466,7 +466,27 @@ public final class MigrationManager {
     /// Records a validation failure found by a policy's ``EntityMigrationPolicy/performCustomValidation(mapping:manager:)``.
     public func reportValidationFailure(_ failure: ValidationFailure) {
         failureCount += 1
-        if failures.count < Self.failureLimit { failures.append(failure) }
+        guard failures.count < Self.failureLimit else { return }
+        var failure = failure
+        if failure.sourceEntity == nil, let origin = sourceObject(ofDestination: failure.entity, primaryKey: failure.primaryKey) {
+            failure.sourceEntity = origin.entity
+            failure.sourcePrimaryKey = origin.primaryKey
+        }
+        failures.append(failure)
+    }
+
+    /// The source object a destination object was made from, by the association table of the
+    /// mappings that make objects of its entity (nil for an object no mapping made from a source).
+    func sourceObject(ofDestination entity: String, primaryKey: Int64) -> (entity: String, primaryKey: Int64)? {
+        guard let number = destinationLayout.entity(named: entity)?.number else { return nil }
+        let destination = ObjectID(entity: number, primaryKey: primaryKey)
+        for mapping in mappings where mapping.mapping.destinationEntityName == entity && mapping.mapping.sourceEntityName != nil {
+            guard let source = (try? associations.sources(forMapping: mapping.index, destination: destination))?.first,
+                let layout = sourceLayout.entity(number: source.entity)
+            else { continue }
+            return (layout.name, source.primaryKey)
+        }
+        return nil
     }
 
     var validationFailures: [ValidationFailure] { failures }

@@ -12,6 +12,9 @@ public struct MigrationError: CategorizedError {
         public static let incompatibleStore = Code(rawValue: "incompatible store")
         /// No way from the store's version to the target version.
         public static let noMigrationPath = Code(rawValue: "no migration path")
+        /// A mapping model given for the migration fits no step of it (another model's mapping, a
+        /// mapping of an older edit of a version, or one off the way from the store to the target).
+        public static let unusableMapping = Code(rawValue: "mapping fits no step")
         /// The mapping model names something the models lack, or an expression does not compile.
         public static let invalidMapping = Code(rawValue: "invalid mapping")
         /// A mapping names a policy class that is neither registered nor bound (incompatible: exit 66).
@@ -58,7 +61,7 @@ public struct MigrationError: CategorizedError {
 
     public var category: FailureCategory {
         switch code {
-        case .incompatibleStore, .noMigrationPath, .missingPolicy: .incompatible
+        case .incompatibleStore, .noMigrationPath, .missingPolicy, .unusableMapping: .incompatible
         case .invalidMapping, .evaluationFailed, .checkpointMismatch: .badInput
         case .validationFailed: .validationFailed
         case .interrupted: .interrupted
@@ -93,15 +96,23 @@ public struct ValidationFailure: Sendable, Hashable, CustomStringConvertible {
     public var property: String?
     /// The rule, in words (`"non-optional attribute is nil"`, `"value 200 is above the maximum 150"`).
     public var rule: String
+    /// The object of the step's source store the destination object was made from (entity and
+    /// `Z_PK`), when the association table knows it.
+    public var sourceEntity: String?
+    public var sourcePrimaryKey: Int64?
 
-    public init(entity: String, primaryKey: Int64, property: String?, rule: String) {
+    public init(entity: String, primaryKey: Int64, property: String?, rule: String, sourceEntity: String? = nil, sourcePrimaryKey: Int64? = nil) {
         self.entity = entity
         self.primaryKey = primaryKey
         self.property = property
         self.rule = rule
+        self.sourceEntity = sourceEntity
+        self.sourcePrimaryKey = sourcePrimaryKey
     }
 
     public var description: String {
-        "\(entity) Z_PK \(primaryKey)\(property.map { ".\($0)" } ?? ""): \(rule)"
+        var text = "\(entity) Z_PK \(primaryKey)\(property.map { ".\($0)" } ?? ""): \(rule)"
+        if let sourceEntity, let sourcePrimaryKey { text += " (made from the source object \(sourceEntity) Z_PK \(sourcePrimaryKey))" }
+        return text
     }
 }
