@@ -67,7 +67,14 @@ public struct InPlaceMigration {
         store: URL, model: VersionedModel, to target: String? = nil, mappings: [MappingModel] = [],
         policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions(), keepsBackup: Bool = true
     ) throws {
-        chain = try ProgressiveMigration(store: store, model: model, to: target, mappings: mappings, policies: policies, options: options)
+        try self.init(
+            chain: ProgressiveMigration(store: store, model: model, to: target, mappings: mappings, policies: policies, options: options),
+            keepsBackup: keepsBackup)
+    }
+
+    /// The chain of a progressive migration, run in place.
+    public init(chain: ProgressiveMigration, keepsBackup: Bool = true) throws {
+        self.chain = chain
         self.keepsBackup = keepsBackup
         methods = try chain.steps.map { try Self.method(for: $0) }
     }
