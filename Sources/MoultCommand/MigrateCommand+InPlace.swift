@@ -9,6 +9,7 @@ extension MigrateCommand {
         try await reportingFailures {
             let chain = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
             if chain.isUpToDate {
+                InPlaceMigration.cleanUp(chain.store)
                 if json {
                     print(
                         "{\"store\":\(JSONText.string(arguments.store)),\"inPlace\":true,\"written\":false,\"from\":\(JSONText.string(chain.sourceVersion.name)),"

@@ -123,13 +123,18 @@ public struct InPlaceMigration {
         let manager = FileManager.default
         do {
             try Self.checkpoint(store, timeout: lockTimeout)
-            var backup: URL?
             var ranBySQL: [Bool] = []
             let work = Self.workFolder(for: store)
+            // A run killed after its backup was made keeps that backup (the original): a resumed run
+            // must not replace it with a copy of a store already partly migrated.
+            var backup = keepsBackup ? Self.recordedBackup(in: work) : nil
             for (offset, (step, method)) in zip(chain.steps, methods).enumerated() {
                 switch method {
                 case .sql(let script):
-                    if keepsBackup && backup == nil { backup = try Self.copyBackup(of: store) }
+                    if keepsBackup && backup == nil {
+                        backup = try Self.copyBackup(of: store)
+                        try Self.recordBackup(backup!, in: work)
+                    }
                     let ran = try Self.runSQL(script, step: step, store: store, timeout: lockTimeout)
                     ranBySQL.append(ran)
                     if !ran {
@@ -189,6 +194,7 @@ public struct InPlaceMigration {
             }
             try Self.rename(temporary, to: target)
             backup = target
+            try Self.recordBackup(target, in: work)
         }
         FaultInjection.reach("inplace-before-swap")
         try Self.rename(output, to: store)
@@ -196,6 +202,28 @@ public struct InPlaceMigration {
         for suffix in ["-wal", "-shm"] {
             let companion = URL(filePath: output.path + suffix)
             try? manager.removeItem(at: companion)
+        }
+    }
+
+    /// Removes what an earlier run left beside a store that is now up to date (its work folder).
+    public static func cleanUp(_ store: URL) {
+        let work = workFolder(for: store)
+        if FileManager.default.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
+    }
+
+    static func recordedBackup(in work: URL) -> URL? {
+        guard let path = try? String(contentsOf: work.appending(path: "backup"), encoding: .utf8),
+            FileManager.default.fileExists(atPath: path)
+        else { return nil }
+        return URL(filePath: path)
+    }
+
+    static func recordBackup(_ backup: URL, in work: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            try backup.path.write(to: work.appending(path: "backup"), atomically: true, encoding: .utf8)
+        } catch {
+            throw MigrationError(.io, "cannot write in the work folder \(work.path): \(error.localizedDescription)", underlying: error)
         }
     }
 
