@@ -418,6 +418,31 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: InPlaceMigration.backupURL(for: store).path))
     }
 
+    // MARK: - The library API
+
+    @Test func openingWithTheAutomaticOptionsMigratesInPlace() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try People.generate("v1", persons: 40, in: directory)
+        let uuid = try StoreMetadata(contentsOf: url).storeUUID
+        // People up to v2: v2 is the current version.
+        let model = try VersionedModel(name: "People", versions: Array(People.model.versions.prefix(2)))
+        #expect(!model.current.model.isConfiguration(nil, compatibleWithStoreMetadata: try StoreMetadata(contentsOf: url)))
+        #expect(People.version("v1").isConfiguration(nil, compatibleWithStoreMetadata: try StoreMetadata(contentsOf: url)))
+
+        // Without the options, refused, untouched.
+        #expect { _ = try SQLiteStore.open(at: url, model: model, options: []) } throws: { ($0 as? MigrationError)?.code == .incompatibleStore }
+        #expect { _ = try SQLiteStore.open(at: url, model: model, options: [.migrateAutomatically]) } throws: { ($0 as? MigrationError)?.code == .noMigrationPath }
+        #expect(People.version("v1").isConfiguration(nil, compatibleWithStoreMetadata: try StoreMetadata(contentsOf: url)))
+
+        let store = try SQLiteStore.open(at: url, model: model)
+        defer { store.database.close() }
+        #expect(model.current.model.isConfiguration(nil, compatibleWithStoreMetadata: try store.metadata()))
+        #expect(try store.metadata().storeUUID == uuid)
+        #expect(try store.count(of: "Person") == 40)
+        #expect(FileManager.default.fileExists(atPath: InPlaceMigration.backupURL(for: url).path))
+    }
+
     @Test func backupNamesFollowCoreData() {
         #expect(InPlaceMigration.backupURL(for: URL(filePath: "/a/people.sqlite")).path == "/a/people~.sqlite")
         #expect(InPlaceMigration.backupURL(for: URL(filePath: "/a/store")).path == "/a/store~")
