@@ -260,8 +260,12 @@ public struct InPlaceMigration {
             try handle.synchronize()
             try handle.close()
         } catch {
+            // Whether the disk is full is seen before the partial copy frees its space.
+            let full = StreamingMigrator.isNearlyFull(store.deletingLastPathComponent())
+                || (error as NSError).code == Int(ENOSPC) || ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(ENOSPC)
+                || (error as NSError).code == NSFileWriteOutOfSpaceError
             try? manager.removeItem(at: temporary)
-            if StreamingMigrator.isNearlyFull(store.deletingLastPathComponent()) {
+            if full {
                 throw MigrationError(.interrupted, "the disk is full: no room for the backup \(target.path); the store was not changed", underlying: error)
             }
             throw MigrationError(.io, "cannot copy the store to \(target.path): \(error.localizedDescription)", underlying: error)
