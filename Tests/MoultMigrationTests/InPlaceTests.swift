@@ -340,7 +340,76 @@ import Testing
         #expect(rows == ["1 Owner 0 3", "2 Pet 0 7", "3 Cat 2 0", "4 Dog 2 7"])  // Dog, a root before, keeps its Z_MAX
     }
 
+    @Test func aSubEntityLeavesItsHierarchyAndAPropertyMovesDown() throws {
+        let v1 = try ObjectModel {
+            Entity("Vehicle") { Attribute("name", .string) }
+            Entity("Car", parent: "Vehicle") { Attribute("doors", .integer16) }
+            Entity("Bike", parent: "Vehicle") { Attribute("gears", .integer16) }
+        }
+        let v2 = try ObjectModel {
+            Entity("Vehicle") { Attribute("wheels", .integer16).defaultValue("2") }
+            Entity("Car") {
+                Attribute("name", .string)
+                Attribute("doors", .integer16)
+            }
+            Entity("Bike", parent: "Vehicle") {
+                Attribute("name", .string)
+                Attribute("gears", .integer16)
+            }
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try Case(v1: v1, v2: v2).run(in: directory) { writer, _ in
+            for i in 0..<9 {
+                switch i % 3 {
+                case 0: try writer.insert("Vehicle", ["name": .string("v\(i)")])
+                case 1: try writer.insert("Car", ["name": .string("c\(i)"), "doors": .int(Int64(i))])
+                default: try writer.insert("Bike", ["name": .string("b\(i)"), "gears": .int(Int64(i))])
+                }
+            }
+        }
+        Self.expectSQL(result.method)
+        try Self.expectEquivalent(result, model: v2)
+    }
+
     // MARK: - What streams instead
+
+    /// The in-place method of the step between two models.
+    static func method(_ v1: ObjectModel, _ v2: ObjectModel) throws -> InPlaceMigration.Method {
+        let model = try VersionedModel(name: "M", versions: [.init(name: "v1", model: v1), .init(name: "v2", model: v2)])
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.appending("m.sqlite")
+        try SQLiteStore.create(at: store, model: v1).database.close()
+        return try InPlaceMigration(store: store, model: model, to: "v2").methods[0]
+    }
+
+    @Test func toManyBecomingToOneAndLinksToRemovedObjectsStream() throws {
+        let manyToOne = try Self.method(
+            ObjectModel {
+                Entity("A") { Relationship("bs", toMany: "B", inverse: "a") }
+                Entity("B") { Relationship("a", to: "A", inverse: "bs") }
+            },
+            ObjectModel {
+                Entity("A") { Relationship("bs", to: "B", inverse: "a") }
+                Entity("B") { Relationship("a", to: "A", inverse: "bs") }
+            })
+        guard case .streaming(let reasons) = manyToOne else { Issue.record("to-many → to-one cannot run by SQL"); return }
+        #expect(reasons.contains { $0.contains("to-one and comes from the to-many") }, "\(reasons)")
+
+        let removed = try Self.method(
+            ObjectModel {
+                Entity("Owner") { Relationship("pet", to: "Pet") }
+                Entity("Pet") { Attribute("name", .string) }
+                Entity("Fish", parent: "Pet") { Attribute("fins", .integer16) }
+            },
+            ObjectModel {
+                Entity("Owner") { Relationship("pet", to: "Pet") }
+                Entity("Pet") { Attribute("name", .string) }
+            })
+        guard case .streaming(let reasons) = removed else { Issue.record("links to removed objects cannot stay"); return }
+        #expect(reasons.contains { $0.contains("removed entity Fish") }, "\(reasons)")
+    }
 
     @Test func aRequiredRelationshipToRemovedObjectsOrAnOrderingStreams() throws {
         // Unordered → ordered: the order of existing objects is not in the store.
