@@ -182,8 +182,10 @@ public struct InPlaceMigration {
                     }
                 })
         }
-        // The result is whole and closed; the store is checkpointed (no -wal). Keep the original by a
-        // hard link (its name appears at once, complete), then swap by one rename.
+        // The result and the store are checkpointed (their -wal files empty), so that each main file is
+        // the whole store. Keep the original by a hard link (its name appears at once, complete), then
+        // swap by one rename.
+        try Self.checkpoint(output, timeout: lockTimeout)
         try Self.checkpoint(store, timeout: lockTimeout)
         if keepsBackup && backup == nil {
             let target = Self.backupURL(for: store)
