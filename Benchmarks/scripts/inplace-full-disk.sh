@@ -9,7 +9,7 @@
 #   rebuild  --no-backup, the tmpfs 1.3× the store: the rebuild's copy does not fit
 #   backup   the backup kept, the tmpfs 1.5× the store: the NAME~.EXT copy does not fit
 # Each: exit 75 and a message; the store's digest unchanged, integrity ok, no backup or temporary left;
-# then the tmpfs grows to 4× and the same command exits 0, its result identical to the reference.
+# then the tmpfs grows to 8× and the same command exits 0, its result identical to the reference.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -61,7 +61,7 @@ for case in rebuild backup; do
     leftovers=$(ls -A "$SMALL" | grep -v -E '^store\.sqlite(-wal|-shm)?$|^\.store\.sqlite\.moult-inplace$' || true)
     [[ -z "$leftovers" ]] || problems+=("left beside the store: $leftovers")
     message=$(grep -m1 'error' "$WORK/$case.log" || true)
-    mount -o remount,size=$((SIZE * 4)) "$SMALL"
+    mount -o remount,size=$((SIZE * 8)) "$SMALL"
     rc2=0
     "$MOULT" migrate "$SMALL/store.sqlite" --model "$WIDENING" "${options[@]}" --quiet >>"$WORK/$case.log" 2>&1 || rc2=$?
     [[ "$rc2" == 0 ]] || problems+=("the run with room exited $rc2")
