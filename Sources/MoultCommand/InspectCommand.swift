@@ -57,6 +57,9 @@ struct InspectCommand: AsyncParsableCommand {
                     "matchingVersion": model == nil ? NSNull() : (matching.map { $0.name as Any } ?? NSNull()),
                 ]
                 object["frameworkVersion"] = metadata.frameworkVersion ?? NSNull()
+                if let pending = try? InPlaceMigration.pendingCleanup(in: metadata), !pending.isEmpty {
+                    object["pendingCleanup"] = pending.map(\.description)
+                }
                 if model != nil && matching == nil {
                     object["differences"] = differences.flatMap { version in version.differences.map { "\(version.version): \($0)" } }
                     object["versionDifferences"] = Dictionary(
@@ -68,6 +71,9 @@ struct InspectCommand: AsyncParsableCommand {
                 print("store UUID: \(metadata.storeUUID)")
                 print("framework version: \(metadata.frameworkVersion.map(String.init) ?? "unknown")")
                 print("version identifiers: \(metadata.versionIdentifiers.map { "\"\($0)\"" }.joined(separator: ", "))")
+                if let pending = try? InPlaceMigration.pendingCleanup(in: metadata), !pending.isEmpty {
+                    print("pending clean-up (moult finish): \(pending.map(\.description).joined(separator: ", "))")
+                }
                 print("entities:")
                 for name in names {
                     let count = counts[name].map { "  \($0) objects" } ?? ""

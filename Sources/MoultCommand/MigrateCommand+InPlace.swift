@@ -20,7 +20,8 @@ extension MigrateCommand {
                 return
             }
             try chain.checkPolicies()
-            let migration = try InPlaceMigration(chain: chain, keepsBackup: !noBackup)
+            var migration = try InPlaceMigration(chain: chain, keepsBackup: !noBackup)
+            migration.defersCleanup = deferCleanup
             let display = ProgressDisplay(enabled: !quiet && !json)
             let start = ContinuousClock.now
             let report = try migration.run(progress: { display.show($0) })
@@ -43,6 +44,8 @@ extension MigrateCommand {
                     print(StepReport.line(index, step) + (report.ranBySQL[index] ? ": by SQL" : ": streamed, then swapped in"))
                 }
                 if let backup = report.backup { print("the original is kept as \(backup.path)") }
+                let pending = (try? InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: chain.store))) ?? []
+                if !pending.isEmpty { print("clean-up left for `moult finish`: \(pending.map(\.description).joined(separator: ", "))") }
             }
         }
     }

@@ -36,6 +36,9 @@ struct MigrateCommand: AsyncParsableCommand {
     @Flag(help: "In place: keep no NAME~.EXT copy of the original.")
     var noBackup = false
 
+    @Flag(help: "In place: leave dropping columns and tables and building new indexes for `moult finish`.")
+    var deferCleanup = false
+
     @Flag(help: "Resume an interrupted run (automatic when its work directory is found); an output that is already this migration's finished store is then accepted as done.")
     var resume = false
 

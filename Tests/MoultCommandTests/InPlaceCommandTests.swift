@@ -101,6 +101,44 @@ import Testing
         #expect(try Self.version(of: directory.appending("people~.sqlite")) == "v1")
     }
 
+    @Test func deferredCleanupIsShownByInspectAndDoneByFinishEvenAfterAKill() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // Cleanup v1 -> v2 drops a column and a table and adds an indexed column.
+        let model = Fixtures.packageRoot.appending(path: "Tests/InPlaceModels/Cleanup.xcdatamodeld").path
+        let store = directory.appending("cleanup.sqlite")
+        #expect(try MoultProcess.run(["create", store.path, "--model", model + "/v1.xcdatamodel"]).exitCode == 0)
+        let database = try Database(url: store, mode: .readWrite)
+        try database.executeScript(
+            "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZOBSOLETE) VALUES (1, 1, 1, 'a', 'x'), (2, 1, 1, 'b', NULL);"
+                + "INSERT INTO ZRETIRED (Z_PK, Z_ENT, Z_OPT, ZNOTE) VALUES (1, 2, 1, 'n'); UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_ENT = 1;"
+                + "UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_ENT = 2")
+        database.close()
+        let migrate = try MoultProcess.run(["migrate", store.path, "--model", model, "--defer-cleanup", "--no-backup"])
+        #expect(migrate.exitCode == 0, "\(migrate.standardError)")
+        let inspect = try MoultProcess.run(["inspect", store.path, "--model", model])
+        #expect(
+            inspect.standardOutput.contains("pending clean-up (moult finish): drop-column ZITEM ZOBSOLETE, drop-table ZRETIRED, create-index ZITEM_ZCODE_INDEX"),
+            "\(inspect.standardOutput)")
+        #expect(inspect.standardOutput.contains("matching version: v2"))
+        let killed = try MoultProcess.run(["finish", store.path, "--model", model], environment: ["MOULT_FAULT": "inplace-cleanup-statement:1"])
+        #expect(killed.terminatedBySignal)
+        #expect(try MoultProcess.run(["inspect", store.path, "--model", model]).standardOutput.contains("pending clean-up"))
+        let finish = try MoultProcess.run(["finish", store.path, "--model", model])
+        #expect(finish.exitCode == 0 && finish.standardOutput.contains("finished"), "\(finish.standardOutput)\(finish.standardError)")
+        let after = try MoultProcess.run(["inspect", store.path, "--model", model])
+        #expect(after.exitCode == 0 && !after.standardOutput.contains("pending clean-up"))
+        #expect(after.standardOutput.contains("matching version: v2"), "\(after.standardOutput)")
+        let check = try Database(url: store, mode: .readOnly)
+        defer { check.close() }
+        #expect(try check.columns(of: "ZITEM").sorted() == ["ZCODE", "ZNAME", "Z_ENT", "Z_OPT", "Z_PK"])
+        #expect(try !check.tableExists("ZRETIRED"))
+        #expect(try check.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'ZITEM_ZCODE_INDEX'") == .int(1))
+        #expect(try check.scalar("PRAGMA integrity_check") == .string("ok"))
+        let again = try MoultProcess.run(["finish", store.path, "--model", model])
+        #expect(again.exitCode == 0 && again.standardOutput.contains("nothing pending"))
+    }
+
     @Test func aLockedStoreIsRefusedWith74() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

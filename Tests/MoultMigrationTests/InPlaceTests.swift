@@ -487,6 +487,73 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: InPlaceMigration.backupURL(for: store).path))
     }
 
+    // MARK: - Deferred clean-up
+
+    @Test func deferredCleanupLeavesColumnsAndIndexesForFinish() throws {
+        let v1 = try ObjectModel {
+            Entity("Item") {
+                Attribute("name", .string)
+                Attribute("obsolete", .string)
+                Relationship("owner", to: "Owner", inverse: "items")
+            }
+            Entity("Owner") {
+                Attribute("name", .string)
+                Relationship("items", toMany: "Item", inverse: "owner")
+            }
+        }
+        let v2 = try ObjectModel {
+            Entity("Item") {
+                Attribute("name", .string)
+                Relationship("holder", to: "Owner", inverse: "items").renamed(from: "owner")
+            }
+            Entity("Owner") {
+                Attribute("name", .string)
+                Relationship("items", toMany: "Item", inverse: "holder")
+            }
+        }
+        let model = try VersionedModel(name: "M", versions: [.init(name: "v1", model: v1), .init(name: "v2", model: v2)])
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.appending("m.sqlite")
+        let store = try SQLiteStore.create(at: url, model: v1)
+        let writer = try store.makeWriter()
+        try writer.write {
+            let owner = try writer.insert("Owner", ["name": .string("o")])
+            for i in 0..<5 { try writer.insert("Item", ["name": .string("i\(i)"), "obsolete": .string("x"), "owner": .object(owner)]) }
+        }
+        store.database.close()
+        let streamed = directory.appending("streamed.sqlite")
+        try ProgressiveMigration(store: url, model: model, to: "v2").run(output: streamed)
+
+        var migration = try InPlaceMigration(store: url, model: model, to: "v2", keepsBackup: false)
+        migration.defersCleanup = true
+        try migration.run()
+        // At the new version at once, same content; the old column still there, the new index not yet.
+        try expectSameContent(url, streamed, model: v2, "deferred")
+        let pending = try InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: url))
+        #expect(pending == [.dropColumn(table: "ZITEM", column: "ZOBSOLETE"), .createIndex("ZITEM_ZHOLDER_INDEX")])
+        #expect(try Self.columns(url)["ZITEM"]?.contains("ZOBSOLETE VARCHAR") == true)
+
+        // A forged record naming a column the version uses is refused, nothing done.
+        let forged = directory.appending("forged.sqlite")
+        _ = try directory.copyStore(url, as: "forged.sqlite")
+        let database = try Database(url: forged, mode: .readWrite)
+        var metadata = try StoreMetadata(reading: database)
+        metadata.additionalKeys[InPlaceMigration.pendingCleanupKey] = .array([.string("drop-column ZITEM ZNAME")])
+        try database.execute("DELETE FROM Z_METADATA")
+        try metadata.write(to: database)
+        database.close()
+        #expect { try InPlaceMigration.finishPendingCleanup(of: forged, layout: StoreLayout(model: v2)) } throws: {
+            ($0 as? MigrationError)?.category == .badInput
+        }
+        #expect(try Self.columns(forged)["ZITEM"]?.contains("ZNAME VARCHAR") == true)
+
+        #expect(try InPlaceMigration.finishPendingCleanup(of: url, layout: StoreLayout(model: v2)) == 2)
+        #expect(try InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: url)).isEmpty)
+        try Self.expectEquivalent((migration.methods[0], url, streamed), model: v2)
+        #expect(try InPlaceMigration.finishPendingCleanup(of: url, layout: StoreLayout(model: v2)) == 0)
+    }
+
     // MARK: - The library API
 
     @Test func openingWithTheAutomaticOptionsMigratesInPlace() throws {

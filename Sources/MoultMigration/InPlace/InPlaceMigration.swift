@@ -57,6 +57,12 @@ public struct InPlaceMigration {
     public let methods: [Method]
     /// Keep the original as `NAME~.EXT`.
     public var keepsBackup: Bool
+    /// Leave the clean-up that can wait (dropped columns and tables, new indexes) for later, as Core
+    /// Data's `NSPersistentStoreDeferredLightweightMigrationOptionKey`: the store is at the new version
+    /// at once, its metadata lists the pending statements (``pendingCleanupKey``), and
+    /// ``finishPendingCleanup(of:)`` (`moult finish`) runs them. Only the chain's last step defers;
+    /// pending clean-up of an earlier run is done before any step.
+    public var defersCleanup = false
     /// How long to wait for another connection's lock before refusing the store.
     public var lockTimeout: Duration = .milliseconds(500)
 
@@ -123,6 +129,7 @@ public struct InPlaceMigration {
         let manager = FileManager.default
         do {
             try Self.checkpoint(store, timeout: lockTimeout)
+            try Self.finishPendingCleanup(of: store, layout: StoreLayout(model: chain.sourceVersion.model), timeout: lockTimeout)
             var ranBySQL: [Bool] = []
             let work = Self.workFolder(for: store)
             // A run killed after its backup was made keeps that backup (the original): a resumed run
@@ -135,7 +142,10 @@ public struct InPlaceMigration {
                         backup = try Self.copyBackup(of: store)
                         try Self.recordBackup(backup!, in: work)
                     }
-                    let ran = try Self.runSQL(script, step: step, store: store, timeout: lockTimeout)
+                    var script = script
+                    var pending: [InPlaceCleanup] = []
+                    if defersCleanup && offset == chain.steps.count - 1 { (script, pending) = script.deferringCleanup() }
+                    let ran = try Self.runSQL(script, pending: pending, step: step, store: store, timeout: lockTimeout)
                     ranBySQL.append(ran)
                     if !ran {
                         // The store's schema is not what the layout says: stream this step instead.
@@ -287,7 +297,9 @@ public struct InPlaceMigration {
     ///
     /// - Returns: false (nothing changed) when the store's schema is not the layout the script was made
     ///   for (a table, column or index Moult does not lay out, a trigger or a view).
-    static func runSQL(_ script: InPlaceScript, step: ProgressiveMigration.Step, store: URL, timeout: Duration) throws -> Bool {
+    static func runSQL(
+        _ script: InPlaceScript, pending: [InPlaceCleanup] = [], step: ProgressiveMigration.Step, store: URL, timeout: Duration
+    ) throws -> Bool {
         let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 8 * 1024, busyTimeout: timeout))
         defer { database.close() }
         let oldLayout = try StoreLayout(model: step.from.model)
@@ -309,6 +321,11 @@ public struct InPlaceMigration {
                 updated.versionIdentifiers = fresh.versionIdentifiers
                 updated.hashesDigest = fresh.hashesDigest
                 updated.checksum = fresh.checksum
+                if pending.isEmpty {
+                    updated.additionalKeys[pendingCleanupKey] = nil
+                } else {
+                    updated.additionalKeys[pendingCleanupKey] = .array(pending.map { .string($0.record) })
+                }
                 try database.execute("DELETE FROM \"Z_METADATA\"")
                 try updated.write(to: database)
                 FaultInjection.reach("inplace-before-commit")
@@ -319,6 +336,67 @@ public struct InPlaceMigration {
         } catch let error as StoreError where error.code == .diskFull {
             throw MigrationError(
                 .interrupted, "the disk is full; the store was not changed: free some space and run the same command again", underlying: error)
+        }
+    }
+
+    // MARK: - Deferred clean-up
+
+    /// The metadata key listing the clean-up statements a deferred in-place migration left.
+    public static let pendingCleanupKey = "MoultPendingCleanup"
+
+    /// The clean-up a store's metadata says is pending (empty when none).
+    ///
+    /// - Throws: ``MigrationError`` `.invalidMapping` (bad input) when a record is not one Moult writes.
+    public static func pendingCleanup(in metadata: StoreMetadata) throws -> [InPlaceCleanup] {
+        guard let value = metadata.additionalKeys[pendingCleanupKey] else { return [] }
+        guard let records = value.arrayValue else {
+            throw MigrationError(.invalidMapping, "the store's metadata key \(pendingCleanupKey) is not a list of clean-up records")
+        }
+        return try records.map { record in
+            guard let text = record.stringValue, let cleanup = InPlaceCleanup(record: text) else {
+                throw MigrationError(.invalidMapping, "the store's metadata key \(pendingCleanupKey) holds \(record), which is not a clean-up record")
+            }
+            return cleanup
+        }
+    }
+
+    /// Runs the clean-up a deferred in-place migration left, and removes it from the metadata, in one
+    /// transaction. Each record is made into SQL from `layout` (the layout of the store's version);
+    /// one that names a table, column or index the layout still uses is refused.
+    ///
+    /// - Returns: the number of clean-up records done (0 when nothing was pending).
+    /// - Throws: ``MigrationError`` `.io` when another process holds a lock, `.interrupted` when the disk
+    ///   is full, `.invalidMapping` (bad input) for a record that must not run (the store as it was).
+    @discardableResult
+    public static func finishPendingCleanup(of store: URL, layout: StoreLayout, timeout: Duration = .milliseconds(500)) throws -> Int {
+        guard !(try pendingCleanup(in: try StoreMetadata(contentsOf: store))).isEmpty else { return 0 }
+        let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 8 * 1024, busyTimeout: timeout))
+        defer { database.close() }
+        do {
+            return try database.transaction(.immediate) {
+                var metadata = try StoreMetadata(reading: database)
+                let pending = try pendingCleanup(in: metadata)
+                for cleanup in pending {
+                    guard let statement = cleanup.statement(in: layout) else {
+                        throw MigrationError(
+                            .invalidMapping, "the pending clean-up '\(cleanup)' of \(store.path) names what its version still uses: nothing was done")
+                    }
+                    if case .dropColumn(let table, let column) = cleanup, !(try database.columns(of: table).contains(column)) { continue }
+                    FaultInjection.reach("inplace-cleanup-statement")
+                    try database.execute(statement.sql, statement.arguments)
+                }
+                metadata.additionalKeys[pendingCleanupKey] = nil
+                try database.execute("DELETE FROM \"Z_METADATA\"")
+                try metadata.write(to: database)
+                return pending.count
+            }
+        } catch let error as StoreError where error.code == .locked {
+            throw MigrationError(.io, "another process holds a lock on \(store.path); the store was not changed", underlying: error)
+        } catch let error as StoreError where error.code == .diskFull {
+            throw MigrationError(
+                .interrupted, "the disk is full; the store was not changed: free some space and run the same command again", underlying: error)
+        } catch {
+            throw StreamingMigrator.classify(error)
         }
     }
 

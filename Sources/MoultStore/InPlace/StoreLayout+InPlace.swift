@@ -25,6 +25,17 @@ extension StoreLayout {
     }
 }
 
+/// `CREATE INDEX` for an index of a layout, every identifier quoted.
+func createIndexSQL(_ index: IndexLayout, ifNotExists: Bool = false) -> String {
+    let terms = index.terms.map { term -> String in
+        let first = term.split(separator: " ").first.map(String.init) ?? term
+        let column = first.trimmingCharacters(in: CharacterSet(charactersIn: "\"`[]"))
+        let rest = term.split(separator: " ").dropFirst().joined(separator: " ")
+        return rest.isEmpty ? quoted(column) : "\(quoted(column)) \(rest)"
+    }
+    return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(quoted(index.name)) ON \(quoted(index.table)) (\(terms.joined(separator: ", ")))"
+}
+
 /// An SQL identifier, quoted.
 @inline(__always)
 func quoted(_ identifier: String) -> String {
@@ -400,11 +411,13 @@ private struct InPlaceBuilder {
         changes += alters
         // 4. Old tables neither kept nor renamed.
         let dropped = (old.tables.map(\.name) + old.joinTables.map(\.name)).filter { !keptTables.contains($0) && !renamedTables.contains($0) }
-        if !dropped.isEmpty {
+        let finalNames = Set(new.tables.map(\.name) + new.joinTables.map(\.name))
+        for table in dropped {
+            let statement = InPlaceStatement("DROP TABLE \(quoted(table))")
             changes.append(
                 InPlaceChange(
-                    kind: .dropTable, summary: dropped.joined(separator: ", "),
-                    statements: dropped.map { InPlaceStatement("DROP TABLE \(quoted($0))") }, touchesRows: false))
+                    kind: .dropTable, summary: table, statements: [statement], touchesRows: false,
+                    deferred: finalNames.contains(table) ? nil : .dropTable(table)))
         }
         // 5. New tables under their names.
         for (stage, final) in renames where stage != final {
@@ -415,11 +428,9 @@ private struct InPlaceBuilder {
         }
         // 6. Indexes.
         let created = (new.tables.flatMap(\.indexes) + new.joinTables.flatMap(\.indexes)).filter { !survivingIndexes.contains($0.name) }
-        if !created.isEmpty {
-            changes.append(
-                InPlaceChange(
-                    kind: .createIndex, summary: created.map(\.name).joined(separator: ", "),
-                    statements: created.map { InPlaceStatement(Self.createSQL($0)) }, touchesRows: true))
+        for index in created {
+            let statement = InPlaceStatement(Self.createSQL(index))
+            changes.append(InPlaceChange(kind: .createIndex, summary: index.name, statements: [statement], touchesRows: true, deferred: .createIndex(index.name)))
         }
         // 7. Z_PRIMARYKEY: one row per entity; a root's Z_MAX continues its old root's.
         var primaryKeys = [
@@ -536,11 +547,14 @@ private struct InPlaceBuilder {
             numbers.count == sourceTable.entityNumbers.count
                 ? "" : " AND \(quoted("Z_ENT")) IN (\(numbers.map(String.init).joined(separator: ", ")))"
         }
+        // A dropped column can wait unless a renamed or added column takes its name.
+        let claimedNames = Set(renames.map(\.to) + adds.map(\.name))
         for column in drops {
             changes.append(
                 InPlaceChange(
                     kind: .dropColumn, summary: "\(sourceTable.name).\(column)",
-                    statements: [InPlaceStatement("ALTER TABLE \(name) DROP COLUMN \(quoted(column))")], touchesRows: true))
+                    statements: [InPlaceStatement("ALTER TABLE \(name) DROP COLUMN \(quoted(column))")], touchesRows: true,
+                    deferred: claimedNames.contains(column) ? nil : .dropColumn(table: table.name, column: column)))
         }
         // Renames through temporary names when one's new name is another's old one.
         let remaining = Set(sourceTable.columns.map(\.name)).subtracting(drops)
@@ -642,14 +656,7 @@ private struct InPlaceBuilder {
         return "CREATE TABLE \(quoted(name)) ( \(body.joined(separator: ", ")) )"
     }
 
-    static func createSQL(_ index: IndexLayout) -> String {
-        let terms = index.terms.map { term -> String in
-            let column = termColumn(term)
-            let rest = term.split(separator: " ").dropFirst().joined(separator: " ")
-            return rest.isEmpty ? quoted(column) : "\(quoted(column)) \(rest)"
-        }
-        return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(quoted(index.name)) ON \(quoted(index.table)) (\(terms.joined(separator: ", ")))"
-    }
+    static func createSQL(_ index: IndexLayout) -> String { createIndexSQL(index) }
 
     // MARK: Join tables
 
