@@ -201,10 +201,12 @@ public struct InPlaceMigration {
             let target = Self.backupURL(for: store)
             let temporary = URL(filePath: target.path + ".moult-tmp")
             try? manager.removeItem(at: temporary)
-            guard link(store.path, temporary.path) == 0 else {
-                throw MigrationError(.io, "cannot keep the original as \(target.path): \(String(cString: strerror(errno)))")
+            if link(store.path, temporary.path) == 0 {
+                try Self.rename(temporary, to: target)
+            } else {
+                // A filesystem without hard links: a copy.
+                _ = try Self.copyBackup(of: store)
             }
-            try Self.rename(temporary, to: target)
             backup = target
             try Self.recordBackup(target, in: work)
         }
