@@ -372,6 +372,42 @@ import Testing
         try Self.expectEquivalent(result, model: v2)
     }
 
+    @Test func aRenamedToOneWhoseDestinationGainsSubEntitiesGetsItsEntityColumn() throws {
+        let v1 = try ObjectModel {
+            Entity("Owner") {
+                Attribute("name", .string)
+                Relationship("pet", to: "Pet", inverse: "owner")
+            }
+            Entity("Pet") {
+                Attribute("name", .string)
+                Relationship("owner", to: "Owner", inverse: "pet")
+            }
+        }
+        let v2 = try ObjectModel {
+            Entity("Owner") {
+                Attribute("name", .string)
+                Relationship("animal", to: "Pet", inverse: "owner").renamed(from: "pet")
+            }
+            Entity("Pet") {
+                Attribute("name", .string)
+                Relationship("owner", to: "Owner", inverse: "animal")
+            }
+            Entity("Puppy", parent: "Pet") { Attribute("age", .integer16) }
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try Case(v1: v1, v2: v2).run(in: directory) { writer, database in
+            for i in 0..<4 {
+                let pet = try writer.insert("Pet", ["name": .string("p\(i)")])
+                let owner = try writer.insert("Owner", ["name": .string("o\(i)"), "pet": i == 3 ? .null : .object(pet)])
+                if i != 3 { try database.execute("UPDATE ZPET SET ZOWNER = ? WHERE Z_PK = ?", [.int(owner.primaryKey), .int(pet.primaryKey)]) }
+            }
+        }
+        guard case .sql(let script) = result.method else { Issue.record("\(result.method)"); return }
+        #expect(script.changes.contains { $0.kind == .fillColumn }, "\(script.changes.map(\.description))")
+        try Self.expectEquivalent(result, model: v2)
+    }
+
     // MARK: - What streams instead
 
     /// The in-place method of the step between two models.

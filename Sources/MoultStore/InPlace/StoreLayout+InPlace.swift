@@ -517,11 +517,11 @@ private struct InPlaceBuilder {
                 }
             }
             if let sourceColumn {
-                guard sourceTypes[sourceColumn] == column.declaredType, !used.contains(sourceColumn) else { return nil }
                 if unlessNull != nil {
-                    // A companion filled from its to-one's column: a new column, the to-one kept.
+                    // A companion filled where its to-one's column is set: a new column, the to-one kept.
                     adds.append(column)
                 } else {
+                    guard sourceTypes[sourceColumn] == column.declaredType, !used.contains(sourceColumn) else { return nil }
                     used.insert(sourceColumn)
                     if sourceColumn != column.name { renames.append((sourceColumn, column.name)) }
                 }
@@ -587,7 +587,10 @@ private struct InPlaceBuilder {
         for fill in fills {
             var condition = "1"
             if fill.onlyNil { condition = "\(quoted(fill.column)) IS NULL" }
-            if let column = fill.unlessNullColumn { condition = "\(quoted(column)) IS NOT NULL" }
+            // The to-one's column under its name after the renames above.
+            if let column = fill.unlessNullColumn {
+                condition = "\(quoted(renames.first { $0.from == column }?.to ?? column)) IS NOT NULL"
+            }
             changes.append(
                 InPlaceChange(
                     kind: .fillColumn, summary: "\(sourceTable.name).\(fill.column) = \(fill.value)\(fill.onlyNil ? " where nil" : "")",
