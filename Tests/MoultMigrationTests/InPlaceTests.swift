@@ -505,6 +505,21 @@ import Testing
 
     // MARK: - Safety
 
+    @Test func aStoreInRollbackJournalModeMigratesToo() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try People.generate("v1", persons: 30, in: directory)
+        let database = try Database(url: store, mode: .readWrite)
+        try database.executeScript("PRAGMA journal_mode = DELETE")
+        database.close()
+        let copy = directory.appending("copy.sqlite")
+        try People.migrate(store, to: "v2", output: copy)
+        let report = try InPlaceMigration(store: store, model: People.model, to: "v2").run()
+        #expect(report.ranBySQL == [true])
+        try expectSameContent(store, copy, model: People.version("v2"), "journal mode DELETE")
+        #expect(!FileManager.default.fileExists(atPath: store.path + "-journal"))
+    }
+
     @Test func aStoreLockedByAnotherConnectionIsRefusedUntouched() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
