@@ -1,9 +1,18 @@
+import ArgumentParser
 import Foundation
 import MoultMigration
 import MoultModel
 import MoultStore
 
 extension MigrateCommand {
+    /// `--no-backup` and `--defer-cleanup` mean nothing with `--output`: bad usage (64).
+    func checkInPlaceFlagsUnused() throws {
+        let flags = [noBackup ? "--no-backup" : nil, deferCleanup ? "--defer-cleanup" : nil].compactMap { $0 }
+        if !flags.isEmpty {
+            throw ValidationError("\(flags.joined(separator: " and ")) \(flags.count == 1 ? "applies" : "apply") to a migration in place (without --output)")
+        }
+    }
+
     /// `moult migrate STORE --model M [--to V]` without `--output`: the store migrated where it stands.
     func runInPlace() async throws {
         try await reportingFailures {

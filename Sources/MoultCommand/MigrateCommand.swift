@@ -59,6 +59,7 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         if outputOption == nil { return try await runInPlace() }
+        try checkInPlaceFlagsUnused()
         try await reportingFailures {
             let migration = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
             let output = URL(filePath: self.output)

@@ -63,6 +63,17 @@ import Testing
         #expect(again.exitCode == 0 && again.standardOutput.contains("nothing to migrate"))
     }
 
+    @Test func inPlaceFlagsWithAnOutputAreBadUsage() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.generate("1", persons: 5, in: directory)
+        let result = try MoultProcess.run(
+            ["migrate", store.path, "--model", Self.model, "--to", "v2", "--output", directory.appending("out.sqlite").path, "--no-backup"])
+        #expect(result.exitCode == 64, "\(result.standardError)")
+        #expect(result.standardError.contains("--no-backup applies to a migration in place"))
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("out.sqlite").path))
+    }
+
     @Test func noBackupLeavesNothingBeside() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
