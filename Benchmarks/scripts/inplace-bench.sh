@@ -43,14 +43,16 @@ for n in $SIZES; do
     echo "generating $n persons (v1)" >&2
     "$MOULT_PEOPLE" generate --model-version 1 --objects "$n" --seed 1 "$src" >/dev/null
     sqlite3 "$src" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+    sync
 
-    cp "$src" "$WORK/a.sqlite"
+    # Each copy is synced first, so that no run pays for flushing the copy made just before it.
+    cp "$src" "$WORK/a.sqlite"; sync
     measure "$MOULT" migrate "$WORK/a.sqlite" --model "$MODEL" --to v2 --no-backup --json
     row "people v1->v2 in place --no-backup" "$n" "$WORK/a.sqlite"
     inplace=$WALL inplace_own=$OWN
     rm -f "$WORK/a.sqlite"*
 
-    cp "$src" "$WORK/b.sqlite"
+    cp "$src" "$WORK/b.sqlite"; sync
     measure "$MOULT" migrate "$WORK/b.sqlite" --model "$MODEL" --to v2 --json
     row "people v1->v2 in place, backup kept" "$n" "$WORK/b.sqlite"
     rm -f "$WORK/b.sqlite"* "$WORK/b~.sqlite"
@@ -69,12 +71,12 @@ sqlite3 "$src" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n W
     SELECT i, 1, 1, 'sensor-' || (i % 97), i, (i * 7919) % 100003 - 50000 FROM n;
     UPDATE Z_PRIMARYKEY SET Z_MAX = $READINGS WHERE Z_ENT = 1; PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null
 for round in 1 2; do
-    cp "$src" "$WORK/w.sqlite"
+    cp "$src" "$WORK/w.sqlite"; sync
     measure "$MOULT" migrate "$WORK/w.sqlite" --model "$WIDENING" --no-backup --json
     row "widening rebuild in place --no-backup (round $round)" "$READINGS" "$WORK/w.sqlite"
     moult=$WALL
     rm -f "$WORK/w.sqlite"*
-    cp "$src" "$WORK/h.sqlite"
+    cp "$src" "$WORK/h.sqlite"; sync
     measure sqlite3 "$WORK/h.sqlite" "PRAGMA journal_mode = WAL" "BEGIN IMMEDIATE" \
         "CREATE TABLE \"moult_hand\" ( \"Z_PK\" INTEGER PRIMARY KEY, \"Z_ENT\" INTEGER, \"Z_OPT\" INTEGER, \"ZSEQUENCE\" INTEGER, \"ZVALUE\" FLOAT, \"ZSENSOR\" VARCHAR )" \
         "INSERT INTO \"moult_hand\" (\"Z_PK\", \"Z_ENT\", \"Z_OPT\", \"ZSEQUENCE\", \"ZVALUE\", \"ZSENSOR\") SELECT \"Z_PK\", \"Z_ENT\", \"Z_OPT\", \"ZSEQUENCE\", \"ZVALUE\", \"ZSENSOR\" FROM \"ZREADING\"" \
