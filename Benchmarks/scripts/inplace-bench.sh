@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # In place vs streaming, side by side in one run, with peak memory (tools/peakmem):
 #
-#     Benchmarks/scripts/inplace-bench.sh [--sizes "1000000 10000000"] [--readings N]
+#     Benchmarks/scripts/inplace-bench.sh [--sizes "1000000 10000000"] [--readings N] [--rounds R]
 #
 # For each size N (persons):
 #   - People v1 -> v2 in place with --no-backup (two ALTER TABLE … ADD COLUMN: schema only)
@@ -9,16 +9,18 @@
 #   - the streaming copy (`--output`), as before
 # Then a step that needs a table rebuild: Widening v1 -> v2 (Integer 32 -> Double) on --readings rows
 # (default 1,000,000), in place --no-backup, against the same rebuild written by hand in the sqlite3
-# shell (CREATE, INSERT … SELECT, DROP, RENAME, metadata left alone: the floor).
+# shell (CREATE, INSERT … SELECT, DROP, RENAME, metadata left alone: the floor), R rounds (default 3)
+# alternating the two. `--sizes ""` runs the rebuild alone.
 # Prints a table; writes Benchmarks/results/<date>-inplace.tsv.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-SIZES="1000000" READINGS=1000000
+SIZES="1000000" READINGS=1000000 ROUNDS=3
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --sizes) SIZES=$2; shift 2 ;;
     --readings) READINGS=$2; shift 2 ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
     -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
@@ -70,7 +72,7 @@ sqlite3 "$src" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n W
     INSERT INTO ZREADING (Z_PK, Z_ENT, Z_OPT, ZSENSOR, ZSEQUENCE, ZVALUE)
     SELECT i, 1, 1, 'sensor-' || (i % 97), i, (i * 7919) % 100003 - 50000 FROM n;
     UPDATE Z_PRIMARYKEY SET Z_MAX = $READINGS WHERE Z_ENT = 1; PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null
-for round in 1 2; do
+for round in $(seq 1 "$ROUNDS"); do
     cp "$src" "$WORK/w.sqlite"; sync
     measure "$MOULT" migrate "$WORK/w.sqlite" --model "$WIDENING" --no-backup --json
     row "widening rebuild in place --no-backup (round $round)" "$READINGS" "$WORK/w.sqlite"
