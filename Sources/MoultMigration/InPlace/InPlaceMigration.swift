@@ -95,6 +95,14 @@ public struct InPlaceMigration {
         }
         let old = try StoreLayout(model: step.from.model)
         let new = try StoreLayout(model: step.to.model)
+        // SQL steps make tables and indexes; a schema with anything else (triggers of derived
+        // attributes, views) is made by the streaming engine's new store.
+        let others = (old.schemaSQL + new.schemaSQL).filter { sql in
+            !["CREATE TABLE", "CREATE INDEX", "CREATE UNIQUE INDEX"].contains { sql.uppercased().hasPrefix($0) }
+        }
+        if !others.isEmpty {
+            return .streaming(["the schema has more than tables and indexes (\(others[0].prefix(60))…): the new store is made whole"])
+        }
         switch old.inPlaceChanges(to: new, correspondence: correspondence) {
         case .script(let script): return .sql(script)
         case .unsupported(let reasons): return .streaming(reasons)
