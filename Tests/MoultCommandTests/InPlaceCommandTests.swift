@@ -92,6 +92,10 @@ import Testing
         let arguments = ["--model", Self.model, "--to", "v3", "--mapping", Self.mapping("v2-to-v3")]
         let plan = try MoultProcess.run(["plan", store.path] + arguments)
         #expect(plan.standardOutput.contains("in place: streamed, then swapped in, because"), "\(plan.standardOutput)")
+        let planJSON = try MoultProcess.run(["plan", store.path] + arguments + ["--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(planJSON.standardOutput.utf8)) as? [String: Any])
+        let methods = (object["inPlace"] as? [[String: Any]])?.compactMap { $0["method"] as? String }
+        #expect(methods == ["sql", "streaming"], "\(planJSON.standardOutput)")
         let streamed = try MoultProcess.run(["migrate", store.path] + arguments + ["--output", copy.path])
         #expect(streamed.exitCode == 0, "\(streamed.standardError)")
         let result = try MoultProcess.run(["migrate", store.path] + arguments + ["--json"])
