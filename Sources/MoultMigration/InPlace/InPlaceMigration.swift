@@ -153,7 +153,8 @@ public struct InPlaceMigration {
                     var script = script
                     var pending: [InPlaceCleanup] = []
                     if defersCleanup && offset == chain.steps.count - 1 { (script, pending) = script.deferringCleanup() }
-                    let ran = try Self.runSQL(script, pending: pending, step: step, store: store, timeout: lockTimeout)
+                    let ran = try Self.runSQL(
+                        script, pending: pending, step: step, store: store, timeout: lockTimeout, durable: chain.options.durable)
                     ranBySQL.append(ran)
                     if !ran {
                         // The store's schema is not what the layout says: stream this step instead.
@@ -308,10 +309,14 @@ public struct InPlaceMigration {
     /// - Returns: false (nothing changed) when the store's schema is not the layout the script was made
     ///   for (a table, column or index Moult does not lay out, a trigger or a view).
     static func runSQL(
-        _ script: InPlaceScript, pending: [InPlaceCleanup] = [], step: ProgressiveMigration.Step, store: URL, timeout: Duration
+        _ script: InPlaceScript, pending: [InPlaceCleanup] = [], step: ProgressiveMigration.Step, store: URL, timeout: Duration,
+        durable: Bool = false
     ) throws -> Bool {
         let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 8 * 1024, busyTimeout: timeout))
         defer { database.close() }
+        // Durable: the commit is on disk when it returns, even against a power loss (without it, a power
+        // loss may take the store back to the old version, whole).
+        if durable { try database.executeScript("PRAGMA synchronous = FULL") }
         let oldLayout = try StoreLayout(model: step.from.model)
         do {
             return try database.transaction(.immediate) {
