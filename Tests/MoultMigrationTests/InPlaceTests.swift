@@ -417,7 +417,8 @@ import Testing
         defer { directory.remove() }
         let store = directory.appending("m.sqlite")
         try SQLiteStore.create(at: store, model: v1).database.close()
-        return try InPlaceMigration(store: store, model: model, to: "v2").methods[0]
+        let migration = try InPlaceMigration(store: store, model: model, to: "v2")
+        return try #require(migration.methods.first, "no step from \(migration.chain.sourceVersion.name) to v2")
     }
 
     @Test func toManyBecomingToOneAndLinksToRemovedObjectsStream() throws {
