@@ -42,8 +42,11 @@ import Testing
         migration.defersCleanup = true
         try migration.run()
         let layout = try StoreLayout(model: v2)
-        let records = try InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: template)).map(\.record)
-        #expect(records.count == 3)
+        #expect(try InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: template)).count == 3)
+        // The raw records, the version line first.
+        let records = try #require(try StoreMetadata(contentsOf: template).additionalKeys[InPlaceMigration.pendingCleanupKey]?.arrayValue)
+            .compactMap(\.stringValue)
+        #expect(records.count == 4)
 
         let fuzzer = Fuzzer(
             name: "pending clean-up records", corpus: [Array(records.joined(separator: "\n").utf8)],

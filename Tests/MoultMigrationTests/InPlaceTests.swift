@@ -591,7 +591,8 @@ import Testing
         _ = try directory.copyStore(url, as: "forged.sqlite")
         let database = try Database(url: forged, mode: .readWrite)
         var metadata = try StoreMetadata(reading: database)
-        metadata.additionalKeys[InPlaceMigration.pendingCleanupKey] = .array([.string("drop-column ZITEM ZNAME")])
+        let versionLine = try #require(metadata.additionalKeys[InPlaceMigration.pendingCleanupKey]?.arrayValue?.first)
+        metadata.additionalKeys[InPlaceMigration.pendingCleanupKey] = .array([versionLine, .string("drop-column ZITEM ZNAME")])
         try database.execute("DELETE FROM Z_METADATA")
         try metadata.write(to: database)
         database.close()
@@ -599,6 +600,19 @@ import Testing
             ($0 as? MigrationError)?.category == .badInput
         }
         #expect(try Self.columns(forged)["ZITEM"]?.contains("ZNAME VARCHAR") == true)
+
+        // The same records in the metadata of a store at another version are stale: dropped, not run.
+        let other = directory.appending("other.sqlite")
+        let otherStore = try SQLiteStore.create(at: other, model: v1)
+        var otherMetadata = try otherStore.metadata()
+        otherMetadata.additionalKeys[InPlaceMigration.pendingCleanupKey] = try StoreMetadata(contentsOf: url).additionalKeys[InPlaceMigration.pendingCleanupKey]
+        try otherStore.database.execute("DELETE FROM Z_METADATA")
+        try otherMetadata.write(to: otherStore.database)
+        otherStore.database.close()
+        #expect(try InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: other)).isEmpty)
+        #expect(try InPlaceMigration.finishPendingCleanup(of: other, layout: StoreLayout(model: v1)) == 0)
+        #expect(try StoreMetadata(contentsOf: other).additionalKeys[InPlaceMigration.pendingCleanupKey] == nil)
+        #expect(try Self.columns(other)["ZITEM"]?.contains("ZOBSOLETE VARCHAR") == true)
 
         #expect(try InPlaceMigration.finishPendingCleanup(of: url, layout: StoreLayout(model: v2)) == 2)
         #expect(try InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: url)).isEmpty)

@@ -339,7 +339,10 @@ public struct InPlaceMigration {
                 if pending.isEmpty {
                     updated.additionalKeys[pendingCleanupKey] = nil
                 } else {
-                    updated.additionalKeys[pendingCleanupKey] = .array(pending.map { .string($0.record) })
+                    // The records name the version they are for: a copy of the metadata into another
+                    // store (a streamed output keeps an application's keys) finds them stale.
+                    updated.additionalKeys[pendingCleanupKey] = .array(
+                        [.string(versionRecordPrefix + VersionHashes.digest(fresh.entityHashes))] + pending.map { .string($0.record) })
                 }
                 try database.execute("DELETE FROM \"Z_METADATA\"")
                 try updated.write(to: database)
@@ -358,16 +361,21 @@ public struct InPlaceMigration {
 
     /// The metadata key listing the clean-up statements a deferred in-place migration left.
     public static let pendingCleanupKey = "MoultPendingCleanup"
+    /// The first record: the digest of the entity hashes of the version the records are for.
+    static let versionRecordPrefix = "for-version "
 
     /// The clean-up a store's metadata says is pending (empty when none).
     ///
     /// - Throws: ``MigrationError`` `.invalidMapping` (bad input) when a record is not one Moult writes.
     public static func pendingCleanup(in metadata: StoreMetadata) throws -> [InPlaceCleanup] {
         guard let value = metadata.additionalKeys[pendingCleanupKey] else { return [] }
-        guard let records = value.arrayValue else {
-            throw MigrationError(.invalidMapping, "the store's metadata key \(pendingCleanupKey) is not a list of clean-up records")
+        guard let list = value.arrayValue, let version = list.first?.stringValue, version.hasPrefix(versionRecordPrefix) else {
+            throw MigrationError(
+                .invalidMapping, "the store's metadata key \(pendingCleanupKey) is not a list of clean-up records for a version")
         }
-        return try records.map { record in
+        // Records made for another version (the metadata copied into a store of another version) are stale.
+        guard version.dropFirst(versionRecordPrefix.count) == VersionHashes.digest(metadata.entityHashes) else { return [] }
+        return try list.dropFirst().map { record in
             guard let text = record.stringValue, let cleanup = InPlaceCleanup(record: text) else {
                 throw MigrationError(.invalidMapping, "the store's metadata key \(pendingCleanupKey) holds \(record), which is not a clean-up record")
             }
@@ -384,7 +392,8 @@ public struct InPlaceMigration {
     ///   is full, `.invalidMapping` (bad input) for a record that must not run (the store as it was).
     @discardableResult
     public static func finishPendingCleanup(of store: URL, layout: StoreLayout, timeout: Duration = .milliseconds(500)) throws -> Int {
-        guard !(try pendingCleanup(in: try StoreMetadata(contentsOf: store))).isEmpty else { return 0 }
+        let current = try StoreMetadata(contentsOf: store)
+        guard current.additionalKeys[pendingCleanupKey] != nil else { return 0 }
         let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 8 * 1024, busyTimeout: timeout))
         defer { database.close() }
         do {
