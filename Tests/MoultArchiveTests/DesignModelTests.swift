@@ -127,6 +127,23 @@ extension DesignModelTests {
         }
     }
 
+    @Test func inheritanceAsDeepAsAnyModelDecodesAndDeeperIsRefused() throws {
+        // The deepest chain a model may hold (ObjectModel.maximumInheritanceDepth entities) goes through
+        // the archive; one more level is refused, with 65, before any archive could hold it.
+        let entities = (0..<ObjectModel.maximumInheritanceDepth).map { index in
+            EntityDescription(name: "E\(index)", parent: index == 0 ? nil : "E\(index - 1)")
+        }
+        let deepest = try ObjectModel(entities: entities)
+        let decoded = try ObjectModel(xcodeDesignArchive: DesignArchiveBuilder.archive(deepest))
+        #expect(decoded.entities.count == entities.count)
+        let tooDeep = entities + [EntityDescription(name: "E\(entities.count)", parent: "E\(entities.count - 1)")]
+        #expect {
+            _ = try ObjectModel(entities: tooDeep)
+        } throws: { error in
+            (error as? any CategorizedError)?.category.exitCode == 65 && "\(error)".contains("inheritance chain")
+        }
+    }
+
     @Test func parentsThatFormACycleAreRefused() throws {
         // Two entities, each the other's parent: written by hand, as no valid model has it.
         var writer = KeyedArchiveWriter()
