@@ -87,6 +87,9 @@ final class StatusFile: @unchecked Sendable {
     private var fields: [String: String] = [:]
     private var last: MigrationEvent.Chunk?
     private var lastStage: MigrationEvent.Stage?
+    /// Whether a step has started (written its plan): before that there is no run to report, and a
+    /// refusal leaves no file.
+    private var started = false
 
     init(output: URL) {
         url = Self.url(for: output)
@@ -115,8 +118,12 @@ final class StatusFile: @unchecked Sendable {
             }
             state = "interrupted"
             message = failure.message
-        case .plan, .warning: return
+        case .plan:
+            started = true
+            return
+        case .warning: return
         }
+        guard started else { return }
         var object = EventJSON()
         object.add("v", MigrationEvent.schemaVersion)
         object.add("state", state)
