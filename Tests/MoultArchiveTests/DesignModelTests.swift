@@ -96,15 +96,20 @@ import Testing
 }
 
 extension DesignModelTests {
-    @Test func inheritanceDeeperThanAnyModelIsRefused() throws {
-        let entities = (0...120).map { index in
+    @Test func inheritanceAsDeepAsAnyModelDecodesAndDeeperIsRefused() throws {
+        // The deepest chain a model may hold (ObjectModel.maximumInheritanceDepth entities) goes through
+        // the archive; one more level is refused, with 65, before any archive could hold it.
+        let entities = (0..<ObjectModel.maximumInheritanceDepth).map { index in
             EntityDescription(name: "E\(index)", parent: index == 0 ? nil : "E\(index - 1)")
         }
-        let deep = try ObjectModel(entities: entities)
+        let deepest = try ObjectModel(entities: entities)
+        let decoded = try ObjectModel(xcodeDesignArchive: DesignArchiveBuilder.archive(deepest))
+        #expect(decoded.entities.count == entities.count)
+        let tooDeep = entities + [EntityDescription(name: "E\(entities.count)", parent: "E\(entities.count - 1)")]
         #expect {
-            _ = try ObjectModel(xcodeDesignArchive: DesignArchiveBuilder.archive(deep))
+            _ = try ObjectModel(entities: tooDeep)
         } throws: { error in
-            (error as? ArchiveError)?.category.exitCode == 65 && "\(error)".contains("ancestors")
+            (error as? any CategorizedError)?.category.exitCode == 65 && "\(error)".contains("inheritance chain")
         }
     }
 
