@@ -43,7 +43,8 @@ enum People {
         // Every scenario migration is checked against its source by `moult verify`'s checks too.
         let failures = Failures()
         let report = try MigrationVerifier(migration: migration, destination: output, sampleSize: 50, seed: 11).run { failures.list.append($0) }
-        #expect(report.passed, "moult verify: \(failures.list)")
+        // A run told not to validate may leave broken rules: verify finds those, and only those.
+        #expect(report.passed || (!options.validate && Set(report.failures.keys) == [.validation]), "moult verify: \(failures.list)")
         #expect(report.checked[.validation] == 1 && report.checked[.metadata] ?? 0 > 0)
         return migration
     }
