@@ -19,13 +19,25 @@ struct MigrateCommand: AsyncParsableCommand {
             again with the same arguments (--resume says so explicitly); the result is identical to a run \
             never interrupted. Set MOULT_FAULT=<point>:<n> to make the process kill itself at a named point \
             (testing only).
+
+            Without --output, STORE is migrated in place, as Core Data's default migration does: lightweight \
+            steps by SQL alone in one transaction each, other steps streamed into .STORE.moult-inplace/ and \
+            swapped in atomically; the original is kept as NAME~.EXT unless --no-backup. `moult plan` says \
+            which step runs how.
             """
     )
 
     @OptionGroup var arguments: MigrationArguments
 
-    @Option(help: "The destination store (must not exist).")
-    var output: String
+    @Option(name: .customLong("output"), help: "The destination store (must not exist). Without it, STORE is migrated in place.")
+    var outputOption: String?
+    var output: String { outputOption ?? "" }
+
+    @Flag(help: "In place: keep no NAME~.EXT copy of the original.")
+    var noBackup = false
+
+    @Flag(help: "In place: leave dropping columns and tables and building new indexes for `moult finish`.")
+    var deferCleanup = false
 
     @Flag(help: "Resume an interrupted run (automatic when its work directory is found); an output that is already this migration's finished store is then accepted as done.")
     var resume = false
@@ -49,6 +61,15 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var control: ControlOptions
 
     func run() async throws {
+        if outputOption == nil {
+            guard events.path == nil, control.maxRate == nil, control.pauseFile == nil else {
+                // The in-place path does not produce the event stream yet.
+                printError("moult: error: --events, --max-rate and --pause-file need --output (not available for an in-place migration yet)")
+                throw ExitCode(FailureCategory.usage.exitCode)
+            }
+            return try await runInPlace()
+        }
+        try checkInPlaceFlagsUnused()
         try await reportingFailures {
             let log = try events.open()
             do {
@@ -170,6 +191,7 @@ enum Interruption {
 final class ProgressDisplay: @unchecked Sendable {
     private let enabled: Bool
     private let isTerminal = isatty(STDERR_FILENO) == 1
+    private let start = ContinuousClock.now
     private var last = ContinuousClock.now - .seconds(10)
     private var lastMapping: String?
     private var wroteLine = false
@@ -187,6 +209,18 @@ final class ProgressDisplay: @unchecked Sendable {
             FileHandleWriter.standardError("moult: \(paused.paused ? "paused" : "resumed"): \(paused.reason)\n")
         default: break
         }
+    }
+
+    /// Renders a progress report of a run that has no event stream (in place).
+    func show(_ progress: MigrationProgress) {
+        guard enabled, progress.isChunk || progress.done > 0 else { return }
+        let elapsed = max((ContinuousClock.now - start) / .seconds(1), 0.001)
+        let rate = Double(progress.done) / elapsed
+        show(
+            MigrationEvent.Chunk(
+                step: progress.step, steps: progress.steps, pass: progress.pass, passes: progress.passes, stage: progress.stage,
+                mapping: progress.mapping ?? "", chunk: progress.chunk, chunks: progress.chunks, rows: progress.rows, done: progress.done,
+                total: progress.total, elapsed: elapsed, rate: rate, eta: rate > 0 ? Double(max(progress.total - progress.done, 0)) / rate : nil))
     }
 
     private func show(_ chunk: MigrationEvent.Chunk) {
