@@ -80,7 +80,11 @@ struct FleetMigrateCommand: AsyncParsableCommand {
                             return FleetResult(store: entry.name, outcome: .alreadyCurrent, exitCode: 0, seconds: seconds())
                         }
                         guard let output = entry.output else {
-                            throw CommandFailure(.usage, "line \(entry.line): no \"output\": in-place migration is not in this build of moult")
+                            // In place, keeping the original as a backup (as `moult migrate` without --output does).
+                            try migration.checkPolicies()
+                            _ = try InPlaceMigration(chain: migration, keepsBackup: true).run()
+                            if !quiet { printError("moult: migrated \(entry.name) in place in \(String(format: "%.2f", seconds())) s") }
+                            return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, seconds: seconds())
                         }
                         let reports = try migration.run(output: output, resume: true, isCancelled: { Interruption.requested })
                         let objects = reports.last?.objectCounts ?? [:]

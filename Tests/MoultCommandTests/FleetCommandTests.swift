@@ -84,11 +84,12 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let manifest = try Self.fleet(4, in: directory)
-        // Store 1 is not a store; store 3 has no output (in place).
+        // Store 1 is not a store; store 3's model does not exist.
         let good = try Data(contentsOf: directory.appending("stores/s1.sqlite"))
         try Data("not a store".utf8).write(to: directory.appending("stores/s1.sqlite"))
         var text = try String(contentsOf: manifest, encoding: .utf8)
-        text = text.replacingOccurrences(of: ",\"output\":\"out/s3.sqlite\"", with: "")
+        let lines = text.split(separator: "\n").map(String.init)
+        text = (lines.dropLast() + [lines[3].replacingOccurrences(of: Self.model, with: "none.xcdatamodeld")]).joined(separator: "\n") + "\n"
         try text.write(to: manifest, atomically: true, encoding: .utf8)
         let first = try MoultProcess.run(["migrate", "--manifest", manifest.path, "--shard", "0/1"])
         #expect(first.exitCode != 0, "\(first.standardError)")
@@ -104,7 +105,7 @@ import Testing
         // Fixed, run again: only the failed stores run; the store already at v2 is already current.
         try good.write(to: directory.appending("stores/s1.sqlite"))
         try FileManager.default.copyItem(at: directory.appending("out/s0.sqlite"), to: directory.appending("stores/s3-v2.sqlite"))
-        text = text.replacingOccurrences(of: "\"stores/s3.sqlite\"", with: "\"stores/s3-v2.sqlite\"")
+        text = text.replacingOccurrences(of: "\"stores/s3.sqlite\"", with: "\"stores/s3-v2.sqlite\"").replacingOccurrences(of: "none.xcdatamodeld", with: Self.model)
         try text.write(to: manifest, atomically: true, encoding: .utf8)
         let second = try MoultProcess.run(["fleet", "migrate", "--manifest", manifest.path, "--shard", "1", "--quiet"], environment: ["SLURM_ARRAY_TASK_ID": "0"])
         #expect(second.exitCode == 0, "\(second.standardError)")
@@ -112,6 +113,24 @@ import Testing
         #expect(results.count == 6, "\(results)")
         let report = try MoultProcess.run(["fleet", "report", manifest.path + ".results.jsonl"])
         #expect(report.standardOutput.contains("5 stores (6 result lines): 3 migrated, 1 already current, 1 failed"), "\(report.standardOutput)")
+    }
+
+    @Test func aStoreWithoutOutputIsMigratedInPlace() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let manifest = try Self.fleet(3, in: directory)
+        let text = try String(contentsOf: manifest, encoding: .utf8).replacingOccurrences(of: ",\"output\":\"out/s1.sqlite\"", with: "")
+        try text.write(to: manifest, atomically: true, encoding: .utf8)
+        let result = try MoultProcess.run(["migrate", "--manifest", manifest.path, "--shard", "0/1", "--quiet"])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        #expect(try Self.results(manifest).map { $0["outcome"] as? String } == ["migrated", "migrated", "migrated"])
+        let inspect = try MoultProcess.run(["inspect", directory.appending("stores/s1.sqlite").path, "--model", Self.model, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(inspect.standardOutput.utf8)) as? [String: Any])
+        #expect(object["matchingVersion"] as? String == "v2", "\(inspect.standardOutput)")
+        // Run again: everything is done.
+        let again = try MoultProcess.run(["migrate", "--manifest", manifest.path, "--shard", "0/1"])
+        #expect(again.exitCode == 0 && again.standardError.contains("3 done before"), "\(again.standardError)")
+        #expect(try Self.results(manifest).count == 3)
     }
 
     @Test func badManifestsAndShardsAreRefused() throws {
