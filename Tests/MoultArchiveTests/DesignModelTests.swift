@@ -96,15 +96,51 @@ import Testing
 }
 
 extension DesignModelTests {
-    @Test func inheritanceDeeperThanAnyModelIsRefused() throws {
-        let entities = (0...120).map { index in
-            EntityDescription(name: "E\(index)", parent: index == 0 ? nil : "E\(index - 1)")
+    /// An archive of entities `E0`…`E<count - 1>`, each `E<n>`'s parent `E<n - 1>` (written by hand:
+    /// ObjectModel itself refuses such a chain).
+    static func inheritanceChain(_ count: Int) -> [UInt8] {
+        var writer = KeyedArchiveWriter()
+        let root = writer.reserve(), package = writer.reserve()
+        let entities = (0..<count).map { _ in writer.reserve() }
+        var bucket: [(key: PropertyListValue, value: PropertyListValue)] = []
+        for (index, uid) in entities.enumerated() {
+            var generalizations: [PropertyListValue] = []
+            if index > 0 {
+                generalizations.append(.uid(writer.add(className: "XDUMLGeneralizationImp", fields: ["_general": .uid(entities[index - 1])])))
+            }
+            writer.set(uid, className: "XDPMEntity", fields: [
+                "_name": writer.string("E\(index)"), "XDBucketForGeneralizationsstorage": writer.array(generalizations),
+            ])
+            bucket.append((writer.string("E\(index)"), .uid(uid)))
         }
-        let deep = try ObjectModel(entities: entities)
+        writer.set(package, className: "XDModelPackage", fields: ["XDBucketForClassesstorage": writer.dictionary(bucket)])
+        writer.set(root, className: "XDPMModel", fields: ["_xd_rootPackage": .uid(package)])
+        return writer.archive(root: root)
+    }
+
+    @Test func inheritanceDeeperThanAnyModelIsRefused() throws {
+        #expect(try ObjectModel(xcodeDesignArchive: Self.inheritanceChain(50)).entityVersionHashes().count == 50)
         #expect {
-            _ = try ObjectModel(xcodeDesignArchive: DesignArchiveBuilder.archive(deep))
+            _ = try ObjectModel(xcodeDesignArchive: Self.inheritanceChain(121))
         } throws: { error in
             (error as? ArchiveError)?.category.exitCode == 65 && "\(error)".contains("ancestors")
+        }
+    }
+
+    @Test func inheritanceAsDeepAsAnyModelDecodesAndDeeperIsRefused() throws {
+        // The deepest chain a model may hold (ObjectModel.maximumInheritanceDepth entities) goes through
+        // the archive; one more level is refused, with 65, before any archive could hold it.
+        let entities = (0..<ObjectModel.maximumInheritanceDepth).map { index in
+            EntityDescription(name: "E\(index)", parent: index == 0 ? nil : "E\(index - 1)")
+        }
+        let deepest = try ObjectModel(entities: entities)
+        let decoded = try ObjectModel(xcodeDesignArchive: DesignArchiveBuilder.archive(deepest))
+        #expect(decoded.entities.count == entities.count)
+        let tooDeep = entities + [EntityDescription(name: "E\(entities.count)", parent: "E\(entities.count - 1)")]
+        #expect {
+            _ = try ObjectModel(entities: tooDeep)
+        } throws: { error in
+            (error as? any CategorizedError)?.category.exitCode == 65 && "\(error)".contains("inheritance chain")
         }
     }
 

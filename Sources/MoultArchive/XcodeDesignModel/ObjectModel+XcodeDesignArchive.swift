@@ -85,7 +85,7 @@ private struct DesignModelDecoder {
 
     /// The deepest inheritance accepted: hashing an entity hashes its parent first, so a chain of
     /// thousands of entities would be deep recursion (real models have a few levels).
-    static let maximumInheritanceDepth = 100
+    static let maximumInheritanceDepth = ObjectModel.maximumInheritanceDepth
 
     private func checkInheritanceDepth(_ entities: [EntityDescription]) throws(ArchiveError) {
         var parents: [String: String] = [:]
