@@ -112,7 +112,10 @@ struct LMDBAssociationTableTests {
         let after = try #require(rssAnonKiB())
         #expect(try table.count() == 1_000_000)
         // The in-memory table would hold ~100 MB for these; the LMDB one only a chunk's transaction.
-        #expect(after - before < 24 * 1024, "RssAnon grew from \(before) KiB to \(after) KiB")
+        // RssAnon is the whole test process's, and other suites run beside this one (`--parallel`),
+        // so the bound leaves room for their allocations (a 26 MiB growth was seen once with the fuzz
+        // smokes running) while staying well below what the associations themselves would take.
+        #expect(after - before < 64 * 1024, "RssAnon grew from \(before) KiB to \(after) KiB")
     }
 }
 
