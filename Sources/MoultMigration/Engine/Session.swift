@@ -145,7 +145,11 @@ final class Session {
                             try manager.flushAssociations()
                             let destinations = try manager.associations.destinations(
                                 forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
-                            for (object, made) in zip(objects, destinations) {
+                            var asSets = false
+                            if keysOnly != nil, migrator.options.setRelationships, !Self.perObjectStage2 {
+                                asSets = try manager.createRelationshipsAsSets(compiled, objects: objects, made: destinations)
+                            }
+                            for (object, made) in zip(objects, destinations) where !asSets {
                                 for destinationObject in made {
                                     try policy.createRelationships(
                                         for: destinationObject, source: object, mapping: compiled.mapping, manager: manager)
@@ -182,6 +186,10 @@ final class Session {
         profile?.report()
         return chunksRun
     }
+
+    /// `MOULT_PER_OBJECT_STAGE2` set forces stage 2's per-object path, as
+    /// ``MigrationOptions/setRelationships`` false does: for benchmarks that compare the two.
+    private static let perObjectStage2 = ProcessInfo.processInfo.environment["MOULT_PER_OBJECT_STAGE2"] != nil
 
     /// Where a run's time goes, by pass and kind of work, printed to standard error at the end of the
     /// passes when `MOULT_PROFILE` is set (a clock read per chunk and kind, never per object).
