@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Moult", targets: ["Moult"]),
         .library(name: "MoultModel", targets: ["MoultModel"]),
+        .library(name: "MoultArchive", targets: ["MoultArchive"]),
         .library(name: "MoultExpressions", targets: ["MoultExpressions"]),
         .library(name: "MoultMapping", targets: ["MoultMapping"]),
         .library(name: "MoultStore", targets: ["MoultStore"]),
@@ -39,9 +40,10 @@ let package = Package(
             name: "MoultModel",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        .target(name: "MoultArchive", dependencies: ["MoultModel"]),
         .target(name: "MoultExpressions", dependencies: ["MoultModel"]),
-        .target(name: "MoultMapping", dependencies: ["MoultModel", "MoultExpressions"]),
-        .target(name: "MoultStore", dependencies: ["MoultModel", "MoultCSQLite"]),
+        .target(name: "MoultMapping", dependencies: ["MoultModel", "MoultExpressions", "MoultArchive"]),
+        .target(name: "MoultStore", dependencies: ["MoultModel", "MoultArchive", "MoultCSQLite"]),
         .target(name: "MoultAssociations", dependencies: ["MoultModel", "MoultCLMDB"]),
         .target(
             name: "MoultMigration",
@@ -64,7 +66,9 @@ let package = Package(
         ),
         .target(
             name: "Moult",
-            dependencies: ["MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultMigration"]
+            dependencies: [
+                "MoultModel", "MoultArchive", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultMigration",
+            ]
         ),
         .executableTarget(
             name: "moult",
@@ -90,8 +94,9 @@ let package = Package(
             name: "MoultModelTests",
             dependencies: ["MoultModel", "MoultTestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        .testTarget(name: "MoultArchiveTests", dependencies: ["MoultArchive", "MoultTestSupport"]),
         .testTarget(name: "MoultExpressionsTests", dependencies: ["MoultExpressions", "MoultTestSupport"]),
-        .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultTestSupport"]),
+        .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultArchive", "MoultTestSupport"]),
         .testTarget(name: "MoultStoreTests", dependencies: ["MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
         .testTarget(name: "MoultMigrationTests", dependencies: ["MoultMigration", "MoultPeople", "MoultTestSupport"]),

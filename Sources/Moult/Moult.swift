@@ -1,4 +1,5 @@
 // The umbrella module: `import Moult` brings every library module.
+@_exported public import MoultArchive
 @_exported public import MoultAssociations
 @_exported public import MoultExpressions
 @_exported public import MoultMapping

@@ -22,7 +22,8 @@ struct CreateCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let versioned = try VersionedModel(contentsOf: URL(filePath: model))
+            // A version named explicitly does not need .xccurrentversion.
+            let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: modelVersion == nil)
             let chosen: VersionedModel.Version
             if let modelVersion {
                 guard let named = versioned.version(named: modelVersion) else {
@@ -31,6 +32,16 @@ struct CreateCommand: AsyncParsableCommand {
                 chosen = named
             } else {
                 chosen = versioned.current
+            }
+            // The model's layout is checked before anything is created (names, indexes, SQLite's limits).
+            do throws(StoreError) {
+                try StoreLayout(model: chosen.model).checkWritable()
+            } catch {
+                var located = error
+                if located.path == nil {
+                    located.path = URL(filePath: model).pathExtension == "xcdatamodeld" ? model + "/\(chosen.name).xcdatamodel" : model
+                }
+                throw located
             }
             let url = URL(filePath: store)
             let manager = FileManager.default
@@ -59,7 +70,8 @@ struct CreateCommand: AsyncParsableCommand {
                 removeTemporary()
                 throw error
             }
-            print("created \(store) (\(versioned.name), version \(chosen.name))")
+            let note = modelVersion == nil ? versioned.currentVersionNote.map { "; \($0)" } ?? "" : ""
+            print("created \(store) (\(versioned.name), version \(chosen.name)\(note))")
 
             func removeTemporary(suffixesOnly: Bool) {
                 for suffix in ["-wal", "-shm"] { try? manager.removeItem(atPath: temporary.path + suffix) }

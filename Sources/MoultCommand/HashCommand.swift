@@ -15,6 +15,8 @@ struct HashCommand: AsyncParsableCommand {
 
             With --json: {"versions":[{"name":"Model 2","current":true,"versionIdentifiers":["2.0"],
             "entities":{"Post":"<64 hex digits>","Derived":null},"notComputable":{"Derived":"<why>"}}]}
+            and "currentVersionNote" when no .xccurrentversion named the current version (it is then the
+            last one). A missing, empty or unusable .xccurrentversion does not stop the command.
             """
     )
 
@@ -26,20 +28,16 @@ struct HashCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let model = try VersionedModel(contentsOf: URL(filePath: path))
+            // Hashes do not depend on which version is current: a bad .xccurrentversion does not stop them.
+            let model = try VersionedModel(contentsOf: URL(filePath: path), requiringCurrentVersion: false)
             print(json ? Self.json(model) : Self.text(model), terminator: "")
         }
     }
 
     /// The hash, or the reason it is not computable, of each entity in byte order of names.
     private static func hashes(_ model: ObjectModel) -> [(entity: String, hash: Result<VersionHash, ModelError>)] {
-        model.entityNamesInByteOrder.map { name in
-            do throws(ModelError) {
-                return (name, .success(try model.versionHash(ofEntity: name)))
-            } catch {
-                return (name, .failure(error))
-            }
-        }
+        let results = model.versionHashResults()
+        return model.entityNamesInByteOrder.compactMap { name in results[name].map { (name, $0) } }
     }
 
     static func text(_ model: VersionedModel) -> String {
@@ -61,6 +59,7 @@ struct HashCommand: AsyncParsableCommand {
                 }
             }
         }
+        if let note = model.currentVersionNote { output += "current version: \(model.currentVersionName) (\(note))\n" }
         return output
     }
 
@@ -87,7 +86,8 @@ struct HashCommand: AsyncParsableCommand {
             if !notes.isEmpty { fields.append("\"notComputable\":{\(notes.joined(separator: ","))}") }
             versions.append("{\(fields.joined(separator: ","))}")
         }
-        return "{\"versions\":[\(versions.joined(separator: ","))]}\n"
+        let note = model.currentVersionNote.map { ",\"currentVersionNote\":\(JSONText.string($0))" } ?? ""
+        return "{\"versions\":[\(versions.joined(separator: ","))]\(note)}\n"
     }
 }
 

@@ -47,6 +47,17 @@ struct InspectCommand: AsyncParsableCommand {
                 counts = try rawCounts(url, metadata: metadata)
             }
             let names = metadata.entityHashes.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            // The model the store carries (Z_MODELCACHE), when it has one.
+            var storeModel: ObjectModel?
+            var storeModelError: String?
+            do throws(StoreError) {
+                let database = try Database(url: url, mode: .readOnly, configuration: .init(pageCacheKiB: 256))
+                defer { database.close() }
+                storeModel = try ModelCache.model(in: database)
+            } catch {
+                storeModelError = error.message
+            }
+            let storeModelHashes = storeModel?.entityVersionHashes() ?? [:]
             if json {
                 var object: [String: Any] = [
                     "storeUUID": metadata.storeUUID,
@@ -57,6 +68,16 @@ struct InspectCommand: AsyncParsableCommand {
                     "matchingVersion": model == nil ? NSNull() : (matching.map { $0.name as Any } ?? NSNull()),
                 ]
                 object["frameworkVersion"] = metadata.frameworkVersion ?? NSNull()
+                if let storeModel {
+                    object["storeModel"] = [
+                        "entities": storeModelHashes.mapValues(\.hex),
+                        "matchesMetadata": storeModelHashes == metadata.entityHashes,
+                        "uncomputable": storeModel.entitiesWithUncomputableHash,
+                    ] as [String: Any]
+                } else {
+                    object["storeModel"] = NSNull()
+                    if let storeModelError { object["storeModelError"] = storeModelError }
+                }
                 if model != nil && matching == nil {
                     object["differences"] = differences.flatMap { version in version.differences.map { "\(version.version): \($0)" } }
                     object["versionDifferences"] = Dictionary(
@@ -72,6 +93,15 @@ struct InspectCommand: AsyncParsableCommand {
                 for name in names {
                     let count = counts[name].map { "  \($0) objects" } ?? ""
                     print("  \(name)  \(metadata.entityHashes[name]!.hex)\(count)")
+                }
+                if let storeModel {
+                    let agreement = storeModelHashes == metadata.entityHashes ? "its hashes are the metadata's" : "its hashes differ from the metadata's"
+                    print("store model (Z_MODELCACHE): \(storeModel.entities.count) entities, \(agreement)")
+                    for name in storeModelHashes.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                        print("  \(name)  \(storeModelHashes[name]!.hex)")
+                    }
+                } else {
+                    print("store model (Z_MODELCACHE): \(storeModelError.map { "unreadable: \($0)" } ?? "none")")
                 }
                 if model != nil {
                     if let matching {

@@ -3,6 +3,7 @@ import Foundation
 import MoultMapping
 import MoultMigration
 import MoultModel
+import MoultStore
 
 /// The options `moult migrate` and `moult plan` share.
 struct MigrationArguments: ParsableArguments {
@@ -17,6 +18,14 @@ struct MigrationArguments: ParsableArguments {
 
     @Option(name: .customLong("mapping"), help: "A mapping model (.json or .xcmappingmodel); repeat for several steps or passes.")
     var mappings: [String] = []
+
+    @Option(
+        name: .customLong("source-model"),
+        help: ArgumentHelp(
+            "Where the source store's model comes from: 'model' (a version of --model, found by its hashes) or 'store' "
+                + "(the model the store carries in Z_MODELCACHE, for a store whose model source is lost).",
+            valueName: "model|store"))
+    var sourceModel: String = "model"
 
     @Option(help: "Source objects per chunk.")
     var chunkSize: Int = 10_000
@@ -46,9 +55,35 @@ struct MigrationArguments: ParsableArguments {
         guard MigrationOptions.AssociationStorage(rawValue: association) != nil else {
             throw ValidationError("--association must be lmdb or memory, not '\(association)'")
         }
+        guard ["model", "store"].contains(sourceModel) else {
+            throw ValidationError("--source-model must be model or store, not '\(sourceModel)'")
+        }
         guard chunkSize >= 1 else { throw ValidationError("--chunk-size must be at least 1") }
         guard pageCache >= 64 else { throw ValidationError("--page-cache must be at least 64 KiB") }
         _ = try bindings()
+    }
+
+    /// `--source-model store`: the model the store carries (Z_MODELCACHE) becomes the source version,
+    /// placed just before the target so that the step from it is direct. A store whose hashes a version
+    /// of --model already has needs no such version: that version is the source, as without the option.
+    func withStoreModel(_ versioned: VersionedModel) throws -> VersionedModel {
+        let url = URL(filePath: store)
+        let database = try Database(url: url, mode: .readOnly, configuration: .init(pageCacheKiB: 256))
+        defer { database.close() }
+        guard let carried = try ModelCache.model(in: database) else {
+            throw StoreError(.notCoreData, "--source-model store: the store carries no model (no Z_MODELCACHE, as in stores older than about 2019)", path: url.path)
+        }
+        let metadata = try StoreMetadata(reading: database)
+        if versioned.version(matchingEntityHashes: metadata.entityHashes) != nil { return versioned }
+        guard carried.entityVersionHashes() == metadata.entityHashes else {
+            throw StoreError(
+                .corrupt, "--source-model store: the model the store carries does not have the store's own entity hashes", path: url.path)
+        }
+        let target = to ?? versioned.currentVersionName
+        guard let position = versioned.versions.firstIndex(where: { $0.name == target }) else { return versioned }
+        var versions = versioned.versions
+        versions.insert(.init(name: "(store model)", model: carried), at: position)
+        return try VersionedModel(name: versioned.name, versions: versions, currentVersionName: versioned.currentVersionName)
     }
 
     /// The `--policy` bindings, read.
@@ -79,7 +114,21 @@ struct MigrationArguments: ParsableArguments {
     /// against the step's models) before anything runs; a class bound to Core Data's default policy
     /// gets a warning.
     func migration(durable: Bool = false, validate: Bool = true, stopAtFirst: Bool = false) throws -> ProgressiveMigration {
-        let versioned = try VersionedModel(contentsOf: URL(filePath: model))
+        var versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
+        if to == nil, let note = versioned.currentVersionNote { printError("moult: note: \(note)") }
+        // A target whose store cannot be written as Core Data would (an unconfirmed derivation or
+        // composite attribute) is refused first (65): its entities would otherwise match any store by
+        // presence and the run would claim there is nothing to migrate.
+        if let target = versioned.version(named: to ?? versioned.currentVersionName) {
+            do throws(StoreError) {
+                try StoreLayout(model: target.model).checkWritable()
+            } catch {
+                var located = error
+                if located.path == nil { located.path = model }
+                throw located
+            }
+        }
+        if sourceModel == "store" { versioned = try withStoreModel(versioned) }
         let mappingModels = try mappings.map { try MappingModel(contentsOf: URL(filePath: $0)) }
         var policies = MoultCommand.policies
         let bindings = try bindings()

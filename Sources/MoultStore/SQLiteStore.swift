@@ -26,7 +26,9 @@ public final class SQLiteStore {
     /// The model is not checked against the store's hashes here: find the right version with
     /// ``StoreMetadata`` and `VersionedModel.version(matchingEntityHashes:)` first.
     ///
-    /// - Throws: ``StoreError`` from opening, `.notCoreData` when `Z_PRIMARYKEY`/`Z_METADATA` are missing.
+    /// - Throws: ``StoreError`` from opening, `.notCoreData` when `Z_PRIMARYKEY`/`Z_METADATA` are missing,
+    ///   `.schemaMismatch` when the store does not have the model's layout (a missing table or column, a
+    ///   view in place of a table, entity numbers that are not the model's).
     public init(url: URL, model: ObjectModel, mode: Database.OpenMode = .readOnly, configuration: Database.Configuration = .init())
         throws(StoreError)
     {
@@ -35,6 +37,7 @@ public final class SQLiteStore {
         guard try database.tableExists("Z_PRIMARYKEY"), try database.tableExists("Z_METADATA") else {
             throw StoreError(.notCoreData, "the database has no Z_PRIMARYKEY or Z_METADATA table: it is not a Core Data store", path: database.path)
         }
+        try checkLayout()
     }
 
     private init(database: Database, layout: StoreLayout) {
@@ -56,6 +59,7 @@ public final class SQLiteStore {
             throw StoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: path)
         }
         let layout = try StoreLayout(model: model)
+        try layout.checkWritable()
         let database = try Database(url: url, mode: .create, configuration: configuration)
         try database.executeScript("PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
         let store = SQLiteStore(database: database, layout: layout)

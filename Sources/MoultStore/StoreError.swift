@@ -56,18 +56,21 @@ public struct StoreError: CategorizedError, Hashable {
     public var sql: String?
     /// The entity concerned, when known.
     public var entity: String?
+    /// The primary key (`Z_PK`) of the object concerned, when known.
+    public var primaryKey: Int64?
     /// SQLite's result code, when SQLite reported the failure.
     public var resultCode: ResultCode?
 
     public init(
         _ code: Code, _ message: String, path: String? = nil, sql: String? = nil, entity: String? = nil,
-        resultCode: ResultCode? = nil
+        primaryKey: Int64? = nil, resultCode: ResultCode? = nil
     ) {
         self.code = code
         self.message = message
         self.path = path
         self.sql = sql
         self.entity = entity
+        self.primaryKey = primaryKey
         self.resultCode = resultCode
     }
 
@@ -94,6 +97,10 @@ public struct StoreError: CategorizedError, Hashable {
         case .cantOpen:
             code = .ioFailure
             message = "the store cannot be opened (\(sqliteMessage)): check that the folder exists and can be written"
+        case .ioError where resultCode.rawValue == ResultCode.ioErrorShortRead.rawValue:
+            // The file ends before the pages its header and b-trees point to: a truncated store.
+            code = .corrupt
+            message = "the store is truncated: it ends before the pages it refers to (\(sqliteMessage))"
         case .ioError, .noMemory, .tooBig:
             code = .ioFailure
             message = "reading or writing the store failed (\(sqliteMessage))"
@@ -108,10 +115,11 @@ public struct StoreError: CategorizedError, Hashable {
     }
 
     /// The same error, with a path, entity or SQL filled in where it had none.
-    func located(path: String? = nil, entity: String? = nil, sql: String? = nil) -> StoreError {
+    func located(path: String? = nil, entity: String? = nil, primaryKey: Int64? = nil, sql: String? = nil) -> StoreError {
         var copy = self
         if copy.path == nil { copy.path = path }
         if copy.entity == nil { copy.entity = entity }
+        if copy.primaryKey == nil { copy.primaryKey = primaryKey }
         if copy.sql == nil { copy.sql = sql }
         return copy
     }
@@ -134,7 +142,12 @@ public struct StoreError: CategorizedError, Hashable {
         var text = ""
         if let path { text += "\(path): " }
         text += "\(code): \(message)"
-        if let entity { text += " (entity \(entity))" }
+        switch (entity, primaryKey) {
+        case (let entity?, let primaryKey?): text += " (entity \(entity), Z_PK \(primaryKey))"
+        case (let entity?, nil): text += " (entity \(entity))"
+        case (nil, let primaryKey?): text += " (Z_PK \(primaryKey))"
+        case (nil, nil): break
+        }
         if let resultCode { text += " [\(resultCode)]" }
         if let sql { text += "\n  SQL: \(sql)" }
         return text

@@ -42,7 +42,7 @@ import Testing
             in: directory,
             """
             <entity name="Post"><attribute name="title" attributeType="String"/>\
-            <attribute name="length" attributeType="Integer 64" derived="YES" derivationExpression="title.length"/></entity>\
+            <attribute name="length" attributeType="Integer 64" derived="YES" derivationExpression="now()"/></entity>\
             <entity name="Tag"><attribute name="name" attributeType="String"/></entity>
             """)
         let result = try MoultProcess.run(["hash", "--json", model.path])
@@ -173,7 +173,15 @@ import Testing
             <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>v9.xcdatamodel</string></dict></plist>
             """
         try Data(plist.utf8).write(to: bundle.appending(path: ".xccurrentversion"))
-        try expectFailure(bundle, exitCode: 65, mentions: ["Model.xcdatamodeld/.xccurrentversion", "'v9.xcdatamodel'", "v1, v2, v3, v4, v5"])
+        // Hashes do not need the current version (issue 10): hash says what it took; create, which needs it, stops.
+        let hash = try MoultProcess.run(["hash", bundle.path])
+        #expect(hash.exitCode == 0, "\(hash.standardError)")
+        #expect(hash.standardOutput.contains("'v9.xcdatamodel'") && hash.standardOutput.contains("the last version, 'v5'"), "\(hash.standardOutput)")
+        let create = try MoultProcess.run(["create", directory.appending("s.sqlite").path, "--model", bundle.path])
+        #expect(create.exitCode == 65)
+        for fragment in ["Model.xcdatamodeld/.xccurrentversion", "'v9.xcdatamodel'", "v1, v2, v3, v4, v5"] {
+            #expect(create.standardError.contains(fragment), "missing '\(fragment)' in: \(create.standardError)")
+        }
     }
 
     @Test func malformedCurrentVersionFile() throws {
@@ -182,7 +190,11 @@ import Testing
         let bundle = directory.appending("Model.xcdatamodeld")
         try FileManager.default.copyItem(at: Fixtures.peopleModel, to: bundle)
         try Data("<plist><dict><key>".utf8).write(to: bundle.appending(path: ".xccurrentversion"))
-        try expectFailure(bundle, exitCode: 65, mentions: [".xccurrentversion", "malformed property list"])
+        let hash = try MoultProcess.run(["hash", bundle.path])
+        #expect(hash.exitCode == 0 && hash.standardOutput.contains("malformed property list"), "\(hash.standardError)")
+        let create = try MoultProcess.run(["create", directory.appending("s.sqlite").path, "--model", bundle.path])
+        #expect(create.exitCode == 65)
+        #expect(create.standardError.contains(".xccurrentversion") && create.standardError.contains("malformed property list"), "\(create.standardError)")
     }
 
     @Test func emptyFolder() throws {
@@ -215,6 +227,6 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }
         try Data(bytes).write(to: folder.appending(path: "contents"))
-        try expectFailure(folder, exitCode: 65, mentions: ["Garbage.xcdatamodel/contents", "malformed XML"])
+        try expectFailure(folder, exitCode: 65, mentions: ["Garbage.xcdatamodel/contents", "not UTF-8"])
     }
 }

@@ -42,7 +42,36 @@ import Testing
         }
     }
 
+    /// Ways to nest, as an opening and a closing text around an operand.
+    static let nestings: [(open: String, close: String)] = [
+        ("(", ")"), ("NOT ", ""), ("-", ""), ("-(", ")"), ("{", "}"), ("abs:(", ")"), ("2 ** ", ""), ("!(", ")"),
+        ("FUNCTION(", ", 'lowercase')"), ("TERNARY(TRUEPREDICATE, ", ", 1)"), ("CAST(", ", 'NSString')"), ("sum:({", "})"),
+        ("", "[0]"), ("", " + 1"), ("", ".a[LAST]"), ("(1 + ", ") * 2"),
+    ]
+
+    /// Deep nesting around the parser's limit (200), mixed kinds, and long key paths.
+    static func deepInput(_ g: inout Generator) -> String {
+        if Int.random(in: 0..<4, using: &g) == 0 {
+            let keys = (0..<Int.random(in: 1...1_000, using: &g)).map { _ in ["a", "@sum", "#b", "name", "@count"].randomElement(using: &g)! }
+            return "$source." + keys.joined(separator: ".") + (Bool.random(using: &g) ? " > 1" : "")
+        }
+        var text = ["age", "x == 1", "$a.b", "{1, 2}", "1.5", seeds.randomElement(using: &g)!].randomElement(using: &g)!
+        for _ in 0..<Int.random(in: 150...260, using: &g) {
+            let nesting = nestings.randomElement(using: &g)!
+            text = nesting.open + text + nesting.close
+        }
+        if Int.random(in: 0..<3, using: &g) == 0, !text.isEmpty {
+            // A cut or a stray token somewhere inside.
+            var scalars = Array(text.unicodeScalars)
+            scalars.insert(contentsOf: fragments.randomElement(using: &g)!.unicodeScalars, at: Int.random(in: 0..<scalars.count, using: &g))
+            text = String(String.UnicodeScalarView(scalars))
+        }
+        return text
+    }
+
     static func input(_ g: inout Generator) -> String {
+        // One input in twenty nests deeply (around the parser's limit) or is a long key path.
+        if Int.random(in: 0..<20, using: &g) == 0 { return deepInput(&g) }
         switch Int.random(in: 0..<4, using: &g) {
         case 0:
             // Random bytes, mostly printable ASCII, decoded leniently.

@@ -121,15 +121,15 @@ private enum Layout {
         let model = try ObjectModel {
             Entity("É") {
                 Attribute("é", .string)
-                Attribute("z", .string)
-                Attribute("Z", .string)
-                Unique("z", "Z")
-                Unique("Z")
+                Attribute("az", .string)
+                Attribute("aZ", .string)
+                Unique("az", "aZ")
+                Unique("aZ")
             }
         }
-        let names = ["Z", "z", "é"]  // 0x5A < 0x7A < 0xC3
+        let names = ["aZ", "az", "é"]  // 0x5A < 0x7A, 0x61 < 0xC3
         let properties = names.map { Layout.attribute(Layout.property($0, optional: true), code: 700) }
-        let expected = Layout.entity("É", properties: properties, constraints: ["Z", "z.Z"])
+        let expected = Layout.entity("É", properties: properties, constraints: ["aZ", "az.aZ"])
         #expect(try model.versionHash(ofEntity: "É").bytes == expected)
     }
 
@@ -151,9 +151,11 @@ private enum Layout {
         #expect(try model.versionHash(ofEntity: "E").bytes == Layout.entity("E", properties: [x]))
     }
 
+    /// A derivation whose printed form is not confirmed (here `now()`) gives no hash (key paths and
+    /// `.@count` do: see DerivationExpressionHashTests).
     @Test func derivedAttributeIsNotComputable() throws {
         let model = try ObjectModel {
-            Entity("Base") { Attribute("n", .integer64).derived("items.@count") }
+            Entity("Base") { Attribute("n", .date).derived("now()") }
             Entity("Sub", parent: "Base")
             Entity("Other") { Attribute("x", .string) }
         }

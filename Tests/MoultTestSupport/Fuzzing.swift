@@ -23,6 +23,10 @@ public struct Fuzzer: Sendable {
     public var dictionary: [[UInt8]]
     /// An input that takes longer than this is reported as a hang.
     public var slowInputLimit: Duration = .seconds(2)
+    /// A mutation of the harness's own, used instead of ``mutate(_:using:)`` when set: for formats
+    /// whose structure plain byte edits rarely reach (a store's pages keep their size and place). It
+    /// may call ``mutate(_:using:)`` for some of its inputs.
+    public var mutator: (@Sendable (_ input: [UInt8], _ random: inout FuzzRandom) -> [UInt8])?
 
     public init(name: String, corpus: [[UInt8]], dictionary: [String] = []) {
         self.name = name
@@ -75,7 +79,13 @@ public struct Fuzzer: Sendable {
         let start = clock.now
         let total = max(iterations, corpus.count)
         for index in 0..<total {
-            let input = index < corpus.count ? corpus[index] : mutate(corpus[Int.random(in: 0..<corpus.count, using: &random)], using: &random)
+            let input: [UInt8]
+            if index < corpus.count {
+                input = corpus[index]
+            } else {
+                let entry = corpus[Int.random(in: 0..<corpus.count, using: &random)]
+                input = mutator.map { $0(entry, &random) } ?? mutate(entry, using: &random)
+            }
             let began = clock.now
             let code: Int32
             do {

@@ -62,25 +62,72 @@ extension ExpressionCompiler {
         schema?.destinations[key].flatMap { schemas[$0] }
     }
 
+    /// One step of a compiled key path.
+    enum KeyStep: Sendable {
+        /// Read a key (by slot when the schema is known).
+        case key(String, slot: Int?)
+        /// A collection operator (`@count`, `@sum` …) over what the rest of the path gives for each element.
+        case collection(String)
+    }
+
+    /// A key path may hold at most this many collection operators: each one maps the rest of the path
+    /// over a collection, so each is a level of nesting when it is evaluated.
+    static let maximumCollectionOperators = 16
+
     /// The rest of a key path, applied to a value: objects are resolved, collections mapped.
+    ///
+    /// The steps are compiled in one pass and run in a loop, so a key path of any length compiles and
+    /// evaluates in time linear in its length and in constant stack depth (collection operators aside,
+    /// which are limited to ``maximumCollectionOperators``).
     func path(_ components: ArraySlice<String>, schema: KeySchema?) throws(ExpressionError) -> PathStep {
-        guard let first = components.first else { return { value, _ in value } }
-        let remaining = components.dropFirst()
-        if first.hasPrefix("@") {
-            let operation = String(first.dropFirst())
-            guard ExpressionNode.collectionOperators.contains(operation) else {
-                throw ExpressionError(.unsupported, "collection operator \(first) is not supported")
+        guard !components.isEmpty else { return { value, _ in value } }
+        var steps: [KeyStep] = []
+        steps.reserveCapacity(components.count)
+        var schema = schema
+        var operators = 0
+        for component in components {
+            if component.hasPrefix("@") {
+                let operation = String(component.dropFirst())
+                guard ExpressionNode.collectionOperators.contains(operation) else {
+                    throw ExpressionError(.unsupported, "collection operator \(component) is not supported")
+                }
+                operators += 1
+                guard operators <= Self.maximumCollectionOperators else {
+                    throw ExpressionError(
+                        .unsupported, "a key path holds more than \(Self.maximumCollectionOperators) collection operators",
+                        expected: "a shorter key path")
+                }
+                steps.append(.collection(operation))
+            } else {
+                steps.append(.key(component, slot: try slot(of: component, in: schema)))
+                schema = destinationSchema(of: component, in: schema)
             }
-            let rest = try path(remaining, schema: schema)
-            return { value, context in
+        }
+        let compiled = steps
+        if compiled.count == 1, case .key(let key, let slot) = compiled[0] {
+            return { value, context in try ExpressionCompiler.read(key, slot: slot, of: value, context) }
+        }
+        return { value, context in try ExpressionCompiler.run(compiled[...], on: value, context) }
+    }
+
+    /// Runs key path steps on a value, in a loop.
+    static func run(_ steps: ArraySlice<KeyStep>, on start: Value, _ context: EvaluationContext) throws -> Value {
+        var value = start
+        var index = steps.startIndex
+        while index < steps.endIndex {
+            switch steps[index] {
+            case .key(let key, let slot):
+                value = try read(key, slot: slot, of: value, context)
+            case .collection(let operation):
                 let elements: [Value]
                 switch value {
                 case .null: elements = []
                 case .array(let values): elements = values
-                default: throw ExpressionError(.typeMismatch, "\(first) needs a collection, not \(kindName(value)) (\(value))")
+                default: throw ExpressionError(.typeMismatch, "@\(operation) needs a collection, not \(kindName(value)) (\(value))")
                 }
                 if operation == "count" { return .int(Int64(elements.count)) }
-                let mapped = try elements.map { try rest($0, context) }
+                let rest = steps[(index + 1)...]
+                let mapped = try elements.map { try run(rest, on: $0, context) }
                 switch operation {
                 case "sum": return try BuiltinFunctions.table["sum:"]!.body(mapped)
                 case "avg": return try BuiltinFunctions.table["average:"]!.body(mapped)
@@ -88,17 +135,17 @@ extension ExpressionCompiler {
                 default: return try BuiltinFunctions.table["max:"]!.body(mapped)
                 }
             }
+            index += 1
         }
-        let slot = try self.slot(of: first, in: schema)
-        let rest = try path(remaining, schema: destinationSchema(of: first, in: schema))
-        let key = first
-        return { value, context in
-            try rest(try ExpressionCompiler.read(key, slot: slot, of: value, context), context)
-        }
+        return value
     }
 
+    /// Collections read through to-many relationships nest one level per relationship; deeper than
+    /// this, a key path is refused rather than building values too deep to walk.
+    static let maximumCollectionNesting = 64
+
     /// One key of a value: of the object it identifies, or of each element of a collection.
-    static func read(_ key: String, slot: Int?, of value: Value, _ context: EvaluationContext) throws -> Value {
+    static func read(_ key: String, slot: Int?, of value: Value, _ context: EvaluationContext, nesting: Int = 0) throws -> Value {
         switch value {
         case .null:
             return .null
@@ -113,7 +160,11 @@ extension ExpressionCompiler {
             }
             return record.value(forKey: key)
         case .array(let elements):
-            return .array(try elements.map { try read(key, slot: slot, of: $0, context) })
+            guard nesting < maximumCollectionNesting else {
+                throw ExpressionError(
+                    .evaluationFailed, "key \"\(key)\" is read through more than \(maximumCollectionNesting) nested collections")
+            }
+            return .array(try elements.map { try read(key, slot: slot, of: $0, context, nesting: nesting + 1) })
         default:
             throw ExpressionError(.typeMismatch, "cannot read key \"\(key)\" of \(kindName(value)) (\(value))")
         }

@@ -331,17 +331,27 @@ struct Parser {
     private mutating func parsePostfix() throws(ExpressionError) -> Parsed {
         let start = current
         var parsed = try parsePrimary()
+        // Each subscript, and each key path on something that is not a key path, wraps the node in one
+        // more level: counted like nesting, so that `x[0][0]…` cannot build a tree too deep to walk.
+        var levels = 0
+        defer { depth -= levels }
         while isSymbol(".") || isSymbol("[") {
             var node = try asExpression(parsed, at: start)
             if isSymbol(".") {
-                advance()
-                let component = try keyComponent(expected: "a key after \".\"")
-                if case .keyPath(let base, let components) = node {
-                    node = .keyPath(base: base, components: components + [component])
+                // A run of keys is gathered first and appended once: linear in the path's length.
+                var components: [String] = []
+                while isSymbol(".") {
+                    advance()
+                    components.append(try keyComponent(expected: "a key after \".\""))
+                }
+                if case .keyPath(let base, let existing) = node {
+                    node = .keyPath(base: base, components: existing + components)
                 } else {
-                    node = .keyPath(base: node, components: [component])
+                    try deepen(&levels)
+                    node = .keyPath(base: node, components: components)
                 }
             } else {
+                try deepen(&levels)
                 advance()
                 let subscriptIndex: ExpressionNode.SubscriptIndex
                 switch keyword {

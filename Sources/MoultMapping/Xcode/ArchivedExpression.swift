@@ -1,139 +1,114 @@
+import MoultArchive
+
 /// Turns an NSKeyedArchiver archive whose root is an `NSExpression` (what Xcode stores in a mapping
 /// model's `valueexpressiondata`) into Moult's expression text, as Xcode shows it.
 ///
-/// Supported: key-path expressions (`$source.color`, `SELF.name`), variables (`$manager`), constants
-/// (strings, numbers, booleans, nil, arrays of them), `SELF`, aggregates (`{1, 2}`), functions on an
-/// operand (`FUNCTION($manager, "selector:", args…)`) and the built-in functions (`sum:(…)`,
-/// arithmetic as infix operators). Anything else throws, naming the class.
+/// Supported: key-path expressions (`$source.color`, `SELF.name`, and `$source` alone), variables
+/// (`$manager`), constants (strings, numbers, booleans, nil, arrays of them), `SELF`, aggregates
+/// (`{1, 2}`), functions on an operand (`FUNCTION($manager, "selector:", args…)`) and the built-in
+/// functions (`sum:(…)`, arithmetic as infix operators). Anything else throws, naming the class.
+///
+/// The archive is read through ``KeyedArchive``; the walk is bounded in depth and in the number of
+/// objects visited, so a hostile archive (references that loop or fan out) throws.
 struct ArchivedExpression {
-    private let objects: [PropertyListValue]
-    private let root: Int
+    private let archive: KeyedArchive
     /// The deepest nesting of expressions accepted.
-    static let maximumDepth = 256
+    static let maximumDepth = 64
+    /// The most objects one expression may visit (the longest real expression visits a few dozen).
+    static let maximumVisits = 10_000
 
-    init(archive bytes: [UInt8]) throws(PropertyListError) {
-        guard case .dictionary(let top) = try BinaryPropertyListReader(bytes).read() else {
-            throw PropertyListError("the archive's top object is not a dictionary")
-        }
-        guard top["$archiver"]?.string == "NSKeyedArchiver" else {
-            throw PropertyListError("not an NSKeyedArchiver archive ($archiver is \(top["$archiver"]?.string ?? "missing"))")
-        }
-        guard let objects = top["$objects"]?.array else { throw PropertyListError("the archive has no $objects") }
-        guard let root = top["$top"]?.dictionary?["root"]?.uid else { throw PropertyListError("the archive has no root object") }
-        self.objects = objects
-        self.root = root
+    init(archive bytes: [UInt8]) throws(ArchiveError) {
+        archive = try KeyedArchive(bytes)
     }
 
     /// The root object's expression text.
-    func text() throws(PropertyListError) -> String {
-        try expression(root, depth: 0)
+    func text() throws(ArchiveError) -> String {
+        var visits = 0
+        return try expression(archive.rootUID, depth: 0, visits: &visits)
     }
 
     /// The root object as a dictionary of strings (an archived `userInfo`).
-    func stringDictionary() throws(PropertyListError) -> [String: String] {
-        let object = try resolve(root)
-        guard let keys = object.dictionary?["NS.keys"]?.array, let values = object.dictionary?["NS.objects"]?.array,
-            keys.count == values.count
-        else { throw PropertyListError("the archived user info is not a dictionary") }
+    func stringDictionary() throws(ArchiveError) -> [String: String] {
         var result: [String: String] = [:]
-        for (key, value) in zip(keys, values) {
-            guard let keyUID = key.uid, let keyText = try resolve(keyUID).string else {
-                throw PropertyListError("a user info key is not a string")
-            }
-            guard let valueUID = value.uid else { throw PropertyListError("a user info value is not an object reference") }
-            switch try resolve(valueUID) {
-            case .string(let text): result[keyText] = text
-            case .integer(let value): result[keyText] = String(value)
-            case .real(let value): result[keyText] = String(value)
-            case .bool(let value): result[keyText] = value ? "YES" : "NO"
+        for entry in try archive.stringKeyedEntries(archive.rootUID) {
+            switch try archive.object(entry.value) {
+            case .integer(let value): result[entry.key] = String(value)
+            case .real(let value): result[entry.key] = String(value)
+            case .bool(let value): result[entry.key] = value ? "YES" : "NO"
             default:
-                let object = try resolve(valueUID).dictionary ?? [:]
-                guard let text = try member(object, "NS.string")?.string else {
-                    throw PropertyListError("the user info value of '\(keyText)' is not a string or a number")
+                let text: String?
+                do {
+                    text = try archive.string(entry.value)
+                } catch {
+                    throw ArchiveError(.unsupported, "the user info value of '\(entry.key)' is not a string or a number", location: "$objects[\(entry.value)]")
                 }
-                result[keyText] = text
+                result[entry.key] = text ?? ""
             }
-        }
-        return result
-    }
-
-    // MARK: - Objects
-
-    private func resolve(_ uid: Int) throws(PropertyListError) -> PropertyListValue {
-        guard uid >= 0, uid < objects.count else { throw PropertyListError("object reference \(uid) is out of range") }
-        return objects[uid]
-    }
-
-    private func className(of object: [String: PropertyListValue]) throws(PropertyListError) -> String {
-        guard let classUID = object["$class"]?.uid, let name = try resolve(classUID).dictionary?["$classname"]?.string else {
-            throw PropertyListError("an archived object has no class name")
-        }
-        return name
-    }
-
-    private func member(_ object: [String: PropertyListValue], _ key: String) throws(PropertyListError) -> PropertyListValue? {
-        guard let value = object[key] else { return nil }
-        if let uid = value.uid {
-            let resolved = try resolve(uid)
-            return resolved.string == "$null" && uid == 0 ? nil : resolved
-        }
-        return value
-    }
-
-    private func arrayElements(_ object: PropertyListValue?) throws(PropertyListError) -> [Int] {
-        guard let object else { return [] }
-        guard let elements = object.dictionary?["NS.objects"]?.array else {
-            throw PropertyListError("expected an archived array")
-        }
-        var result: [Int] = []
-        for element in elements {
-            guard let uid = element.uid else { throw PropertyListError("an array element is not an object reference") }
-            result.append(uid)
         }
         return result
     }
 
     // MARK: - Expressions
 
-    private func expression(_ uid: Int, depth: Int) throws(PropertyListError) -> String {
-        guard depth <= Self.maximumDepth else { throw PropertyListError("expressions nest deeper than \(Self.maximumDepth) levels") }
-        guard let object = try resolve(uid).dictionary else { throw PropertyListError("an expression is not an archived object") }
-        let name = try className(of: object)
-        switch name {
+    private func visit(_ visits: inout Int, depth: Int, _ uid: Int) throws(ArchiveError) {
+        visits += 1
+        guard visits <= Self.maximumVisits else {
+            throw ArchiveError(.malformedArchive, "the expression visits more than \(Self.maximumVisits) objects", location: "$objects[\(uid)]")
+        }
+        guard depth <= Self.maximumDepth else {
+            throw ArchiveError(.malformedArchive, "expressions nest deeper than \(Self.maximumDepth) levels", location: "$objects[\(uid)]")
+        }
+    }
+
+    private func expression(_ uid: Int, depth: Int, visits: inout Int) throws(ArchiveError) -> String {
+        try visit(&visits, depth: depth, uid)
+        let object = try archive.instance(uid)
+        switch object.className {
         case "NSConstantValueExpression":
-            guard let value = object["NSConstantValue"], let valueUID = value.uid else { return "nil" }
-            return try constant(valueUID, depth: depth + 1)
+            guard let valueUID = try archive.reference(object, "NSConstantValue") else { return "nil" }
+            return try constant(valueUID, depth: depth + 1, visits: &visits)
         case "NSVariableExpression":
-            guard let variable = try member(object, "NSVariable")?.string else { throw PropertyListError("a variable expression has no name") }
+            guard let variable = try archive.string(object, "NSVariable") else {
+                throw ArchiveError(.malformedArchive, "a variable expression has no name", location: "$objects[\(uid)]")
+            }
             return "$" + variable
         case "NSSelfExpression":
             return "SELF"
         case "NSKeyPathSpecifierExpression":
-            guard let keyPath = try member(object, "NSKeyPath")?.string else { throw PropertyListError("a key path specifier has no key path") }
-            return ExpressionText.keyPath(keyPath)
+            return ExpressionText.keyPath(try keyPath(of: object))
         case "NSAggregateExpression":
-            var collection = try member(object, "NSCollection")
-            if collection == nil { collection = try member(object, "NSArguments") }
-            let elements = try arrayElements(collection)
+            var collection = try archive.reference(object, "NSCollection")
+            if collection == nil { collection = try archive.reference(object, "NSArguments") }
+            var elements: [Int] = []
+            if let collection { elements = try archive.elements(collection) }
             var parts: [String] = []
-            for element in elements { parts.append(try expression(element, depth: depth + 1)) }
+            for element in elements {
+                parts.append(try expression(element, depth: depth + 1, visits: &visits))
+            }
             return "{" + parts.joined(separator: ", ") + "}"
         case "NSKeyPathExpression", "NSFunctionExpression":
-            return try function(object, depth: depth)
+            return try function(object, depth: depth, visits: &visits)
         default:
             // An expression type number Moult knows but whose class name differs (a private subclass).
-            if let type = object["NSExpressionType"]?.integer {
+            if let type = object.fields["NSExpressionType"]?.integerValue {
                 switch type {
-                case 0: return try constant(object["NSConstantValue"]?.uid ?? 0, depth: depth + 1)
+                case 0: return try constant(try archive.reference(object, "NSConstantValue") ?? 0, depth: depth + 1, visits: &visits)
                 case 1: return "SELF"
                 case 2:
-                    if let variable = try member(object, "NSVariable")?.string { return "$" + variable }
-                case 3, 4: return try function(object, depth: depth)
+                    if let variable = try archive.string(object, "NSVariable") { return "$" + variable }
+                case 3, 4: return try function(object, depth: depth, visits: &visits)
                 default: break
                 }
             }
-            throw PropertyListError("archived expressions of class \(name) are not supported")
+            throw ArchiveError(.unsupported, "archived expressions of class \(object.className) are not supported", location: "$objects[\(uid)]")
         }
+    }
+
+    private func keyPath(of specifier: ArchivedInstance) throws(ArchiveError) -> String {
+        guard let keyPath = try archive.string(specifier, "NSKeyPath") else {
+            throw ArchiveError(.malformedArchive, "a key path specifier has no key path", location: "$objects[\(specifier.uid)]")
+        }
+        return keyPath
     }
 
     /// Infix operators for Core Data's built-in arithmetic functions.
@@ -141,19 +116,23 @@ struct ArchivedExpression {
         "add:to:": "+", "from:subtract:": "-", "multiply:by:": "*", "divide:by:": "/", "raise:toPower:": "**",
     ]
 
-    private func function(_ object: [String: PropertyListValue], depth: Int) throws(PropertyListError) -> String {
-        guard let selector = try member(object, "NSSelectorName")?.string else {
-            throw PropertyListError("a function expression has no selector")
+    private func function(_ object: ArchivedInstance, depth: Int, visits: inout Int) throws(ArchiveError) -> String {
+        guard let selector = try archive.string(object, "NSSelectorName") else {
+            throw ArchiveError(.malformedArchive, "a function expression has no selector", location: "$objects[\(object.uid)]")
+        }
+        var argumentUIDs: [Int] = []
+        if let arguments = try archive.reference(object, "NSArguments") { argumentUIDs = try archive.elements(arguments) }
+        var operand: String?
+        if let operandUID = try archive.reference(object, "NSOperand"), try !builtInOperand(operandUID) {
+            operand = try expression(operandUID, depth: depth + 1, visits: &visits)
+        }
+        if selector == "valueForKeyPath:", argumentUIDs.count == 1,
+            let variablePath = try variableKeyPath(argumentUIDs[0], operand: operand, visits: &visits, depth: depth)
+        {
+            return variablePath
         }
         var arguments: [String] = []
-        for argument in try arrayElements(try member(object, "NSArguments")) {
-            arguments.append(try expression(argument, depth: depth + 1))
-        }
-        let operandUID = object["NSOperand"]?.uid
-        var operand: String?
-        if let operandUID, operandUID != 0, try !builtInOperand(operandUID) {
-            operand = try expression(operandUID, depth: depth + 1)
-        }
+        for argument in argumentUIDs { arguments.append(try expression(argument, depth: depth + 1, visits: &visits)) }
         if selector == "valueForKeyPath:", let operand, arguments.count == 1 {
             // `SELF.name` is shown as `name`.
             return operand == "SELF" ? arguments[0] : "\(operand).\(arguments[0])"
@@ -168,16 +147,36 @@ struct ArchivedExpression {
         return "FUNCTION(" + ([operand, ExpressionText.quoted(selector)] + arguments).joined(separator: ", ") + ")"
     }
 
+    /// A key path that starts with a variable (`$source`, `$source.name`), as Xcode archives `$source`
+    /// written alone where an expression is expected: a key-path expression whose operand is the
+    /// variable (or `SELF`) and whose whole key path is `$source` again. The text is the key path,
+    /// not `$source.$source`. Nil when the argument is not such a key path.
+    private func variableKeyPath(_ argument: Int, operand: String?, visits: inout Int, depth: Int) throws(ArchiveError) -> String? {
+        try visit(&visits, depth: depth + 1, argument)
+        let specifier = try archive.instance(argument)
+        guard specifier.className == "NSKeyPathSpecifierExpression" else { return nil }
+        let path = try keyPath(of: specifier)
+        guard path.hasPrefix("$") else { return nil }
+        var components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let variable = components.removeFirst()
+        guard operand == nil || operand == "SELF" || operand == variable else {
+            throw ArchiveError(
+                .unsupported, "a key path '\(path)' on the operand \(operand ?? "") is not supported", location: "$objects[\(argument)]")
+        }
+        return ([variable] + components.map(ExpressionText.keyPathComponent)).joined(separator: ".")
+    }
+
     /// Whether an operand stands for Core Data's built-in function library (not a real operand).
     ///
     /// *Unverified* against a real archive: no fixture holds a built-in function. The operand is then
     /// a constant holding a class, or a `$null`.
-    private func builtInOperand(_ uid: Int) throws(PropertyListError) -> Bool {
-        guard let object = try resolve(uid).dictionary else { return try resolve(uid).string == "$null" }
-        guard try className(of: object) == "NSConstantValueExpression" else { return false }
-        guard let value = object["NSConstantValue"]?.uid, value != 0 else { return false }
-        guard let inner = try resolve(value).dictionary else { return false }
-        return inner["$classname"] != nil || (try? className(of: inner)) == "NSPredicateUtilities"
+    private func builtInOperand(_ uid: Int) throws(ArchiveError) -> Bool {
+        guard case .dictionary = try archive.object(uid) else { return try archive.object(uid).stringValue == "$null" }
+        let object = try archive.instance(uid)
+        guard object.className == "NSConstantValueExpression" else { return false }
+        guard let value = try archive.reference(object, "NSConstantValue") else { return false }
+        guard let inner = try archive.object(value).dictionaryValue else { return false }
+        return inner["$classname"] != nil || (try? archive.instance(value).className) == "NSPredicateUtilities"
     }
 
     private func parenthesized(_ text: String) -> String {
@@ -186,10 +185,10 @@ struct ArchivedExpression {
 
     // MARK: - Constants
 
-    private func constant(_ uid: Int, depth: Int) throws(PropertyListError) -> String {
-        guard depth <= Self.maximumDepth else { throw PropertyListError("constants nest deeper than \(Self.maximumDepth) levels") }
-        if uid == 0 { return "nil" }
-        switch try resolve(uid) {
+    private func constant(_ uid: Int, depth: Int, visits: inout Int) throws(ArchiveError) -> String {
+        try visit(&visits, depth: depth, uid)
+        if archive.isNull(uid) { return "nil" }
+        switch try archive.object(uid) {
         case .string(let text): return ExpressionText.quoted(text)
         case .integer(let value): return String(value)
         case .real(let value):
@@ -197,26 +196,27 @@ struct ArchivedExpression {
             return text.contains(".") || text.contains("e") || text.contains("n") ? text : text + ".0"
         case .bool(let value): return value ? "YES" : "NO"
         case .null: return "nil"
-        case .dictionary(let object):
-            let name = try className(of: object)
-            switch name {
+        case .dictionary:
+            let object = try archive.instance(uid)
+            switch object.className {
             case "NSArray", "NSMutableArray", "NSSet", "NSMutableSet", "NSOrderedSet", "NSMutableOrderedSet":
                 var parts: [String] = []
-                for element in try arrayElements(.dictionary(object)) { parts.append(try constant(element, depth: depth + 1)) }
+                for element in try archive.elements(uid) { parts.append(try constant(element, depth: depth + 1, visits: &visits)) }
                 return "{" + parts.joined(separator: ", ") + "}"
             case "NSString", "NSMutableString":
-                guard let text = try member(object, "NS.string")?.string else { throw PropertyListError("an archived string has no text") }
-                return ExpressionText.quoted(text)
+                return ExpressionText.quoted(try archive.string(uid) ?? "")
             case "NSDate":
-                guard case .real(let time)? = object["NS.time"] else { throw PropertyListError("an archived date has no time") }
+                guard case .real(let time)? = object.fields["NS.time"] else {
+                    throw ArchiveError(.malformedArchive, "an archived date has no time", location: "$objects[\(uid)]")
+                }
                 return "CAST(\(time), \"NSDate\")"
             case "NSNull":
                 return "nil"
             default:
-                throw PropertyListError("archived constants of class \(name) are not supported")
+                throw ArchiveError(.unsupported, "archived constants of class \(object.className) are not supported", location: "$objects[\(uid)]")
             }
         default:
-            throw PropertyListError("an archived constant of an unsupported kind")
+            throw ArchiveError(.unsupported, "an archived constant of an unsupported kind (\(try archive.object(uid).summary))", location: "$objects[\(uid)]")
         }
     }
 }

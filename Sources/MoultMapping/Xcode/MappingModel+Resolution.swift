@@ -66,3 +66,18 @@ public enum MappingSide: Sendable, Hashable {
     case source
     case destination
 }
+
+extension ModelReference {
+    /// The entities whose version hashes differ between this reference and a model (changed, only in
+    /// one of them), in byte order of names; empty when the reference records no hashes or they agree.
+    ///
+    /// ```swift
+    /// let stale = mapping.sourceModel.entitiesDiffering(from: version.model.entityVersionHashes())
+    /// // ["Post"]: the mapping was made from an earlier edit of this version
+    /// ```
+    public func entitiesDiffering(from hashes: [String: VersionHash]) -> [String] {
+        guard !entityVersionHashes.isEmpty else { return [] }
+        return Set(hashes.keys).union(entityVersionHashes.keys).filter { hashes[$0] != entityVersionHashes[$0] }
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+}

@@ -1,4 +1,6 @@
 public import Foundation
+import MoultArchive
+import MoultModel
 
 #if canImport(FoundationXML)
 import FoundationXML
@@ -13,7 +15,11 @@ extension MappingModel {
     /// text; a property mapping without one keeps a nil expression, which the engine reads as the
     /// default (`$source.<name>`, or the relationship's default: see ``defaultValueExpression(forRelationship:)``).
     /// The models' recorded paths are kept in ``sourceModel`` and ``destinationModel``; their names are
-    /// the version folders' names without `.xcdatamodel`.
+    /// the version folders' names without `.xcdatamodel`. Their entity version hashes are those of the
+    /// models the file embeds (`sourcemodeldata`, `destinationmodeldata`: Xcode's design-time models,
+    /// decoded by MoultArchive), so a mapping is matched to model versions by content, as Core Data
+    /// matches a compiled mapping model. Filter predicates have Xcode's byte-swapped `<` (U+3C00)
+    /// repaired.
     ///
     /// - Throws: ``MappingError`` naming the file and, for XML errors, the line.
     public init(xcmappingModelAt url: URL) throws(MappingError) {
@@ -28,10 +34,20 @@ extension MappingModel {
                 file: file.path)
         }
         do {
-            self = try XcodeMappingReader(data: data).mappingModel()
+            try self.init(xcmappingXML: data)
         } catch {
             throw error.located(file: file.path)
         }
+    }
+
+    /// Reads an Xcode mapping model from the contents of its `xcmapping.xml`.
+    ///
+    /// - Throws: ``MappingError``, located by line for XML errors.
+    public init(xcmappingXML data: Data) throws(MappingError) {
+        // Foundation's parser on Linux traps on some malformed input (invalid UTF-8 among it), so it
+        // never sees any.
+        if let problem = XMLInput.problem(in: data) { throw MappingError(.malformedXML, problem.message, path: "line \(problem.line)") }
+        self = try XcodeMappingReader(data: data).mappingModel()
     }
 
     /// Reads a mapping model by its kind: a `.json` file in Moult's format, or an Xcode
@@ -92,10 +108,26 @@ private final class XcodeMappingReader: NSObject, XMLParserDelegate {
             mappings.append(try entityMapping(object(id, "XDDEVENTITYMAPPING", from: model)))
         }
         mappings.sort { ($0.order ?? .max, $0.name) < ($1.order ?? .max, $1.name) }
-        return MappingModel(
-            source: Self.reference(path: model.attributes["sourcemodelpath"]),
-            destination: Self.reference(path: model.attributes["destinationmodelpath"]),
-            entityMappings: mappings)
+        var source = Self.reference(path: model.attributes["sourcemodelpath"])
+        var destination = Self.reference(path: model.attributes["destinationmodelpath"])
+        source.entityVersionHashes = try embeddedModelHashes(model, "sourcemodeldata")
+        destination.entityVersionHashes = try embeddedModelHashes(model, "destinationmodeldata")
+        return MappingModel(source: source, destination: destination, entityMappings: mappings)
+    }
+
+    /// The entity version hashes of a model embedded in the mapping model (`sourcemodeldata` or
+    /// `destinationmodeldata`: Xcode's design-time model, archived); empty when the file embeds none.
+    private func embeddedModelHashes(_ model: XMLStoreObject, _ key: String) throws(MappingError) -> [String: VersionHash] {
+        guard let base64 = model.attributes[key], !base64.isEmpty else { return [:] }
+        guard let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters) else {
+            throw MappingError(.malformedArchive, "the embedded model \(key) is not base64", path: "line \(model.line)")
+        }
+        do {
+            return try ObjectModel(xcodeDesignArchive: Array(data)).entityVersionHashes()
+        } catch {
+            throw MappingError(
+                .malformedArchive, "the embedded model \(key) cannot be decoded: \(error.description)", path: "line \(model.line)")
+        }
     }
 
     private static func reference(path: String?) -> ModelReference {
@@ -135,15 +167,49 @@ private final class XcodeMappingReader: NSObject, XMLParserDelegate {
         }
         var userInfo: [String: String] = [:]
         if let archived = attributes["userinfodata"] {
-            userInfo = try decode(archived, in: object, mapping: name, property: nil) { (archive) throws(PropertyListError) in try archive.stringDictionary() }
+            userInfo = try decode(archived, in: object, mapping: name, property: nil) { (archive) throws(ArchiveError) in try archive.stringDictionary() }
         }
-        let filter = attributes["sourcefilterpredicatestring"].flatMap { $0.isEmpty ? nil : $0 }
+        let filter = attributes["sourcefilterpredicatestring"].flatMap { $0.isEmpty ? nil : Self.repairedPredicate($0) }
         let policy = attributes["migrationpolicyclassname"].flatMap { $0.isEmpty ? nil : $0 }
         return EntityMapping(
             name: name, type: type, source: source, destination: destination, filter: filter,
             attributes: try propertyMappings(object, "attributemappings", "XDDEVATTRIBUTEMAPPING", mapping: name),
             relationships: try propertyMappings(object, "relationshipmappings", "XDDEVRELATIONSHIPMAPPING", mapping: name),
             policy: policy, userInfo: userInfo, order: order)
+    }
+
+    /// A filter predicate with Xcode's byte-swapped comparison operators repaired.
+    ///
+    /// Xcode can record `<` as U+3C00 (the two bytes of `<` in UTF-16, swapped), so that
+    /// `age < 18` arrives as `age 㰀 18`. Outside string literals, U+3C00 becomes `<` and, by the
+    /// same swap, U+3E00 becomes `>` (*unverified*: only `<` has been seen); inside quotes nothing is
+    /// changed.
+    static func repairedPredicate(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value == 0x3C00 || $0.value == 0x3E00 }) else { return text }
+        var result = String.UnicodeScalarView()
+        var quote: Unicode.Scalar?
+        var escaped = false
+        for scalar in text.unicodeScalars {
+            if let open = quote {
+                if escaped {
+                    escaped = false
+                } else if scalar == "\\" {
+                    escaped = true
+                } else if scalar == open {
+                    quote = nil
+                }
+                result.append(scalar)
+                continue
+            }
+            switch scalar.value {
+            case 0x3C00: result.append("<")
+            case 0x3E00: result.append(">")
+            default:
+                if scalar == "\"" || scalar == "'" { quote = scalar }
+                result.append(scalar)
+            }
+        }
+        return String(result)
     }
 
     private func propertyMappings(_ owner: XMLStoreObject, _ key: String, _ type: String, mapping: String) throws(MappingError) -> [PropertyMapping] {
@@ -155,7 +221,7 @@ private final class XcodeMappingReader: NSObject, XMLParserDelegate {
             }
             var expression: String?
             if let archived = object.attributes["valueexpressiondata"] {
-                expression = try decode(archived, in: object, mapping: mapping, property: name) { (archive) throws(PropertyListError) in try archive.text() }
+                expression = try decode(archived, in: object, mapping: mapping, property: name) { (archive) throws(ArchiveError) in try archive.text() }
             } else if type == "XDDEVRELATIONSHIPMAPPING", let sourceMapping = object.attributes["sourcemappingname"], !sourceMapping.isEmpty {
                 // *Unverified*: no fixture records a source mapping name (CORE-DATA-FORMATS.md §2).
                 expression = PropertyMapping.destinationInstances(
@@ -163,7 +229,7 @@ private final class XcodeMappingReader: NSObject, XMLParserDelegate {
             }
             var userInfo: [String: String] = [:]
             if let archived = object.attributes["userinfodata"] {
-                userInfo = try decode(archived, in: object, mapping: mapping, property: name) { (archive) throws(PropertyListError) in try archive.stringDictionary() }
+                userInfo = try decode(archived, in: object, mapping: mapping, property: name) { (archive) throws(ArchiveError) in try archive.stringDictionary() }
             }
             result.append(PropertyMapping(name, expression, userInfo: userInfo))
         }
@@ -172,7 +238,7 @@ private final class XcodeMappingReader: NSObject, XMLParserDelegate {
 
     private func decode<T>(
         _ base64: String, in object: XMLStoreObject, mapping: String, property: String?,
-        _ body: (ArchivedExpression) throws(PropertyListError) -> T
+        _ body: (ArchivedExpression) throws(ArchiveError) -> T
     ) throws(MappingError) -> T {
         let where_ = property.map { "\(mapping).\($0)" } ?? mapping
         guard let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters) else {

@@ -47,6 +47,14 @@ final class CompiledMapping {
         let constants: [Value]
         /// The source keys the insert reads, in order, for the associations.
         let keysSQL: String
+        /// Finds a row of the chunk (arguments: its bounds, then the filter's) whose stored values the
+        /// per-object path would convert or refuse rather than copy as they are (a REAL or an
+        /// out-of-range integer in an integer column, a blob in a string column, a Boolean other than
+        /// 0 or 1, a number that is not finite, a row of another entity in a table of one): such a
+        /// chunk takes the per-object path, so that both paths make the same store or the same error.
+        /// One difference remains: SQL cannot tell text that is not valid UTF-8, which the bulk copy
+        /// writes byte for byte and the per-object path refuses.
+        let checkSQL: String
     }
 
     /// Stage 2's read, when every relationship is a direct lookup and the policy the default: only the
@@ -84,7 +92,7 @@ final class CompiledMapping {
     init(
         index: Int, mappingModelIndex: Int, name: String, mapping: EntityMapping, sourceModel: ObjectModel, destinationModel: ObjectModel,
         sourceLayout: StoreLayout, destinationLayout: StoreLayout, policy: any EntityMigrationPolicy,
-        variables: VariableLayout
+        variables: VariableLayout, sqlAccepts: (String) -> Bool = { _ in true }
     ) throws(MigrationError) {
         self.index = index
         self.mappingModelIndex = mappingModelIndex
@@ -116,6 +124,7 @@ final class CompiledMapping {
             destination = nil
         }
 
+        let sourceTableEntityCount = source.flatMap { sourceLayout.table(named: $0.table)?.entityNumbers.count } ?? 1
         var schemas: [String: KeySchema] = [:]
         for entity in sourceLayout.entities { schemas[entity.name] = Self.schema(of: entity) }
         let compiler = ExpressionCompiler(
@@ -192,7 +201,11 @@ final class CompiledMapping {
         }
         self.toManyLoads = toManyLoads
 
-        // The filter: in SQL when the pushdown compiler accepts it, in Swift otherwise.
+        // The filter: in SQL when the pushdown compiler accepts it and SQLite can take the result, in
+        // Swift otherwise. SQLite refuses SQL beyond its limits (an expression tree deeper than 1,000,
+        // too many placeholders): a filter of 1,500 `AND` terms pushes down exactly, but no statement
+        // holding it would prepare. Each statement that embeds the filter (the cursor's, the plan's,
+        // the keys-only read, the bulk insert) adds a few levels around it: the check leaves a margin.
         if let text = mapping.filterPredicate, !text.trimmingCharacters(in: .whitespaces).isEmpty {
             let predicate: PredicateNode
             do {
@@ -200,7 +213,9 @@ final class CompiledMapping {
             } catch {
                 throw invalid("the filter predicate \(text) does not parse", underlying: error)
             }
-            if let source, toManyLoads.isEmpty, let pushed = SQLPushdown(columns: Self.columnResolver(source)).predicate(predicate) {
+            if let source, toManyLoads.isEmpty, let pushed = SQLPushdown(columns: Self.columnResolver(source)).predicate(predicate),
+                sqlAccepts(Self.filterProbe(pushed.sql, source: source))
+            {
                 filterSQL = SQLCondition(pushed.sql, pushed.arguments)
                 filter = nil
             } else {
@@ -220,7 +235,16 @@ final class CompiledMapping {
             filterSQL: filterSQL)
         bulkCopy = Self.bulkCopy(
             policy: policy, source: source, destination: destination, attributeValues: attributeValues,
-            hasSwiftFilter: filter != nil, filterSQL: filterSQL)
+            hasSwiftFilter: filter != nil, filterSQL: filterSQL,
+            tableEntityCount: sourceTableEntityCount)
+    }
+
+    /// A statement at least as deep as any that embeds a pushed-down filter, to prepare once and see
+    /// whether SQLite takes it (see ``init(index:mappingModelIndex:name:mapping:sourceModel:destinationModel:sourceLayout:destinationLayout:policy:variables:sqlAccepts:)``).
+    static func filterProbe(_ filter: String, source: EntityLayout) -> String {
+        let margin = 8
+        let wrapped = String(repeating: "+(", count: margin) + filter + String(repeating: ")", count: margin)
+        return "SELECT Z_PK FROM \(source.table) WHERE Z_ENT = \(source.number) AND Z_PK > ? AND Z_PK <= ? AND (\(wrapped)) ORDER BY Z_PK"
     }
 
     /// The keys-only read of stage 2, when the relationships allow it.
@@ -252,10 +276,11 @@ final class CompiledMapping {
     /// The SQL form of stage 1, when every attribute allows it.
     static func bulkCopy(
         policy: any EntityMigrationPolicy, source: EntityLayout?, destination: EntityLayout?,
-        attributeValues: [AttributeValueSource], hasSwiftFilter: Bool, filterSQL: SQLCondition?
+        attributeValues: [AttributeValueSource], hasSwiftFilter: Bool, filterSQL: SQLCondition?, tableEntityCount: Int = 1
     ) -> BulkCopy? {
         guard policy is DefaultMigrationPolicy, !hasSwiftFilter, let source, let destination, !destination.isAbstract else { return nil }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var fits: [String] = []
         var selected = ["? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1", "\(destination.number)", "1"]
         var constants: [Value] = []
         for (column, value) in zip(destination.attributes, attributeValues) {
@@ -276,6 +301,7 @@ final class CompiledMapping {
                 guard let attribute = source.attribute(named: key),
                     attribute.type == column.type || (attribute.type.isInteger && column.type.isInteger)
                 else { return nil }
+                fits.append(Self.storedAsDecoded("s.\(attribute.column)", type: attribute.type))
                 if defaultForNil.isNull {
                     selected.append("s.\(attribute.column)")
                 } else {
@@ -291,7 +317,38 @@ final class CompiledMapping {
             SELECT \(selected.joined(separator: ", ")) FROM \(attachedSource).\(source.table) s WHERE \(condition)
             """
         let keys = "SELECT s.Z_PK FROM \(source.table) s WHERE \(condition) ORDER BY s.Z_PK"
-        return BulkCopy(insertSQL: insert, constants: constants, keysSQL: keys)
+        // The per-object cursor reads every row of a table of one entity (and refuses another Z_ENT),
+        // but only its own entity's rows of a hierarchy table.
+        var odd = fits.isEmpty ? [] : ["NOT (\(fits.joined(separator: " AND ")))"]
+        var entity = "s.Z_ENT = \(source.number)"
+        if tableEntityCount == 1 {
+            entity = "1"
+            odd.append("s.Z_ENT IS NOT \(source.number)")
+        }
+        var check = "SELECT 1 FROM \(source.table) s WHERE \(entity) AND s.Z_PK > ? AND s.Z_PK <= ?"
+        if let filterSQL { check += " AND (\(filterSQL.sql))" }
+        check += odd.isEmpty ? " AND 0" : " AND (\(odd.joined(separator: " OR ")))"
+        return BulkCopy(insertSQL: insert, constants: constants, keysSQL: keys, checkSQL: check + " LIMIT 1")
+    }
+
+    /// An SQL condition true when a column's stored value is exactly what the store cursor decodes for
+    /// this type, so that copying it as it is writes what the per-object path writes.
+    static func storedAsDecoded(_ column: String, type: AttributeType) -> String {
+        let kind = "typeof(\(column))"
+        switch type {
+        case .integer16: return "(\(kind) = 'null' OR (\(kind) = 'integer' AND \(column) BETWEEN -32768 AND 32767))"
+        case .integer32: return "(\(kind) = 'null' OR (\(kind) = 'integer' AND \(column) BETWEEN -2147483648 AND 2147483647))"
+        case .integer64: return "\(kind) IN ('null', 'integer')"
+        case .boolean: return "(\(kind) = 'null' OR (\(kind) = 'integer' AND \(column) IN (0, 1)))"
+        case .double, .float, .date:
+            return "(\(kind) IN ('null', 'integer') OR (\(kind) = 'real' AND abs(\(column)) <= 1.7976931348623157e308))"
+        case .decimal:
+            return "(\(kind) IN ('null', 'integer') OR (\(kind) = 'real' AND abs(\(column)) <= 1e120 AND (\(column) = 0 OR abs(\(column)) >= 1e-100)))"
+        case .string, .uri: return "\(kind) IN ('null', 'text')"
+        case .uuid: return "(\(kind) = 'null' OR (\(kind) = 'blob' AND length(\(column)) = 16))"
+        case .binary, .transformable: return "\(kind) IN ('null', 'blob')"
+        case .composite, .undefined, .objectID: return "1"
+        }
     }
 
     /// The direct form of a relationship expression, when it has one.

@@ -178,6 +178,17 @@ public final class MigrationManager {
         }
     }
 
+    /// Whether every row of a chunk can be copied by the bulk insert as it is stored (see
+    /// ``CompiledMapping/BulkCopy/checkSQL``).
+    func bulkCopyFits(_ mapping: CompiledMapping, _ bulk: CompiledMapping.BulkCopy, after lowerBound: Int64, through upperBound: Int64)
+        throws -> Bool
+    {
+        let statement = try sourceStore.database.statement(bulk.checkSQL)
+        try statement.bind([.int(lowerBound), .int(upperBound)] + (mapping.filterSQL?.arguments ?? []))
+        defer { statement.reset() }
+        return try !statement.step()
+    }
+
     private func insert(_ row: [Value], into layout: EntityLayout) throws -> ObjectID {
         var values = row
         if !layout.toOneRelationships.isEmpty {

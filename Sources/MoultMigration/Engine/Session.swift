@@ -45,7 +45,8 @@ final class Session {
                     try CompiledMapping(
                         index: compiled.count, mappingModelIndex: modelIndex, name: name, mapping: mapping,
                         sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel,
-                        sourceLayout: source.layout, destinationLayout: destinationLayout, policy: policy, variables: variables))
+                        sourceLayout: source.layout, destinationLayout: destinationLayout, policy: policy, variables: variables,
+                        sqlAccepts: Self.sqlAccepts(source)))
             }
         }
         mappings = compiled
@@ -53,6 +54,12 @@ final class Session {
         if let destination, migrator.options.bulkSQL {
             try destination.database.attachReadOnly(migrator.sourceURL, as: CompiledMapping.attachedSource)
         }
+    }
+
+    /// Whether SQLite prepares this SQL on the source: a filter it refuses is evaluated in Swift.
+    private static func sqlAccepts(_ source: SQLiteStore) -> (String) -> Bool {
+        let database = source.database
+        return { sql in (try? database.makeStatement(sql)) != nil }
     }
 
     private var partitioner: Partitioner {
@@ -74,7 +81,7 @@ final class Session {
         let compiled = try CompiledMapping(
             index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: restricted,
             sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
-            destinationLayout: destinationLayout, policy: mapping.policy, variables: variables)
+            destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source))
         variants[key] = compiled
         return compiled
     }
@@ -106,7 +113,12 @@ final class Session {
                 }
                 FaultInjection.reach("chunk-start")
                 let chunk = pass.chunks.isEmpty ? nil : pass.chunks[position.chunk]
-                let bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
+                var bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
+                if let copy = bulk, let chunk,
+                    try !manager.bulkCopyFits(compiled, copy, after: chunk.lowerBound, through: chunk.upperBound)
+                {
+                    bulk = nil  // values the per-object path converts or refuses: it reads this chunk
+                }
                 let keysOnly = pass.stage == .createRelationships && migrator.options.bulkSQL ? compiled.keysOnlyRead : nil
                 var clock = profile?.start()
                 let objects: [MigrationObject]
@@ -238,7 +250,10 @@ final class Session {
         if migrator.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
         try database.write {
             try database.executeScript("DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table)")
-            try StoreMetadata(model: migrator.destinationModel, storeUUID: uuid).write(to: database)
+            // The source's application keys (not Core Data's NS… ones) are kept.
+            var metadata = StoreMetadata(model: migrator.destinationModel, storeUUID: uuid)
+            metadata.keepApplicationKeys(of: try source.metadata())
+            try metadata.write(to: database)
         }
         try database.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
     }

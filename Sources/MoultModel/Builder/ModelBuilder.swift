@@ -316,6 +316,16 @@ public struct FetchIndex: EntityComponent, Sendable, Hashable {
     public init(_ name: String, elements: [FetchIndexDescription.Element]) {
         definition = FetchIndexDescription(name: name, elements: elements)
     }
+    /// Makes it a partial index: only the rows the predicate selects (`"timestamp != nil"`) are indexed.
+    public func partial(_ predicate: String) -> FetchIndex {
+        var copy = self
+        copy.definition.partialIndexPredicate = predicate
+        return copy
+    }
+    /// An R-tree index over numeric properties (`FetchIndex.rTree("boundedByRect", "latitude", "longitude")`).
+    public static func rTree(_ name: String, _ propertyNames: String...) -> FetchIndex {
+        FetchIndex(name, elements: propertyNames.map { .init(property: $0, type: "RTree") })
+    }
     public var entityParts: [EntityPart] { [.fetchIndex(definition)] }
 }
 

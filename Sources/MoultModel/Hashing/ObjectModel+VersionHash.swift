@@ -5,8 +5,8 @@ extension AttributeDescription {
     ///
     /// Inputs: the name, the optional/transient/read-only flags, the version hash modifier, the
     /// attribute type's code, and one byte each for external binary storage and preserve-after-deletion.
-    /// A derived attribute's hash is computed the same way here, but Core Data's rule for it is not known:
-    /// see ``ObjectModel/versionHash(ofEntity:)``.
+    /// This is the hash of an ordinary attribute; a derived one hashes differently, see
+    /// ``derivedVersionHash()`` (``ObjectModel/versionHash(ofEntity:)`` takes the right one).
     public var versionHash: VersionHash {
         var input = HashInput()
         input.append(propertyHash(name: name, isOptional: isOptional, isTransient: isTransient, isReadOnly: isReadOnly, modifier: versionHashModifier))
@@ -14,6 +14,44 @@ extension AttributeDescription {
         if allowsExternalBinaryDataStorage { input.append(u8: 1) }
         if preserveAfterDeletion { input.append(u8: 1) }
         return input.finalize()
+    }
+
+    /// The version hash of a derived attribute: `SHA256(derivation expression as Foundation prints it)`,
+    /// and nothing else (CORE-DATA-FORMATS.md §4; confirmed on CoreDataPlus' `Book.pagesCount`,
+    /// `pages.@count` printed `count:(pages)`, and on Photos' key-path derivations).
+    ///
+    /// - Throws: ``ModelError`` `.notComputable` when the attribute has no derivation expression or one
+    ///   whose printed form is not confirmed (see ``DerivationExpression``).
+    public func derivedVersionHash() throws(ModelError) -> VersionHash {
+        guard let text = derivationExpression, !text.isEmpty else {
+            throw ModelError(.notComputable, "the derived attribute '\(name)' has no derivation expression", property: name)
+        }
+        let expression: DerivationExpression
+        do {
+            expression = try DerivationExpression(text)
+        } catch {
+            throw ModelError(.notComputable, "the derived attribute '\(name)': \(error.message)", property: name)
+        }
+        var input = HashInput()
+        input.append(expression.printed)
+        return input.finalize()
+    }
+
+    /// The hash this attribute enters its entity's hash with: ``derivedVersionHash()`` for a derived
+    /// attribute, ``versionHash`` otherwise.
+    ///
+    /// - Throws: ``ModelError`` `.notComputable` for an unconfirmed derivation, and for a composite
+    ///   attribute (iOS 17): no real store in reach confirms how Core Data hashes one (its type code,
+    ///   2100, and whether its elements enter the hash) nor how it lays it out (flattened columns), so
+    ///   Moult reads such a model but gives no hash and writes no store of it.
+    public func entityVersionHashInput() throws(ModelError) -> VersionHash {
+        if attributeType == .composite {
+            throw ModelError(
+                .notComputable,
+                "the composite attribute '\(name)' (Core Data's hash and columns of composite attributes are not confirmed by any real store)",
+                property: name)
+        }
+        return isDerived ? try derivedVersionHash() : versionHash
     }
 }
 
@@ -64,25 +102,36 @@ extension ObjectModel {
     /// and the uniqueness constraints. Class names, user info, renaming identifiers, indexes, defaults,
     /// validation rules and fetched properties do not enter it.
     ///
+    /// A derived attribute enters with its own hash (``AttributeDescription/derivedVersionHash()``),
+    /// in its name-sorted place, and is never skipped as transient.
+    ///
     /// - Throws: ``ModelError`` `.missingEntity` for an unknown entity; `.notComputable` for an entity
-    ///   that has or inherits a derived attribute, whose hash rule Core Data does not document.
+    ///   that has or inherits a derived attribute whose expression's hash is not confirmed.
     public func versionHash(ofEntity name: String) throws(ModelError) -> VersionHash {
+        var cache: [String: VersionHash] = [:]
+        return try versionHash(ofEntity: name, cache: &cache)
+    }
+
+    /// The entity's hash, its ancestors' hashes taken from (and added to) `cache`: each entity of a
+    /// hierarchy is hashed once, not once per descendant.
+    private func versionHash(ofEntity name: String, cache: inout [String: VersionHash]) throws(ModelError) -> VersionHash {
+        if let known = cache[name] { return known }
         guard let entity = entity(named: name) else {
             throw ModelError(.missingEntity, "the model has no entity '\(name)'", entity: name)
-        }
-        if let derived = attributes(of: name).first(where: \.isDerived) {
-            throw ModelError(
-                .notComputable,
-                "entity '\(name)' has the derived attribute '\(derived.name)': Core Data's version hash of derived attributes is not known, so no hash is given",
-                entity: name, property: derived.name)
         }
         var input = HashInput()
         input.append(entity.name)
         input.append(u8: entity.isAbstract ? 1 : 0)
-        if let parent = entity.parentName { input.append(try versionHash(ofEntity: parent)) }
+        if let parent = entity.parentName { input.append(try versionHash(ofEntity: parent, cache: &cache)) }
         var properties: [(name: String, hash: VersionHash)] = []
-        for attribute in attributes(of: name) where !attribute.isTransient {
-            properties.append((attribute.name, attribute.versionHash))
+        for attribute in attributes(of: name) where !attribute.isTransient || attribute.isDerived {
+            do {
+                properties.append((attribute.name, try attribute.entityVersionHashInput()))
+            } catch {
+                throw ModelError(
+                    .notComputable, "entity '\(name)' has \(error.message): its version hash cannot be given", entity: name,
+                    property: attribute.name)
+            }
         }
         for (relationship, owner) in relationshipsWithOwners(of: name) where !relationship.isTransient {
             properties.append((relationship.name, relationship.versionHash(declaredBy: owner)))
@@ -93,13 +142,15 @@ extension ObjectModel {
         let constraints = entity.uniquenessConstraints.map { $0.joined(separator: ".") }
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         for constraint in constraints { input.append(constraint) }
-        return input.finalize()
+        let hash = input.finalize()
+        cache[name] = hash
+        return hash
     }
 
     /// The version hash of a property (attribute or relationship, inherited ones included) of an entity;
     /// nil when the entity has no property with this name.
     public func versionHash(ofProperty propertyName: String, inEntity entityName: String) -> VersionHash? {
-        if let attribute = attribute(named: propertyName, of: entityName) { return attribute.versionHash }
+        if let attribute = attribute(named: propertyName, of: entityName) { return try? attribute.entityVersionHashInput() }
         let owned = relationshipsWithOwners(of: entityName).first { $0.property.name == propertyName }
         return owned.map { $0.property.versionHash(declaredBy: $0.owner) }
     }
@@ -109,15 +160,32 @@ extension ObjectModel {
     /// ``entitiesWithUncomputableHash``).
     public func entityVersionHashes() -> [String: VersionHash] {
         var result: [String: VersionHash] = [:]
+        var cache: [String: VersionHash] = [:]
         for entity in entities {
-            if let hash = try? versionHash(ofEntity: entity.name) { result[entity.name] = hash }
+            if let hash = try? versionHash(ofEntity: entity.name, cache: &cache) { result[entity.name] = hash }
         }
         return result
     }
 
-    /// The entities whose version hash cannot be computed (they have or inherit a derived attribute),
-    /// in byte order of their names.
+    /// Every entity's version hash, or why it cannot be computed, by entity name; each entity hashed once.
+    public func versionHashResults() -> [String: Result<VersionHash, ModelError>] {
+        var result: [String: Result<VersionHash, ModelError>] = [:]
+        var cache: [String: VersionHash] = [:]
+        for entity in entities {
+            do throws(ModelError) {
+                result[entity.name] = .success(try versionHash(ofEntity: entity.name, cache: &cache))
+            } catch {
+                result[entity.name] = .failure(error)
+            }
+        }
+        return result
+    }
+
+    /// The entities whose version hash cannot be computed (they have or inherit a derived attribute whose
+    /// expression's hash is not confirmed), in byte order of their names.
     public var entitiesWithUncomputableHash: [String] {
-        entityNamesInByteOrder.filter { name in attributes(of: name).contains(where: \.isDerived) }
+        entityNamesInByteOrder.filter { name in
+            attributes(of: name).contains { (try? $0.entityVersionHashInput()) == nil && (!$0.isTransient || $0.isDerived) }
+        }
     }
 }

@@ -29,7 +29,7 @@ public struct FetchIndexDescription: Sendable, Hashable {
     public struct Element: Sendable, Hashable {
         /// The property's name; empty for an expression element.
         public var property: String
-        /// `"Binary"` (the default) or another index type Xcode writes (`"R-Tree"`).
+        /// `"Binary"` (the default) or `"RTree"`, as Xcode writes the element's type.
         public var type: String
         public var ascending: Bool
         /// The expression text of an expression element.
@@ -47,15 +47,28 @@ public struct FetchIndexDescription: Sendable, Hashable {
             self.expression = expression
             self.expressionType = expressionType
         }
+
+        /// Whether the element is an R-tree element (`type="RTree"`; `"R-Tree"` is read the same way).
+        public var isRTree: Bool {
+            let folded = type.lowercased().replacing("-", with: "")
+            return folded == "rtree"
+        }
     }
 
     public var name: String
     public var elements: [Element]
+    /// The predicate of a partial index (`partialIndexPredicate`, e.g. `timestamp != nil`): only the rows
+    /// it selects are indexed. The XML attribute's name is unverified against Xcode.
+    public var partialIndexPredicate: String?
 
-    public init(name: String, elements: [Element]) {
+    public init(name: String, elements: [Element], partialIndexPredicate: String? = nil) {
         self.name = name
         self.elements = elements
+        self.partialIndexPredicate = partialIndexPredicate
     }
+
+    /// Whether this is an R-tree index (every element is an R-tree element).
+    public var isRTree: Bool { !elements.isEmpty && elements.allSatisfy(\.isRTree) }
 }
 
 /// A named configuration of a model: a subset of its entities.

@@ -37,6 +37,10 @@ public struct ObjectModel: Sendable, Hashable {
         self.resolution = try Resolution(entities)
     }
 
+    /// The most entities one inheritance chain may hold (an entity and its ancestors). Real models nest
+    /// a few levels; the limit keeps the work per entity bounded on hostile input.
+    public static let maximumInheritanceDepth = 100
+
     /// The version identifiers of this model, as Core Data's `versionIdentifiers` holds them.
     public var versionIdentifiers: [String] { versionIdentifier.map { [$0] } ?? [] }
 
@@ -169,6 +173,7 @@ extension ObjectModel {
         var byteOrderedNames: [String] = []
 
         init(_ entities: [EntityDescription]) throws(ModelError) {
+            try ModelNames.check(entities)
             for (position, entity) in entities.enumerated() {
                 if index.updateValue(position, forKey: entity.name) != nil {
                     throw ModelError(.duplicateEntity, "two entities are named '\(entity.name)'", entity: entity.name)
@@ -184,7 +189,8 @@ extension ObjectModel {
                     children[parent, default: []].append(position)
                 }
             }
-            // Parent cycles.
+            // Parent cycles, and chains deeper than Moult takes (each entity walks its chain: the depth
+            // limit keeps this, hashing and the layout from growing with the square of the model).
             for entity in entities {
                 var seen: Set<String> = [entity.name]
                 var current = entity.parentName
@@ -195,11 +201,18 @@ extension ObjectModel {
                             "entity '\(entity.name)' has a cycle of parent entities: \(seen.sorted().joined(separator: ", "))",
                             entity: entity.name)
                     }
+                    guard seen.count <= ObjectModel.maximumInheritanceDepth else {
+                        throw ModelError(
+                            .limitExceeded,
+                            "the inheritance chain of entity '\(entity.name)' holds more than \(ObjectModel.maximumInheritanceDepth) entities, the most Moult takes",
+                            entity: entity.name)
+                    }
                     current = index[name].flatMap { entities[$0].parentName }
                 }
             }
             byteOrderedNames = entities.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             try checkRelationships(entities)
+            try checkRedeclaredProperties(entities)
         }
 
         private func inherited(_ entities: [EntityDescription], _ name: String) -> [RelationshipDescription] {
@@ -252,6 +265,41 @@ extension ObjectModel {
                     }
                 }
             }
+        }
+
+        /// A sub-entity may list a property it inherits (models rebuilt from a store's model cache, and
+        /// models written back from one, do): the same property is the inherited one; a different one
+        /// under the same name (another type, destination, inverse, order…) is refused, as Xcode does.
+        private func checkRedeclaredProperties(_ entities: [EntityDescription]) throws(ModelError) {
+            for entity in entities where entity.parentName != nil {
+                let own = entity.attributes.map { ($0.name, "attribute", PropertyValue.attribute($0)) }
+                    + entity.relationships.map { ($0.name, "relationship", PropertyValue.relationship($0)) }
+                for (name, kind, value) in own {
+                    var current = entity.parentName
+                    var steps = 0
+                    while let ancestor = current, let position = index[ancestor], steps <= entities.count {
+                        let declared = entities[position]
+                        let inherited = declared.attribute(named: name).map(PropertyValue.attribute)
+                            ?? declared.relationship(named: name).map(PropertyValue.relationship)
+                        if let inherited {
+                            guard inherited == value else {
+                                throw ModelError(
+                                    .conflictingProperty,
+                                    "\(kind) '\(entity.name).\(name)' re-declares '\(ancestor).\(name)', which it inherits, differently (Xcode refuses a sub-entity property named as an inherited one)",
+                                    entity: entity.name, property: name)
+                            }
+                            break
+                        }
+                        current = declared.parentName
+                        steps += 1
+                    }
+                }
+            }
+        }
+
+        private enum PropertyValue: Equatable {
+            case attribute(AttributeDescription)
+            case relationship(RelationshipDescription)
         }
 
         private func isDescendant(_ entities: [EntityDescription], _ name: String, of ancestor: String) -> Bool {

@@ -19,6 +19,9 @@ public struct VersionedModel: Sendable, Hashable {
     public var versions: [Version]
     /// The current version's name.
     public var currentVersionName: String
+    /// How the current version was chosen, when no `.xccurrentversion` named it (the file is missing,
+    /// holds no version name, or could not be used): for a command to say which version it took.
+    public var currentVersionNote: String?
 
     /// Creates a versioned model.
     ///

@@ -9,6 +9,14 @@ public struct ModelError: CategorizedError, Hashable {
         public var description: String { rawValue }
 
         public static let malformedXML = Code(rawValue: "malformed XML")
+        /// Bytes that are not well-formed UTF-8 in an XML file (see ``XMLInput``).
+        public static let invalidUTF8 = Code(rawValue: "invalid UTF-8")
+        /// An entity or property name Xcode would refuse (not an identifier).
+        public static let invalidName = Code(rawValue: "invalid name")
+        /// A sub-entity declares a property named as an inherited one, differently.
+        public static let conflictingProperty = Code(rawValue: "conflicting property")
+        /// The model goes beyond one of Moult's documented limits (such as the inheritance depth).
+        public static let limitExceeded = Code(rawValue: "limit exceeded")
         public static let malformedPropertyList = Code(rawValue: "malformed property list")
         public static let unknownAttributeType = Code(rawValue: "unknown attribute type")
         public static let missingEntity = Code(rawValue: "missing entity")

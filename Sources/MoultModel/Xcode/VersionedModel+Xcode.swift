@@ -1,5 +1,9 @@
 public import Foundation
 
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
 // MARK: - Reading
 
 extension VersionedModel {
@@ -12,14 +16,18 @@ extension VersionedModel {
     /// ```
     ///
     /// Versions are sorted by name, numbers compared numerically (``naturalOrder(_:_:)``).
-    /// `.xccurrentversion` may be absent when there is one version; with several versions and no
-    /// `.xccurrentversion`, the last one is current.
+    /// When `.xccurrentversion` is absent, or holds no `_XCCurrentVersionName` (Xcode writes `<dict/>`),
+    /// the last version is current and ``currentVersionNote`` says so.
     ///
-    /// - Parameter url: An `.xcdatamodeld` folder, a `.xcdatamodel` folder, or its `contents` file.
+    /// - Parameters:
+    ///   - url: An `.xcdatamodeld` folder, a `.xcdatamodel` folder, or its `contents` file.
+    ///   - requiringCurrentVersion: Whether a `.xccurrentversion` that cannot be used (malformed, not
+    ///     UTF-8, naming no version of the model) stops the reading. Pass `false` when the caller names
+    ///     the version it wants: the last version is then current, and ``currentVersionNote`` says why.
     /// - Throws: ``ModelError``: `.notFound` when nothing is there, `.emptyModel` for a folder with no
-    ///   version, `.missingVersion` when `.xccurrentversion` names no version, and any error reading a
-    ///   version.
-    public init(contentsOf url: URL) throws(ModelError) {
+    ///   version, `.malformedPropertyList`/`.invalidUTF8`/`.missingVersion` for a bad `.xccurrentversion`
+    ///   (when `requiringCurrentVersion`), and any error reading a version.
+    public init(contentsOf url: URL, requiringCurrentVersion: Bool = true) throws(ModelError) {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         guard manager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
@@ -46,7 +54,7 @@ extension VersionedModel {
         let versionNames = children.filter { $0.hasSuffix(".xcdatamodel") }
             .map { String($0.dropLast(".xcdatamodel".count)) }
             .sorted(by: Self.naturalOrder)
-        guard !versionNames.isEmpty else {
+        guard let lastName = versionNames.last else {
             throw ModelError(.emptyModel, "the folder holds no model version (no '*.xcdatamodel' folder)", file: folder.path)
         }
         var versions: [Version] = []
@@ -57,38 +65,81 @@ extension VersionedModel {
         }
         let currentFile = folder.appending(path: ".xccurrentversion", directoryHint: .notDirectory)
         var current: String?
+        var note: String?
+        let taken = "the last version, '\(lastName)', is taken as current"
         if manager.fileExists(atPath: currentFile.path) {
-            current = try Self.readCurrentVersionName(currentFile)
-            if let named = current, !versionNames.contains(named) {
-                throw ModelError(
-                    .missingVersion,
-                    "_XCCurrentVersionName names '\(named).xcdatamodel', which is not in the model (versions: \(versionNames.joined(separator: ", ")))",
-                    file: currentFile.path)
+            do throws(ModelError) {
+                current = try Self.readCurrentVersionName(currentFile)
+                if let named = current, !versionNames.contains(named) {
+                    throw ModelError(
+                        .missingVersion,
+                        "_XCCurrentVersionName names '\(named).xcdatamodel', which is not in the model (versions: \(versionNames.joined(separator: ", ")))",
+                        file: currentFile.path)
+                }
+                if current == nil { note = ".xccurrentversion names no version (no _XCCurrentVersionName): \(taken)" }
+            } catch {
+                guard !requiringCurrentVersion else { throw error }
+                current = nil
+                note = ".xccurrentversion is not used (\(error.description)): \(taken)"
             }
         } else if versions.count > 1 {
-            current = nil  // Xcode always writes the file for several versions; take the last one.
+            note = "no .xccurrentversion: \(taken)"
         }
         try self.init(name: folder.deletingPathExtension().lastPathComponent, versions: versions, currentVersionName: current)
+        currentVersionNote = note
     }
 
-    /// The version name `_XCCurrentVersionName` holds, without its `.xcdatamodel` suffix.
-    static func readCurrentVersionName(_ file: URL) throws(ModelError) -> String {
+    /// The version name `_XCCurrentVersionName` holds, without its `.xcdatamodel` suffix; nil when the
+    /// property list is a dictionary without that key (Xcode writes `<dict/>`).
+    static func readCurrentVersionName(_ file: URL) throws(ModelError) -> String? {
         let data: Data
         do {
             data = try Data(contentsOf: file)
         } catch {
             throw ModelError(.unreadable, "cannot read the file (\(error.localizedDescription))", file: file.path)
         }
-        let plist: Any
-        do {
-            plist = try PropertyListSerialization.propertyList(from: data, format: nil)
-        } catch {
-            throw ModelError(.malformedPropertyList, "the property list is malformed or truncated", file: file.path)
+        return try currentVersionName(inPropertyList: data, file: file.path)
+    }
+
+    /// The version name in the bytes of a `.xccurrentversion` file (see ``readCurrentVersionName(_:)``).
+    ///
+    /// The file is an XML property list. It is read with the same guarded XML parser as the models, not
+    /// with `PropertyListSerialization`, which on Linux crashes (SIGSEGV) on a binary property list
+    /// holding a set of collections; a binary `.xccurrentversion` (Xcode never writes one) is refused.
+    static func currentVersionName(inPropertyList data: Data, file path: String) throws(ModelError) -> String? {
+        if data.starts(with: Array("bplist".utf8)) {
+            throw ModelError(
+                .malformedPropertyList,
+                "a binary property list: Xcode writes this file as XML, the only form Moult reads ('plutil -convert xml1' converts it)",
+                file: path)
         }
-        guard let dictionary = plist as? [String: Any], let name = dictionary["_XCCurrentVersionName"] as? String else {
-            throw ModelError(.malformedPropertyList, "the property list has no string '_XCCurrentVersionName'", file: file.path)
+        try XMLInput.check(data, file: path)
+        let reader = CurrentVersionReader()
+        let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = reader
+        let parsed = parser.parse()
+        switch reader.outcome {
+        case .notADictionary, .notAString: break
+        case .name, .none:
+            guard parsed, reader.finished else {
+                throw ModelError(
+                    .malformedPropertyList, "the property list is malformed or truncated", file: path, line: max(parser.lineNumber, 1))
+            }
         }
-        return name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
+        switch reader.outcome {
+        case .notADictionary:
+            throw ModelError(.malformedPropertyList, "the property list is not a dictionary", file: path)
+        case .notAString:
+            throw ModelError(.malformedPropertyList, "_XCCurrentVersionName is not a version name", file: path)
+        case .name(let name):
+            guard !name.isEmpty else {
+                throw ModelError(.malformedPropertyList, "_XCCurrentVersionName is not a version name", file: path)
+            }
+            return name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
+        case .none:
+            return nil
+        }
     }
 
     // MARK: - Natural order
@@ -125,6 +176,85 @@ extension VersionedModel {
     }
 
     private static func isDigit(_ scalar: Unicode.Scalar) -> Bool { ("0"..."9").contains(scalar) }
+}
+
+// MARK: - The .xccurrentversion reader
+
+/// A SAX delegate that finds `_XCCurrentVersionName` in an XML property list: the top value must be a
+/// dictionary, and that key's value a string. Thread-confined.
+private final class CurrentVersionReader: NSObject, XMLParserDelegate {
+    enum Outcome {
+        case none
+        case name(String)
+        case notADictionary
+        case notAString
+    }
+
+    var outcome = Outcome.none
+    /// Whether the top value ended (the document was not cut short inside it).
+    var finished = false
+    /// Element names from the root down.
+    private var stack: [String] = []
+    /// The depth of the top dictionary's own elements (its keys and values), once it is known.
+    private var entryDepth: Int?
+    private var text = ""
+    private var collecting = false
+    private var pendingKey: String?
+    private var targetIsNext = false
+
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        stack.append(name)
+        let depth = stack.count
+        if entryDepth == nil {
+            // The top value: the root, or the first element inside <plist>.
+            guard !(depth == 1 && name == "plist") else { return }
+            guard name == "dict" else {
+                outcome = .notADictionary
+                return parser.abortParsing()
+            }
+            entryDepth = depth + 1
+            return
+        }
+        guard depth == entryDepth else { return }
+        if name == "key" {
+            collecting = true
+            text = ""
+        } else if targetIsNext {
+            targetIsNext = false
+            guard name == "string" else {
+                outcome = .notAString
+                return parser.abortParsing()
+            }
+            collecting = true
+            text = ""
+        }
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        let depth = stack.count
+        stack.removeLast()
+        if let entryDepth, depth == entryDepth - 1 { finished = true }
+        guard collecting, depth == entryDepth else { return }
+        collecting = false
+        if name == "key" {
+            pendingKey = text
+            targetIsNext = text == "_XCCurrentVersionName"
+        } else if name == "string", pendingKey == "_XCCurrentVersionName" {
+            outcome = .name(text)
+            pendingKey = nil
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        if collecting { text += string }
+    }
+
+    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+        if collecting { text += String(decoding: CDATABlock, as: UTF8.self) }
+    }
 }
 
 // MARK: - Writing

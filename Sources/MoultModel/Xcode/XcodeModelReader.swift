@@ -44,6 +44,8 @@ extension ObjectModel {
     ///   - path: The file's path, used in error messages.
     /// - Throws: ``ModelError`` located at `path` (and the line, where known).
     public init(xcodeContents data: Data, path: String = "contents") throws(ModelError) {
+        // Foundation's XMLParser traps on some inputs (invalid UTF-8, DTD declarations): refuse them first.
+        try XMLInput.check(data, file: path)
         let reader = XcodeModelReader(path: path)
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
@@ -267,7 +269,8 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
                 if error == nil { fail(parser, .malformedXML, "<fetchIndex> outside <entity>") }
                 return
             }
-            fetchIndex = FetchIndexDescription(name: indexName, elements: [])
+            fetchIndex = FetchIndexDescription(
+                name: indexName, elements: [], partialIndexPredicate: attributes["partialIndexPredicate"].flatMap { $0.isEmpty ? nil : $0 })
         case "fetchIndexElement":
             guard fetchIndex != nil else { return fail(parser, .malformedXML, "<fetchIndexElement> outside <fetchIndex>") }
             fetchIndex?.elements.append(

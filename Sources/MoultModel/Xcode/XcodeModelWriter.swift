@@ -133,7 +133,7 @@ struct XMLText {
             close("fetchedProperty")
         }
         for index in entity.fetchIndexes {
-            open("fetchIndex", [("name", index.name)], empty: index.elements.isEmpty)
+            open("fetchIndex", [("name", index.name), ("partialIndexPredicate", index.partialIndexPredicate)], empty: index.elements.isEmpty)
             for element in index.elements {
                 open(
                     "fetchIndexElement",

@@ -6,6 +6,9 @@ struct LayoutBuilder {
     var entities: [EntityLayout] = []
     var tables: [TableLayout] = []
     var joinTables: [JoinTableLayout] = []
+    var rTrees: [RTreeLayout] = []
+    var derivedTriggers: [String] = []
+    var unwritableDerivations: [String] = []
 
     /// `Z_ENT` by entity name.
     private var numbers: [String: Int32] = [:]
@@ -20,6 +23,8 @@ struct LayoutBuilder {
     private var declaredToManys: [String: [ToManyLayout]] = [:]
     /// Join-table column names taken, per entity number: one name space across that entity's join tables.
     private var joinColumnsTaken: [Int32: Set<String>] = [:]
+    /// Many-to-many pairs found, laid out once all are known.
+    private var pendingPairs: [PendingPair] = []
 
     private struct PendingColumn {
         var column: ColumnLayout
@@ -94,7 +99,19 @@ struct LayoutBuilder {
     private mutating func addIndex(_ table: String, column: String) {
         let name = "\(table)_\(column)_INDEX"
         guard !indexes[table, default: []].contains(where: { $0.name == name }) else { return }
-        indexes[table, default: []].append(IndexLayout(name: name, table: table, isUnique: false, terms: [column]))
+        indexes[table, default: []].append(IndexLayout(name: name, table: table, isUnique: false, terms: [SQLName.quoted(column)]))
+    }
+
+    /// Whether an ancestor declares this very attribute: a sub-entity listing what it inherits (models
+    /// rebuilt from a store's model cache do) stores it once, in the inherited column.
+    private func inherits(_ attribute: AttributeDescription, in entity: EntityDescription) -> Bool {
+        model.ancestors(of: entity.name).contains { $0.attribute(named: attribute.name) == attribute }
+    }
+
+    /// Whether an ancestor declares this very relationship (as for attributes); a
+    /// different one under the same name is refused when the model is created.
+    private func inherits(_ relationship: RelationshipDescription, in entity: EntityDescription) -> Bool {
+        model.ancestors(of: entity.name).contains { $0.relationship(named: relationship.name) == relationship }
     }
 
     /// The entity among `entityName` and its ancestors that declares a relationship with this name.
@@ -131,7 +148,7 @@ struct LayoutBuilder {
         for entity in ordered {
             let table = table(of: entity.name)
             let number = numbers[entity.name]!
-            for attribute in entity.attributes where !attribute.isTransient {
+            for attribute in entity.attributes where (!attribute.isTransient || attribute.isDerived) && !inherits(attribute, in: entity) {
                 guard let (type, rank) = Self.declaredType(attribute) else { continue }
                 let column = claim("Z" + Self.uppercasedName(attribute.name), in: table)
                 addColumn(column, type, table: table, rank: rank, entity: number, kind: 0, sortName: attribute.name)
@@ -140,7 +157,8 @@ struct LayoutBuilder {
                     AttributeColumn(name: attribute.name, type: attribute.attributeType, column: column))
                 if attribute.isIndexed { addIndex(table, column: column) }  // unverified: classic indexed attribute
             }
-            for relationship in entity.relationships where !relationship.isTransient && !relationship.isToMany {
+            for relationship in entity.relationships
+            where !relationship.isTransient && !relationship.isToMany && !inherits(relationship, in: entity) {
                 let column = claim("Z" + Self.uppercasedName(relationship.name), in: table)
                 addColumn(column, "INTEGER", table: table, rank: 0, entity: number, kind: 1, sortName: relationship.name)
                 addIndex(table, column: column)
@@ -163,7 +181,8 @@ struct LayoutBuilder {
         var joinedPairs: Set<String> = []
         for entity in ordered {
             let number = numbers[entity.name]!
-            for relationship in entity.relationships where !relationship.isTransient && relationship.isToMany {
+            for relationship in entity.relationships
+            where !relationship.isTransient && relationship.isToMany && !inherits(relationship, in: entity) {
                 let inverse = model.inverse(of: relationship)
                 let destinationTable = table(of: relationship.destinationEntity)
                 let storage: ToManyLayout.Storage
@@ -212,31 +231,36 @@ struct LayoutBuilder {
             }
         }
 
+        layOutManyToMany()
+        for entity in ordered { layOutDerivedAttributes(of: entity) }
+
         // Hierarchy, uniqueness and fetch indexes.
         for entity in ordered {
             let table = table(of: entity.name)
+            // Every hierarchy's table gets a Z_ENT index, abstract root with one sub-entity included
+            // (CoreDataPlus' SampleModel2: abstract Writer, its one sub-entity Author, ZWRITER_Z_ENT_INDEX).
+            // Photos' ZGENERICASSET (abstract GenericAsset, one sub-entity Asset) has none: the same
+            // structure as Writer, so no rule of the model explains it; Photos alters its own schema
+            // (its RADAR_* indexes), and that index is taken to be one it drops (see the StoreLayout docs).
             if entity.parentName == nil && model.hierarchy(from: entity.name).count > 1 {
                 indexes[table, default: []].append(IndexLayout(name: "\(table)_Z_ENT_INDEX", table: table, isUnique: false, terms: ["Z_ENT"]))
             }
             for constraint in entity.uniquenessConstraints {
+                guard !constraint.isEmpty else {
+                    throw StoreError(
+                        .invalidValue, "entity '\(entity.name)' has a uniqueness constraint with no property: there is no column to index",
+                        entity: entity.name)
+                }
                 let terms = try constraint.map { (property) throws(StoreError) in
                     guard let column = column(of: property, from: entity.name) else {
                         throw StoreError(.unknownName, "the uniqueness constraint names '\(property)', which has no column", entity: entity.name)
                     }
-                    return "\(column) COLLATE BINARY ASC"
+                    return "\(SQLName.quoted(column)) COLLATE BINARY ASC"
                 }
                 indexes[table, default: []].append(
                     IndexLayout(name: "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table: table, isUnique: true, terms: terms))
             }
-            for fetchIndex in entity.fetchIndexes {
-                let terms = try fetchIndex.elements.map { (element) throws(StoreError) in
-                    guard let column = column(of: element.property, from: entity.name) else {
-                        throw StoreError(.unknownName, "the fetch index '\(fetchIndex.name)' names '\(element.property)', which has no column", entity: entity.name)
-                    }
-                    return "\(column) COLLATE BINARY \(element.ascending ? "ASC" : "DESC")"
-                }
-                indexes[table, default: []].append(IndexLayout(name: "Z_\(entity.name)_\(fetchIndex.name)", table: table, isUnique: false, terms: terms))
-            }
+            for fetchIndex in entity.fetchIndexes { try layOut(fetchIndex, of: entity, table: table) }
         }
 
         // Assemble.
@@ -250,6 +274,8 @@ struct LayoutBuilder {
                     name: name, rootEntity: root.name, entityNumbers: model.hierarchy(from: root.name).compactMap { numbers[$0.name] },
                     columns: columns, indexes: indexes[name] ?? []))
         }
+        uniqueIndexNames()
+        try checkLimits()
         for entity in ordered {
             let chain = model.ancestors(of: entity.name).reversed().map(\.name) + [entity.name]
             entities.append(
@@ -265,48 +291,276 @@ struct LayoutBuilder {
         }
     }
 
-    /// A many-to-many pair: one join table, named and ordered by the byte order of its two column names.
+    /// A many-to-many pair waiting for its join table: its columns are named once every pair is known.
+    private struct PendingPair {
+        var entity: String
+        var relationship: RelationshipDescription
+        var inverseEntity: String
+        var inverse: RelationshipDescription
+    }
+
+    /// A many-to-many pair, laid out after all pairs are collected (see ``layOutManyToMany()``).
     private mutating func storeManyToMany(
         entity: String, _ relationship: RelationshipDescription, inverseEntity: String, _ inverse: RelationshipDescription
     ) {
-        let numberA = numbers[entity]!
-        let numberB = numbers[inverseEntity]!
-        if entity == inverseEntity && inverse.name == relationship.name {
-            // Its own inverse: Z_<N><NAME> ( Z_<N><NAME>, REFLEXIVE ).
-            let name = "Z_\(numberA)" + Self.uppercasedName(relationship.name)
-            let column = claimJoinColumn(name, entity: numberA)
-            var order: [String] = []
-            if relationship.isOrdered { order.append("Z_FOK_" + column.dropFirst(2)) }  // unverified
+        pendingPairs.append(PendingPair(entity: entity, relationship: relationship, inverseEntity: inverseEntity, inverse: inverse))
+    }
+
+    /// Lays out every many-to-many pair: one join table each, named and ordered by the byte order of its
+    /// two column names, with an index on both columns, the second first (CORE-DATA-FORMATS.md §3).
+    ///
+    /// Join-table columns of one entity share one name space. On a collision the column of the pair
+    /// whose other entity has the lower `Z_ENT` keeps the plain name and the next gets `1`, as in Apple's
+    /// Photos libraries (Asset's column is `Z_34REPRESENTATIVEASSETS` beside Memory, 40, and
+    /// `Z_34REPRESENTATIVEASSETS1` beside Suggestion, 51). Between two pairs with the same other entity
+    /// the order of the relationships' names decides (unverified).
+    private mutating func layOutManyToMany() {
+        struct Request {
+            var pair: Int
+            var side: Int
+            var entity: Int32
+            var other: Int32
+            var base: String
+            var tieBreak: String
+        }
+        var requests: [Request] = []
+        for (position, pair) in pendingPairs.enumerated() {
+            let numberA = numbers[pair.entity]!
+            let numberB = numbers[pair.inverseEntity]!
+            if pair.entity == pair.inverseEntity && pair.inverse.name == pair.relationship.name {
+                requests.append(
+                    Request(
+                        pair: position, side: 0, entity: numberA, other: numberA,
+                        base: "Z_\(numberA)" + Self.uppercasedName(pair.relationship.name), tieBreak: pair.relationship.name))
+                continue
+            }
+            // Side A's column: A's Z_ENT + the name of the relationship pointing to A (the inverse).
+            requests.append(
+                Request(
+                    pair: position, side: 0, entity: numberA, other: numberB,
+                    base: "Z_\(numberA)" + Self.uppercasedName(pair.inverse.name), tieBreak: pair.inverse.name))
+            requests.append(
+                Request(
+                    pair: position, side: 1, entity: numberB, other: numberA,
+                    base: "Z_\(numberB)" + Self.uppercasedName(pair.relationship.name), tieBreak: pair.relationship.name))
+        }
+        var names: [Int: [Int: String]] = [:]
+        let ordered = requests.sorted { a, b in
+            if a.entity != b.entity { return a.entity < b.entity }
+            if a.other != b.other { return a.other < b.other }
+            if a.tieBreak != b.tieBreak { return a.tieBreak.utf8.lexicographicallyPrecedes(b.tieBreak.utf8) }
+            return (a.pair, a.side) < (b.pair, b.side)
+        }
+        for request in ordered {
+            names[request.pair, default: [:]][request.side] = claimJoinColumn(request.base, entity: request.entity)
+        }
+        for (position, pair) in pendingPairs.enumerated() {
+            let (entity, relationship, inverseEntity, inverse) = (pair.entity, pair.relationship, pair.inverseEntity, pair.inverse)
+            let numberA = numbers[entity]!
+            let columnA = names[position]![0]!
+            if entity == inverseEntity && inverse.name == relationship.name {
+                // Its own inverse: Z_<N><NAME> ( Z_<N><NAME>, REFLEXIVE ), indexed (REFLEXIVE, Z_<N><NAME>).
+                let name = "Z_\(numberA)" + Self.uppercasedName(relationship.name)
+                var order: [String] = []
+                if relationship.isOrdered { order.append("Z_FOK_" + columnA.dropFirst(2)) }  // unverified
+                joinTables.append(
+                    JoinTableLayout(
+                        name: name, columns: [columnA, "REFLEXIVE"], orderColumns: order,
+                        indexes: [
+                            IndexLayout(
+                                name: "\(name)_REFLEXIVE_INDEX", table: name, isUnique: false,
+                                terms: ["REFLEXIVE", SQLName.quoted(columnA)])
+                        ]))
+                declaredToManys[entity, default: []].append(
+                    ToManyLayout(
+                        name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered,
+                        storage: .joinTable(table: name, sourceColumn: columnA, destinationColumn: "REFLEXIVE", orderColumn: order.first)))
+                continue
+            }
+            let numberB = numbers[inverseEntity]!
+            let columnB = names[position]![1]!
+            let aFirst = columnA.utf8.lexicographicallyPrecedes(columnB.utf8)
+            let name = aFirst ? "Z_\(numberA)" + Self.uppercasedName(relationship.name) : "Z_\(numberB)" + Self.uppercasedName(inverse.name)
+            let columns = aFirst ? [columnA, columnB] : [columnB, columnA]
+            // An ordered side orders its destinations: Z_FOK_ + the destination side's column without `Z_`.
+            let orderA = relationship.isOrdered ? "Z_FOK_" + columnB.dropFirst(2) : nil
+            let orderB = inverse.isOrdered ? "Z_FOK_" + columnA.dropFirst(2) : nil
+            // The index covers both columns, the second first: Z_1KEYWORDS_Z_37KEYWORDS_INDEX ON
+            // Z_1KEYWORDS (Z_37KEYWORDS, Z_1ASSETATTRIBUTES) in every many-to-many of real stores.
+            let index = IndexLayout(
+                name: "\(name)_\(columns[1])_INDEX", table: name, isUnique: false,
+                terms: [SQLName.quoted(columns[1]), SQLName.quoted(columns[0])])
             joinTables.append(
-                JoinTableLayout(
-                    name: name, columns: [column, "REFLEXIVE"], orderColumns: order,
-                    indexes: [IndexLayout(name: "\(name)_REFLEXIVE_INDEX", table: name, isUnique: false, terms: ["REFLEXIVE"])]))
+                JoinTableLayout(name: name, columns: columns, orderColumns: [orderA, orderB].compactMap { $0 }, indexes: [index]))
             declaredToManys[entity, default: []].append(
                 ToManyLayout(
                     name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered,
-                    storage: .joinTable(table: name, sourceColumn: column, destinationColumn: "REFLEXIVE", orderColumn: order.first)))
+                    storage: .joinTable(table: name, sourceColumn: columnA, destinationColumn: columnB, orderColumn: orderA)))
+            declaredToManys[inverseEntity, default: []].append(
+                ToManyLayout(
+                    name: inverse.name, destination: inverse.destinationEntity, isOrdered: inverse.isOrdered,
+                    storage: .joinTable(table: name, sourceColumn: columnB, destinationColumn: columnA, orderColumn: orderB)))
+        }
+        pendingPairs = []
+    }
+
+    // MARK: - Derived attributes
+
+    /// The triggers that keep an entity's derived attributes current, as Core Data writes them.
+    ///
+    /// For `toMany.@count` through a one-to-many (CoreDataPlus' `Book.pagesCount = pages.@count`), the
+    /// five triggers of SampleModel2_V2.sqlite: `Z_DA_<DESTINATION TABLE>_<Entity>_<attribute>_` +
+    /// `PARAMETER_INSERT`, `PARAMETER_UPDATE_INCREMENT`, `PARAMETER_UPDATE_DECREMENT`,
+    /// `PARAMETER_DELETE` on the destination's table and `Z_DA_<TABLE>_<Entity>_<attribute>_SOURCE_INSERT`
+    /// on the entity's own. They also compute the values while a store is filled: a new row counts its
+    /// destinations, and each destination row added, moved or deleted updates its count.
+    ///
+    /// Every other derivation is recorded in ``unwritableDerivations``: reading a store is not affected,
+    /// creating one is refused, since how Core Data keeps those values current is not confirmed.
+    private mutating func layOutDerivedAttributes(of entity: EntityDescription) {
+        for attribute in entity.attributes where attribute.isDerived && !inherits(attribute, in: entity) {
+            let text = attribute.derivationExpression ?? ""
+            let subject = "the derived attribute '\(entity.name).\(attribute.name)' ('\(text)')"
+            let expression: DerivationExpression
+            do {
+                expression = try DerivationExpression(text)
+            } catch {
+                unwritableDerivations.append("\(subject): \(error.message)")
+                continue
+            }
+            guard case .count(let path) = expression.form, path.count == 1,
+                let column = declared[entity.name]?[attribute.name],
+                let toMany = declaredToManys[entity.name]?.first(where: { $0.name == path[0] }),
+                case .destinationColumn(let destinationTable, let key, _, _) = toMany.storage,
+                model.relationship(named: path[0], of: entity.name).flatMap({ model.inverse(of: $0) }) != nil
+            else {
+                unwritableDerivations.append(
+                    "\(subject): Moult writes the triggers of a to-many '.@count' through a one-to-many only (Core Data's, confirmed on a real store); how Core Data keeps this derivation current is not confirmed")
+                continue
+            }
+            let table = self.table(of: entity.name)
+            let (t, c, k, d) = (SQLName.quoted(table), SQLName.quoted(column), SQLName.quoted(key), SQLName.quoted(destinationTable))
+            let prefix = "Z_DA_\(destinationTable)_\(entity.name)_\(attribute.name)_"
+            func notify(_ function: String, _ row: String) -> String {
+                "SELECT \(function)('\(table)', Z_ENT, Z_PK, '\(attribute.name)', \(c)) FROM \(t) WHERE Z_PK = \(row)"
+            }
+            let updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
+            derivedTriggers += [
+                "CREATE TRIGGER \(SQLName.quoted(prefix + "PARAMETER_INSERT")) AFTER INSERT ON \(d) FOR EACH ROW WHEN (NEW.\(k) NOT NULL) BEGIN UPDATE \(t) SET \(c) = IFNULL(\(c), 0) + 1 WHERE Z_PK = NEW.\(k); \(notify(updated, "NEW.\(k)")); END",
+                "CREATE TRIGGER \(SQLName.quoted(prefix + "PARAMETER_UPDATE_INCREMENT")) AFTER UPDATE OF \(k) ON \(d) FOR EACH ROW WHEN (NEW.\(k) NOT NULL) BEGIN UPDATE \(t) SET \(c) = \(c) + 1 WHERE Z_PK = NEW.\(k); \(notify(updated, "NEW.\(k)")); END",
+                "CREATE TRIGGER \(SQLName.quoted(prefix + "PARAMETER_UPDATE_DECREMENT")) AFTER UPDATE OF \(k) ON \(d) FOR EACH ROW WHEN (OLD.\(k) NOT NULL) BEGIN UPDATE \(t) SET \(c) = \(c) - 1 WHERE Z_PK = OLD.\(k); \(notify(updated, "OLD.\(k)")); END",
+                "CREATE TRIGGER \(SQLName.quoted(prefix + "PARAMETER_DELETE")) AFTER DELETE ON \(d) FOR EACH ROW WHEN (OLD.\(k) NOT NULL) BEGIN UPDATE \(t) SET \(c) = \(c) - 1 WHERE Z_PK = OLD.\(k); \(notify(updated, "OLD.\(k)")); END",
+                "CREATE TRIGGER \(SQLName.quoted("Z_DA_\(table)_\(entity.name)_\(attribute.name)_SOURCE_INSERT")) AFTER INSERT ON \(t) FOR EACH ROW BEGIN UPDATE \(t) SET \(c) = (SELECT IFNULL(COUNT(\(k)), 0) FROM \(d) WHERE \(k) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(notify("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", "NEW.Z_PK")); END",
+            ]
+        }
+    }
+
+    // MARK: - Fetch indexes
+
+    /// A fetch index as Core Data writes it (CORE-DATA-FORMATS.md §3, Photos' schema): a binary index
+    /// `Z_<Entity>_<name> ON <TABLE> (<COLUMN> COLLATE BINARY ASC|DESC, …)`, with `WHERE  <condition>`
+    /// for a partial one; an R-tree index a virtual table `Z_RT_<Entity>_<name>` of `<COLUMN>_MIN` and
+    /// `<COLUMN>_MAX` per element, kept current by three triggers on the entity's table.
+    private mutating func layOut(_ fetchIndex: FetchIndexDescription, of entity: EntityDescription, table: String) throws(StoreError) {
+        let where_ = "the fetch index '\(fetchIndex.name)' of entity '\(entity.name)'"
+        guard !fetchIndex.elements.isEmpty else {
+            throw StoreError(.invalidValue, "\(where_) has no elements: there is no column to index", entity: entity.name)
+        }
+        let columns = try fetchIndex.elements.map { (element) throws(StoreError) -> String in
+            if element.property.isEmpty {
+                // How Core Data writes an expression element (Photos' indexes on Z_ENT may be one) is unverified.
+                throw StoreError(
+                    .invalidValue,
+                    "\(where_) has an expression element (\(element.expression ?? "no expression")): expression elements are not supported, only properties",
+                    entity: entity.name)
+            }
+            guard let column = column(of: element.property, from: entity.name) else {
+                throw StoreError(.unknownName, "\(where_) names '\(element.property)', which has no column", entity: entity.name)
+            }
+            return column
+        }
+        let name = "Z_\(entity.name)_\(fetchIndex.name)"
+        if fetchIndex.elements.contains(where: \.isRTree) {
+            guard fetchIndex.isRTree else {
+                throw StoreError(.invalidValue, "\(where_) mixes R-tree and binary elements, which Core Data refuses", entity: entity.name)
+            }
+            guard fetchIndex.partialIndexPredicate == nil else {
+                throw StoreError(.invalidValue, "\(where_) is an R-tree index with a partial-index predicate, which SQLite's R-tree cannot have", entity: entity.name)
+            }
+            for (element, column) in zip(fetchIndex.elements, columns) {
+                let type = model.attribute(named: element.property, of: entity.name)?.attributeType
+                guard let type, [.integer16, .integer32, .integer64, .double, .float, .decimal, .date, .boolean].contains(type) else {
+                    throw StoreError(
+                        .invalidValue, "\(where_) has the R-tree element '\(element.property)' (\(column)), which is not a numeric attribute",
+                        entity: entity.name)
+                }
+            }
+            rTrees.append(RTreeLayout(name: name, table: table, columns: columns))
             return
         }
-        // Side A's column: A's Z_ENT + the name of the relationship pointing to A (the inverse).
-        let columnA = claimJoinColumn("Z_\(numberA)" + Self.uppercasedName(inverse.name), entity: numberA)
-        let columnB = claimJoinColumn("Z_\(numberB)" + Self.uppercasedName(relationship.name), entity: numberB)
-        let aFirst = columnA.utf8.lexicographicallyPrecedes(columnB.utf8)
-        let name = aFirst ? "Z_\(numberA)" + Self.uppercasedName(relationship.name) : "Z_\(numberB)" + Self.uppercasedName(inverse.name)
-        let columns = aFirst ? [columnA, columnB] : [columnB, columnA]
-        // An ordered side orders its destinations: Z_FOK_ + the destination side's column without `Z_`.
-        let orderA = relationship.isOrdered ? "Z_FOK_" + columnB.dropFirst(2) : nil
-        let orderB = inverse.isOrdered ? "Z_FOK_" + columnA.dropFirst(2) : nil
-        // Unverified: the join table's index name and terms (an index on the second column).
-        let index = IndexLayout(name: "\(name)_\(columns[1])_INDEX", table: name, isUnique: false, terms: [columns[1]])
-        joinTables.append(
-            JoinTableLayout(name: name, columns: columns, orderColumns: [orderA, orderB].compactMap { $0 }, indexes: [index]))
-        declaredToManys[entity, default: []].append(
-            ToManyLayout(
-                name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered,
-                storage: .joinTable(table: name, sourceColumn: columnA, destinationColumn: columnB, orderColumn: orderA)))
-        declaredToManys[inverseEntity, default: []].append(
-            ToManyLayout(
-                name: inverse.name, destination: inverse.destinationEntity, isOrdered: inverse.isOrdered,
-                storage: .joinTable(table: name, sourceColumn: columnB, destinationColumn: columnA, orderColumn: orderB)))
+        let terms = zip(fetchIndex.elements, columns).map { element, column in
+            "\(SQLName.quoted(column)) COLLATE BINARY \(element.ascending ? "ASC" : "DESC")"
+        }
+        var condition: String?
+        if let predicate = fetchIndex.partialIndexPredicate {
+            do throws(PartialIndexPredicate.Failure) {
+                condition = try PartialIndexPredicate.sql(predicate) { [self] key in self.column(of: key, from: entity.name) }
+            } catch {
+                throw StoreError(.invalidValue, "\(where_) has the partial-index predicate '\(predicate)': \(error.message)", entity: entity.name)
+            }
+        }
+        indexes[table, default: []].append(IndexLayout(name: name, table: table, isUnique: false, terms: terms, condition: condition))
+    }
+
+    // MARK: - Names and limits
+
+    /// One name per index across the schema (SQLite's tables and indexes share one name space): an
+    /// index identical to one already there (the same uniqueness constraint twice) is dropped, and a
+    /// different one whose name is taken gets `_2`, `_3`… (unverified: two such indexes cannot be made
+    /// in Xcode).
+    private mutating func uniqueIndexNames() {
+        var taken = Set(["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"] + tables.map { $0.name.uppercased() } + joinTables.map { $0.name.uppercased() })
+        var seen: [String: IndexLayout] = [:]
+        func claim(_ indexes: [IndexLayout]) -> [IndexLayout] {
+            var kept: [IndexLayout] = []
+            for var index in indexes {
+                if let existing = seen[index.name.uppercased()], existing.table == index.table, existing.terms == index.terms, existing.condition == index.condition,
+                    existing.isUnique == index.isUnique
+                {
+                    continue
+                }
+                let base = index.name
+                var suffix = 2
+                while taken.contains(index.name.uppercased()) {
+                    index.name = "\(base)_\(suffix)"
+                    suffix += 1
+                }
+                taken.insert(index.name.uppercased())
+                seen[base.uppercased()] = seen[base.uppercased()] ?? index
+                kept.append(index)
+            }
+            return kept
+        }
+        for position in tables.indices { tables[position].indexes = claim(tables[position].indexes) }
+        for position in joinTables.indices { joinTables[position].indexes = claim(joinTables[position].indexes) }
+    }
+
+    /// SQLite's limits that a schema can reach, checked before any table is made: the columns of one
+    /// table (an inheritance hierarchy shares its root's table) and the length of one statement.
+    private func checkLimits() throws(StoreError) {
+        let limits = SQLite.limits
+        for table in tables where table.columns.count > limits.columns {
+            throw StoreError(
+                .invalidValue,
+                "entity '\(table.rootEntity)' and its sub-entities need \(table.columns.count) columns in table \(table.name), more than the \(limits.columns) SQLite allows in one table (its column limit, SQLITE_MAX_COLUMN, is reached)",
+                entity: table.rootEntity)
+        }
+        let statements = tables.map { ($0.rootEntity, $0.createSQL) } + joinTables.map { ($0.name, $0.createSQL) }
+            + (tables.flatMap(\.indexes) + joinTables.flatMap(\.indexes)).map { ($0.table, $0.createSQL) }
+        for (owner, sql) in statements where sql.utf8.count >= limits.sqlLength {
+            throw StoreError(
+                .invalidValue, "the SQL creating '\(owner)' is \(sql.utf8.count) bytes, more than the \(limits.sqlLength) SQLite takes in one statement",
+                entity: owner)
+        }
     }
 }

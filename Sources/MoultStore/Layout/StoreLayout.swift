@@ -21,6 +21,13 @@ public struct StoreLayout: Sendable, Hashable {
     public private(set) var tables: [TableLayout] = []
     /// The join tables of many-to-many relationships.
     public private(set) var joinTables: [JoinTableLayout] = []
+    /// The R-tree fetch indexes: a virtual table each, kept current by triggers.
+    public private(set) var rTrees: [RTreeLayout] = []
+    /// The `Z_DA_…` triggers that keep derived attributes current.
+    public private(set) var derivedTriggers: [String] = []
+    /// Why a derived attribute cannot be written as Core Data would (one message each): a store of this
+    /// model can be read, not created.
+    public private(set) var unwritableDerivations: [String] = []
     private var byName: [String: Int] = [:]
 
     /// Lays out a model.
@@ -34,6 +41,9 @@ public struct StoreLayout: Sendable, Hashable {
         entities = builder.entities
         tables = builder.tables
         joinTables = builder.joinTables
+        rTrees = builder.rTrees
+        derivedTriggers = builder.derivedTriggers
+        unwritableDerivations = builder.unwritableDerivations
         for (index, entity) in entities.enumerated() { byName[entity.name] = index }
     }
 
@@ -44,6 +54,28 @@ public struct StoreLayout: Sendable, Hashable {
     public func entity(number: Int32) -> EntityLayout? {
         let index = Int(number) - 1
         return entities.indices.contains(index) ? entities[index] : nil
+    }
+
+    /// Checks that a store of this model can be written as Core Data writes it: every entity has a
+    /// version hash and every derived attribute the triggers Core Data gives it.
+    ///
+    /// - Throws: ``StoreError`` `.invalidValue` (bad input, 65) naming each entity or attribute that
+    ///   cannot be written, rather than a store with missing hashes or stale derived values.
+    public func checkWritable() throws(StoreError) {
+        var problems = unwritableDerivations
+        // An entity whose derived attribute is already named above is not named twice.
+        for name in model.entitiesWithUncomputableHash where !problems.contains(where: { $0.contains("'\(name).") }) {
+            do {
+                _ = try model.versionHash(ofEntity: name)
+            } catch {
+                problems.append(error.message)
+            }
+        }
+        guard problems.isEmpty else {
+            throw StoreError(
+                .invalidValue, "a store of this model cannot be written as Core Data would: " + problems.joined(separator: "; "),
+                entity: model.entitiesWithUncomputableHash.first)
+        }
     }
 
     /// The table of an inheritance root's table name.
@@ -61,6 +93,8 @@ public struct StoreLayout: Sendable, Hashable {
         for table in joinTables { sql.append(table.createSQL) }
         for table in tables { sql += table.indexes.map(\.createSQL) }
         for table in joinTables { sql += table.indexes.map(\.createSQL) }
+        for rTree in rTrees { sql += [rTree.createSQL] + rTree.triggerSQL }
+        sql += derivedTriggers
         return sql
     }
 }
@@ -165,11 +199,24 @@ public struct IndexLayout: Sendable, Hashable {
     public var name: String
     public var table: String
     public var isUnique: Bool
-    /// Indexed terms as Core Data writes them (`ZOWNER`, `ZMAKER COLLATE BINARY ASC`).
+    /// Indexed terms as Core Data writes them (`ZOWNER`, `ZMAKER COLLATE BINARY ASC`), their column names
+    /// already quoted with ``SQLName/quoted(_:)``.
     public var terms: [String]
+    /// The `WHERE` condition of a partial index, in SQL.
+    public var condition: String?
+
+    public init(name: String, table: String, isUnique: Bool, terms: [String], condition: String? = nil) {
+        self.name = name
+        self.table = table
+        self.isUnique = isUnique
+        self.terms = terms
+        self.condition = condition
+    }
 
     public var createSQL: String {
-        "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(terms.joined(separator: ", ")))"
+        // Core Data writes two spaces after WHERE (`… WHERE  ZMONTHHIGHLIGHTBEINGFIRSTASSET IS NOT NULL`).
+        "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(SQLName.quoted(name)) ON \(SQLName.quoted(table)) (\(terms.joined(separator: ", ")))"
+            + (condition.map { " WHERE  \($0)" } ?? "")
     }
 }
 
@@ -186,9 +233,9 @@ public struct TableLayout: Sendable, Hashable {
 
     public var createSQL: String {
         let body = columns.map { column in
-            column.name == "Z_PK" ? "Z_PK INTEGER PRIMARY KEY" : "\(column.name) \(column.declaredType)"
+            column.name == "Z_PK" ? "Z_PK INTEGER PRIMARY KEY" : "\(SQLName.quoted(column.name)) \(column.declaredType)"
         }
-        return "CREATE TABLE \(name) ( \(body.joined(separator: ", ")) )"
+        return "CREATE TABLE \(SQLName.quoted(name)) ( \(body.joined(separator: ", ")) )"
     }
 }
 
@@ -202,7 +249,63 @@ public struct JoinTableLayout: Sendable, Hashable {
     public var indexes: [IndexLayout]
 
     public var createSQL: String {
-        let all = (columns + orderColumns).map { "\($0) INTEGER" }.joined(separator: ", ")
-        return "CREATE TABLE \(name) ( \(all), PRIMARY KEY (\(columns.joined(separator: ", "))) )"
+        let all = (columns + orderColumns).map { "\(SQLName.quoted($0)) INTEGER" }.joined(separator: ", ")
+        return "CREATE TABLE \(SQLName.quoted(name)) ( \(all), PRIMARY KEY (\(columns.map(SQLName.quoted).joined(separator: ", "))) )"
+    }
+}
+
+/// An R-tree fetch index: the virtual table `Z_RT_<Entity>_<name>` and its three triggers, as Core Data
+/// writes them for Photos' `GenericAsset.boundedByRect`:
+///
+/// ```
+/// CREATE VIRTUAL TABLE Z_RT_GenericAsset_boundedByRect USING RTREE (Z_PK INTEGER PRIMARY KEY,
+///   ZLATITUDE_MIN FLOAT, ZLATITUDE_MAX FLOAT, ZLONGITUDE_MIN FLOAT, ZLONGITUDE_MAX FLOAT)
+/// ```
+///
+/// Each element's column is both the minimum and the maximum of its dimension (a point).
+public struct RTreeLayout: Sendable, Hashable {
+    /// `Z_RT_<Entity>_<name>`, without the `Z_RT_` prefix: `Z_<Entity>_<name>`.
+    public var indexName: String
+    /// The virtual table's name, `Z_RT_<Entity>_<name>`.
+    public var name: String
+    /// The entity's table, whose rows the triggers copy.
+    public var table: String
+    /// The indexed columns, one dimension each.
+    public var columns: [String]
+
+    init(name indexName: String, table: String, columns: [String]) {
+        self.indexName = indexName
+        self.name = "Z_RT_" + indexName.dropFirst(2)
+        self.table = table
+        self.columns = columns
+    }
+
+    private var boundColumns: String {
+        (["Z_PK"] + columns.flatMap { [SQLName.quoted($0 + "_MIN"), SQLName.quoted($0 + "_MAX")] }).joined(separator: ", ")
+    }
+
+    /// Core Data's spacing, from Photos: `NEW.Z_PK, NEW.ZLATITUDE ,NEW.ZLATITUDE, NEW.ZLONGITUDE, NEW.ZLONGITUDE`
+    /// (the first dimension's pair is joined by " ,", the others by ", ").
+    private var newValues: String {
+        var text = "NEW.Z_PK"
+        for (position, column) in columns.map(SQLName.quoted).enumerated() {
+            text += position == 0 ? ", NEW.\(column) ,NEW.\(column)" : ", NEW.\(column), NEW.\(column)"
+        }
+        return text
+    }
+
+    public var createSQL: String {
+        let dimensions = columns.flatMap { ["\(SQLName.quoted($0 + "_MIN")) FLOAT", "\(SQLName.quoted($0 + "_MAX")) FLOAT"] }
+        return "CREATE VIRTUAL TABLE \(SQLName.quoted(name)) USING RTREE (\((["Z_PK INTEGER PRIMARY KEY"] + dimensions).joined(separator: ", ")))"
+    }
+
+    /// The DELETE, INSERT and UPDATE triggers, in that order.
+    public var triggerSQL: [String] {
+        let (rTree, table) = (SQLName.quoted(name), SQLName.quoted(table))
+        return [
+            "CREATE TRIGGER \(SQLName.quoted(name + "_DELETE")) AFTER DELETE ON \(table) FOR EACH ROW BEGIN DELETE FROM \(rTree) WHERE Z_PK = OLD.Z_PK ; END",
+            "CREATE TRIGGER \(SQLName.quoted(name + "_INSERT")) AFTER INSERT ON \(table) FOR EACH ROW BEGIN INSERT OR REPLACE INTO \(rTree) (\(boundColumns)) VALUES (\(newValues)) ; END",
+            "CREATE TRIGGER \(SQLName.quoted(name + "_UPDATE")) AFTER UPDATE ON \(table) FOR EACH ROW BEGIN DELETE FROM \(rTree) WHERE Z_PK = NEW.Z_PK ; INSERT INTO \(rTree) (\(boundColumns)) VALUES (\(newValues)) ; END",
+        ]
     }
 }

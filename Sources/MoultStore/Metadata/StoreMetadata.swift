@@ -1,4 +1,6 @@
 public import Foundation
+// Metadata values are MoultArchive's `PropertyListValue`: part of this module's API, so re-exported.
+@_exported public import MoultArchive
 public import MoultModel
 
 /// A store's metadata: Core Data's `metadataForPersistentStoreOfType:URL:`, read without loading data.
@@ -75,7 +77,13 @@ public struct StoreMetadata: Sendable, Hashable {
         guard try database.tableExists("Z_METADATA"), try database.tableExists("Z_PRIMARYKEY") else {
             throw StoreError(.notCoreData, "the database has no Z_METADATA or Z_PRIMARYKEY table: it is not a Core Data store", path: path)
         }
-        let statement = try database.statement("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+        let statement: Statement
+        do {
+            statement = try database.statement("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+        } catch where error.code == .sqlite {
+            throw StoreError(
+                .notCoreData, "Z_METADATA does not have Core Data's columns Z_VERSION, Z_UUID and Z_PLIST (\(error.message))", path: path)
+        }
         defer { statement.reset() }
         guard try statement.step() else {
             throw StoreError(.notCoreData, "Z_METADATA holds no row: the store has no metadata", path: path)
@@ -87,13 +95,24 @@ public struct StoreMetadata: Sendable, Hashable {
 
     /// Decodes `Z_PLIST` (and the `Z_UUID` column).
     init(uuid: String?, propertyList bytes: [UInt8], path: String?) throws(StoreError) {
-        let decoded: Any
-        do {
-            decoded = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil)
-        } catch {
-            throw StoreError(.notCoreData, "Z_METADATA.Z_PLIST is not a property list (\(bytes.count) bytes)", path: path)
+        let decoded: PropertyListValue
+        if bytes.starts(with: Array("bplist0".utf8)) {
+            // Core Data writes a binary property list: read by Moult's bounded reader.
+            do {
+                decoded = try PropertyListValue(binaryPropertyList: bytes)
+            } catch {
+                throw StoreError(.notCoreData, "Z_METADATA.Z_PLIST is not a valid binary property list (\(bytes.count) bytes): \(error)", path: path)
+            }
+        } else {
+            // Any other property-list format (XML) goes through Foundation.
+            guard let object = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil),
+                let value = PropertyListValue(foundation: object)
+            else {
+                throw StoreError(.notCoreData, "Z_METADATA.Z_PLIST is not a property list (\(bytes.count) bytes)", path: path)
+            }
+            decoded = value
         }
-        guard let root = PropertyListValue(foundation: decoded)?.dictionaryValue else {
+        guard let root = decoded.dictionaryValue else {
             throw StoreError(.notCoreData, "Z_METADATA.Z_PLIST is not a dictionary", path: path)
         }
         guard let storeUUID = uuid ?? root["NSStoreUUID"]?.stringValue else {

@@ -55,6 +55,8 @@ public final class ObjectCursor {
     private let batchSize: Int
     private let attributeTypes: [AttributeType]
     private let toOnes: [ToOneColumn]
+    /// The `Z_ENT` values a row may have; nil when the query's condition already selects them.
+    private let expectedEntities: Set<Int64>?
     private var statement: Statement?
     private var rowsInBatch = 0
     private var finished = false
@@ -82,6 +84,10 @@ public final class ObjectCursor {
             includingSubentities: includingSubentities, tableEntityCount: layout.table(named: entity.table)?.entityNumbers.count ?? 1)
         {
             clauses.append(entityCondition)
+            expectedEntities = nil
+        } else {
+            // Every row of the table is read: each must be one of its entities.
+            expectedEntities = Set((includingSubentities ? entity.hierarchyNumbers : [entity.number]).map(Int64.init))
         }
         if let condition {
             clauses.append("(\(condition.sql))")
@@ -117,18 +123,35 @@ public final class ObjectCursor {
     }
 
     private func decodeRow(_ statement: Statement) throws(StoreError) -> ObjectRow {
-        let primaryKey = statement.int64(at: 0)
+        // Each row's key is an integer above the last one: the next batch starts after it, so reading
+        // always moves forward and ends, whatever a damaged file holds.
+        guard case .int(let primaryKey) = statement.value(at: 0), primaryKey > lastPrimaryKey else {
+            let found = statement.value(at: 0)
+            statement.reset()
+            self.statement = nil
+            throw StoreError(
+                .corrupt, "table \(entity.table) gives a row the key \(found) after \(lastPrimaryKey): its Z_PK column is damaged",
+                path: database.path, sql: sql, entity: entity.name)
+        }
         lastPrimaryKey = primaryKey
         var values: [Value] = []
         values.reserveCapacity(attributeTypes.count + toOnes.count)
-        do {
+        do throws(StoreError) {
+            guard case .int(let entityNumber) = statement.value(at: 1),
+                expectedEntities.map({ $0.contains(entityNumber) }) ?? true
+            else {
+                throw StoreError(
+                    .invalidValue,
+                    "column Z_ENT of table \(entity.table) holds \(statement.value(at: 1)), which is not the number of \(entity.name) or of one of its sub-entities",
+                    path: database.path, sql: sql)
+            }
             for (offset, type) in attributeTypes.enumerated() {
                 values.append(try statement.value(at: 3 + offset, as: type))
             }
         } catch {
             statement.reset()
             self.statement = nil
-            throw error.located(entity: entity.name)
+            throw error.located(entity: entity.name, primaryKey: primaryKey)
         }
         var column = 3 + attributeTypes.count
         for toOne in toOnes {

@@ -50,10 +50,13 @@ public final class Database {
     /// Opens (or, with ``OpenMode/create``, creates) a database file.
     ///
     /// A read-only open checks the file's header first, so a file that is not SQLite fails with a clear
-    /// error before SQLite touches anything. A WAL-mode database opened read-only whose `-wal` file is
-    /// absent has no uncommitted data: it is opened as immutable so that SQLite does not create
-    /// `-wal`/`-shm` files beside it. When the `-wal` exists, SQLite reads it (its data is part of the
-    /// store) without writing it.
+    /// error before SQLite touches anything, and it never creates or writes a file beside the database,
+    /// whatever its header says (see ``ReadOnlyAccess``): without a `-wal` file (or with an empty one)
+    /// the file is opened as immutable; with a `-wal` holding frames, SQLite reads them (they are
+    /// committed data of the store) through a wal-index kept in private memory instead of the `-shm`.
+    ///
+    /// A file whose header or schema SQLite cannot read (an unsupported schema format, a damaged
+    /// `sqlite_master`) fails here with ``StoreError/Code/corrupt``.
     ///
     /// - Throws: ``StoreError``: ``StoreError/Code/notFound`` when the file is missing (read-only,
     ///   read-write), ``StoreError/Code/notADatabase``, ``StoreError/Code/corrupt``, ``StoreError/Code/locked``,
@@ -68,8 +71,7 @@ public final class Database {
         case .readOnly:
             let header = try DatabaseFile.header(path)
             flags.insert(.readOnly)
-            query = "mode=ro"
-            if header.isWAL && !FileManager.default.fileExists(atPath: path + "-wal") { query += "&immutable=1" }
+            query = DatabaseFile.readOnlyQuery(path, header: header)
         case .readWrite:
             _ = try DatabaseFile.header(path)
             flags.insert(.readWrite)
@@ -80,6 +82,7 @@ public final class Database {
         let milliseconds = configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         SQLite.busyTimeout(handle, milliseconds: Int32(clamping: milliseconds))
+        CoreDataTriggerFunctions.register(on: handle)
         do {
             try SQLite.exec(handle, "PRAGMA cache_size = -\(max(configuration.pageCacheKiB, 64))", path: path)
             // Touch the schema so that a file that is not a database fails here, not at first use.
@@ -87,7 +90,7 @@ public final class Database {
         } catch {
             cache.removeAll()
             SQLite.close(handle)
-            throw error
+            throw mode == .create ? error : DatabaseFile.openingFailure(error)
         }
     }
 
@@ -239,17 +242,26 @@ public final class Database {
     /// Attaches another database file read-only under a schema name, so that one statement can read
     /// it and write this one (`INSERT INTO main.T … SELECT … FROM name.T`).
     ///
-    /// The same rules as a read-only open apply: the file's header is checked first, and a WAL
-    /// database without a `-wal` file is attached as immutable so that nothing is created beside it.
+    /// The same rules as a read-only open apply: the file's header is checked first, and nothing is
+    /// ever created or written beside the attached file (see ``init(url:mode:configuration:)``).
     /// Not allowed inside a transaction.
     ///
     /// - Throws: ``StoreError`` as a read-only open does, or when the name is taken.
     public func attachReadOnly(_ url: URL, as name: String) throws(StoreError) {
         let path = url.path(percentEncoded: false)
         let header = try DatabaseFile.header(path)
-        var query = "mode=ro"
-        if header.isWAL && !FileManager.default.fileExists(atPath: path + "-wal") { query += "&immutable=1" }
-        try makeStatement("ATTACH DATABASE ? AS \(name)").execute([.string(DatabaseFile.uri(path, query: query))])
+        let query = DatabaseFile.readOnlyQuery(path, header: header)
+        do {
+            try makeStatement("ATTACH DATABASE ? AS \(name)").execute([.string(DatabaseFile.uri(path, query: query))])
+        } catch where error.code == .sqlite && error.message.contains("text encoding") {
+            // Core Data writes UTF-8 stores; SQLite attaches only databases of the main one's encoding.
+            throw StoreError(
+                .notCoreData, "the store's text encoding is not UTF-8 (header byte 56 says \(header.textEncoding)): Core Data writes UTF-8 stores",
+                path: path)
+        } catch where error.code == .sqlite && (error.message.contains("file format") || error.message.contains("malformed")) {
+            // A header or schema SQLite cannot read, as a read-only open reports it.
+            throw DatabaseFile.openingFailure(StoreError(error.code, error.message, path: path, resultCode: error.resultCode))
+        }
     }
 
     /// Detaches a database attached with ``attachReadOnly(_:as:)``.
@@ -291,8 +303,11 @@ extension Database: Sendable {}
 /// Checks on a database file made before SQLite opens it.
 enum DatabaseFile {
     struct Header {
-        /// The file is in WAL mode (header bytes 18–19 are 2).
-        var isWAL: Bool
+        /// The file's write and read format versions (header bytes 18–19: 1 for a rollback journal, 2 for WAL).
+        var writeVersion: UInt8
+        var readVersion: UInt8
+        /// Header bytes 56–59: 1 for UTF-8, 2 and 3 for UTF-16.
+        var textEncoding: UInt32
     }
 
     static let magic = Array("SQLite format 3\0".utf8)
@@ -318,7 +333,47 @@ enum DatabaseFile {
                 bytes.isEmpty ? "the file is empty, not an SQLite database" : "the file is not an SQLite database (no SQLite header)",
                 path: path)
         }
-        return Header(isWAL: bytes[18] == 2 && bytes[19] == 2)
+        return Header(
+            writeVersion: bytes[18], readVersion: bytes[19],
+            textEncoding: bytes[56..<60].reduce(0) { $0 << 8 | UInt32($1) })
+    }
+
+    /// The URI query of a read-only open that creates and writes nothing beside the file.
+    ///
+    /// SQLite creates `-wal` and `-shm` files beside a WAL database (header bytes 18–19 of 2, or a mix
+    /// such as 1 and 2), and beside any database that has a `-wal` file, even on a read-only connection.
+    /// - A `-wal` with frames holds committed transactions that belong to the store: it is read through
+    ///   the private-memory wal-index VFS (`shim.h`), which rebuilds the index from the `-wal` without
+    ///   creating or touching the `-shm`.
+    /// - An empty `-wal`, or none with a header that is not plainly rollback-journal (1 and 1): the
+    ///   content is all in the main file, opened as immutable so that SQLite looks for no companion.
+    /// - A rollback-journal database without a `-wal` is opened read-only as it is, so that a writer's
+    ///   lock keeps this reader out while it writes (SQLite creates nothing for such a reader).
+    static func readOnlyQuery(_ path: String, header: Header) -> String {
+        let manager = FileManager.default
+        if manager.fileExists(atPath: path + "-wal") {
+            let walSize = (try? manager.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.int64Value ?? 0
+            if walSize > 0 { return SQLite.privateSharedMemoryVFS.map { "mode=ro&vfs=\($0)" } ?? "mode=ro" }
+            return "mode=ro&immutable=1"
+        }
+        if header.writeVersion == 1 && header.readVersion == 1 { return "mode=ro" }
+        return "mode=ro&immutable=1"
+    }
+
+    /// An error from the first statements on a new connection, named for what it means there: SQLite's
+    /// plain "error" before any SQL of ours ran is a header or schema it cannot read (`unsupported file
+    /// format` for a schema format above 4, `malformed database schema`), so the file is corrupt.
+    static func openingFailure(_ error: StoreError) -> StoreError {
+        switch error.code {
+        case .sqlite:
+            return StoreError(
+                .corrupt, "the store's header or schema cannot be read (\(error.message)): the file is damaged",
+                path: error.path, resultCode: error.resultCode)
+        case .corrupt:
+            return StoreError(.corrupt, error.message, path: error.path, resultCode: error.resultCode)
+        default:
+            return error
+        }
     }
 
     /// A `file:` URI for a path, percent-encoding the characters URIs reserve.

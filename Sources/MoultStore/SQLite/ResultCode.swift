@@ -35,6 +35,8 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let misuse = ResultCode(rawValue: 21)
     public static let range = ResultCode(rawValue: 25)
     public static let notADatabase = ResultCode(rawValue: 26)
+    /// `SQLITE_IOERR_SHORT_READ`: a read past the end of the file (a truncated database).
+    public static let ioErrorShortRead = ResultCode(rawValue: 10 | (2 << 8))
     public static let row = ResultCode(rawValue: 100)
     public static let done = ResultCode(rawValue: 101)
 

@@ -31,6 +31,19 @@ enum SQLite {
         return StoreError(resultCode: ResultCode(rawValue: code), sqliteMessage: message, sql: sql, path: path)
     }
 
+    // MARK: - Limits
+
+    /// The linked library's limits that a schema can reach, read once from a private in-memory
+    /// connection (`sqlite3_limit`); SQLite's documented defaults if that connection cannot be opened.
+    static let limits: (columns: Int, sqlLength: Int) = {
+        var handle: OpaquePointer?
+        defer { sqlite3_close_v2(handle) }
+        guard sqlite3_open_v2(":memory:", &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nil) == SQLITE_OK, let handle else {
+            return (2_000, 1_000_000_000)
+        }
+        return (Int(sqlite3_limit(handle, SQLITE_LIMIT_COLUMN, -1)), Int(sqlite3_limit(handle, SQLITE_LIMIT_SQL_LENGTH, -1)))
+    }()
+
     // MARK: - Connections
 
     struct OpenFlags: OptionSet {
@@ -55,6 +68,10 @@ enum SQLite {
         sqlite3_extended_result_codes(handle, 1)
         return handle
     }
+
+    /// The name of the read-only VFS that keeps a WAL database's index in private memory (see
+    /// `shim.h`), registered on first use; nil when SQLite has no default VFS to wrap.
+    static let privateSharedMemoryVFS: String? = moult_register_private_shm_vfs().map { String(cString: $0) }
 
     static func close(_ connection: OpaquePointer) {
         sqlite3_close_v2(connection)

@@ -161,52 +161,117 @@ public final class Statement {
         }
     }
 
-    /// The column decoded as Core Data stores an attribute of this type.
+    /// The column decoded as Core Data reads an attribute of this type.
     ///
-    /// - Throws: ``StoreError`` with code ``StoreError/Code/invalidValue`` when the stored value cannot be
-    ///   that type (a UUID that is not 16 bytes, text in a date column).
+    /// A value stored in another form than the type's is converted as SQLite converts it when Core Data
+    /// asks for the type (a REAL in an integer column is truncated toward zero, an integer or REAL in a
+    /// string column reads as its text, a blob of UTF-8 in a string column as that text), and refused
+    /// when no such conversion keeps its meaning. Decoding never traps, whatever the file holds.
+    ///
+    /// - Throws: ``StoreError`` with code ``StoreError/Code/invalidValue``, naming the column and the
+    ///   value: a REAL that is not finite or outside the integer type's range, an integer outside
+    ///   Integer 16's or Integer 32's range, text or a blob where a number or date is expected, text
+    ///   that is not UTF-8, a UUID that is not 16 bytes, a number no Decimal can hold.
     public func value(at index: Int, as type: AttributeType) throws(StoreError) -> Value {
         let column = Int32(index)
         let storage = SQLite.columnType(handle, column)
         if storage == .null { return .null }
         func invalid(_ what: String) -> StoreError {
             StoreError(
-                .invalidValue, "column '\(columnName(at: index))' holds \(what), which is not a valid \(type.rawValue) value",
+                .invalidValue, "column \(columnName(at: index)) holds \(what), which is not a valid \(type.rawValue) value",
                 path: database.path, sql: sql)
+        }
+        func described() -> String {
+            switch storage {
+            case .integer: "the integer \(int64(at: index))"
+            case .float: "the real \(double(at: index))"
+            case .text: "text"
+            case .blob: "a blob of \(SQLite.withColumnBytes(handle, column) { $0.count }) bytes"
+            case .null: "NULL"
+            }
         }
         switch type {
         case .integer16, .integer32, .integer64:
-            guard storage == .integer || storage == .float else { throw invalid("\(storage)") }
-            return .int(storage == .integer ? int64(at: index) : Int64(double(at: index)))
+            let integer: Int64
+            switch storage {
+            case .integer:
+                integer = int64(at: index)
+            case .float:
+                let real = double(at: index)
+                // Int64(exactly:) of the truncated value: nil (never a trap) outside Int64's range.
+                guard real.isFinite, let truncated = Int64(exactly: real.rounded(.towardZero)) else {
+                    throw invalid("the real \(real), outside any integer's range")
+                }
+                integer = truncated
+            default:
+                throw invalid(described())
+            }
+            let range: ClosedRange<Int64> =
+                switch type {
+                case .integer16: Int64(Int16.min)...Int64(Int16.max)
+                case .integer32: Int64(Int32.min)...Int64(Int32.max)
+                default: Int64.min...Int64.max
+                }
+            guard range.contains(integer) else {
+                throw invalid("\(described()), outside \(type.rawValue)'s range \(range.lowerBound)…\(range.upperBound)")
+            }
+            return .int(integer)
         case .boolean:
-            guard storage == .integer || storage == .float else { throw invalid("\(storage)") }
-            return .bool(int64(at: index) != 0)
+            switch storage {
+            case .integer: return .bool(int64(at: index) != 0)
+            case .float: return .bool(double(at: index) != 0)
+            default: throw invalid(described())
+            }
         case .double, .float:
-            guard storage == .integer || storage == .float else { throw invalid("\(storage)") }
-            return .double(double(at: index))
+            switch storage {
+            case .integer, .float: return .double(double(at: index))
+            default: throw invalid(described())
+            }
         case .decimal:
             switch storage {
             case .integer: return .decimal(Decimal(int64(at: index)))
             case .float:
                 // Core Data stores decimals in a DECIMAL (numeric-affinity) column; go through the
-                // shortest decimal text of the double so 3.3333333333 reads back as written.
-                let d = double(at: index)
-                return .decimal(Decimal(string: "\(d)", locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(d))
+                // shortest decimal text of the double so 3.3333333333 reads back as written. A double
+                // beyond Decimal's range (about 1e165) or not finite has no Decimal: refused. One too
+                // small for it (below about 1e-128) reads as zero, as Foundation's conversion gives.
+                let real = double(at: index)
+                guard real.isFinite else { throw invalid("the real \(real)") }
+                if let decimal = Decimal(string: "\(real)", locale: Statement.posix), !decimal.isNaN { return .decimal(decimal) }
+                if abs(real) < 1e-100 { return .decimal(0) }
+                throw invalid("the real \(real), beyond the range of a Decimal")
             case .text:
-                guard let d = Decimal(string: SQLite.columnText(handle, column), locale: Locale(identifier: "en_US_POSIX")) else {
-                    throw invalid("text")
-                }
-                return .decimal(d)
-            default: throw invalid("\(storage)")
+                guard let text = utf8Text(at: index),
+                    let decimal = Decimal(string: text, locale: Statement.posix), !decimal.isNaN
+                else { throw invalid("text that is not a decimal number") }
+                return .decimal(decimal)
+            default: throw invalid(described())
             }
         case .date:
-            guard storage == .integer || storage == .float else { throw invalid("\(storage)") }
-            return .date(Date(timeIntervalSinceReferenceDate: double(at: index)))
+            switch storage {
+            case .integer, .float:
+                let seconds = double(at: index)
+                guard seconds.isFinite else { throw invalid("the real \(seconds)") }
+                return .date(Date(timeIntervalSinceReferenceDate: seconds))
+            default: throw invalid(described())
+            }
         case .string, .uri:
-            return .string(SQLite.columnText(handle, column))
+            switch storage {
+            case .text, .blob:
+                guard let text = utf8Text(at: index) else {
+                    throw invalid(storage == .blob ? "a blob that is not UTF-8 text" : "text that is not valid UTF-8")
+                }
+                return .string(text)
+            default:
+                // SQLite's text of a number: what Core Data gets when it asks for text.
+                return .string(SQLite.columnText(handle, column))
+            }
         case .uuid:
-            if storage == .text, let u = UUID(uuidString: SQLite.columnText(handle, column)) { return .uuid(u) }
-            guard storage == .blob else { throw invalid("\(storage)") }
+            if storage == .text {
+                guard let text = utf8Text(at: index), let u = UUID(uuidString: text) else { throw invalid("text that is not a UUID") }
+                return .uuid(u)
+            }
+            guard storage == .blob else { throw invalid(described()) }
             let uuid: UUID? = SQLite.withColumnBytes(handle, column) { raw in
                 guard raw.count == 16 else { return nil }
                 var u: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -218,6 +283,15 @@ public final class Statement {
         case .binary, .transformable, .composite, .undefined, .objectID:
             if storage == .blob { return .data(SQLite.withColumnBytes(handle, column) { Array($0) }) }
             return value(at: index)
+        }
+    }
+
+    private static let posix = Locale(identifier: "en_US_POSIX")
+
+    /// The column's bytes as UTF-8 text (a blob's too), or nil when they are not valid UTF-8.
+    private func utf8Text(at index: Int) -> String? {
+        SQLite.withColumnBytes(handle, Int32(index)) { raw in
+            String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self)
         }
     }
 }

@@ -179,7 +179,7 @@ public final class StoreWriter {
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + entity.attributes.map(\.column)
         for toOne in entity.toOneRelationships { columns += [toOne.column] + (toOne.entityColumn.map { [$0] } ?? []) }
         let placeholders = ["?", "?", "1"] + Array(repeating: "?", count: columns.count - 3)
-        let sql = "INSERT INTO \(entity.table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
+        let sql = "INSERT INTO \(SQLName.quoted(entity.table)) (\(columns.map(SQLName.quoted).joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
         insertSQL[entity.number] = sql
         return sql
     }
@@ -223,10 +223,10 @@ public final class StoreWriter {
         }
         switch toMany.storage {
         case .destinationColumn(let table, let column, let entityColumn, let orderColumn):
-            var sets = ["\(column) = ?"]
-            if let entityColumn { sets.append("\(entityColumn) = ?") }
-            if let orderColumn { sets.append("\(orderColumn) = ?") }
-            let statement = try database.statement("UPDATE \(table) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?")
+            var sets = ["\(SQLName.quoted(column)) = ?"]
+            if let entityColumn { sets.append("\(SQLName.quoted(entityColumn)) = ?") }
+            if let orderColumn { sets.append("\(SQLName.quoted(orderColumn)) = ?") }
+            let statement = try database.statement("UPDATE \(SQLName.quoted(table)) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?")
             for (index, destination) in destinations.enumerated() {
                 var arguments: [Value] = [.int(source.primaryKey)]
                 if entityColumn != nil { arguments.append(.int(Int64(source.entity))) }
@@ -236,7 +236,8 @@ public final class StoreWriter {
             }
         case .joinTable(let table, let sourceColumn, let destinationColumn, let orderColumn):
             let sql: String
-            if let orderColumn {
+            let (table, sourceColumn, destinationColumn) = (SQLName.quoted(table), SQLName.quoted(sourceColumn), SQLName.quoted(destinationColumn))
+            if let orderColumn = orderColumn.map(SQLName.quoted) {
                 sql = "INSERT INTO \(table) (\(sourceColumn), \(destinationColumn), \(orderColumn)) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET \(orderColumn) = excluded.\(orderColumn)"
             } else {
                 sql = "INSERT OR IGNORE INTO \(table) (\(sourceColumn), \(destinationColumn)) VALUES (?, ?)"

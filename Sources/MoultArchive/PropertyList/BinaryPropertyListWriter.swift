@@ -2,9 +2,13 @@ import Foundation
 
 extension PropertyListValue {
     /// The value as a binary property list (`bplist00`), with dictionary keys in byte order, so that the
-    /// same metadata always gives the same bytes (Foundation's writer follows a dictionary's hash order,
+    /// same value always gives the same bytes (Foundation's writer follows a dictionary's hash order,
     /// which changes from one process to the next).
-    func binaryPropertyList() -> [UInt8] {
+    ///
+    /// ```swift
+    /// let bytes = PropertyListValue.dictionary(["NSStoreType": .string("SQLite")]).binaryPropertyList()
+    /// ```
+    public func binaryPropertyList() -> [UInt8] {
         var writer = BinaryPropertyListWriter()
         let top = writer.add(self)
         return writer.finish(top: top)
@@ -38,45 +42,55 @@ private struct BinaryPropertyListWriter {
             return append([0x33] + Self.bigEndian(date.timeIntervalSinceReferenceDate.bitPattern, bytes: 8))
         case .data(let data):
             return append(Self.header(0x4, data.count) + data)
+        case .uid(let uid):
+            let width = Self.width(of: UInt64(max(uid, 0)))
+            return append([0x80 | UInt8(width - 1)] + Self.bigEndian(UInt64(max(uid, 0)), bytes: width))
+        case .null:
+            return append([0x00])
         case .array(let values):
             let slot = reserve()
             let references = values.map { add($0) }
-            objects[slot] = Self.header(0xA, values.count) + references.flatMap(Self.reference)
+            objects[slot] = Self.header(0xA, values.count)
+            pendingReferences[slot] = references
             return slot
         case .dictionary(let dictionary):
             let slot = reserve()
             let keys = dictionary.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             let keyReferences = keys.map { add(.string($0)) }
             let valueReferences = keys.map { add(dictionary[$0]!) }
-            objects[slot] = Self.header(0xD, keys.count) + (keyReferences + valueReferences).flatMap(Self.reference)
+            objects[slot] = Self.header(0xD, keys.count)
+            pendingReferences[slot] = keyReferences + valueReferences
             return slot
         }
     }
 
     /// The whole file, with `top` as the root object.
+    ///
+    /// Collections were recorded with their references as object numbers, one per element after the
+    /// marker; they are encoded here once the number of objects (hence the reference size) is known.
     func finish(top: Int) -> [UInt8] {
+        // References are 2 bytes (as Moult has always written store metadata) unless there are more
+        // than 65,535 objects.
+        let referenceSize = max(2, Self.width(of: UInt64(objects.count)))
         var bytes = Array("bplist00".utf8)
         var offsets: [Int] = []
-        for object in objects {
+        offsets.reserveCapacity(objects.count)
+        for (index, object) in objects.enumerated() {
             offsets.append(bytes.count)
             bytes += object
+            for reference in pendingReferences[index] ?? [] { bytes += Self.bigEndian(UInt64(reference), bytes: referenceSize) }
         }
         let tableOffset = bytes.count
         let offsetSize = Self.width(of: UInt64(max(tableOffset, 1)))
         for offset in offsets { bytes += Self.bigEndian(UInt64(offset), bytes: offsetSize) }
-        bytes += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(Self.referenceSize)]
+        bytes += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)]
         bytes += Self.bigEndian(UInt64(objects.count), bytes: 8)
         bytes += Self.bigEndian(UInt64(top), bytes: 8)
         bytes += Self.bigEndian(UInt64(tableOffset), bytes: 8)
         return bytes
     }
 
-    /// Object references are 2 bytes: metadata never holds 65,536 objects.
-    private static let referenceSize = 2
-
-    private static func reference(_ object: Int) -> [UInt8] {
-        bigEndian(UInt64(object), bytes: referenceSize)
-    }
+    private var pendingReferences: [Int: [Int]] = [:]
 
     private mutating func append(_ bytes: [UInt8]) -> Int {
         objects.append(bytes)

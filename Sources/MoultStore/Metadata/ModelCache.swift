@@ -1,0 +1,326 @@
+public import MoultArchive
+public import MoultModel
+
+/// The model a store carries: `Z_MODELCACHE.Z_CONTENT`, raw DEFLATE of an NSKeyedArchiver archive of
+/// the compiled `NSManagedObjectModel` (CORE-DATA-FORMATS.md §3).
+///
+/// Decoding it lets Moult inspect and migrate a store whose model source is lost. What is read: each
+/// entity's name, parent, abstractness, version hash modifier, renaming identifier, properties and
+/// uniqueness constraints; each attribute's type, flags (optional, transient, read-only), modifier,
+/// external-storage and preserve-after-deletion bits (`NSFlagsKey` 0x04 and 0x10) and, for a derived
+/// one, its derivation expression; each relationship's destination, inverse, counts, order and delete
+/// rule. Fetched properties, validation rules and defaults are left out: none enters a hash or a column.
+/// Sub-entities list the properties they inherit, as every model cache does; inherited properties may
+/// be proxies (`NSUnderlyingProperty`), read as the property they stand for.
+///
+/// ```swift
+/// if let model = try ModelCache.model(in: store.database) {
+///     print(try model.versionHash(ofEntity: "Book").hex)
+/// }
+/// ```
+public enum ModelCache {
+    /// The largest model archive inflated (Photos' is about 1 MiB).
+    public static let inflatedLimit = 256 << 20
+
+    /// The model in a store's `Z_MODELCACHE`, or nil when the store has none (an older store, or an
+    /// empty table).
+    ///
+    /// - Throws: ``StoreError`` `.corrupt` (bad input, 65) when the cache is there but cannot be decoded.
+    public static func model(in database: Database) throws(StoreError) -> ObjectModel? {
+        guard try database.tableExists("Z_MODELCACHE") else { return nil }
+        guard case .data(let blob)? = try database.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") else { return nil }
+        return try model(compressed: blob, path: database.path)
+    }
+
+    /// Decodes the content of `Z_MODELCACHE.Z_CONTENT`.
+    public static func model(compressed: [UInt8], path: String? = nil) throws(StoreError) -> ObjectModel {
+        let archive: [UInt8]
+        do {
+            archive = try RawDeflate.inflate(compressed, limit: inflatedLimit)
+        } catch {
+            throw StoreError(.corrupt, "the model cache (Z_MODELCACHE) is not valid DEFLATE data: \(error.message)", path: path)
+        }
+        do {
+            return try decode(KeyedArchive(archive))
+        } catch let error as ArchiveError {
+            throw StoreError(.corrupt, "the model cache (Z_MODELCACHE) is not a readable model archive: \(error.message)", path: path)
+        } catch let error as ModelError {
+            throw StoreError(.corrupt, "the model cache (Z_MODELCACHE) holds a model Moult refuses: \(error.message)", path: path)
+        } catch {
+            throw StoreError(.corrupt, "the model cache (Z_MODELCACHE) cannot be read: \(error)", path: path)
+        }
+    }
+
+    /// The compressed bytes of a `Z_MODELCACHE.Z_CONTENT` holding `archive` (stored DEFLATE blocks).
+    public static func compressed(_ archive: [UInt8]) -> [UInt8] { RawDeflate.storedBlocks(archive) }
+
+    // MARK: - Decoding
+
+    static func decode(_ archive: KeyedArchive) throws -> ObjectModel {
+        var decoder = Decoder(archive: archive)
+        return try decoder.model()
+    }
+
+    private struct Decoder {
+        let archive: KeyedArchive
+        /// Steps taken, bounded so that a hostile archive cannot make the walk long.
+        var steps = 0
+
+        mutating func step() throws(ArchiveError) {
+            steps += 1
+            if steps > 10_000_000 { throw ArchiveError(.malformedArchive, "the model archive is too large to walk") }
+        }
+
+        mutating func model() throws -> ObjectModel {
+            let root = try archive.instance(archive.rootUID)
+            guard root.classes.contains("NSManagedObjectModel") else {
+                throw ArchiveError(.malformedArchive, "the root object is a \(root.className), not an NSManagedObjectModel")
+            }
+            guard let entitiesUID = try archive.reference(root, "NSEntities") else {
+                throw ArchiveError(.malformedArchive, "the model has no NSEntities")
+            }
+            var entities: [EntityDescription] = []
+            for uid in try collection(entitiesUID) {
+                try step()
+                entities.append(try entity(try archive.instance(uid)))
+            }
+            entities.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            var identifier: String?
+            if let identifiers = try archive.reference(root, "NSVersionIdentifiers") {
+                identifier = try collection(identifiers).compactMap { (uid) throws -> String? in try archive.string(uid) }.sorted().first
+            }
+            return try ObjectModel(entities: entities, versionIdentifier: identifier)
+        }
+
+        /// The element UIDs of an array or set, or the value UIDs of a dictionary (Core Data's
+        /// `NSKnownKeysDictionary1` keeps its values in `values`, an empty slot holding `emptyToken`).
+        func collection(_ uid: Int) throws -> [Int] {
+            let instance = try archive.instance(uid)
+            if instance.fields["NS.keys"] != nil { return try archive.entries(uid).map(\.value) }
+            if let values = try archive.reference(instance, "values") {
+                let empty = try archive.reference(instance, "emptyToken")
+                return try archive.elements(values).filter { $0 != empty && !archive.isNull($0) }
+            }
+            return try archive.elements(uid)
+        }
+
+        func bool(_ owner: ArchivedInstance, _ key: String) throws -> Bool {
+            switch try archive.value(owner, key) {
+            case .bool(let value)?: value
+            case .integer(let value)?: value != 0
+            default: false
+            }
+        }
+
+        func integer(_ owner: ArchivedInstance, _ key: String) throws -> Int? {
+            if case .integer(let value)? = try archive.value(owner, key) { return Int(clamping: value) }
+            return nil
+        }
+
+        func entityName(of uid: Int?) throws -> String? {
+            guard let uid else { return nil }
+            return try archive.string(try archive.instance(uid), "NSEntityName")
+        }
+
+        mutating func entity(_ instance: ArchivedInstance) throws -> EntityDescription {
+            guard let name = try archive.string(instance, "NSEntityName") else {
+                throw ArchiveError(.malformedArchive, "an entity has no name", location: "$objects[\(instance.uid)]")
+            }
+            var entity = EntityDescription(
+                name: name, parent: try entityName(of: try archive.reference(instance, "NSSuperentity")),
+                isAbstract: try bool(instance, "NSIsAbstract"),
+                versionHashModifier: try archive.string(instance, "NSVersionHashModifier"),
+                renamingIdentifier: try archive.string(instance, "NSRenamingIdentifier"))
+            if let properties = try archive.reference(instance, "NSProperties") {
+                var seen: Set<Int> = []
+                for uid in try collection(properties) {
+                    try step()
+                    var property = try archive.instance(uid)
+                    // An inherited property may be a proxy for the parent's.
+                    while let underlying = try archive.reference(property, "NSUnderlyingProperty"), seen.insert(underlying).inserted {
+                        property = try archive.instance(underlying)
+                    }
+                    if property.classes.contains("NSRelationshipDescription") {
+                        entity.relationships.append(try relationship(property))
+                    } else if property.classes.contains("NSAttributeDescription") {
+                        entity.attributes.append(try attribute(property))
+                    }
+                    // Fetched properties (and any other kind) have no column and no hash: left out.
+                }
+                entity.attributes.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+                entity.relationships.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            }
+            if let indexes = try archive.reference(instance, "NSFetchIndexDescriptions") {
+                for uid in try collection(indexes) {
+                    try step()
+                    entity.fetchIndexes.append(try fetchIndex(try archive.instance(uid)))
+                }
+            }
+            if let tuples = try archive.reference(instance, "NSUniqueTuples") {
+                for tuple in try collection(tuples) {
+                    var names: [String] = []
+                    for element in try collection(tuple) {
+                        try step()
+                        if let text = try? archive.string(element) {
+                            names.append(text)
+                        } else if let property = try? archive.instance(element), let text = try archive.string(property, "NSPropertyName") {
+                            names.append(text)
+                        } else {
+                            throw ArchiveError(.malformedArchive, "a uniqueness constraint of '\(name)' names no property")
+                        }
+                    }
+                    entity.uniquenessConstraints.append(names)
+                }
+            }
+            return entity
+        }
+
+        /// A fetch index (`NSFetchIndexDescription`: `NSIndexName`, `NSIndexElements` of
+        /// `NSFetchIndexElementDescription` with `NSPropertyName`, `NSFetchIndexElementType` 0 binary or
+        /// 1 R-tree, `NSAscending`; `NSPartialIndexPredicate`), as CoreDataPlus' SampleModel_V2.sqlite has it.
+        mutating func fetchIndex(_ instance: ArchivedInstance) throws -> FetchIndexDescription {
+            guard let name = try archive.string(instance, "NSIndexName") else {
+                throw ArchiveError(.malformedArchive, "a fetch index has no name", location: "$objects[\(instance.uid)]")
+            }
+            var elements: [FetchIndexDescription.Element] = []
+            if let list = try archive.reference(instance, "NSIndexElements") {
+                for uid in try collection(list) {
+                    try step()
+                    let element = try archive.instance(uid)
+                    let type = try integer(element, "NSFetchIndexElementType") == 1 ? "RTree" : "Binary"
+                    let ascending = try archive.value(element, "NSAscending") == nil ? true : try bool(element, "NSAscending")
+                    elements.append(.init(property: try archive.string(element, "NSPropertyName") ?? "", type: type, ascending: ascending))
+                }
+            }
+            var partial: String?
+            if let predicate = try archive.reference(instance, "NSPartialIndexPredicate") {
+                partial = try predicateText(predicate, depth: 0)
+            }
+            return FetchIndexDescription(name: name, elements: elements, partialIndexPredicate: partial)
+        }
+
+        /// A partial-index predicate as text: comparisons of a key path with a constant, joined by AND
+        /// (what the layout writes); any other form is spelt so that the layout refuses it.
+        mutating func predicateText(_ uid: Int, depth: Int) throws -> String {
+            try step()
+            guard depth < 32 else { throw ArchiveError(.malformedArchive, "a predicate nests too deeply") }
+            let predicate = try archive.instance(uid)
+            switch predicate.className {
+            case "NSCompoundPredicate":
+                var parts: [String] = []
+                if let list = try archive.reference(predicate, "NSSubpredicates") {
+                    for part in try archive.elements(list) { parts.append(try predicateText(part, depth: depth + 1)) }
+                }
+                guard try integer(predicate, "NSCompoundPredicateType") == 1 else { return "<NSCompoundPredicate>" }
+                return parts.joined(separator: " AND ")
+            case "NSComparisonPredicate":
+                guard let left = try archive.reference(predicate, "NSLeftExpression"),
+                    let right = try archive.reference(predicate, "NSRightExpression"),
+                    let operatorInstance = try archive.instance(predicate, "NSPredicateOperator")
+                else { return "<NSComparisonPredicate>" }
+                let symbols = [0: "<", 1: "<=", 2: ">", 3: ">=", 4: "==", 5: "!="]
+                var type = try integer(operatorInstance, "NSOperatorType") ?? -1
+                if type == 4, try bool(operatorInstance, "NSNegate") { type = 5 }
+                guard let symbol = symbols[type] else { return "<operator \(type)>" }
+                return "\(try expressionText(left, depth: depth + 1)) \(symbol) \(try constantText(right))"
+            default:
+                return "<\(predicate.className)>"
+            }
+        }
+
+        func constantText(_ uid: Int) throws -> String {
+            let expression = try archive.instance(uid)
+            guard expression.className == "NSConstantValueExpression" else { return "<\(expression.className)>" }
+            switch try archive.value(expression, "NSConstantValue") {
+            case nil: return "nil"
+            case .integer(let value)?: return String(value)
+            case .real(let value)?: return String(value)
+            case .bool(let value)?: return value ? "YES" : "NO"
+            default: return "<constant>"
+            }
+        }
+
+        func propertyName(_ instance: ArchivedInstance) throws -> String {
+            guard let name = try archive.string(instance, "NSPropertyName") else {
+                throw ArchiveError(.malformedArchive, "a property has no name", location: "$objects[\(instance.uid)]")
+            }
+            return name
+        }
+
+        mutating func attribute(_ instance: ArchivedInstance) throws -> AttributeDescription {
+            let name = try propertyName(instance)
+            let code = try integer(instance, "NSAttributeType") ?? 0
+            guard let type = AttributeType(code: Int32(clamping: code)) else {
+                throw ArchiveError(.malformedArchive, "attribute '\(name)' has the unknown type code \(code)")
+            }
+            let flags = try integer(instance, "NSFlagsKey") ?? 0
+            var attribute = AttributeDescription(
+                name: name, type: type, isOptional: try bool(instance, "NSIsOptional"), isTransient: try bool(instance, "NSIsTransient"),
+                isReadOnly: try bool(instance, "NSIsReadOnly"), valueTransformerName: try archive.string(instance, "NSValueTransformerName"))
+            attribute.allowsExternalBinaryDataStorage = flags & 0x04 != 0
+            attribute.preserveAfterDeletion = flags & 0x10 != 0
+            attribute.versionHashModifier = try archive.string(instance, "NSVersionHashModifier")
+            attribute.renamingIdentifier = try archive.string(instance, "NSRenamingIdentifier")
+            if instance.classes.contains("NSDerivedAttributeDescription") || instance.fields["NSDerivationExpression"] != nil {
+                attribute.isDerived = true
+                if let expression = try archive.reference(instance, "NSDerivationExpression") {
+                    attribute.derivationExpression = try expressionText(expression, depth: 0)
+                }
+            }
+            return attribute
+        }
+
+        /// A derivation expression as Xcode writes it: a key path, or `keyPath.@count` for the function
+        /// `count:` of a key path. Other forms are spelt `FUNCTION(selector, …)`, which the hash refuses.
+        mutating func expressionText(_ uid: Int, depth: Int) throws -> String {
+            try step()
+            guard depth < 32 else { throw ArchiveError(.malformedArchive, "a derivation expression nests too deeply") }
+            let expression = try archive.instance(uid)
+            switch expression.className {
+            case "NSKeyPathSpecifierExpression":
+                return try archive.string(expression, "NSKeyPath") ?? ""
+            case "NSKeyPathExpression":
+                if let arguments = try archive.reference(expression, "NSArguments"), let last = try archive.elements(arguments).last {
+                    return try expressionText(last, depth: depth + 1)
+                }
+                return try archive.string(expression, "NSKeyPath") ?? ""
+            case "NSFunctionExpression":
+                let selector = try archive.string(expression, "NSSelectorName") ?? ""
+                var arguments: [String] = []
+                if let list = try archive.reference(expression, "NSArguments") {
+                    for argument in try archive.elements(list) { arguments.append(try expressionText(argument, depth: depth + 1)) }
+                }
+                if selector == "count:", arguments.count == 1 { return arguments[0] + ".@count" }
+                return "FUNCTION(\(selector)\(arguments.map { ", " + $0 }.joined()))"
+            default:
+                return "<\(expression.className)>"
+            }
+        }
+
+        func relationship(_ instance: ArchivedInstance) throws -> RelationshipDescription {
+            let name = try propertyName(instance)
+            var destination = try archive.string(instance, "_NSDestinationEntityName")
+            if destination == nil { destination = try entityName(of: try archive.reference(instance, "NSDestinationEntity")) }
+            guard let destination else {
+                throw ArchiveError(.malformedArchive, "relationship '\(name)' has no destination entity")
+            }
+            var inverseName = try archive.string(instance, "_NSInverseRelationshipName")
+            var inverseEntity: String?
+            if let inverse = try archive.reference(instance, "NSInverseRelationship") {
+                let inverseInstance = try archive.instance(inverse)
+                if inverseName == nil { inverseName = try archive.string(inverseInstance, "NSPropertyName") }
+                inverseEntity = try entityName(of: try archive.reference(inverseInstance, "NSEntity"))
+            }
+            let maxCount = try integer(instance, "NSMaxCount") ?? 0
+            let deleteRules: [Int: DeleteRule] = [0: .noAction, 1: .nullify, 2: .cascade, 3: .deny]
+            return RelationshipDescription(
+                name: name, destination: destination, inverse: inverseName, inverseEntity: inverseName == nil ? nil : (inverseEntity ?? destination),
+                isToMany: maxCount != 1, isOrdered: try bool(instance, "NSIsOrdered"), isOptional: try bool(instance, "NSIsOptional"),
+                isTransient: try bool(instance, "NSIsTransient"), isReadOnly: try bool(instance, "NSIsReadOnly"),
+                minCount: try integer(instance, "NSMinCount") ?? 0, maxCount: maxCount == -1 ? Int.max : maxCount,
+                deleteRule: deleteRules[try integer(instance, "NSDeleteRule") ?? 1] ?? .nullify,
+                renamingIdentifier: try archive.string(instance, "NSRenamingIdentifier"),
+                versionHashModifier: try archive.string(instance, "NSVersionHashModifier"))
+        }
+    }
+}
