@@ -507,24 +507,24 @@ public final class MigrationManager {
             case .toOne(_, let inverse):
                 guard inverse == nil, let toOne = layout.toOne(named: name) else { return nil }
                 table = layout.table
-                sets = ["\(toOne.column) = l.value"]
-                if let companion = toOne.entityColumn { sets.append("\(companion) = l.entity") }
+                sets = ["\(SQLName.quoted(toOne.column)) = l.value"]
+                if let companion = toOne.entityColumn { sets.append("\(SQLName.quoted(companion)) = l.entity") }
                 isToOne = true
             case .toMany:
                 guard let toMany = layout.toMany(named: name),
                     case .destinationColumn(let destinationTable, let column, let entityColumn, let orderColumn) = toMany.storage
                 else { return nil }
                 table = destinationTable
-                sets = ["\(column) = l.value"]
-                if let entityColumn { sets.append("\(entityColumn) = l.entity") }
-                if let orderColumn { sets.append("\(orderColumn) = l.position") }
+                sets = ["\(SQLName.quoted(column)) = l.value"]
+                if let entityColumn { sets.append("\(SQLName.quoted(entityColumn)) = l.entity") }
+                if let orderColumn { sets.append("\(SQLName.quoted(orderColumn)) = l.position") }
                 isToOne = false
             }
             guard columns.insert("\(table).\(sets[0])").inserted else { return nil }
             relationships.append(
                 SetWrite.Relationship(
                     name: name, lookup: lookup, slot: direct.slot, isToOne: isToOne, accepted: Set(plan.accepted),
-                    updateSQL: "UPDATE main.\(table) AS t SET \(sets.joined(separator: ", ")) FROM \(Self.linksTable) AS l WHERE t.Z_PK = +l.object"))
+                    updateSQL: "UPDATE main.\(SQLName.quoted(table)) AS t SET \(sets.joined(separator: ", ")) FROM \(Self.linksTable) AS l WHERE t.Z_PK = +l.object"))
         }
         result = SetWrite(entity: layout.number, relationships: relationships)
         return result
