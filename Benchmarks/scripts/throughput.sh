@@ -16,10 +16,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SIZES=("$@")
 [[ ${#SIZES[@]} -gt 0 ]] || SIZES=(1000000)
 NAME="$(date -u +%F)-throughput"
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)  # the engine measured (the build is of the tree as it is)
 SCENARIOS=${SCENARIOS:-"v1-v3 v2-v3 v3-v4 v4-v5"} TOOLS="sql-floor moult-lmdb-per-object moult-lmdb" RESULTS_NAME=$NAME \
     "$ROOT/Benchmarks/scripts/people-scale.sh" "${SIZES[@]}"
 TSV="$ROOT/Benchmarks/results/$NAME.tsv"
-python3 - "$TSV" "$ROOT/BENCHMARKS.md" "$(git -C "$ROOT" rev-parse --short HEAD)" "${SIZES[*]}" <<'PY'
+python3 - "$TSV" "$ROOT/BENCHMARKS.md" "$COMMIT" "${SIZES[*]}" <<'PY'
 import csv, sys, datetime
 tsv, md, commit, sizes = sys.argv[1:5]
 rows = list(csv.DictReader(open(tsv), delimiter="\t"))
