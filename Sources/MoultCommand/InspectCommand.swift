@@ -68,6 +68,9 @@ struct InspectCommand: AsyncParsableCommand {
                     "matchingVersion": model == nil ? NSNull() : (matching.map { $0.name as Any } ?? NSNull()),
                 ]
                 object["frameworkVersion"] = metadata.frameworkVersion ?? NSNull()
+                if let pending = try? InPlaceMigration.pendingCleanup(in: metadata), !pending.isEmpty {
+                    object["pendingCleanup"] = pending.map(\.description)
+                }
                 if let storeModel {
                     object["storeModel"] = [
                         "entities": storeModelHashes.mapValues(\.hex),
@@ -89,6 +92,9 @@ struct InspectCommand: AsyncParsableCommand {
                 print("store UUID: \(metadata.storeUUID)")
                 print("framework version: \(metadata.frameworkVersion.map(String.init) ?? "unknown")")
                 print("version identifiers: \(metadata.versionIdentifiers.map { "\"\($0)\"" }.joined(separator: ", "))")
+                if let pending = try? InPlaceMigration.pendingCleanup(in: metadata), !pending.isEmpty {
+                    print("pending clean-up (moult finish): \(pending.map(\.description).joined(separator: ", "))")
+                }
                 print("entities:")
                 for name in names {
                     let count = counts[name].map { "  \($0) objects" } ?? ""

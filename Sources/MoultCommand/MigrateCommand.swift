@@ -19,13 +19,25 @@ struct MigrateCommand: AsyncParsableCommand {
             again with the same arguments (--resume says so explicitly); the result is identical to a run \
             never interrupted. Set MOULT_FAULT=<point>:<n> to make the process kill itself at a named point \
             (testing only).
+
+            Without --output, STORE is migrated in place, as Core Data's default migration does: lightweight \
+            steps by SQL alone in one transaction each, other steps streamed into .STORE.moult-inplace/ and \
+            swapped in atomically; the original is kept as NAME~.EXT unless --no-backup. `moult plan` says \
+            which step runs how.
             """
     )
 
     @OptionGroup var arguments: MigrationArguments
 
-    @Option(help: "The destination store (must not exist).")
-    var output: String
+    @Option(name: .customLong("output"), help: "The destination store (must not exist). Without it, STORE is migrated in place.")
+    var outputOption: String?
+    var output: String { outputOption ?? "" }
+
+    @Flag(help: "In place: keep no NAME~.EXT copy of the original.")
+    var noBackup = false
+
+    @Flag(help: "In place: leave dropping columns and tables and building new indexes for `moult finish`.")
+    var deferCleanup = false
 
     @Flag(help: "Resume an interrupted run (automatic when its work directory is found); an output that is already this migration's finished store is then accepted as done.")
     var resume = false
@@ -46,6 +58,8 @@ struct MigrateCommand: AsyncParsableCommand {
     var quiet = false
 
     func run() async throws {
+        if outputOption == nil { return try await runInPlace() }
+        try checkInPlaceFlagsUnused()
         try await reportingFailures {
             let migration = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
             let output = URL(filePath: self.output)

@@ -49,11 +49,13 @@ struct PlanCommand: AsyncParsableCommand {
                 let steps = migration.steps.enumerated().map { StepReport.json($1, losses: losses[$0]) }
                 print(
                     "{\"from\":\(JSONText.string(migration.sourceVersion.name)),\"to\":\(JSONText.string(migration.targetVersion.name)),"
-                        + "\"steps\":[\(steps.joined(separator: ","))],\"plan\":\(plan)}")
+                        + "\"steps\":[\(steps.joined(separator: ","))],\"plan\":\(plan),"
+                        + "\"inPlace\":[\(migration.steps.map(InPlaceReport.json).joined(separator: ","))]}")
             } else {
                 for (index, step) in migration.steps.enumerated() {
                     print(StepReport.line(index, step))
                     for line in StepReport.details(step, losses: losses[index]) { print(line) }
+                    for line in InPlaceReport.lines(step) { print(line) }
                 }
                 print(first)
             }

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# The crash harness for in-place migrations (`moult migrate STORE` without --output): a run killed at
+# any instant leaves the store at its old version, intact, or at a later version, whole; run again, it
+# ends identical to a run never interrupted; the NAME~.EXT backup is never lost.
+#
+#     Benchmarks/scripts/inplace-crash-harness.sh [--kills K] [--seed S] [--modes "sql rebuild swap chain deferred"]
+#         defaults: 24 random kill points per mode, seed 1, every mode
+#
+# Modes (each on its own store):
+#   sql      People v1 -> v2 (two ADD COLUMN), 20,000 persons, backup kept
+#   rebuild  Widening v1 -> v2 (Integer 32 -> Double: the table is rebuilt), 300,000 readings, backup kept
+#   swap     People v2 -> v3 with its mapping model (streamed into the work folder, then swapped), 20,000
+#   chain    People v1 -> v3: an SQL step then a streamed one, 20,000 persons
+#   deferred Cleanup v1 -> v2 (Tests/InPlaceModels) with --defer-cleanup, then `moult finish` (killed too:
+#            named points inplace-cleanup-statement:n), 200,000 items
+# For each mode: an uninterrupted in-place run on a copy is the reference. Then K kills at random instants
+# (the k-th in the k-th of K slices of the reference's wall time) and one kill at each named point
+# (MOULT_FAULT=<point>:<n>). After each kill: PRAGMA integrity_check is ok; the store's entity hashes are
+# those of the old version or a later one; at the old version its digest is the original's. Then the
+# same command is run again until it exits 0: the store's digest must equal the reference's, and the
+# backup's (when kept) the original's. Prints one line per kill point and a summary; exits 1 on any failure.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+KILLS=24 SEED=1 MODES="sql rebuild swap chain deferred"
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+    --kills) KILLS=$2; shift 2 ;;
+    --seed) SEED=$2; shift 2 ;;
+    --modes) MODES=$2; shift 2 ;;
+    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+    esac
+done
+RANDOM=$SEED
+WIDENING="$SCRIPTS/models/Widening.xcdatamodeld"
+CLEANUP="$ROOT/Tests/InPlaceModels/Cleanup.xcdatamodeld"
+
+build_moult
+make_work inplace-crash-harness
+
+# hashes STORE: the entity version hashes recorded in the store's metadata, one line per entity.
+hashes() {
+    python3 - "$1" <<'EOF'
+import plistlib, sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+plist = plistlib.loads(db.execute("SELECT Z_PLIST FROM Z_METADATA").fetchone()[0])
+for name, value in sorted(plist["NSStoreModelVersionHashes"].items()):
+    print(name, value.hex())
+EOF
+}
+
+# Per mode: SRC (the original), ARGS (migrate's arguments after the store), VERSIONS (old first).
+setup_mode() {
+    local mode=$1
+    case "$mode" in
+    sql | chain)
+        "$MOULT_PEOPLE" generate --model-version 1 --objects 20000 --seed "$SEED" "$WORK/$mode-original.sqlite" >/dev/null
+        if [[ "$mode" == sql ]]; then
+            ARGS=(--model "$MODEL" --to v2)
+        else
+            ARGS=(--model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --chunk-size 2000)
+        fi ;;
+    swap)
+        "$MOULT_PEOPLE" generate --model-version 2 --objects 20000 --seed "$SEED" "$WORK/$mode-original.sqlite" >/dev/null
+        ARGS=(--model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --chunk-size 2000) ;;
+    rebuild)
+        "$MOULT" create "$WORK/$mode-original.sqlite" --model "$WIDENING/v1.xcdatamodel" >/dev/null
+        sqlite3 "$WORK/$mode-original.sqlite" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000)
+            INSERT INTO ZREADING (Z_PK, Z_ENT, Z_OPT, ZSENSOR, ZSEQUENCE, ZVALUE)
+            SELECT i, 1, 1, 'sensor-' || (i % 97), i, (i * 7919) % 100003 - 50000 FROM n;
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 300000 WHERE Z_ENT = 1;" >/dev/null
+        ARGS=(--model "$WIDENING") ;;
+    deferred)
+        "$MOULT" create "$WORK/$mode-original.sqlite" --model "$CLEANUP/v1.xcdatamodel" >/dev/null
+        sqlite3 "$WORK/$mode-original.sqlite" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000)
+            INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZOBSOLETE) SELECT i, 1, 1, 'item-' || i, 'old-' || (i % 13) FROM n;
+            INSERT INTO ZRETIRED (Z_PK, Z_ENT, Z_OPT, ZNOTE) VALUES (1, 2, 1, 'gone');
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 200000 WHERE Z_ENT = 1; UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_ENT = 2;" >/dev/null
+        ARGS=(--model "$CLEANUP" --defer-cleanup) ;;
+    esac
+    SRC="$WORK/$mode-original.sqlite"
+    sqlite3 "$SRC" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+    ORIGINAL_DIGEST=$(python3 "$SCRIPTS/store-digest.py" "$SRC")
+    OLD_HASHES=$(hashes "$SRC")
+}
+
+TOTAL=0 OK=0 FAILED=()
+
+# one_kill MODE LABEL DELAY FAULT: copies the original, runs in place (killed after DELAY seconds, or
+# at FAULT), checks the store, runs again until done, compares.
+one_kill() {
+    local mode=$1 label=$2 delay=$3 fault=$4
+    local dir="$WORK/$mode-$TOTAL"
+    TOTAL=$((TOTAL + 1))
+    rm -rf "$dir"; mkdir -p "$dir"
+    cp "$SRC" "$dir/store.sqlite"
+    local rc=0
+    if [[ -n "$fault" ]]; then
+        MOULT_FAULT=$fault "$MOULT" migrate "$dir/store.sqlite" "${ARGS[@]}" --quiet >"$dir/log" 2>&1 || rc=$?
+    elif [[ -z "$delay" ]]; then
+        "$MOULT" migrate "$dir/store.sqlite" "${ARGS[@]}" --quiet >"$dir/log" 2>&1 || rc=$?
+    else
+        "$MOULT" migrate "$dir/store.sqlite" "${ARGS[@]}" --quiet >"$dir/log" 2>&1 &
+        local pid=$!
+        sleep "$delay"
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || rc=$?
+    fi
+    local state problem=""
+    local check
+    check=$(sqlite3 "file:$dir/store.sqlite?mode=ro" "PRAGMA integrity_check" 2>&1 || true)
+    [[ "$check" == ok ]] || problem="integrity_check after the kill: $check"
+    if [[ -z "$problem" && "$(hashes "$dir/store.sqlite")" == "$OLD_HASHES" ]]; then
+        state="old"
+        [[ "$(python3 "$SCRIPTS/store-digest.py" "$dir/store.sqlite")" == "$ORIGINAL_DIGEST" ]] || problem="at the old version but changed"
+    else
+        state="later"
+    fi
+    [[ "$rc" == 0 ]] && state="$state, run had finished"
+    local runs=0
+    while [[ -z "$problem" ]]; do
+        runs=$((runs + 1))
+        [[ $runs -le 5 ]] || { problem="not done after 5 runs"; break; }
+        if "$MOULT" migrate "$dir/store.sqlite" "${ARGS[@]}" --quiet >>"$dir/log" 2>&1; then break; fi
+    done
+    if [[ -z "$problem" && "$mode" == deferred ]]; then
+        # The clean-up, killed at FINISH_FAULT when given, then run until it exits 0.
+        [[ -n "${FINISH_FAULT:-}" ]] && { MOULT_FAULT=$FINISH_FAULT "$MOULT" finish "$dir/store.sqlite" --model "$CLEANUP" >>"$dir/log" 2>&1 || true; }
+        check=$(sqlite3 "file:$dir/store.sqlite?mode=ro" "PRAGMA integrity_check" 2>&1 || true)
+        [[ "$check" == ok ]] || problem="integrity_check after the killed finish: $check"
+        [[ -n "$problem" ]] || "$MOULT" finish "$dir/store.sqlite" --model "$CLEANUP" >>"$dir/log" 2>&1 || problem="finish failed"
+    fi
+    if [[ -z "$problem" ]]; then
+        [[ "$(python3 "$SCRIPTS/store-digest.py" "$dir/store.sqlite")" == "$REFERENCE_DIGEST" ]] || problem="the result differs from the uninterrupted run"
+    fi
+    if [[ -z "$problem" ]]; then
+        [[ -e "$dir/store~.sqlite" && "$(python3 "$SCRIPTS/store-digest.py" "$dir/store~.sqlite")" == "$ORIGINAL_DIGEST" ]] \
+            || problem="the backup is missing or not the original"
+    fi
+    if [[ -z "$problem" ]]; then
+        OK=$((OK + 1))
+        printf '  %-8s %-34s after the kill: %-24s runs to finish %d  identical\n' "$mode" "$label" "$state" "$runs"
+        rm -rf "$dir"
+    else
+        FAILED+=("$mode $label: $problem")
+        printf '  %-8s %-34s FAILED: %s (kept: %s)\n' "$mode" "$label" "$problem" "${dir#"$ROOT"/}"
+    fi
+}
+
+for mode in $MODES; do
+    setup_mode "$mode"
+    mkdir -p "$WORK/$mode-reference"
+    cp "$SRC" "$WORK/$mode-reference/store.sqlite"
+    start=$(date +%s.%N)
+    "$MOULT" migrate "$WORK/$mode-reference/store.sqlite" "${ARGS[@]}" --quiet >"$WORK/$mode-reference/log" 2>&1 \
+        || { cat "$WORK/$mode-reference/log"; die "$mode: the uninterrupted in-place run failed"; }
+    if [[ "$mode" == deferred ]]; then
+        "$MOULT" finish "$WORK/$mode-reference/store.sqlite" --model "$CLEANUP" >>"$WORK/$mode-reference/log" 2>&1 || die "deferred: finish failed"
+    fi
+    wall=$(python3 -c "print(round($(date +%s.%N) - $start, 3))")
+    REFERENCE_DIGEST=$(python3 "$SCRIPTS/store-digest.py" "$WORK/$mode-reference/store.sqlite")
+    echo "inplace-crash-harness: $mode: uninterrupted in place ${wall}s ($(tail -n 1 "$WORK/$mode-reference/log" | head -c 120))"
+    case "$mode" in
+    sql) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:2 inplace-statement:3 inplace-statement:5 inplace-statement:8 inplace-before-commit:1" ;;
+    rebuild) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:2 inplace-statement:3 inplace-statement:4 inplace-statement:6 inplace-before-commit:1" ;;
+    swap) POINTS="chunk-start:1 after-rows:2 after-lmdb-commit:3 after-sqlite-commit:5 before-finish:1 after-marker:1 after-rename:1 inplace-before-swap:1 inplace-after-swap:1" ;;
+    chain) POINTS="inplace-backup-copied:1 inplace-statement:2 inplace-before-commit:1 chunk-start:1 after-sqlite-commit:4 after-marker:1 after-rename:1 inplace-before-swap:1 inplace-after-swap:1" ;;
+    deferred) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:2 inplace-before-commit:1" ;;
+    esac
+    for point in $POINTS; do one_kill "$mode" "at $point" "" "$point"; done
+    if [[ "$mode" == deferred ]]; then
+        for point in inplace-cleanup-statement:1 inplace-cleanup-statement:2 inplace-cleanup-statement:3; do
+            FINISH_FAULT=$point one_kill "$mode" "finish at $point" "" ""
+        done
+    fi
+    for k in $(seq 1 "$KILLS"); do
+        delay=$(python3 -c "import random; random.seed($SEED * 1000 + $k + ${#mode}); print(round($wall * ($k - 1 + random.random()) / $KILLS, 4))")
+        one_kill "$mode" "random kill $k after ${delay}s" "$delay" ""
+    done
+done
+
+echo "inplace-crash-harness: $TOTAL kill points, $OK ended identical to the uninterrupted run with the backup intact, ${#FAILED[@]} failed"
+if [[ ${#FAILED[@]} -gt 0 ]]; then
+    printf '  %s\n' "${FAILED[@]}"
+    exit 1
+fi

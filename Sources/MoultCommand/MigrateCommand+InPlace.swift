@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import MoultMigration
+import MoultModel
+import MoultStore
+
+extension MigrateCommand {
+    /// `--no-backup` and `--defer-cleanup` mean nothing with `--output`: bad usage (64).
+    func checkInPlaceFlagsUnused() throws {
+        let flags = [noBackup ? "--no-backup" : nil, deferCleanup ? "--defer-cleanup" : nil].compactMap { $0 }
+        if !flags.isEmpty {
+            throw ValidationError("\(flags.joined(separator: " and ")) \(flags.count == 1 ? "applies" : "apply") to a migration in place (without --output)")
+        }
+    }
+
+    /// `moult migrate STORE --model M [--to V]` without `--output`: the store migrated where it stands.
+    func runInPlace() async throws {
+        try await reportingFailures {
+            let chain = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
+            if chain.isUpToDate {
+                InPlaceMigration.cleanUp(chain.store)
+                if json {
+                    print(
+                        "{\"store\":\(JSONText.string(arguments.store)),\"inPlace\":true,\"written\":false,\"from\":\(JSONText.string(chain.sourceVersion.name)),"
+                            + "\"to\":\(JSONText.string(chain.targetVersion.name)),\"nothingToMigrate\":true,\"steps\":[]}")
+                } else {
+                    print("the store \(arguments.store) is already at version \(chain.targetVersion.name): nothing to migrate, nothing written")
+                }
+                return
+            }
+            try chain.checkPolicies()
+            var migration = try InPlaceMigration(chain: chain, keepsBackup: !noBackup)
+            migration.defersCleanup = deferCleanup
+            let display = ProgressDisplay(enabled: !quiet && !json)
+            let start = ContinuousClock.now
+            let report = try migration.run(progress: { display.show($0) })
+            display.finish()
+            let seconds = (ContinuousClock.now - start) / .seconds(1)
+            let methods = report.ranBySQL.map { $0 ? "sql" : "streaming" }
+            if json {
+                let steps = zip(chain.steps, methods).map { step, method in
+                    "{\"from\":\(JSONText.string(step.from.name)),\"to\":\(JSONText.string(step.to.name)),\"method\":\(JSONText.string(method))}"
+                }
+                print(
+                    "{\"store\":\(JSONText.string(arguments.store)),\"inPlace\":true,\"from\":\(JSONText.string(chain.sourceVersion.name)),"
+                        + "\"to\":\(JSONText.string(chain.targetVersion.name)),\"backup\":\(report.backup.map { JSONText.string($0.path) } ?? "null"),"
+                        + "\"steps\":[\(steps.joined(separator: ","))],\"seconds\":\(String(format: "%.3f", seconds))}")
+            } else {
+                print(
+                    "migrated \(arguments.store) (\(chain.sourceVersion.name)) to \(chain.targetVersion.name) in place, "
+                        + "\(chain.steps.count) step(s), \(String(format: "%.3f", seconds)) s")
+                for (index, step) in chain.steps.enumerated() {
+                    print(StepReport.line(index, step) + (report.ranBySQL[index] ? ": by SQL" : ": streamed, then swapped in"))
+                }
+                if let backup = report.backup { print("the original is kept as \(backup.path)") }
+                let pending = (try? InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: chain.store))) ?? []
+                if !pending.isEmpty { print("clean-up left for `moult finish`: \(pending.map(\.description).joined(separator: ", "))") }
+            }
+        }
+    }
+}
+
+/// How each step of a plan would run in place (`moult migrate` without `--output`).
+enum InPlaceReport {
+    static func lines(_ step: ProgressiveMigration.Step) -> [String] {
+        guard let method = try? InPlaceMigration.method(for: step) else { return [] }
+        switch method {
+        case .sql(let script):
+            return ["  in place: by SQL, \(script.isSchemaOnly ? "schema only (no row is copied)" : "rows copied inside SQLite"): "
+                + script.changes.filter { $0.kind != .primaryKeys && $0.kind != .modelCache }.map(\.description).joined(separator: "; ")]
+        case .streaming(let reasons):
+            return ["  in place: streamed, then swapped in, because " + reasons.joined(separator: "; ")]
+        }
+    }
+
+    static func json(_ step: ProgressiveMigration.Step) -> String {
+        guard let method = try? InPlaceMigration.method(for: step) else { return "null" }
+        switch method {
+        case .sql(let script):
+            return "{\"method\":\"sql\",\"schemaOnly\":\(script.isSchemaOnly),\"changes\":[\(script.changes.map { JSONText.string($0.description) }.joined(separator: ","))]}"
+        case .streaming(let reasons):
+            return "{\"method\":\"streaming\",\"reasons\":[\(reasons.map(JSONText.string).joined(separator: ","))]}"
+        }
+    }
+}

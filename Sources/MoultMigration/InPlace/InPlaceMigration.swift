@@ -1,0 +1,453 @@
+public import Foundation
+public import MoultMapping
+public import MoultModel
+public import MoultStore
+
+/// Migrates a store where it stands, as Core Data's default migration process does: on success the
+/// store at its own URL is the migrated one, and (by default) the original is kept beside it as
+/// `NAME~.EXT` (`people.sqlite` → `people~.sqlite`).
+///
+/// Each step of the chain (see ``ProgressiveMigration``) runs one of two ways:
+/// - **by SQL** when it is lightweight (an inferred mapping, or a given one that only renames, adds
+///   and removes): no object is read; the schema changes in one SQLite transaction, so a kill at any
+///   instant leaves the store at the old version or the new one. Primary keys, the store UUID and
+///   custom metadata are kept.
+/// - **streaming** otherwise (expressions, filters, policies, several passes, or a change SQL cannot
+///   make with the same result): ``StreamingMigrator`` copies the store into a work folder beside it,
+///   resumably, and the result replaces the store by one atomic rename.
+///
+/// ```swift
+/// let migration = try InPlaceMigration(store: url, model: people, to: "v2")
+/// for (step, method) in zip(migration.steps, migration.methods) { print(step.to.name, method) }
+/// try migration.run()
+/// ```
+public struct InPlaceMigration {
+    /// How one step runs.
+    public enum Method: Sendable, CustomStringConvertible {
+        /// By these SQL changes, in one transaction.
+        case sql(InPlaceScript)
+        /// Through the streaming engine, for these reasons.
+        case streaming([String])
+
+        public var description: String {
+            switch self {
+            case .sql(let script):
+                "in place by SQL (\(script.changes.count) changes\(script.isSchemaOnly ? ", schema only" : ", rows copied"))"
+            case .streaming(let reasons): "streaming copy, then swap: \(reasons.joined(separator: "; "))"
+            }
+        }
+
+        public var isSQL: Bool {
+            if case .sql = self { return true }
+            return false
+        }
+    }
+
+    /// What a run did.
+    public struct Report: Sendable {
+        /// Per step: whether it ran by SQL (false: streaming).
+        public var ranBySQL: [Bool]
+        /// Where the original was kept, if it was.
+        public var backup: URL?
+    }
+
+    public let chain: ProgressiveMigration
+    public var steps: [ProgressiveMigration.Step] { chain.steps }
+    /// Each step's method, in order.
+    public let methods: [Method]
+    /// Keep the original as `NAME~.EXT`.
+    public var keepsBackup: Bool
+    /// Leave the clean-up that can wait (dropped columns and tables, new indexes) for later, as Core
+    /// Data's `NSPersistentStoreDeferredLightweightMigrationOptionKey`: the store is at the new version
+    /// at once, its metadata lists the pending statements (``pendingCleanupKey``), and
+    /// ``finishPendingCleanup(of:)`` (`moult finish`) runs them. Only the chain's last step defers;
+    /// pending clean-up of an earlier run is done before any step.
+    public var defersCleanup = false
+    /// How long to wait for another connection's lock before refusing the store.
+    public var lockTimeout: Duration = .milliseconds(500)
+
+    /// Finds the store's version, the steps to `target`, and how each step runs. Nothing is written.
+    ///
+    /// - Throws: as ``ProgressiveMigration/init(store:model:to:mappings:policies:options:)``.
+    public init(
+        store: URL, model: VersionedModel, to target: String? = nil, mappings: [MappingModel] = [],
+        policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions(), keepsBackup: Bool = true
+    ) throws {
+        try self.init(
+            chain: ProgressiveMigration(store: store, model: model, to: target, mappings: mappings, policies: policies, options: options),
+            keepsBackup: keepsBackup)
+    }
+
+    /// The chain of a progressive migration, run in place.
+    public init(chain: ProgressiveMigration, keepsBackup: Bool = true) throws {
+        self.chain = chain
+        self.keepsBackup = keepsBackup
+        methods = try chain.steps.map { try Self.method(for: $0) }
+    }
+
+    /// How a step runs: by SQL when its mapping is lightweight and the layouts' difference is SQL.
+    public static func method(for step: ProgressiveMigration.Step) throws -> Method {
+        guard step.mappings.count == 1 else { return .streaming(["the step has \(step.mappings.count) passes"]) }
+        let correspondence: LayoutCorrespondence
+        switch step.mapping.layoutCorrespondence(source: step.from.model, destination: step.to.model) {
+        case .success(let value): correspondence = value
+        case .failure(let reasons): return .streaming(reasons.reasons)
+        }
+        let old = try StoreLayout(model: step.from.model)
+        let new = try StoreLayout(model: step.to.model)
+        // SQL steps make tables and indexes; a schema with anything else (triggers of derived
+        // attributes, views) is made by the streaming engine's new store.
+        let others = (old.schemaSQL + new.schemaSQL).filter { sql in
+            !["CREATE TABLE", "CREATE INDEX", "CREATE UNIQUE INDEX"].contains { sql.uppercased().hasPrefix($0) }
+        }
+        if !others.isEmpty {
+            return .streaming(["the schema has more than tables and indexes (\(others[0].prefix(60))…): the new store is made whole"])
+        }
+        switch old.inPlaceChanges(to: new, correspondence: correspondence) {
+        case .script(let script): return .sql(script)
+        case .unsupported(let reasons): return .streaming(reasons)
+        }
+    }
+
+    /// `NAME~.EXT` beside the store: Core Data's name for the original kept by a migration.
+    public static func backupURL(for store: URL) -> URL {
+        let name = store.lastPathComponent
+        let directory = store.deletingLastPathComponent()
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return directory.appending(path: name + "~") }
+        return directory.appending(path: name[..<dot] + "~" + name[dot...])
+    }
+
+    /// The work folder of streaming steps: `.NAME.moult-inplace` beside the store.
+    public static func workFolder(for store: URL) -> URL {
+        store.deletingLastPathComponent().appending(path: ".\(store.lastPathComponent).moult-inplace")
+    }
+
+    // MARK: - Run
+
+    /// Runs every step. A run killed at any instant leaves the store at its old version or at a later
+    /// one (never between two), its backup complete or absent; running it again finishes the chain
+    /// (a streaming step resumes from its last chunk).
+    ///
+    /// - Throws: ``MigrationError``: `.io` when another process holds a lock on the store (nothing is
+    ///   changed) or a file cannot be written; `.interrupted` (resumable) when the disk is full (the
+    ///   store is as it was); what a streaming step throws.
+    @discardableResult
+    public func run(progress: ((MigrationProgress) -> Void)? = nil) throws -> Report {
+        let store = chain.store
+        let manager = FileManager.default
+        do {
+            try Self.checkpoint(store, timeout: lockTimeout)
+            try Self.finishPendingCleanup(of: store, layout: StoreLayout(model: chain.sourceVersion.model), timeout: lockTimeout)
+            var ranBySQL: [Bool] = []
+            let work = Self.workFolder(for: store)
+            // A run killed after its backup was made keeps that backup (the original): a resumed run
+            // must not replace it with a copy of a store already partly migrated.
+            var backup = keepsBackup ? Self.recordedBackup(in: work) : nil
+            for (offset, (step, method)) in zip(chain.steps, methods).enumerated() {
+                switch method {
+                case .sql(let script):
+                    if keepsBackup && backup == nil {
+                        backup = try Self.copyBackup(of: store)
+                        try Self.recordBackup(backup!, in: work)
+                    }
+                    var script = script
+                    var pending: [InPlaceCleanup] = []
+                    if defersCleanup && offset == chain.steps.count - 1 { (script, pending) = script.deferringCleanup() }
+                    let ran = try Self.runSQL(
+                        script, pending: pending, step: step, store: store, timeout: lockTimeout, durable: chain.options.durable)
+                    ranBySQL.append(ran)
+                    if !ran {
+                        // The store's schema is not what the layout says: stream this step instead.
+                        try streamStep(step, offset: offset, work: work, backup: &backup, progress: progress)
+                    }
+                case .streaming:
+                    try streamStep(step, offset: offset, work: work, backup: &backup, progress: progress)
+                    ranBySQL.append(false)
+                }
+            }
+            if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
+            return Report(ranBySQL: ranBySQL, backup: backup)
+        } catch {
+            throw StreamingMigrator.classify(error)
+        }
+    }
+
+    private func streamStep(
+        _ step: ProgressiveMigration.Step, offset: Int, work: URL, backup: inout URL?, progress: ((MigrationProgress) -> Void)?
+    ) throws {
+        let store = chain.store
+        let manager = FileManager.default
+        do {
+            try manager.createDirectory(at: work, withIntermediateDirectories: true)
+        } catch {
+            throw MigrationError(.io, "cannot create the work folder \(work.path): \(error.localizedDescription)")
+        }
+        let output = work.appending(path: "\(step.from.name)-to-\(step.to.name).sqlite")
+        let migrator = chain.migrator(for: step, source: store)
+        let finished = manager.fileExists(atPath: output.path) && !manager.fileExists(atPath: migrator.workDirectory(for: output).path)
+            && migrator.isFinishedOutput(output)
+        if !finished {
+            if manager.fileExists(atPath: output.path) && !manager.fileExists(atPath: migrator.workDirectory(for: output).path) {
+                try? manager.removeItem(at: output)
+            }
+            try migrator.run(
+                output: output,
+                progress: progress.map { report in
+                    { event in
+                        var event = event
+                        event.step = offset + 1
+                        event.steps = chain.steps.count
+                        report(event)
+                    }
+                })
+        }
+        // The result and the store are checkpointed (their -wal files empty), so that each main file is
+        // the whole store. Keep the original by a hard link (its name appears at once, complete), then
+        // swap by one rename.
+        try Self.checkpoint(output, timeout: lockTimeout)
+        try Self.checkpoint(store, timeout: lockTimeout)
+        if keepsBackup && backup == nil {
+            let target = Self.backupURL(for: store)
+            let temporary = URL(filePath: target.path + ".moult-tmp")
+            try? manager.removeItem(at: temporary)
+            if link(store.path, temporary.path) == 0 {
+                try Self.rename(temporary, to: target)
+            } else {
+                // A filesystem without hard links: a copy.
+                _ = try Self.copyBackup(of: store)
+            }
+            backup = target
+            try Self.recordBackup(target, in: work)
+        }
+        FaultInjection.reach("inplace-before-swap")
+        try Self.rename(output, to: store)
+        FaultInjection.reach("inplace-after-swap")
+        for suffix in ["-wal", "-shm"] {
+            let companion = URL(filePath: output.path + suffix)
+            try? manager.removeItem(at: companion)
+        }
+    }
+
+    /// Removes what an earlier run left beside a store that is now up to date (its work folder).
+    public static func cleanUp(_ store: URL) {
+        let work = workFolder(for: store)
+        if FileManager.default.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
+    }
+
+    static func recordedBackup(in work: URL) -> URL? {
+        guard let path = try? String(contentsOf: work.appending(path: "backup"), encoding: .utf8),
+            FileManager.default.fileExists(atPath: path)
+        else { return nil }
+        return URL(filePath: path)
+    }
+
+    static func recordBackup(_ backup: URL, in work: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            try backup.path.write(to: work.appending(path: "backup"), atomically: true, encoding: .utf8)
+        } catch {
+            throw MigrationError(.io, "cannot write in the work folder \(work.path): \(error.localizedDescription)", underlying: error)
+        }
+    }
+
+    // MARK: - SQL steps
+
+    /// Opens the store for writing and checks that no other connection holds a lock, then checkpoints
+    /// its WAL into the main file (so that a copy of the main file is the whole store).
+    static func checkpoint(_ store: URL, timeout: Duration) throws {
+        let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 1024, busyTimeout: timeout))
+        defer { database.close() }
+        do {
+            try database.transaction(.immediate) {}
+        } catch let error as StoreError where error.code == .locked {
+            throw MigrationError(.io, "another process holds a lock on \(store.path); the store was not changed", underlying: error)
+        }
+        if case .string(let mode)? = try database.scalar("PRAGMA journal_mode"), mode.lowercased() == "wal" {
+            let busy = try database.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int64(at: 0) }.first ?? 0
+            if busy != 0 {
+                throw MigrationError(.io, "another process is reading \(store.path): its WAL cannot be checkpointed; the store was not changed")
+            }
+        }
+    }
+
+    /// Copies the checkpointed store to `NAME~.EXT` (through a temporary name, so the backup appears
+    /// whole or not at all), synced before the store changes.
+    static func copyBackup(of store: URL) throws -> URL {
+        let target = backupURL(for: store)
+        let temporary = URL(filePath: target.path + ".moult-tmp")
+        let manager = FileManager.default
+        try? manager.removeItem(at: temporary)
+        do {
+            try manager.copyItem(at: store, to: temporary)
+            let handle = try FileHandle(forWritingTo: temporary)
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            // Whether the disk is full is seen before the partial copy frees its space.
+            let full = StreamingMigrator.isNearlyFull(store.deletingLastPathComponent())
+                || (error as NSError).code == Int(ENOSPC) || ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(ENOSPC)
+                || (error as NSError).code == NSFileWriteOutOfSpaceError
+            try? manager.removeItem(at: temporary)
+            if full {
+                throw MigrationError(.interrupted, "the disk is full: no room for the backup \(target.path); the store was not changed", underlying: error)
+            }
+            throw MigrationError(.io, "cannot copy the store to \(target.path): \(error.localizedDescription)", underlying: error)
+        }
+        FaultInjection.reach("inplace-backup-copied")
+        try rename(temporary, to: target)
+        return target
+    }
+
+    static func rename(_ from: URL, to: URL) throws {
+        guard Foundation.rename(from.path, to.path) == 0 else {
+            throw MigrationError(.io, "cannot rename \(from.path) to \(to.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Runs a step's SQL and writes the new metadata, in one transaction.
+    ///
+    /// - Returns: false (nothing changed) when the store's schema is not the layout the script was made
+    ///   for (a table, column or index Moult does not lay out, a trigger or a view).
+    static func runSQL(
+        _ script: InPlaceScript, pending: [InPlaceCleanup] = [], step: ProgressiveMigration.Step, store: URL, timeout: Duration,
+        durable: Bool = false
+    ) throws -> Bool {
+        let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 8 * 1024, busyTimeout: timeout))
+        defer { database.close() }
+        // Durable: the commit is on disk when it returns, even against a power loss (without it, a power
+        // loss may take the store back to the old version, whole).
+        if durable { try database.executeScript("PRAGMA synchronous = FULL") }
+        let oldLayout = try StoreLayout(model: step.from.model)
+        do {
+            return try database.transaction(.immediate) {
+                guard try schemaMatches(oldLayout, database) else { return false }
+                let metadata = try StoreMetadata(reading: database)
+                guard step.from.model.hashDifferences(from: metadata.entityHashes).isEmpty else {
+                    throw MigrationError(.incompatibleStore, "the store \(store.path) is no longer at version \(step.from.name)")
+                }
+                for statement in script.statements {
+                    FaultInjection.reach("inplace-statement")
+                    try database.execute(statement.sql, statement.arguments)
+                }
+                var updated = metadata
+                let fresh = StoreMetadata(model: step.to.model)
+                updated.entityHashes = fresh.entityHashes
+                updated.hashesVersion = fresh.hashesVersion
+                updated.versionIdentifiers = fresh.versionIdentifiers
+                updated.hashesDigest = fresh.hashesDigest
+                updated.checksum = fresh.checksum
+                if pending.isEmpty {
+                    updated.additionalKeys[pendingCleanupKey] = nil
+                } else {
+                    // The records name the version they are for: a copy of the metadata into another
+                    // store (a streamed output keeps an application's keys) finds them stale.
+                    updated.additionalKeys[pendingCleanupKey] = .array(
+                        [.string(versionRecordPrefix + VersionHashes.digest(fresh.entityHashes))] + pending.map { .string($0.record) })
+                }
+                try database.execute("DELETE FROM \"Z_METADATA\"")
+                try updated.write(to: database)
+                FaultInjection.reach("inplace-before-commit")
+                return true
+            }
+        } catch let error as StoreError where error.code == .locked {
+            throw MigrationError(.io, "another process holds a lock on \(store.path); the store was not changed", underlying: error)
+        } catch let error as StoreError where error.code == .diskFull {
+            throw MigrationError(
+                .interrupted, "the disk is full; the store was not changed: free some space and run the same command again", underlying: error)
+        }
+    }
+
+    // MARK: - Deferred clean-up
+
+    /// The metadata key listing the clean-up statements a deferred in-place migration left.
+    public static let pendingCleanupKey = "MoultPendingCleanup"
+    /// The first record: the digest of the entity hashes of the version the records are for.
+    static let versionRecordPrefix = "for-version "
+
+    /// The clean-up a store's metadata says is pending (empty when none).
+    ///
+    /// - Throws: ``MigrationError`` `.invalidMapping` (bad input) when a record is not one Moult writes.
+    public static func pendingCleanup(in metadata: StoreMetadata) throws -> [InPlaceCleanup] {
+        guard let value = metadata.additionalKeys[pendingCleanupKey] else { return [] }
+        guard let list = value.arrayValue, let version = list.first?.stringValue, version.hasPrefix(versionRecordPrefix) else {
+            throw MigrationError(
+                .invalidMapping, "the store's metadata key \(pendingCleanupKey) is not a list of clean-up records for a version")
+        }
+        // Records made for another version (the metadata copied into a store of another version) are stale.
+        guard version.dropFirst(versionRecordPrefix.count) == VersionHashes.digest(metadata.entityHashes) else { return [] }
+        return try list.dropFirst().map { record in
+            guard let text = record.stringValue, let cleanup = InPlaceCleanup(record: text) else {
+                throw MigrationError(.invalidMapping, "the store's metadata key \(pendingCleanupKey) holds \(record), which is not a clean-up record")
+            }
+            return cleanup
+        }
+    }
+
+    /// Runs the clean-up a deferred in-place migration left, and removes it from the metadata, in one
+    /// transaction. Each record is made into SQL from `layout` (the layout of the store's version);
+    /// one that names a table, column or index the layout still uses is refused.
+    ///
+    /// - Returns: the number of clean-up records done (0 when nothing was pending).
+    /// - Throws: ``MigrationError`` `.io` when another process holds a lock, `.interrupted` when the disk
+    ///   is full, `.invalidMapping` (bad input) for a record that must not run (the store as it was).
+    @discardableResult
+    public static func finishPendingCleanup(of store: URL, layout: StoreLayout, timeout: Duration = .milliseconds(500)) throws -> Int {
+        let current = try StoreMetadata(contentsOf: store)
+        guard current.additionalKeys[pendingCleanupKey] != nil else { return 0 }
+        let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 8 * 1024, busyTimeout: timeout))
+        defer { database.close() }
+        do {
+            return try database.transaction(.immediate) {
+                var metadata = try StoreMetadata(reading: database)
+                let pending = try pendingCleanup(in: metadata)
+                for cleanup in pending {
+                    guard let statement = cleanup.statement(in: layout) else {
+                        throw MigrationError(
+                            .invalidMapping, "the pending clean-up '\(cleanup)' of \(store.path) names what its version still uses: nothing was done")
+                    }
+                    if case .dropColumn(let table, let column) = cleanup, !(try database.columns(of: table).contains(column)) { continue }
+                    FaultInjection.reach("inplace-cleanup-statement")
+                    try database.execute(statement.sql, statement.arguments)
+                }
+                metadata.additionalKeys[pendingCleanupKey] = nil
+                try database.execute("DELETE FROM \"Z_METADATA\"")
+                try metadata.write(to: database)
+                return pending.count
+            }
+        } catch let error as StoreError where error.code == .locked {
+            throw MigrationError(.io, "another process holds a lock on \(store.path); the store was not changed", underlying: error)
+        } catch let error as StoreError where error.code == .diskFull {
+            throw MigrationError(
+                .interrupted, "the disk is full; the store was not changed: free some space and run the same command again", underlying: error)
+        } catch {
+            throw StreamingMigrator.classify(error)
+        }
+    }
+
+    /// Whether the store's tables, columns and indexes are exactly those of the layout (no trigger, no view).
+    static func schemaMatches(_ layout: StoreLayout, _ database: Database) throws -> Bool {
+        var tables: [String: Set<String>] = [:]
+        var indexes: Set<String> = []
+        var other = false
+        try database.forEachRow("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") { row in
+            let name = row.string(at: 1) ?? ""
+            switch row.string(at: 0) {
+            case "table": tables[name] = []
+            case "index": indexes.insert(name)
+            default: other = true
+            }
+        }
+        if other { return false }
+        var expected: [String: Set<String>] = [
+            "Z_PRIMARYKEY": ["Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX"], "Z_METADATA": ["Z_VERSION", "Z_UUID", "Z_PLIST"], "Z_MODELCACHE": ["Z_CONTENT"],
+        ]
+        for table in layout.tables { expected[table.name] = Set(table.columns.map(\.name)) }
+        for table in layout.joinTables { expected[table.name] = Set(table.columns + table.orderColumns) }
+        guard Set(tables.keys) == Set(expected.keys) else { return false }
+        for name in tables.keys {
+            guard Set(try database.columns(of: name)) == expected[name] else { return false }
+        }
+        let known = Set(layout.tables.flatMap(\.indexes).map(\.name) + layout.joinTables.flatMap(\.indexes).map(\.name))
+        return indexes.isSubset(of: known)
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+public import MoultMapping
+public import MoultModel
+public import MoultStore
+
+extension MappingModel {
+    /// What this mapping says in the terms of stores, when it is a lightweight one: each destination
+    /// entity's source entity, each property's source property, and the values existing objects get.
+    ///
+    /// Only what Core Data's lightweight migration would do qualifies: entity mappings that add,
+    /// remove, copy or transform without filter or policy, attribute values that are a source
+    /// attribute (`$source.name`) or the default of a new attribute, relationship values that are the
+    /// destination instances of a source relationship. Anything else (an expression, a filter, a
+    /// policy, several mappings of one entity) is a heavyweight step.
+    ///
+    /// - Returns: the correspondence, or the reasons it has none.
+    public func layoutCorrespondence(source: ObjectModel, destination: ObjectModel) -> Result<LayoutCorrespondence, InPlaceReasons> {
+        var reasons: [String] = []
+        var correspondence = LayoutCorrespondence()
+        var destinationsSeen: Set<String> = []
+        var sourcesSeen: Set<String> = []
+        let mappings = orderedEntityMappings
+        for mapping in mappings {
+            let type = mapping.effectiveType
+            switch type {
+            case .add:
+                guard let name = mapping.destinationEntityName, destination.entity(named: name) != nil else {
+                    reasons.append("\(mapping.name) adds an entity the destination model does not have")
+                    continue
+                }
+                if !destinationsSeen.insert(name).inserted { reasons.append("\(name) has several entity mappings") }
+                continue
+            case .remove:
+                continue
+            case .copy, .transform:
+                break
+            case .custom, .undefined:
+                reasons.append("\(mapping.name) is a custom entity mapping")
+                continue
+            }
+            guard let sourceName = mapping.sourceEntityName, let destinationName = mapping.destinationEntityName,
+                source.entity(named: sourceName) != nil, destination.entity(named: destinationName) != nil
+            else {
+                reasons.append("\(mapping.name) names an entity the models do not have")
+                continue
+            }
+            if let filter = mapping.filterPredicate, !filter.trimmingCharacters(in: .whitespaces).isEmpty {
+                reasons.append("\(mapping.name) has a filter (\(filter))")
+            }
+            if mapping.entityMigrationPolicyClassName != nil || mapping.builtinPolicy != nil {
+                reasons.append("\(mapping.name) has a migration policy")
+            }
+            if !destinationsSeen.insert(destinationName).inserted { reasons.append("\(destinationName) has several entity mappings") }
+            if !sourcesSeen.insert(sourceName).inserted { reasons.append("the objects of \(sourceName) go to several entities") }
+            correspondence.entities[destinationName] = sourceName
+
+            var properties: [String: String] = [:]
+            let sourceAttributes = source.attributes(of: sourceName).filter { !$0.isTransient }.map(\.name)
+            for attribute in destination.attributes(of: destinationName) where !attribute.isTransient {
+                let propertyMapping = mapping.attributeMapping(named: attribute.name)
+                var from: String?
+                if let text = propertyMapping?.valueExpression {
+                    guard let name = sourceAttributes.first(where: { PropertyMapping.sourceValue($0) == text }) else {
+                        reasons.append("\(mapping.name): the value of \(attribute.name) is an expression (\(text))")
+                        continue
+                    }
+                    from = name
+                } else if propertyMapping == nil, type == .copy, sourceAttributes.contains(attribute.name) {
+                    from = attribute.name
+                }
+                if let from {
+                    properties[attribute.name] = from
+                    // A nil can only be in the store when the source attribute was optional.
+                    if !attribute.isOptional, source.attribute(named: from, of: sourceName)?.isOptional ?? true {
+                        let value = DefaultValues.coerce(DefaultValues.value(of: attribute), to: attribute.attributeType)
+                        if !value.isNull { correspondence.nilReplacements[destinationName, default: [:]][attribute.name] = value }
+                    }
+                } else {
+                    let value = DefaultValues.coerce(DefaultValues.value(of: attribute), to: attribute.attributeType)
+                    if !value.isNull { correspondence.newAttributeValues[destinationName, default: [:]][attribute.name] = value }
+                }
+            }
+            let sourceRelationships = source.relationships(of: sourceName).filter { !$0.isTransient }
+            for relationship in destination.relationships(of: destinationName) where !relationship.isTransient {
+                let propertyMapping = mapping.relationshipMapping(named: relationship.name)
+                if let text = propertyMapping?.valueExpression {
+                    let candidate = sourceRelationships.first { old in
+                        if PropertyMapping.destinationInstances(sourceRelationship: old.name) == text { return true }
+                        // The named mapping must be the only one taking objects of the old destination's hierarchy.
+                        let targets = mappings.filter { other in
+                            other.destinationEntityName != nil
+                                && other.sourceEntityName.map { source.entity($0, isKindOf: old.destinationEntity) } == true
+                        }
+                        return targets.count == 1
+                            && PropertyMapping.destinationInstances(mapping: targets[0].name, sourceKeyPath: old.name) == text
+                    }
+                    guard let candidate else {
+                        reasons.append("\(mapping.name): the value of \(relationship.name) is an expression (\(text))")
+                        continue
+                    }
+                    properties[relationship.name] = candidate.name
+                } else if propertyMapping == nil, type == .copy, sourceRelationships.contains(where: { $0.name == relationship.name }) {
+                    properties[relationship.name] = relationship.name
+                }
+            }
+            correspondence.properties[destinationName] = properties
+        }
+        return reasons.isEmpty ? .success(correspondence) : .failure(InPlaceReasons(reasons))
+    }
+}
+
+/// Why a step cannot run in place by SQL alone.
+public struct InPlaceReasons: Error, Sendable, Hashable, CustomStringConvertible {
+    public var reasons: [String]
+
+    public init(_ reasons: [String]) { self.reasons = reasons }
+
+    public var description: String { reasons.joined(separator: "; ") }
+}

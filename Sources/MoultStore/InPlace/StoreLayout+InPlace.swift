@@ -1,0 +1,775 @@
+import Foundation
+public import MoultModel
+
+extension StoreLayout {
+    /// The SQL that turns a store of this layout (the old version's) into a store of `destination`'s
+    /// layout (the new version's), objects kept with their primary keys, under a lightweight mapping.
+    ///
+    /// Each destination table is either altered where it stands (`ALTER TABLE … ADD/RENAME/DROP
+    /// COLUMN`, a fill by `UPDATE`, `ALTER TABLE … RENAME TO`) when its rows keep their `Z_ENT` and
+    /// every column is a source column of the same declared type, a new column or a constant; or rebuilt
+    /// (a new table filled by `INSERT … SELECT` from the old one, which is then dropped) when entities
+    /// are renumbered, removed, moved between tables or a column's declared type changes. Join tables
+    /// are kept, rebuilt from the old join table, or filled from the to-one or to-many they replace.
+    /// Then the indexes, `Z_PRIMARYKEY` (each root's `Z_MAX` kept, so primary keys are never reused)
+    /// and the model cache (emptied: it described the old model). The metadata is the caller's.
+    ///
+    /// Every identifier is quoted. The statements are meant to run in one transaction.
+    ///
+    /// - Returns: ``InPlaceOutcome/unsupported(_:)`` with the reasons when a change cannot be made by
+    ///   SQL alone with the same result as a copy through the mapping (the caller then streams).
+    public func inPlaceChanges(to destination: StoreLayout, correspondence: LayoutCorrespondence) -> InPlaceOutcome {
+        var builder = InPlaceBuilder(old: self, new: destination, correspondence: correspondence)
+        builder.build()
+        return builder.problems.isEmpty ? .script(InPlaceScript(changes: builder.changes)) : .unsupported(builder.problems)
+    }
+}
+
+/// `CREATE INDEX` for an index of a layout, every identifier quoted.
+func createIndexSQL(_ index: IndexLayout, ifNotExists: Bool = false) -> String {
+    let terms = index.terms.map { term -> String in
+        let first = term.split(separator: " ").first.map(String.init) ?? term
+        let column = first.trimmingCharacters(in: CharacterSet(charactersIn: "\"`[]"))
+        let rest = term.split(separator: " ").dropFirst().joined(separator: " ")
+        return rest.isEmpty ? quoted(column) : "\(quoted(column)) \(rest)"
+    }
+    return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(quoted(index.name)) ON \(quoted(index.table)) (\(terms.joined(separator: ", ")))"
+}
+
+/// An SQL identifier, quoted.
+@inline(__always)
+func quoted(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
+
+// MARK: - Roles of columns
+
+/// What a column holds for the rows of one entity.
+private enum ColumnRole: Hashable {
+    case attribute(String)
+    case toOne(String)
+    /// The companion `Z_ENT` column of a to-one.
+    case toOneEntity(String)
+    /// The key column of a to-many without inverse, stored on the destination's rows: (owner, relationship).
+    case toManyKey(String, String)
+    /// The `Z_FOK_` column of an ordered to-many stored on the destination's rows: (owner, relationship).
+    case toManyOrder(String, String)
+}
+
+/// The value a destination column gets for the rows of one source entity.
+private enum ColumnValue: Hashable {
+    case null
+    case column(String)
+    case constant(Value)
+    /// The source column, its nil replaced by a value.
+    case coalesce(String, Value)
+    /// A companion `Z_ENT` column with entity numbers translated.
+    case renumbered(String, [Int32: Int32])
+    /// A value when the source column is not nil (a companion `Z_ENT` for a to-one that had none).
+    case constantUnlessNull(String, Value)
+
+    var sourceColumn: String? {
+        switch self {
+        case .null, .constant: nil
+        case .column(let c), .coalesce(let c, _), .renumbered(let c, _), .constantUnlessNull(let c, _): c
+        }
+    }
+}
+
+extension StoreLayout {
+    /// Each entity's columns and what they hold for its rows: attributes and to-ones (with companions)
+    /// from the entity's layout, and the key and order columns of to-manys pointing at it.
+    fileprivate func columnRoles() -> [String: [String: ColumnRole]] {
+        var roles: [String: [String: ColumnRole]] = [:]
+        for entity in entities {
+            var map: [String: ColumnRole] = [:]
+            for attribute in entity.attributes { map[attribute.column] = .attribute(attribute.name) }
+            for toOne in entity.toOneRelationships {
+                map[toOne.column] = .toOne(toOne.name)
+                if let companion = toOne.entityColumn { map[companion] = .toOneEntity(toOne.name) }
+            }
+            roles[entity.name] = map
+        }
+        for owner in entities {
+            for toMany in owner.toManyRelationships {
+                guard case .destinationColumn(_, let column, _, let orderColumn) = toMany.storage else { continue }
+                for target in entities where model.entity(target.name, isKindOf: toMany.destination) {
+                    if roles[target.name]?[column] == nil { roles[target.name]?[column] = .toManyKey(owner.name, toMany.name) }
+                    if let orderColumn, roles[target.name]?[orderColumn] == nil {
+                        roles[target.name]?[orderColumn] = .toManyOrder(owner.name, toMany.name)
+                    }
+                }
+            }
+        }
+        return roles
+    }
+
+    fileprivate func tableLayout(named name: String) -> TableLayout? { tables.first { $0.name == name } }
+}
+
+// MARK: - Builder
+
+private struct InPlaceBuilder {
+    let old: StoreLayout
+    let new: StoreLayout
+    let correspondence: LayoutCorrespondence
+    var problems: [String] = []
+    var changes: [InPlaceChange] = []
+
+    private var oldRoles: [String: [String: ColumnRole]] = [:]
+    private var newRoles: [String: [String: ColumnRole]] = [:]
+    /// Source `Z_ENT` → destination `Z_ENT`, for every migrated entity.
+    private var numberMap: [Int32: Int32] = [:]
+    private var stageCount = 0
+
+    init(old: StoreLayout, new: StoreLayout, correspondence: LayoutCorrespondence) {
+        self.old = old
+        self.new = new
+        self.correspondence = correspondence
+    }
+
+    private func source(of destinationEntity: String) -> EntityLayout? {
+        correspondence.entities[destinationEntity].flatMap { old.entity(named: $0) }
+    }
+
+    private func sourceProperty(_ property: String, of destinationEntity: String) -> String? {
+        correspondence.properties[destinationEntity]?[property]
+    }
+
+    /// The source entity and property of a property as seen from the entity that declares it, or,
+    /// when that entity is new (a new parent), from the first of its sub-entities that has a source.
+    private func mappedSource(of property: String, declaredBy entityName: String) -> (entity: EntityLayout, property: String)? {
+        for entity in new.model.hierarchy(from: entityName) {
+            guard let source = source(of: entity.name) else { continue }
+            return sourceProperty(property, of: entity.name).map { (source, $0) }
+        }
+        return nil
+    }
+
+    private mutating func stageName() -> String {
+        stageCount += 1
+        return "moult_inplace_\(stageCount)"
+    }
+
+    // MARK: Checks
+
+    private mutating func checkEntities() {
+        var claimed: [String: String] = [:]
+        for (destination, source) in correspondence.entities.sorted(by: { $0.key < $1.key }) {
+            guard let newEntity = new.entity(named: destination) else {
+                problems.append("the destination entity \(destination) is not in the new model")
+                continue
+            }
+            guard let oldEntity = old.entity(named: source) else {
+                problems.append("\(destination)'s source entity \(source) is not in the old model")
+                continue
+            }
+            if let other = claimed[source] {
+                problems.append("the objects of \(source) would become both \(other) and \(destination)")
+            }
+            claimed[source] = destination
+            numberMap[oldEntity.number] = newEntity.number
+        }
+        // A removed entity's objects disappear: a relationship that kept pointing at them would need
+        // its values cleared, row by row.
+        let removed = Set(old.entities.map(\.name)).subtracting(claimed.keys)
+        guard !removed.isEmpty else { return }
+        for destination in new.entities {
+            guard let source = source(of: destination.name) else { continue }
+            for relationship in new.model.relationships(of: destination.name) where !relationship.isTransient {
+                guard let sourceName = sourceProperty(relationship.name, of: destination.name),
+                    let sourceRelationship = old.model.relationship(named: sourceName, of: source.name)
+                else { continue }
+                let reachable = old.model.hierarchy(from: sourceRelationship.destinationEntity).map(\.name).filter(removed.contains)
+                if !reachable.isEmpty {
+                    problems.append(
+                        "\(destination.name).\(relationship.name) may point at objects of the removed entity \(reachable.joined(separator: ", ")): those links must be cleared object by object")
+                }
+            }
+        }
+    }
+
+    /// A relationship and its inverse must both come from a source pair of inverses, or both be new:
+    /// then the stored link, whichever side holds it, is the same in both versions.
+    private mutating func checkInverses() {
+        for destination in new.entities {
+            guard let source = source(of: destination.name) else { continue }
+            for relationship in new.model.relationships(of: destination.name) where !relationship.isTransient {
+                let sourceName = sourceProperty(relationship.name, of: destination.name)
+                let sourceRelationship = sourceName.flatMap { old.model.relationship(named: $0, of: source.name) }
+                if sourceName != nil, sourceRelationship == nil {
+                    problems.append("\(destination.name).\(relationship.name) comes from \(source.name).\(sourceName!), which is not a relationship")
+                    continue
+                }
+                guard let inverse = new.model.inverse(of: relationship) else { continue }
+                let inverseOwner = relationship.inverseEntity ?? relationship.destinationEntity
+                let inverseSourceName = mappedSource(of: inverse.name, declaredBy: inverseOwner)?.property
+                switch (sourceRelationship, inverseSourceName) {
+                case (nil, nil): continue
+                case (let sourceRelationship?, let inverseSourceName?):
+                    if old.model.inverse(of: sourceRelationship)?.name != inverseSourceName {
+                        problems.append(
+                            "\(destination.name).\(relationship.name) and its inverse \(inverse.name) come from relationships that are not each other's inverse")
+                    }
+                default:
+                    problems.append("\(destination.name).\(relationship.name) and its inverse \(inverse.name): one is new, the other is not")
+                }
+            }
+        }
+    }
+
+    // MARK: Column values
+
+    private mutating func value(
+        for role: ColumnRole, destination: EntityLayout, source: EntityLayout, sourceTable: String, column: String
+    ) -> ColumnValue {
+        let entityName = destination.name
+        switch role {
+        case .attribute(let name):
+            guard let sourceName = sourceProperty(name, of: entityName) else {
+                return correspondence.newAttributeValues[entityName]?[name].map(ColumnValue.constant) ?? .null
+            }
+            guard let sourceAttribute = source.attribute(named: sourceName), let attribute = destination.attribute(named: name) else {
+                problems.append("\(entityName).\(name) comes from \(source.name).\(sourceName), which is not a stored attribute")
+                return .null
+            }
+            guard Self.storesAlike(sourceAttribute.type, attribute.type) else {
+                problems.append(
+                    "\(entityName).\(name): \(sourceAttribute.type.rawValue) → \(attribute.type.rawValue) changes the stored values; it is copied object by object")
+                return .null
+            }
+            if let replacement = correspondence.nilReplacements[entityName]?[name], !replacement.isNull {
+                return .coalesce(sourceAttribute.column, replacement)
+            }
+            return .column(sourceAttribute.column)
+        case .toOne(let name):
+            guard let sourceName = sourceProperty(name, of: entityName) else { return .null }
+            guard let sourceToOne = source.toOne(named: sourceName) else {
+                problems.append("\(entityName).\(name) is to-one and comes from the to-many \(source.name).\(sourceName): which object to keep is a choice, not SQL")
+                return .null
+            }
+            return .column(sourceToOne.column)
+        case .toOneEntity(let name):
+            guard let sourceName = sourceProperty(name, of: entityName), let sourceToOne = source.toOne(named: sourceName) else { return .null }
+            if let companion = sourceToOne.entityColumn { return .renumbered(companion, numberMap) }
+            guard let number = numberMap[sourceToOne.destinationNumber] else {
+                problems.append("\(entityName).\(name) points at \(sourceToOne.destination), which is not migrated")
+                return .null
+            }
+            return .constantUnlessNull(sourceToOne.column, .int(Int64(number)))
+        case .toManyKey(let owner, let name), .toManyOrder(let owner, let name):
+            guard let (ownerSource, sourceName) = mappedSource(of: name, declaredBy: owner) else { return .null }
+            guard let sourceToMany = ownerSource.toMany(named: sourceName),
+                case .destinationColumn(let table, let keyColumn, _, let orderColumn) = sourceToMany.storage, table == sourceTable
+            else {
+                problems.append("\(owner).\(name) was stored otherwise in the old version (\(ownerSource.name).\(sourceName))")
+                return .null
+            }
+            if case .toManyKey = role { return .column(keyColumn) }
+            guard let orderColumn else {
+                problems.append("\(owner).\(name) becomes ordered: the order of existing objects is not in the store")
+                return .null
+            }
+            return .column(orderColumn)
+        }
+    }
+
+    /// Whether values of one attribute type are stored exactly as another's, or converted by the new
+    /// column's affinity as the copy through the mapping converts them (integers to floating point).
+    static func storesAlike(_ a: AttributeType, _ b: AttributeType) -> Bool {
+        if a == b { return true }
+        let integers: Set<AttributeType> = [.integer16, .integer32, .integer64, .boolean]
+        let floats: Set<AttributeType> = [.float, .double]
+        if integers.contains(a) && integers.contains(b) { return true }
+        if floats.contains(a) && floats.contains(b) { return true }
+        if integers.contains(a) && floats.contains(b) && a != .integer64 { return true }
+        return false
+    }
+
+    /// The SQL expression of a value, its arguments appended.
+    private func expression(_ value: ColumnValue, arguments: inout [Value]) -> String {
+        switch value {
+        case .null: return "NULL"
+        case .column(let column): return quoted(column)
+        case .constant(let constant):
+            arguments.append(constant)
+            return "?"
+        case .coalesce(let column, let constant):
+            arguments.append(constant)
+            return "COALESCE(\(quoted(column)), ?)"
+        case .renumbered(let column, let map):
+            if map.allSatisfy({ $0.key == $0.value }) { return quoted(column) }
+            let cases = map.sorted { $0.key < $1.key }.map { "WHEN \($0.key) THEN \($0.value)" }.joined(separator: " ")
+            return "CASE \(quoted(column)) \(cases) END"
+        case .constantUnlessNull(let column, let constant):
+            arguments.append(constant)
+            return "CASE WHEN \(quoted(column)) IS NULL THEN NULL ELSE ? END"
+        }
+    }
+
+    // MARK: Build
+
+    mutating func build() {
+        oldRoles = old.columnRoles()
+        newRoles = new.columnRoles()
+        checkEntities()
+        checkInverses()
+        guard problems.isEmpty else { return }
+
+        var survivingIndexes: Set<String> = []
+        var keptTables: Set<String> = []  // old tables altered where they stand, under their own name
+        var renamedTables: Set<String> = []  // old tables altered then renamed
+        var rebuilds: [InPlaceChange] = []
+        var alters: [InPlaceChange] = []
+        var renames: [(stage: String, final: String)] = []
+        var maximumSources: [String: Int32] = [:]  // destination root table → the old root entity whose Z_MAX it continues
+
+        for table in new.tables {
+            let destinationEntities = table.entityNumbers.compactMap { new.entity(number: $0) }
+            let pairs = destinationEntities.compactMap { entity in source(of: entity.name).map { (source: $0, destination: entity) } }
+            let sourceTables = Set(pairs.map(\.source.table))
+            if sourceTables.count > 1 {
+                problems.append("the table \(table.name) would take the rows of several old tables (\(sourceTables.sorted().joined(separator: ", ")))")
+                continue
+            }
+            guard let sourceTableName = sourceTables.first, let sourceTable = old.tableLayout(named: sourceTableName) else {
+                let stage = stageName()
+                rebuilds.append(
+                    InPlaceChange(
+                        kind: .createTable, summary: "\(table.name) (new, empty)",
+                        statements: [InPlaceStatement(Self.createSQL(table, name: stage))], touchesRows: false))
+                renames.append((stage, table.name))
+                continue
+            }
+            maximumSources[table.name] = old.entity(named: sourceTable.rootEntity)?.number
+
+            // Each column's value for the rows of each source entity.
+            var values: [String: [Int32: ColumnValue]] = [:]
+            for column in table.columns where !["Z_PK", "Z_ENT", "Z_OPT"].contains(column.name) {
+                var byEntity: [Int32: ColumnValue] = [:]
+                for pair in pairs {
+                    let value: ColumnValue
+                    if let role = newRoles[pair.destination.name]?[column.name] {
+                        value = self.value(
+                            for: role, destination: pair.destination, source: pair.source, sourceTable: sourceTableName, column: column.name)
+                    } else {
+                        value = .null
+                    }
+                    byEntity[pair.source.number] = value
+                }
+                values[column.name] = byEntity
+            }
+            guard problems.isEmpty else { continue }
+
+            if let alter = alterInPlace(table, from: sourceTable, pairs: pairs, values: values) {
+                alters.append(contentsOf: alter.changes)
+                survivingIndexes.formUnion(alter.survivingIndexes)
+                if table.name == sourceTable.name {
+                    keptTables.insert(sourceTable.name)
+                } else {
+                    let stage = stageName()
+                    alters.append(
+                        InPlaceChange(
+                            kind: .renameTable, summary: "\(sourceTable.name) → \(table.name)",
+                            statements: [InPlaceStatement("ALTER TABLE \(quoted(sourceTable.name)) RENAME TO \(quoted(stage))")],
+                            touchesRows: false))
+                    renamedTables.insert(sourceTable.name)
+                    renames.append((stage, table.name))
+                }
+            } else {
+                let stage = stageName()
+                rebuilds.append(rebuild(table, from: sourceTable, pairs: pairs, values: values, stage: stage))
+                renames.append((stage, table.name))
+            }
+        }
+
+        // Join tables.
+        for joinTable in new.joinTables {
+            guard let outcome = joinTableChange(joinTable) else { continue }
+            if let change = outcome.change {
+                rebuilds.append(change)
+                renames.append((outcome.stage, joinTable.name))
+            } else {
+                keptTables.insert(joinTable.name)
+                survivingIndexes.formUnion(joinTable.indexes.filter { index in
+                    old.joinTables.first { $0.name == joinTable.name }?.indexes.contains(index) == true
+                }.map(\.name))
+            }
+        }
+        guard problems.isEmpty else { return }
+
+        // 1. Indexes that do not survive go first (a dropped or renamed column may not be indexed).
+        let oldIndexes = (old.tables.flatMap(\.indexes) + old.joinTables.flatMap(\.indexes)).filter { !survivingIndexes.contains($0.name) }
+        if !oldIndexes.isEmpty {
+            changes.append(
+                InPlaceChange(
+                    kind: .dropIndex, summary: oldIndexes.map(\.name).joined(separator: ", "),
+                    statements: oldIndexes.map { InPlaceStatement("DROP INDEX IF EXISTS \(quoted($0.name))") }, touchesRows: false))
+        }
+        // 2. New tables filled from the old ones, while these stand; 3. tables altered where they stand.
+        changes += rebuilds
+        changes += alters
+        // 4. Old tables neither kept nor renamed.
+        let dropped = (old.tables.map(\.name) + old.joinTables.map(\.name)).filter { !keptTables.contains($0) && !renamedTables.contains($0) }
+        let finalNames = Set(new.tables.map(\.name) + new.joinTables.map(\.name))
+        for table in dropped {
+            let statement = InPlaceStatement("DROP TABLE \(quoted(table))")
+            changes.append(
+                InPlaceChange(
+                    kind: .dropTable, summary: table, statements: [statement], touchesRows: false,
+                    deferred: finalNames.contains(table) ? nil : .dropTable(table)))
+        }
+        // 5. New tables under their names.
+        for (stage, final) in renames where stage != final {
+            changes.append(
+                InPlaceChange(
+                    kind: .renameTable, summary: "\(final)",
+                    statements: [InPlaceStatement("ALTER TABLE \(quoted(stage)) RENAME TO \(quoted(final))")], touchesRows: false))
+        }
+        // 6. Indexes.
+        let created = (new.tables.flatMap(\.indexes) + new.joinTables.flatMap(\.indexes)).filter { !survivingIndexes.contains($0.name) }
+        for index in created {
+            let statement = InPlaceStatement(Self.createSQL(index))
+            changes.append(InPlaceChange(kind: .createIndex, summary: index.name, statements: [statement], touchesRows: true, deferred: .createIndex(index.name)))
+        }
+        // 7. Z_PRIMARYKEY: one row per entity; a root's Z_MAX continues its old root's.
+        var primaryKeys = [
+            InPlaceStatement("ALTER TABLE \(quoted("Z_PRIMARYKEY")) RENAME TO \(quoted("moult_inplace_primarykey"))"),
+            InPlaceStatement(
+                "CREATE TABLE \(quoted("Z_PRIMARYKEY")) (\(quoted("Z_ENT")) INTEGER PRIMARY KEY, \(quoted("Z_NAME")) VARCHAR, \(quoted("Z_SUPER")) INTEGER, \(quoted("Z_MAX")) INTEGER)"),
+        ]
+        for entity in new.entities {
+            let oldMax = { (number: Int32) in
+                "COALESCE((SELECT \(quoted("Z_MAX")) FROM \(quoted("moult_inplace_primarykey")) WHERE \(quoted("Z_ENT")) = \(number)), 0)"
+            }
+            let maximum: String
+            if entity.number == entity.rootNumber {
+                let rows = "COALESCE((SELECT MAX(\(quoted("Z_PK"))) FROM \(quoted(entity.table))), 0)"
+                maximum = maximumSources[entity.table].map { "MAX(\(rows), \(oldMax($0)))" } ?? rows
+            } else {
+                maximum = source(of: entity.name).map { oldMax($0.number) } ?? "0"
+            }
+            primaryKeys.append(
+                InPlaceStatement(
+                    "INSERT INTO \(quoted("Z_PRIMARYKEY")) (\(quoted("Z_ENT")), \(quoted("Z_NAME")), \(quoted("Z_SUPER")), \(quoted("Z_MAX"))) VALUES (?, ?, ?, \(maximum))",
+                    [.int(Int64(entity.number)), .string(entity.name), .int(Int64(entity.superNumber))]))
+        }
+        primaryKeys.append(InPlaceStatement("DROP TABLE \(quoted("moult_inplace_primarykey"))"))
+        changes.append(InPlaceChange(kind: .primaryKeys, summary: "\(new.entities.count) entities", statements: primaryKeys, touchesRows: false))
+        // 8. The model cache described the old model.
+        changes.append(
+            InPlaceChange(
+                kind: .modelCache, summary: "emptied", statements: [InPlaceStatement("DELETE FROM \(quoted("Z_MODELCACHE"))")],
+                touchesRows: false))
+    }
+
+    // MARK: Altering a table where it stands
+
+    private struct Alteration {
+        var changes: [InPlaceChange]
+        var survivingIndexes: [String]
+    }
+
+    /// The ALTER TABLE form, when the rows keep their `Z_ENT` and each column is one old column of the
+    /// same declared type (kept or renamed), a new column, or a fill; nil when the table must be rebuilt.
+    private func alterInPlace(
+        _ table: TableLayout, from sourceTable: TableLayout, pairs: [(source: EntityLayout, destination: EntityLayout)],
+        values: [String: [Int32: ColumnValue]]
+    ) -> Alteration? {
+        // Every old row stays, under the same Z_ENT.
+        let migrated = Set(pairs.map(\.source.number))
+        guard Set(sourceTable.entityNumbers).isSubset(of: migrated), pairs.allSatisfy({ $0.source.number == $0.destination.number }) else {
+            return nil
+        }
+        let sourceTypes = Dictionary(sourceTable.columns.map { ($0.name, $0.declaredType) }, uniquingKeysWith: { a, _ in a })
+        var renames: [(from: String, to: String)] = []
+        var adds: [ColumnLayout] = []
+        var fills: [(column: String, value: Value, numbers: [Int32], onlyNil: Bool, unlessNullColumn: String?)] = []
+        var used: Set<String> = []
+        for column in table.columns where !["Z_PK", "Z_ENT", "Z_OPT"].contains(column.name) {
+            let byEntity = values[column.name] ?? [:]
+            // The one old column this column continues: every row's value is it, or nil where the old
+            // row's entity had no such column (its value there is nil too).
+            let sourceColumns = Set(byEntity.values.compactMap(\.sourceColumn))
+            guard sourceColumns.count <= 1 else { return nil }
+            let sourceColumn = sourceColumns.first
+            var fillValue: Value?
+            var fillNumbers: [Int32] = []
+            var onlyNil = false
+            var unlessNull: String?
+            for (number, value) in byEntity.sorted(by: { $0.key < $1.key }) {
+                let entityName = old.entity(number: number)?.name ?? ""
+                let hasColumn = { (column: String) in self.oldRoles[entityName]?[column] != nil }
+                switch value {
+                case .null:
+                    if let sourceColumn, hasColumn(sourceColumn) { return nil }
+                case .column(let c):
+                    _ = c
+                case .renumbered(_, let map):
+                    if !map.allSatisfy({ $0.key == $0.value }) { return nil }
+                case .constant(let v), .coalesce(_, let v), .constantUnlessNull(_, let v):
+                    if let fillValue, fillValue != v { return nil }
+                    fillValue = v
+                    fillNumbers.append(number)
+                    if case .coalesce = value { onlyNil = true }
+                    if case .constantUnlessNull(let c, _) = value { unlessNull = c }
+                    if case .constant = value, sourceColumn != nil { return nil }
+                }
+            }
+            if let sourceColumn {
+                if unlessNull != nil {
+                    // A companion filled where its to-one's column is set: a new column, the to-one kept.
+                    adds.append(column)
+                } else {
+                    guard sourceTypes[sourceColumn] == column.declaredType, !used.contains(sourceColumn) else { return nil }
+                    used.insert(sourceColumn)
+                    if sourceColumn != column.name { renames.append((sourceColumn, column.name)) }
+                }
+            } else {
+                adds.append(column)
+            }
+            if let fillValue {
+                fills.append((column.name, fillValue, fillNumbers, onlyNil, unlessNull))
+            }
+        }
+        let drops = sourceTable.columns.map(\.name).filter { !["Z_PK", "Z_ENT", "Z_OPT"].contains($0) && !used.contains($0) }
+        // Keep an index when nothing about it changes.
+        let changedColumns = Set(drops + renames.map(\.from))
+        let surviving = table.name == sourceTable.name
+            ? sourceTable.indexes.filter { index in
+                table.indexes.contains(index) && !index.terms.contains { term in changedColumns.contains(Self.termColumn(term)) }
+            }.map(\.name)
+            : []
+
+        var changes: [InPlaceChange] = []
+        let name = quoted(sourceTable.name)
+        let entityCondition = { (numbers: [Int32]) -> String in
+            numbers.count == sourceTable.entityNumbers.count
+                ? "" : " AND \(quoted("Z_ENT")) IN (\(numbers.map(String.init).joined(separator: ", ")))"
+        }
+        // A dropped column can wait unless a renamed or added column takes its name.
+        let claimedNames = Set(renames.map(\.to) + adds.map(\.name))
+        for column in drops {
+            changes.append(
+                InPlaceChange(
+                    kind: .dropColumn, summary: "\(sourceTable.name).\(column)",
+                    statements: [InPlaceStatement("ALTER TABLE \(name) DROP COLUMN \(quoted(column))")], touchesRows: true,
+                    deferred: claimedNames.contains(column) ? nil : .dropColumn(table: table.name, column: column)))
+        }
+        // Renames through temporary names when one's new name is another's old one.
+        let remaining = Set(sourceTable.columns.map(\.name)).subtracting(drops)
+        let clash = renames.contains { remaining.contains($0.to) }
+        for (index, rename) in renames.enumerated() {
+            var statements: [InPlaceStatement] = []
+            if clash {
+                statements.append(InPlaceStatement("ALTER TABLE \(name) RENAME COLUMN \(quoted(rename.from)) TO \(quoted("moult_column_\(index)"))"))
+            } else {
+                statements.append(InPlaceStatement("ALTER TABLE \(name) RENAME COLUMN \(quoted(rename.from)) TO \(quoted(rename.to))"))
+            }
+            changes.append(InPlaceChange(kind: .renameColumn, summary: "\(sourceTable.name).\(rename.from) → \(rename.to)", statements: statements, touchesRows: false))
+        }
+        if clash {
+            for (index, rename) in renames.enumerated() {
+                changes.append(
+                    InPlaceChange(
+                        kind: .renameColumn, summary: "\(sourceTable.name).\(rename.to)",
+                        statements: [InPlaceStatement("ALTER TABLE \(name) RENAME COLUMN \(quoted("moult_column_\(index)")) TO \(quoted(rename.to))")],
+                        touchesRows: false))
+            }
+        }
+        for column in adds {
+            changes.append(
+                InPlaceChange(
+                    kind: .addColumn, summary: "\(sourceTable.name).\(column.name) \(column.declaredType)",
+                    statements: [InPlaceStatement("ALTER TABLE \(name) ADD COLUMN \(quoted(column.name)) \(column.declaredType)")],
+                    touchesRows: false))
+        }
+        for fill in fills {
+            var condition = "1"
+            if fill.onlyNil { condition = "\(quoted(fill.column)) IS NULL" }
+            // The to-one's column under its name after the renames above.
+            if let column = fill.unlessNullColumn {
+                condition = "\(quoted(renames.first { $0.from == column }?.to ?? column)) IS NOT NULL"
+            }
+            changes.append(
+                InPlaceChange(
+                    kind: .fillColumn, summary: "\(sourceTable.name).\(fill.column) = \(fill.value)\(fill.onlyNil ? " where nil" : "")",
+                    statements: [
+                        InPlaceStatement(
+                            "UPDATE \(name) SET \(quoted(fill.column)) = ? WHERE \(condition)\(entityCondition(fill.numbers))", [fill.value])
+                    ], touchesRows: true))
+        }
+        return Alteration(changes: changes, survivingIndexes: surviving)
+    }
+
+    /// The column an index term names (`ZMAKER COLLATE BINARY ASC` → `ZMAKER`).
+    static func termColumn(_ term: String) -> String {
+        let first = term.split(separator: " ").first.map(String.init) ?? term
+        return first.trimmingCharacters(in: CharacterSet(charactersIn: "\"`[]"))
+    }
+
+    // MARK: Rebuilding a table
+
+    private func rebuild(
+        _ table: TableLayout, from sourceTable: TableLayout, pairs: [(source: EntityLayout, destination: EntityLayout)],
+        values: [String: [Int32: ColumnValue]], stage: String
+    ) -> InPlaceChange {
+        var arguments: [Value] = []
+        var selected: [String] = []
+        let numbers = pairs.map(\.source.number).sorted()
+        for column in table.columns {
+            switch column.name {
+            case "Z_PK", "Z_OPT":
+                selected.append(quoted(column.name))
+            case "Z_ENT":
+                if pairs.allSatisfy({ $0.source.number == $0.destination.number }) {
+                    selected.append(quoted("Z_ENT"))
+                } else {
+                    let cases = pairs.sorted { $0.source.number < $1.source.number }
+                        .map { "WHEN \($0.source.number) THEN \($0.destination.number)" }.joined(separator: " ")
+                    selected.append("CASE \(quoted("Z_ENT")) \(cases) END")
+                }
+            default:
+                let byEntity = values[column.name] ?? [:]
+                let distinct = Set(byEntity.values)
+                if distinct.count <= 1 {
+                    selected.append(expression(distinct.first ?? .null, arguments: &arguments))
+                } else {
+                    var cases: [String] = []
+                    for (number, value) in byEntity.sorted(by: { $0.key < $1.key }) where value != .null {
+                        cases.append("WHEN \(number) THEN \(expression(value, arguments: &arguments))")
+                    }
+                    selected.append("CASE \(quoted("Z_ENT")) \(cases.joined(separator: " ")) END")
+                }
+            }
+        }
+        var sql = "INSERT INTO \(quoted(stage)) (\(table.columns.map { quoted($0.name) }.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) FROM \(quoted(sourceTable.name))"
+        if Set(sourceTable.entityNumbers) != Set(numbers) {
+            sql += " WHERE \(quoted("Z_ENT")) IN (\(numbers.map(String.init).joined(separator: ", ")))"
+        }
+        return InPlaceChange(
+            kind: .rebuildTable, summary: "\(table.name) from \(sourceTable.name)",
+            statements: [InPlaceStatement(Self.createSQL(table, name: stage)), InPlaceStatement(sql, arguments)], touchesRows: true)
+    }
+
+    static func createSQL(_ table: TableLayout, name: String) -> String {
+        let body = table.columns.map { column in
+            column.name == "Z_PK" ? "\(quoted("Z_PK")) INTEGER PRIMARY KEY" : "\(quoted(column.name)) \(column.declaredType)"
+        }
+        return "CREATE TABLE \(quoted(name)) ( \(body.joined(separator: ", ")) )"
+    }
+
+    static func createSQL(_ index: IndexLayout) -> String { createIndexSQL(index) }
+
+    // MARK: Join tables
+
+    private struct JoinChange {
+        var change: InPlaceChange?
+        var stage: String
+    }
+
+    /// How a new join table comes to be: kept as it is (change nil), created empty, or filled from
+    /// the old join table, to-many or to-one of the relationship it stores. Nil after a problem.
+    private mutating func joinTableChange(_ joinTable: JoinTableLayout) -> JoinChange? {
+        // The side whose source column is the table's first column, and the other side.
+        var sides: [(owner: EntityLayout, toMany: ToManyLayout, sourceColumn: String, destinationColumn: String, order: String?)] = []
+        for entity in new.entities {
+            for toMany in entity.toManyRelationships {
+                guard case .joinTable(let table, let sourceColumn, let destinationColumn, let order) = toMany.storage, table == joinTable.name,
+                    !sides.contains(where: { $0.toMany.name == toMany.name && $0.sourceColumn == sourceColumn })
+                else { continue }
+                sides.append((entity, toMany, sourceColumn, destinationColumn, order))
+            }
+        }
+        guard let side = sides.first else {
+            problems.append("the join table \(joinTable.name) stores no relationship")
+            return nil
+        }
+        let stage = stageName()
+        let create = InPlaceStatement(Self.createJoinSQL(joinTable, name: stage))
+        guard let (ownerSource, sourceName) = mappedSource(of: side.toMany.name, declaredBy: side.owner.name) else {
+            return JoinChange(
+                change: InPlaceChange(kind: .createTable, summary: "\(joinTable.name) (new, empty)", statements: [create], touchesRows: false),
+                stage: stage)
+        }
+        // The other side's order column, when that side is ordered.
+        let otherSide = sides.first { $0.sourceColumn == side.destinationColumn && $0.destinationColumn == side.sourceColumn }
+        var columns = [side.sourceColumn, side.destinationColumn]
+        var select: [String] = []
+        let from: String
+        var condition = ""
+        if let sourceToMany = ownerSource.toMany(named: sourceName) {
+            switch sourceToMany.storage {
+            case .joinTable(let table, let sourceColumn, let destinationColumn, let order):
+                select = [quoted(sourceColumn), quoted(destinationColumn)]
+                from = table
+                if let sideOrder = side.order {
+                    guard let order else {
+                        problems.append("\(side.owner.name).\(side.toMany.name) becomes ordered: the order of existing links is not in the store")
+                        return nil
+                    }
+                    columns.append(sideOrder)
+                    select.append(quoted(order))
+                }
+                if let otherOrder = otherSide?.order {
+                    let oldOther = old.joinTables.first { $0.name == table }?.orderColumns.first { $0 != order }
+                    guard let oldOther else {
+                        problems.append("\(otherSide!.owner.name).\(otherSide!.toMany.name) becomes ordered: the order of existing links is not in the store")
+                        return nil
+                    }
+                    columns.append(otherOrder)
+                    select.append(quoted(oldOther))
+                }
+                // The same table, the same columns: nothing to do.
+                if let oldTable = old.joinTables.first(where: { $0.name == table }), table == joinTable.name,
+                    oldTable.columns == joinTable.columns, oldTable.orderColumns == joinTable.orderColumns,
+                    sourceColumn == side.sourceColumn, destinationColumn == side.destinationColumn, columns.count == 2 + joinTable.orderColumns.count
+                {
+                    return JoinChange(change: nil, stage: joinTable.name)
+                }
+            case .destinationColumn(let table, let keyColumn, _, let order):
+                // One-to-many (or to-many without inverse) becoming many-to-many.
+                if otherSide?.order != nil {
+                    problems.append("\(otherSide!.owner.name).\(otherSide!.toMany.name) becomes ordered: the order of existing links is not in the store")
+                    return nil
+                }
+                select = [quoted(keyColumn), quoted("Z_PK")]
+                from = table
+                condition = " WHERE \(quoted(keyColumn)) IS NOT NULL"
+                if let sideOrder = side.order {
+                    guard let order else {
+                        problems.append("\(side.owner.name).\(side.toMany.name) becomes ordered: the order of existing links is not in the store")
+                        return nil
+                    }
+                    columns.append(sideOrder)
+                    select.append(quoted(order))
+                }
+            }
+        } else if let sourceToOne = ownerSource.toOne(named: sourceName) {
+            if side.order != nil || otherSide?.order != nil {
+                problems.append("\(side.owner.name).\(side.toMany.name) becomes an ordered to-many: the order of existing links is not in the store")
+                return nil
+            }
+            select = [quoted("Z_PK"), quoted(sourceToOne.column)]
+            from = ownerSource.table
+            condition = " WHERE \(quoted(sourceToOne.column)) IS NOT NULL"
+        } else {
+            problems.append("\(side.owner.name).\(side.toMany.name) comes from \(ownerSource.name).\(sourceName), which is not a relationship")
+            return nil
+        }
+        if columns.count != 2 + joinTable.orderColumns.count {
+            problems.append("the join table \(joinTable.name): its order columns do not match its relationships")
+            return nil
+        }
+        let insert = InPlaceStatement(
+            "INSERT INTO \(quoted(stage)) (\(columns.map(quoted).joined(separator: ", "))) SELECT \(select.joined(separator: ", ")) FROM \(quoted(from))\(condition)")
+        return JoinChange(
+            change: InPlaceChange(kind: .copyJoinTable, summary: "\(joinTable.name) from \(from)", statements: [create, insert], touchesRows: true),
+            stage: stage)
+    }
+
+    static func createJoinSQL(_ table: JoinTableLayout, name: String) -> String {
+        let all = (table.columns + table.orderColumns).map { "\(quoted($0)) INTEGER" }.joined(separator: ", ")
+        return "CREATE TABLE \(quoted(name)) ( \(all), PRIMARY KEY (\(table.columns.map(quoted).joined(separator: ", "))) )"
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import MoultModel
+import MoultStore
+import MoultTestSupport
+import Testing
+
+/// `moult migrate STORE` without `--output`, end to end: in place by SQL, streamed and swapped, a chain
+/// mixing both, killed at named points and run again.
+@Suite struct InPlaceCommandTests {
+    static let model = Fixtures.peopleModel.path
+    static func mapping(_ name: String) -> String { Fixtures.datasets.appending(path: "People/Mappings/\(name).json").path }
+
+    static func generate(_ version: String, persons: Int, in directory: TemporaryDirectory, name: String = "people.sqlite") throws -> URL {
+        let store = directory.appending(name)
+        let result = try MoultProcess.run(
+            ["generate", store.path, "--model-version", version, "--objects", String(persons), "--seed", "3", "--model", model], tool: .people)
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        return store
+    }
+
+    /// The version whose entity hashes the store has.
+    static func version(of store: URL) throws -> String? {
+        let versioned = try VersionedModel(contentsOf: Fixtures.peopleModel)
+        return versioned.version(matchingEntityHashes: try StoreMetadata(contentsOf: store).entityHashes)?.name
+    }
+
+    /// Every table's rows, ordered, and the metadata: two equal digests are the same store.
+    static func digest(_ store: URL) throws -> String {
+        let database = try Database(url: store, mode: .readOnly)
+        defer { database.close() }
+        #expect(try database.scalar("PRAGMA integrity_check") == .string("ok"))
+        var text = ""
+        let tables = try database.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") { $0.string(at: 0) ?? "" }
+        for table in tables {
+            let columns = try database.columns(of: table).sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+            let rows = try database.query("SELECT \(columns) FROM \"\(table)\" ORDER BY \(columns)") { row in
+                (0..<row.columnCount).map { "\(row.value(at: $0))" }.joined(separator: "|")
+            }
+            text += "\(table): \(rows.joined(separator: ";"))\n"
+        }
+        return text
+    }
+
+    @Test func lightweightStepRunsBySQLWithBackupAndPlanSaysSo() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.generate("1", persons: 200, in: directory)
+        let original = try Self.digest(store)
+
+        let plan = try MoultProcess.run(["plan", store.path, "--model", Self.model, "--to", "v2"])
+        #expect(plan.exitCode == 0)
+        #expect(plan.standardOutput.contains("in place: by SQL, schema only"), "\(plan.standardOutput)")
+
+        let result = try MoultProcess.run(["migrate", store.path, "--model", Self.model, "--to", "v2", "--json"])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("\"method\":\"sql\""), "\(result.standardOutput)")
+        #expect(try Self.version(of: store) == "v2")
+        let backup = directory.appending("people~.sqlite")
+        #expect(try Self.digest(backup) == original)
+
+        // Run again: up to date, nothing written.
+        let again = try MoultProcess.run(["migrate", store.path, "--model", Self.model, "--to", "v2"])
+        #expect(again.exitCode == 0 && again.standardOutput.contains("nothing to migrate"))
+    }
+
+    @Test func inPlaceFlagsWithAnOutputAreBadUsage() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.generate("1", persons: 5, in: directory)
+        let result = try MoultProcess.run(
+            ["migrate", store.path, "--model", Self.model, "--to", "v2", "--output", directory.appending("out.sqlite").path, "--no-backup"])
+        #expect(result.exitCode == 64, "\(result.standardError)")
+        #expect(result.standardError.contains("--no-backup applies to a migration in place"))
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("out.sqlite").path))
+    }
+
+    @Test func noBackupLeavesNothingBeside() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.generate("1", persons: 50, in: directory)
+        let result = try MoultProcess.run(["migrate", store.path, "--model", Self.model, "--to", "v2", "--no-backup"])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
+        #expect(names == ["people.sqlite"])
+    }
+
+    @Test func mixedChainEqualsTheCopyAndPlanSaysWhy() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.generate("1", persons: 200, in: directory)
+        let copy = directory.appending("copy.sqlite")
+        let arguments = ["--model", Self.model, "--to", "v3", "--mapping", Self.mapping("v2-to-v3")]
+        let plan = try MoultProcess.run(["plan", store.path] + arguments)
+        #expect(plan.standardOutput.contains("in place: streamed, then swapped in, because"), "\(plan.standardOutput)")
+        let planJSON = try MoultProcess.run(["plan", store.path] + arguments + ["--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(planJSON.standardOutput.utf8)) as? [String: Any])
+        let methods = (object["inPlace"] as? [[String: Any]])?.compactMap { $0["method"] as? String }
+        #expect(methods == ["sql", "streaming"], "\(planJSON.standardOutput)")
+        let streamed = try MoultProcess.run(["migrate", store.path] + arguments + ["--output", copy.path])
+        #expect(streamed.exitCode == 0, "\(streamed.standardError)")
+        let result = try MoultProcess.run(["migrate", store.path] + arguments + ["--json"])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("\"method\":\"sql\"") && result.standardOutput.contains("\"method\":\"streaming\""))
+        #expect(try Self.version(of: store) == "v3")
+        // The same persons and addresses as the copy (keys kept by the SQL step, then the same streaming step).
+        let persons = { (url: URL) throws -> [String] in
+            let database = try Database(url: url, mode: .readOnly)
+            defer { database.close() }
+            return try database.query("SELECT p.ZNAME, a.ZSTREET, a.ZSTATE FROM ZPERSON p LEFT JOIN ZADDRESS a ON a.Z_PK = p.ZADDRESS ORDER BY p.Z_PK") { row in
+                (0..<3).map { "\(row.value(at: $0))" }.joined(separator: "|")
+            }
+        }
+        #expect(try persons(store) == persons(copy))
+        #expect(try !persons(store).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: directory.appending(".people.sqlite.moult-inplace").path))
+        #expect(try Self.version(of: directory.appending("people~.sqlite")) == "v1")
+    }
+
+    @Test func deferredCleanupIsShownByInspectAndDoneByFinishEvenAfterAKill() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // Cleanup v1 -> v2 drops a column and a table and adds an indexed column.
+        let model = Fixtures.packageRoot.appending(path: "Tests/InPlaceModels/Cleanup.xcdatamodeld").path
+        let store = directory.appending("cleanup.sqlite")
+        #expect(try MoultProcess.run(["create", store.path, "--model", model + "/v1.xcdatamodel"]).exitCode == 0)
+        let database = try Database(url: store, mode: .readWrite)
+        try database.executeScript(
+            "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZOBSOLETE) VALUES (1, 1, 1, 'a', 'x'), (2, 1, 1, 'b', NULL);"
+                + "INSERT INTO ZRETIRED (Z_PK, Z_ENT, Z_OPT, ZNOTE) VALUES (1, 2, 1, 'n'); UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_ENT = 1;"
+                + "UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_ENT = 2")
+        database.close()
+        let migrate = try MoultProcess.run(["migrate", store.path, "--model", model, "--defer-cleanup", "--no-backup"])
+        #expect(migrate.exitCode == 0, "\(migrate.standardError)")
+        let inspect = try MoultProcess.run(["inspect", store.path, "--model", model])
+        #expect(
+            inspect.standardOutput.contains("pending clean-up (moult finish): drop-column ZITEM ZOBSOLETE, drop-table ZRETIRED, create-index ZITEM_ZCODE_INDEX"),
+            "\(inspect.standardOutput)")
+        #expect(inspect.standardOutput.contains("matching version: v2"))
+        let killed = try MoultProcess.run(["finish", store.path, "--model", model], environment: ["MOULT_FAULT": "inplace-cleanup-statement:1"])
+        #expect(killed.terminatedBySignal)
+        #expect(try MoultProcess.run(["inspect", store.path, "--model", model]).standardOutput.contains("pending clean-up"))
+        let finish = try MoultProcess.run(["finish", store.path, "--model", model])
+        #expect(finish.exitCode == 0 && finish.standardOutput.contains("finished"), "\(finish.standardOutput)\(finish.standardError)")
+        let after = try MoultProcess.run(["inspect", store.path, "--model", model])
+        #expect(after.exitCode == 0 && !after.standardOutput.contains("pending clean-up"))
+        #expect(after.standardOutput.contains("matching version: v2"), "\(after.standardOutput)")
+        let check = try Database(url: store, mode: .readOnly)
+        defer { check.close() }
+        #expect(try check.columns(of: "ZITEM").sorted() == ["ZCODE", "ZNAME", "Z_ENT", "Z_OPT", "Z_PK"])
+        #expect(try !check.tableExists("ZRETIRED"))
+        #expect(try check.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'ZITEM_ZCODE_INDEX'") == .int(1))
+        #expect(try check.scalar("PRAGMA integrity_check") == .string("ok"))
+        let again = try MoultProcess.run(["finish", store.path, "--model", model])
+        #expect(again.exitCode == 0 && again.standardOutput.contains("nothing pending"))
+    }
+
+    @Test func aLockedStoreIsRefusedWith74() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.generate("1", persons: 20, in: directory)
+        let before = try Self.digest(store)
+        let holder = try Database(url: store, mode: .readWrite)
+        try holder.executeScript("BEGIN IMMEDIATE")
+        let result = try MoultProcess.run(["migrate", store.path, "--model", Self.model, "--to", "v2"])
+        try holder.executeScript("ROLLBACK")
+        holder.close()
+        #expect(result.exitCode == 74, "\(result.standardError)")
+        #expect(result.standardError.contains("lock"))
+        #expect(try Self.digest(store) == before)
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("people~.sqlite").path))
+    }
+
+    /// Killed at each named point of a chain mixing SQL and streaming: the store is at v1 intact or at a
+    /// later version, whole; run again, it ends as the uninterrupted run, and the backup is the original.
+    @Test(arguments: [
+        "inplace-backup-copied:1", "inplace-statement:1", "inplace-statement:2", "inplace-before-commit:1", "chunk-start:1",
+        "after-sqlite-commit:2", "after-rename:1", "inplace-before-swap:1", "inplace-after-swap:1",
+    ])
+    func killedAtANamedPointEndsAsTheUninterruptedRun(_ fault: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let reference = try Self.generate("1", persons: 120, in: directory, name: "reference.sqlite")
+        let store = try Self.generate("1", persons: 120, in: directory)
+        let original = try Self.digest(store)
+        let arguments = ["--model", Self.model, "--to", "v3", "--mapping", Self.mapping("v2-to-v3"), "--chunk-size", "50"]
+        #expect(try MoultProcess.run(["migrate", reference.path] + arguments).exitCode == 0)
+
+        let killed = try MoultProcess.run(["migrate", store.path] + arguments, environment: ["MOULT_FAULT": fault])
+        #expect(killed.terminatedBySignal, "\(fault) was not reached: \(killed.standardError)")
+        let version = try Self.version(of: store)
+        #expect(version == "v1" || version == "v2" || version == "v3", "after \(fault): \(String(describing: version))")
+        if version == "v1" { #expect(try Self.digest(store) == original, "after \(fault): v1 but changed") }
+        _ = try Self.digest(store)  // integrity_check
+
+        let again = try MoultProcess.run(["migrate", store.path] + arguments)
+        #expect(again.exitCode == 0, "after \(fault): \(again.standardError)")
+        #expect(try Self.digest(store) == Self.digest(reference), "after \(fault)")
+        #expect(try Self.digest(directory.appending("people~.sqlite")) == original, "after \(fault): the backup is not the original")
+    }
+}
