@@ -4,7 +4,7 @@
 #   make test   installs what is missing, builds, runs the whole test suite
 
 SWIFT ?= swift
-APT_PACKAGES := libsqlite3-dev liblmdb-dev sqlite3 pkg-config
+APT_PACKAGES := libsqlite3-dev liblmdb-dev sqlite3 pkg-config parallel
 
 .PHONY: demo test deps build release clean
 

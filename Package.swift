@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "MoultAssociations", targets: ["MoultAssociations"]),
         .library(name: "MoultMigration", targets: ["MoultMigration"]),
         .library(name: "MoultCommand", targets: ["MoultCommand"]),
+        .library(name: "MoultFleet", targets: ["MoultFleet"]),
         .library(name: "MoultPeople", targets: ["MoultPeople"]),
         .executable(name: "moult", targets: ["moult"]),
         .executable(name: "moult-people", targets: ["moult-people"]),
@@ -52,6 +53,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        .target(name: "MoultFleet", dependencies: []),
         .target(
             name: "MoultPeople",
             dependencies: ["MoultModel", "MoultStore", "MoultMapping", "MoultMigration"],
@@ -60,7 +62,7 @@ let package = Package(
         .target(
             name: "MoultCommand",
             dependencies: [
-                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultMigration",
+                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultMigration", "MoultFleet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -57,15 +57,40 @@ struct MigrateCommand: AsyncParsableCommand {
     @Flag(help: "No progress display.")
     var quiet = false
 
+    @OptionGroup var events: EventOptions
+    @OptionGroup var control: ControlOptions
+
     func run() async throws {
-        if outputOption == nil { return try await runInPlace() }
+        if outputOption == nil {
+            guard events.path == nil, control.maxRate == nil, control.pauseFile == nil else {
+                // The in-place path does not produce the event stream yet.
+                printError("moult: error: --events, --max-rate and --pause-file need --output (not available for an in-place migration yet)")
+                throw ExitCode(FailureCategory.usage.exitCode)
+            }
+            return try await runInPlace()
+        }
         try checkInPlaceFlagsUnused()
         try await reportingFailures {
+            let log = try events.open()
+            do {
+                try migrate(log: log)
+            } catch {
+                log?.fail(error)
+                throw error
+            }
+        }
+    }
+
+    private func migrate(log: EventLog?) throws {
+        do {
             let migration = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
             let output = URL(filePath: self.output)
             if migration.isUpToDate {
                 // Success: a batch job run again finds its work done.
-                if json {
+                log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
+                if log?.toStandardOutput == true {
+                    // The events on standard output end with `finished`, which says so.
+                } else if json {
                     print(
                         "{\"output\":\(JSONText.string(self.output)),\"written\":false,\"from\":\(JSONText.string(migration.sourceVersion.name)),\"to\":\(JSONText.string(migration.targetVersion.name)),"
                             + "\"nothingToMigrate\":true,\"steps\":[]}")
@@ -83,14 +108,29 @@ struct MigrateCommand: AsyncParsableCommand {
             let display = ProgressDisplay(enabled: !quiet && !json)
             let start = ContinuousClock.now
             let losses = LossLog()
+            let status = StatusFile(output: output)
+            let pacer = MigrationPacer(
+                maxRate: control.maxRate, pauseFile: control.pauseFile.map { URL(filePath: $0) }, isCancelled: { Interruption.requested },
+                emit: { event in
+                    log?.write(event)
+                    status.record(event)
+                    display.show(event)
+                })
+            // Every rendering (progress line, --events, the status file, pacing) reads the one stream.
             let reports = try migration.run(
-                output: output, resume: resume, progress: { display.show($0) }, isCancelled: { Interruption.requested },
+                output: output, resume: resume, isCancelled: { Interruption.requested },
                 losses: { index, found in
                     losses.record(index, found)
                     for warning in StepReport.warnings(index - 1, migration.steps[index - 1], losses: found) {
                         display.finish()
                         printError(warning)
                     }
+                },
+                events: { event in
+                    log?.write(event)
+                    status.record(event)
+                    display.show(event)
+                    if case .chunk(let chunk) = event, pacer.isActive { pacer.chunkCommitted(chunk) }
                 })
             // Steps an earlier run finished: listed, not counted.
             let stepLosses = migration.steps.enumerated().map { index, step in
@@ -101,7 +141,9 @@ struct MigrateCommand: AsyncParsableCommand {
             var counts: [String: Int] = [:]
             for report in reports { counts = report.objectCounts }
             let resumed = reports.contains(where: \.resumed)
-            if json {
+            if log?.toStandardOutput == true {
+                // The events on standard output end with `finished`, which carries the report.
+            } else if json {
                 let entities = counts.sorted { $0.key < $1.key }.map { "\(JSONText.string($0.key)):\($0.value)" }
                 let steps = migration.steps.enumerated().map { StepReport.json($1, losses: stepLosses[$0]) }
                 print(
@@ -156,19 +198,41 @@ final class ProgressDisplay: @unchecked Sendable {
 
     init(enabled: Bool) { self.enabled = enabled }
 
-    func show(_ progress: MigrationProgress) {
+    /// Renders an event: a chunk as the progress line (at most every 200 ms on a terminal, 5 s
+    /// otherwise, and at each new mapping); a pause and its end as a line of their own.
+    func show(_ event: MigrationEvent) {
         guard enabled else { return }
+        switch event {
+        case .chunk(let chunk): show(chunk)
+        case .paused(let paused):
+            finish()
+            FileHandleWriter.standardError("moult: \(paused.paused ? "paused" : "resumed"): \(paused.reason)\n")
+        default: break
+        }
+    }
+
+    /// Renders a progress report of a run that has no event stream (in place).
+    func show(_ progress: MigrationProgress) {
+        guard enabled, progress.isChunk || progress.done > 0 else { return }
+        let elapsed = max((ContinuousClock.now - start) / .seconds(1), 0.001)
+        let rate = Double(progress.done) / elapsed
+        show(
+            MigrationEvent.Chunk(
+                step: progress.step, steps: progress.steps, pass: progress.pass, passes: progress.passes, stage: progress.stage,
+                mapping: progress.mapping ?? "", chunk: progress.chunk, chunks: progress.chunks, rows: progress.rows, done: progress.done,
+                total: progress.total, elapsed: elapsed, rate: rate, eta: rate > 0 ? Double(max(progress.total - progress.done, 0)) / rate : nil))
+    }
+
+    private func show(_ chunk: MigrationEvent.Chunk) {
+        let progress = chunk.progress
         let now = ContinuousClock.now
         let changed = progress.mapping != lastMapping
         guard changed || now - last > (isTerminal ? .milliseconds(200) : .seconds(5)) else { return }
         last = now
         lastMapping = progress.mapping
-        let elapsed = max((now - start) / .seconds(1), 0.001)
-        let rate = Double(progress.done) / elapsed
-        let remaining = rate > 0 ? Double(progress.total - progress.done) / rate : 0
         let line = String(
             format: "[step %d/%d] %@ %@  %d/%d objects (%.0f%%)  %.0f/s  ETA %.0fs", progress.step, progress.steps,
-            progress.stage.rawValue, progress.mapping ?? "", progress.done, progress.total, progress.fraction * 100, rate, remaining)
+            progress.stage.rawValue, progress.mapping ?? "", progress.done, progress.total, progress.fraction * 100, chunk.rate, chunk.eta ?? 0)
         if isTerminal {
             FileHandleWriter.standardError("\r\u{1B}[K" + line)
             wroteLine = true

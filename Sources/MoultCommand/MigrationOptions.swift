@@ -16,7 +16,7 @@ struct MigrationArguments: ParsableArguments {
     @Option(help: "The target version (default: the model's current version).")
     var to: String?
 
-    @Option(name: .customLong("mapping"), help: "A mapping model (.json or .xcmappingmodel); repeat for several steps or passes.")
+    @Option(name: .customLong("mapping"), help: "A mapping model (.json or .xcmappingmodel), or a folder searched for the steps' mappings; repeat for several steps or passes.")
     var mappings: [String] = []
 
     @Option(
@@ -109,6 +109,31 @@ struct MigrationArguments: ParsableArguments {
             stopAtFirstValidationFailure: stopAtFirst, partitions: partitions, bulkSQL: !noBulkSQL)
     }
 
+    /// The `--mapping` models with their labels: a file is read; a folder (not an `.xcmappingmodel`)
+    /// is searched for the mappings of the migration's steps (``MappingDiscovery``).
+    func mappingModels(_ versioned: VersionedModel) throws -> ([MappingModel], [String]) {
+        var models: [MappingModel] = []
+        var labels: [String] = []
+        for path in mappings {
+            let url = URL(filePath: path)
+            var isFolder: ObjCBool = false
+            if url.pathExtension.lowercased() != "xcmappingmodel", FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+                let candidates = try MappingDiscovery.candidates(in: url)
+                guard let source = MappingDiscovery.version(of: URL(filePath: store), in: versioned),
+                    let target = versioned.version(named: to ?? versioned.currentVersionName)
+                else { continue }  // the migration says what is wrong with the store or the target
+                for candidate in try MappingDiscovery.select(candidates, model: versioned, from: source, to: target) {
+                    models.append(candidate.mapping)
+                    labels.append(candidate.url.path)
+                }
+            } else {
+                models.append(try MappingModel(contentsOf: url))
+                labels.append(path)
+            }
+        }
+        return (models, labels)
+    }
+
     /// The migration these arguments describe, with the command line's policies registered and the
     /// `--policy` bindings over them. Every policy of every step is found (and a built-in one checked
     /// against the step's models) before anything runs; a class bound to Core Data's default policy
@@ -129,13 +154,13 @@ struct MigrationArguments: ParsableArguments {
             }
         }
         if sourceModel == "store" { versioned = try withStoreModel(versioned) }
-        let mappingModels = try mappings.map { try MappingModel(contentsOf: URL(filePath: $0)) }
+        let (mappingModels, mappingLabels) = try mappingModels(versioned)
         var policies = MoultCommand.policies
         let bindings = try bindings()
         for (className, binding) in bindings { policies.bind(className, to: binding) }
         let migration = try ProgressiveMigration(
             store: URL(filePath: store), model: versioned, to: to, mappings: mappingModels, policies: policies,
-            options: options(durable: durable, validate: validate, stopAtFirst: stopAtFirst), mappingLabels: mappings)
+            options: options(durable: durable, validate: validate, stopAtFirst: stopAtFirst), mappingLabels: mappingLabels)
         var used: Set<String> = []
         for step in migration.steps where !step.inferred {
             for mapping in step.mappings.flatMap(\.orderedEntityMappings) {
@@ -154,5 +179,18 @@ struct MigrationArguments: ParsableArguments {
             printError("moult: warning: --policy \(className)=…: no entity mapping of this migration names that class")
         }
         return migration
+    }
+}
+
+/// `--max-rate` and `--pause-file`: pacing and pausing at chunk boundaries.
+struct ControlOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("At most this many source objects per second, on average over the run (paced at chunk boundaries).", valueName: "objects-per-s"))
+    var maxRate: Double?
+
+    @Option(help: ArgumentHelp("While a file exists at PATH, the run pauses at the next chunk boundary (it says so in its events and `moult status`).", valueName: "path"))
+    var pauseFile: String?
+
+    func validate() throws {
+        if let maxRate, !(maxRate > 0 && maxRate.isFinite) { throw ValidationError("--max-rate must be a positive number of objects per second") }
     }
 }

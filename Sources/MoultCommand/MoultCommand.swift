@@ -36,7 +36,7 @@ public struct MoultCommand: AsyncParsableCommand {
     public static var subcommands: [any ParsableCommand.Type] {
         [
             HashCommand.self, InspectCommand.self, CreateCommand.self, InferCommand.self, PlanCommand.self, MigrateCommand.self,
-            MappingCommand.self, FinishCommand.self,
+            MappingCommand.self, FinishCommand.self, StatusCommand.self, VerifyCommand.self, FleetCommand.self,
         ]
     }
 
@@ -75,7 +75,11 @@ public struct MoultCommand: AsyncParsableCommand {
     public static func runCommandLine<Root: AsyncParsableCommand>(
         _ root: Root.Type = MoultCommand.self, policies: PolicyRegistry = PolicyRegistry(), arguments: [String]? = nil
     ) async {
-        let arguments = arguments ?? Array(CommandLine.arguments.dropFirst())
+        var arguments = arguments ?? Array(CommandLine.arguments.dropFirst())
+        // `migrate --manifest FILE --shard I/N` is `fleet migrate …` (a fleet has no STORE argument).
+        if arguments.first == "migrate", arguments.contains(where: { $0 == "--manifest" || $0.hasPrefix("--manifest=") }) {
+            arguments.insert("fleet", at: 0)
+        }
         if let message = unknownHelpTopic(root, arguments) {
             printError("\(root.configuration.commandName ?? "moult"): error: \(message)")
             root.exit(withError: ExitCode(FailureCategory.usage.exitCode))

@@ -20,10 +20,25 @@ struct PlanCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @OptionGroup var events: EventOptions
+
     func run() async throws {
         try await reportingFailures {
+            let log = try events.open()
+            do {
+                try plan(log: log)
+            } catch {
+                log?.fail(error)
+                throw error
+            }
+        }
+    }
+
+    private func plan(log: EventLog?) throws {
+        do {
             let migration = try arguments.migration()
             if migration.isUpToDate {
+                log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
                 if json {
                     print(
                         "{\"from\":\(JSONText.string(migration.sourceVersion.name)),\"to\":\(JSONText.string(migration.targetVersion.name)),\"nothingToMigrate\":true,\"steps\":[]}"
@@ -41,6 +56,16 @@ struct PlanCommand: AsyncParsableCommand {
             }
             for (index, step) in migration.steps.enumerated() {
                 for warning in StepReport.warnings(index, step, losses: losses[index]) { printError(warning) }
+            }
+            if let log {
+                let steps = migration.steps
+                log.write(.plan(MigrationEvent.Plan(step: 1, steps: steps.count, from: steps[0].from.name, to: steps[0].to.name, plan: first, resumed: false)))
+                for (index, step) in steps.enumerated() where !losses[index].isEmpty {
+                    let what = losses[index].map(\.what.name).joined(separator: ", ")
+                    log.write(.warning(MigrationEvent.Warning(
+                        step: index + 1, message: "step \(index + 1) (\(step.from.name) -> \(step.to.name)) does not carry: \(what)", notCarried: losses[index])))
+                }
+                log.write(.finished(MigrationEvent.Finished(outcome: .planned, seconds: log.seconds)))
             }
             if json {
                 let encoder = JSONEncoder()

@@ -305,6 +305,8 @@ public struct ProgressiveMigration {
     ///   - progress: called after every chunk, with the step number.
     ///   - losses: called before each step runs, with the step's number (1-based) and what it does not
     ///     carry, counted in the store it reads.
+    ///   - events: the run's ``MigrationEvent``s, ending with `finished` or `failed` (a warning event
+    ///     for each step that does not carry some data).
     /// - Returns: each step's report.
     /// - Throws: ``MigrationError``. A refused run (a missing policy, a work directory of another
     ///   migration, a validation failure) leaves no work directory it made behind; only a resumable
@@ -312,7 +314,27 @@ public struct ProgressiveMigration {
     @discardableResult
     public func run(
         output: URL, resume: Bool = false, progress: ((MigrationProgress) -> Void)? = nil, isCancelled: () -> Bool = { false },
-        losses: ((_ step: Int, _ losses: [DataLoss]) -> Void)? = nil
+        losses: ((_ step: Int, _ losses: [DataLoss]) -> Void)? = nil, events: ((MigrationEvent) -> Void)? = nil
+    ) throws -> [StreamingMigrator.Report] {
+        guard let events else {
+            return try runSteps(output: output, resume: resume, progress: progress, isCancelled: isCancelled, losses: losses, events: nil)
+        }
+        let start = ContinuousClock.now
+        let seconds = { (ContinuousClock.now - start) / .seconds(1) }
+        do {
+            let reports = try runSteps(output: output, resume: resume, progress: progress, isCancelled: isCancelled, losses: losses, events: events)
+            let outcome: MigrationEvent.Finished.Outcome = steps.isEmpty ? .alreadyCurrent : .migrated
+            events(.finished(MigrationEvent.Finished(outcome: outcome, objects: reports.last?.objectCounts ?? [:], resumed: reports.contains(where: \.resumed), seconds: seconds())))
+            return reports
+        } catch {
+            events(.failed(MigrationEvent.Failure(error, seconds: seconds())))
+            throw error
+        }
+    }
+
+    private func runSteps(
+        output: URL, resume: Bool, progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool,
+        losses: ((_ step: Int, _ losses: [DataLoss]) -> Void)?, events: ((MigrationEvent) -> Void)?
     ) throws -> [StreamingMigrator.Report] {
         guard !steps.isEmpty else { return [] }
         let manager = FileManager.default
@@ -365,7 +387,16 @@ public struct ProgressiveMigration {
                     && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
                     && migrator.isFinishedOutput(stepOutput)
                 if !finished {
-                    losses?(offset + 1, dataLosses(of: step, in: input))
+                    if losses != nil || events != nil {
+                        let found = dataLosses(of: step, in: input)
+                        losses?(offset + 1, found)
+                        if let events, !found.isEmpty {
+                            let what = found.map { loss in loss.what.property.map { "\(loss.what.entity).\($0)" } ?? loss.what.entity }
+                            events(.warning(MigrationEvent.Warning(
+                                step: offset + 1, message: "step \(offset + 1) (\(step.from.name) -> \(step.to.name)) does not carry: \(what.joined(separator: ", "))",
+                                notCarried: found)))
+                        }
+                    }
                     let report = try migrator.run(
                         output: stepOutput,
                         progress: progress.map { report in
@@ -375,7 +406,10 @@ public struct ProgressiveMigration {
                                 event.steps = steps.count
                                 report(event)
                             }
-                        }, isCancelled: isCancelled)
+                        }, isCancelled: isCancelled,
+                        events: events.map { events in
+                            { event in events(event.inStep(offset + 1, of: steps.count, from: step.from.name, to: step.to.name)) }
+                        })
                     reports.append(report)
                 }
                 input = stepOutput

@@ -78,12 +78,15 @@ public final class StreamingMigrator {
     ///   - progress: called after every chunk.
     ///   - isCancelled: polled between chunks; when it returns true the run stops with an
     ///     ``MigrationError/Code/interrupted`` error, resumable.
+    ///   - events: the run's ``MigrationEvent``s (plan, stages, chunks), as they happen.
     /// - Throws: ``MigrationError``: `.outputExists`, `.incompatibleStore`, `.invalidMapping`,
     ///   `.checkpointMismatch`, `.validationFailed`, `.interrupted` (resumable), or an underlying error.
     @discardableResult
     public func run(
-        output: URL, progress: ((MigrationProgress) -> Void)? = nil, isCancelled: () -> Bool = { false }
+        output: URL, progress: ((MigrationProgress) -> Void)? = nil, isCancelled: () -> Bool = { false },
+        events: ((MigrationEvent) -> Void)? = nil
     ) throws -> Report {
+        let emitter = EventEmitter(events: events, progress: progress)
         let work = workDirectory(for: output)
         let partial = work.appending(path: "destination.sqlite")
         let marker = work.appending(path: "finished")
@@ -144,7 +147,7 @@ public final class StreamingMigrator {
                     // Finalized, but the marker was not written: write it and swap.
                     store.database.close()
                     try writeMarker(marker, fingerprint: fingerprint)
-                    return try run(output: output, progress: progress, isCancelled: isCancelled)
+                    return try run(output: output, progress: progress, isCancelled: isCancelled, events: events)
                 } else {
                     store.database.close()
                 }
@@ -206,9 +209,12 @@ public final class StreamingMigrator {
         }
 
         do {
-            let chunksRun = try session.execute(plan, from: &position, progress: progress, isCancelled: isCancelled)
-            let failures = try session.validateAndEnd(plan, position: &position, progress: progress)
+            emitter.emit(.plan(MigrationEvent.Plan(plan: plan, resumed: resumed)))
+            let report: ((MigrationProgress) -> Void)? = emitter.isEmpty ? nil : { emitter.report($0) }
+            let chunksRun = try session.execute(plan, from: &position, progress: report, isCancelled: isCancelled)
+            let failures = try session.validateAndEnd(plan, position: &position, progress: report)
             FaultInjection.reach("before-finish")
+            emitter.enter(.finishing, total: plan.estimatedRows)
             try session.finalize(plan, uuid: Self.storeUUID(fingerprint))
             let counts = try session.objectCounts()
             store.database.close()
@@ -219,7 +225,7 @@ public final class StreamingMigrator {
             FaultInjection.reach("after-rename")
             associations.close()
             Self.removeWorkDirectory(work)
-            progress?(MigrationProgress(stage: .done, done: plan.estimatedRows, total: plan.estimatedRows))
+            emitter.enter(.done, total: plan.estimatedRows)
             return Report(plan: plan, resumed: resumed, chunksRun: chunksRun, objectCounts: counts, validationFailures: failures)
         } catch {
             var failure = Self.classify(error)

@@ -96,6 +96,37 @@ import Testing
 }
 
 extension DesignModelTests {
+    /// An archive of entities `E0`…`E<count - 1>`, each `E<n>`'s parent `E<n - 1>` (written by hand:
+    /// ObjectModel itself refuses such a chain).
+    static func inheritanceChain(_ count: Int) -> [UInt8] {
+        var writer = KeyedArchiveWriter()
+        let root = writer.reserve(), package = writer.reserve()
+        let entities = (0..<count).map { _ in writer.reserve() }
+        var bucket: [(key: PropertyListValue, value: PropertyListValue)] = []
+        for (index, uid) in entities.enumerated() {
+            var generalizations: [PropertyListValue] = []
+            if index > 0 {
+                generalizations.append(.uid(writer.add(className: "XDUMLGeneralizationImp", fields: ["_general": .uid(entities[index - 1])])))
+            }
+            writer.set(uid, className: "XDPMEntity", fields: [
+                "_name": writer.string("E\(index)"), "XDBucketForGeneralizationsstorage": writer.array(generalizations),
+            ])
+            bucket.append((writer.string("E\(index)"), .uid(uid)))
+        }
+        writer.set(package, className: "XDModelPackage", fields: ["XDBucketForClassesstorage": writer.dictionary(bucket)])
+        writer.set(root, className: "XDPMModel", fields: ["_xd_rootPackage": .uid(package)])
+        return writer.archive(root: root)
+    }
+
+    @Test func inheritanceDeeperThanAnyModelIsRefused() throws {
+        #expect(try ObjectModel(xcodeDesignArchive: Self.inheritanceChain(50)).entityVersionHashes().count == 50)
+        #expect {
+            _ = try ObjectModel(xcodeDesignArchive: Self.inheritanceChain(121))
+        } throws: { error in
+            (error as? ArchiveError)?.category.exitCode == 65 && "\(error)".contains("ancestors")
+        }
+    }
+
     @Test func inheritanceAsDeepAsAnyModelDecodesAndDeeperIsRefused() throws {
         // The deepest chain a model may hold (ObjectModel.maximumInheritanceDepth entities) goes through
         // the archive; one more level is refused, with 65, before any archive could hold it.

@@ -113,6 +113,7 @@ final class Session {
                 }
                 FaultInjection.reach("chunk-start")
                 let chunk = pass.chunks.isEmpty ? nil : pass.chunks[position.chunk]
+                let (passIndex, chunkIndex) = (position.pass, position.chunk)
                 var bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
                 if let copy = bulk, let chunk,
                     try !manager.bulkCopyFits(compiled, copy, after: chunk.lowerBound, through: chunk.upperBound)
@@ -188,10 +189,14 @@ final class Session {
                 position = next
                 chunksRun += 1
                 mappingDone += chunk?.estimatedRows ?? 0
-                progress?(
-                    MigrationProgress(
+                if let progress {
+                    var report = MigrationProgress(
                         stage: stage, mapping: compiled.name, done: position.done, total: total, mappingDone: mappingDone,
-                        mappingTotal: pass.estimatedRows))
+                        mappingTotal: pass.estimatedRows)
+                    (report.pass, report.passes, report.chunk, report.chunks) = (passIndex, plan.passes.count, chunkIndex, chunkCount)
+                    report.rows = chunk?.estimatedRows ?? 0
+                    progress(report)
+                }
                 if isLast { break }
             }
         }

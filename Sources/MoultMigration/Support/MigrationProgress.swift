@@ -27,6 +27,19 @@ public struct MigrationProgress: Sendable, Hashable {
     /// The migration step, for progressive migrations (1-based), and how many there are.
     public var step: Int
     public var steps: Int
+    /// The pass (0-based) of the step's plan the last chunk belonged to, and how many the plan has
+    /// (0 when the progress is not about a chunk).
+    public var pass: Int = 0
+    public var passes: Int = 0
+    /// The chunk (0-based) just committed in its pass, and how many the pass has (0 when the progress
+    /// is not about a chunk).
+    public var chunk: Int = 0
+    public var chunks: Int = 0
+    /// Source objects the chunk covered.
+    public var rows: Int = 0
+
+    /// Whether this progress reports a committed chunk (rather than a stage change).
+    public var isChunk: Bool { chunks > 0 }
 
     public init(
         stage: MigrationStage, mapping: String? = nil, done: Int = 0, total: Int = 0, mappingDone: Int = 0,

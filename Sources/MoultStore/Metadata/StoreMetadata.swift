@@ -104,7 +104,11 @@ public struct StoreMetadata: Sendable, Hashable {
                 throw StoreError(.notCoreData, "Z_METADATA.Z_PLIST is not a valid binary property list (\(bytes.count) bytes): \(error)", path: path)
             }
         } else {
-            // Any other property-list format (XML) goes through Foundation.
+            // Any other property-list format (XML) goes through Foundation, after the check that keeps
+            // input its XML parser would crash on away from it.
+            if let problem = XMLInput.problem(in: Data(bytes)) {
+                throw StoreError(.notCoreData, "Z_METADATA.Z_PLIST is not a readable property list: \(problem.message)", path: path)
+            }
             guard let object = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil),
                 let value = PropertyListValue(foundation: object)
             else {

@@ -40,8 +40,19 @@ enum People {
     ) throws -> ProgressiveMigration {
         let migration = try ProgressiveMigration(store: store, model: model, to: target, mappings: mappings, policies: policies, options: options)
         try migration.run(output: output)
+        // Every scenario migration is checked against its source by `moult verify`'s checks too.
+        let failures = Failures()
+        let report = try MigrationVerifier(migration: migration, destination: output, sampleSize: 50, seed: 11).run { failures.list.append($0) }
+        // A run told not to validate may leave broken rules: verify finds those, and only those.
+        #expect(report.passed || (!options.validate && Set(report.failures.keys) == [.validation]), "moult verify: \(failures.list)")
+        #expect(report.checked[.validation] == 1 && report.checked[.metadata] ?? 0 > 0)
         return migration
     }
+}
+
+/// Verification failures, collected.
+final class Failures: @unchecked Sendable {
+    var list: [VerificationFailure] = []
 }
 
 /// Every object of a store, by entity (each object under its own entity, not its parents').

@@ -1,0 +1,184 @@
+import ArgumentParser
+import Foundation
+import MoultMigration
+import MoultModel
+
+/// `moult status DEST`: where a running or interrupted migration into DEST stands.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Say where a running or interrupted migration into DEST stands: step, pass, chunk, objects done.",
+        discussion: """
+            Reads DEST.moult-status.json (written by `moult migrate` as it runs: its process, whether it is \
+            paused, its last chunk) and the checkpoints in DEST's work folders (DEST.moult, DEST.moult-steps). \
+            Exit 0 when something was found (or DEST is a finished store), 65 when there is no migration into DEST.
+            """
+    )
+
+    @Argument(help: "The destination the migration writes (its --output).")
+    var destination: String
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() async throws {
+        try await reportingFailures {
+            let output = URL(filePath: destination)
+            let live = StatusFile.read(output: output)
+            let checkpoints = MigrationCheckpointStatus.read(output: output)
+            let exists = FileManager.default.fileExists(atPath: output.path)
+            guard live != nil || !checkpoints.isEmpty || exists else {
+                throw CommandFailure(.badInput, "no migration into \(destination) found (no \(destination).moult-status.json, no work folder, no store)")
+            }
+            var state = live?.state ?? (checkpoints.isEmpty ? "finished" : "interrupted")
+            if let live, state == "running" || state == "paused", !live.processIsAlive {
+                state = "interrupted"
+            }
+            if json {
+                var fields = EventJSON()
+                fields.add("v", MigrationEvent.schemaVersion)
+                fields.add("destination", destination)
+                fields.add("state", state)
+                fields.add("pid", live?.pid)
+                fields.raw("last", live?.text ?? "null")
+                let steps = checkpoints.map { checkpoint -> String in
+                    var object = EventJSON()
+                    object.add("step", checkpoint.step)
+                    object.add("workDirectory", checkpoint.workDirectory.path)
+                    object.add("pass", checkpoint.pass)
+                    object.add("passes", checkpoint.plan.passes.count)
+                    object.add("chunk", checkpoint.chunk)
+                    object.add("chunks", checkpoint.pass < checkpoint.plan.passes.count ? checkpoint.plan.passes[checkpoint.pass].chunks.count : 0)
+                    object.add("done", checkpoint.done)
+                    object.add("total", checkpoint.plan.estimatedRows)
+                    object.add("validated", checkpoint.validated)
+                    return object.text
+                }
+                fields.raw("checkpoints", "[" + steps.joined(separator: ",") + "]")
+                print(fields.text)
+                return
+            }
+            var line = "\(destination): \(state)"
+            if let live, let pid = live.pid { line += " (process \(pid)\(live.processIsAlive ? "" : ", gone"))" }
+            print(line)
+            if let live, let last = live.summary { print("  last: \(last)") }
+            for checkpoint in checkpoints {
+                let passes = checkpoint.plan.passes.count
+                let where_ = checkpoint.validated
+                    ? "validated, finishing"
+                    : checkpoint.pass < passes
+                        ? "next: pass \(checkpoint.pass + 1)/\(passes), chunk \(checkpoint.chunk + 1)/\(max(checkpoint.plan.passes[checkpoint.pass].chunks.count, 1))"
+                        : "passes done"
+                let total = checkpoint.plan.estimatedRows
+                let percent = total > 0 ? Double(checkpoint.done) * 100 / Double(total) : 100
+                print(
+                    "  checkpoint \(checkpoint.step.map { "of step \($0)" } ?? "of the last step") in \(checkpoint.workDirectory.path): \(where_), "
+                        + "\(checkpoint.done)/\(total) objects (\(String(format: "%.0f", percent))%)")
+            }
+            if checkpoints.isEmpty, exists, live == nil { print("  \(destination) is there and no work folder is left: finished") }
+        }
+    }
+}
+
+/// DEST.moult-status.json: the last state of a `moult migrate` run, rewritten (atomically) at each
+/// event, removed when the run ends unless it can be resumed.
+final class StatusFile: @unchecked Sendable {
+    let url: URL
+    private var fields: [String: String] = [:]
+    private var last: MigrationEvent.Chunk?
+    private var lastStage: MigrationEvent.Stage?
+    /// Whether a step has started (written its plan): before that there is no run to report, and a
+    /// refusal leaves no file.
+    private var started = false
+
+    init(output: URL) {
+        url = Self.url(for: output)
+    }
+
+    static func url(for output: URL) -> URL {
+        output.deletingLastPathComponent().appending(path: output.lastPathComponent + ".moult-status.json")
+    }
+
+    func record(_ event: MigrationEvent) {
+        var state = "running"
+        var message: String?
+        switch event {
+        case .chunk(let chunk): last = chunk
+        case .stage(let stage): lastStage = stage
+        case .paused(let paused):
+            state = paused.paused ? "paused" : "running"
+            message = paused.reason
+        case .finished:
+            try? FileManager.default.removeItem(at: url)
+            return
+        case .failed(let failure):
+            guard failure.category == .interrupted || failure.category == .io else {
+                try? FileManager.default.removeItem(at: url)
+                return
+            }
+            state = "interrupted"
+            message = failure.message
+        case .plan:
+            started = true
+            return
+        case .warning: return
+        }
+        guard started else { return }
+        var object = EventJSON()
+        object.add("v", MigrationEvent.schemaVersion)
+        object.add("state", state)
+        object.add("pid", Int(getpid()))
+        object.add("updated", Date().timeIntervalSince1970)
+        object.add("message", message)
+        if let last {
+            object.add("step", last.step)
+            object.add("steps", last.steps)
+            object.add("stage", (lastStage?.stage ?? last.stage).rawValue)
+            object.add("mapping", last.mapping)
+            object.add("pass", last.pass)
+            object.add("passes", last.passes)
+            object.add("chunk", last.chunk)
+            object.add("chunks", last.chunks)
+            object.add("done", last.done)
+            object.add("total", last.total)
+            object.add("rate", last.rate)
+            object.add("eta", last.eta)
+        }
+        try? Data((object.text + "\n").utf8).write(to: url, options: .atomic)
+    }
+
+    /// What a status file says.
+    struct Contents {
+        var text: String
+        var state: String
+        var pid: Int?
+        var object: [String: Any]
+
+        var processIsAlive: Bool {
+            guard let pid else { return false }
+            return kill(pid_t(pid), 0) == 0 || errno == EPERM
+        }
+
+        var summary: String? {
+            guard let step = object["step"] as? Int, let done = object["done"] as? Int, let total = object["total"] as? Int else {
+                return object["message"] as? String
+            }
+            var text = "step \(step)/\(object["steps"] as? Int ?? 1), \(object["stage"] as? String ?? "") \(object["mapping"] as? String ?? "")"
+            if let pass = object["pass"] as? Int, let chunk = object["chunk"] as? Int {
+                text += ", pass \(pass + 1)/\(object["passes"] as? Int ?? 0), chunk \(chunk + 1)/\(object["chunks"] as? Int ?? 0)"
+            }
+            text += ", \(done)/\(total) objects"
+            if let message = object["message"] as? String { text += " (\(message))" }
+            return text
+        }
+    }
+
+    static func read(output: URL) -> Contents? {
+        guard let data = try? Data(contentsOf: url(for: output)),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let state = object["state"] as? String
+        else { return nil }
+        return Contents(
+            text: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), state: state, pid: object["pid"] as? Int,
+            object: object)
+    }
+}

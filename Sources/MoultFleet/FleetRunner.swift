@@ -1,0 +1,49 @@
+public import Foundation
+
+/// Runs one shard of a fleet: each store of the shard in turn, skipping those the results file says
+/// are done, appending one result line per store migrated or failed. Schedules nothing: the job
+/// runner starts the shards.
+public struct FleetRunner {
+    public var manifest: FleetManifest
+    public var shard: FleetShard
+
+    public init(manifest: FleetManifest, shard: FleetShard) {
+        self.manifest = manifest
+        self.shard = shard
+    }
+
+    /// What a shard run did.
+    public struct Summary: Sendable, Hashable {
+        public var skipped = 0
+        public var migrated = 0
+        public var alreadyCurrent = 0
+        public var failed = 0
+    }
+
+    /// Runs the shard. `migrate` migrates one store and says how it went (a thrown error is a bug of
+    /// the caller's; failures are results).
+    ///
+    /// - Throws: ``FleetError`` `.io` when the results file cannot be appended to.
+    public func run(shouldStop: () -> Bool = { false }, migrate: (FleetManifest.Entry) -> FleetResult) throws -> Summary {
+        var summary = Summary()
+        let results = manifest.resultsURL
+        // Read once: this shard alone writes its stores' lines.
+        let done = FleetResults.done(results)
+        for entry in manifest.shard(shard) {
+            if shouldStop() { break }
+            if done.contains(entry.name) {
+                summary.skipped += 1
+                continue
+            }
+            var result = migrate(entry)
+            result.store = entry.name
+            try FleetResults.append(result, to: results)
+            switch result.outcome {
+            case .migrated: summary.migrated += 1
+            case .alreadyCurrent: summary.alreadyCurrent += 1
+            case .failed: summary.failed += 1
+            }
+        }
+        return summary
+    }
+}

@@ -1,0 +1,148 @@
+public import Foundation
+public import MoultModel
+import MoultMapping
+
+extension MigrationEvent {
+    /// The event as one line of JSON (no newline), the `--events` format: an object with `"v"` (the
+    /// schema version), `"event"` (its kind) and the kind's fields. README.md, "Events", lists them.
+    public var jsonLine: String {
+        var fields = EventJSON()
+        fields.add("v", MigrationEvent.schemaVersion)
+        switch self {
+        case .plan(let value):
+            fields.add("event", "plan")
+            fields.add("step", value.step)
+            fields.add("steps", value.steps)
+            fields.add("from", value.from)
+            fields.add("to", value.to)
+            fields.add("resumed", value.resumed)
+            let plan = value.plan
+            fields.add("chunkSize", plan.chunkSize)
+            fields.add("chunks", plan.chunkCount)
+            fields.add("estimatedRows", plan.estimatedRows)
+            let passes = plan.passes.map { pass -> String in
+                var object = EventJSON()
+                object.add("stage", pass.stage.rawValue)
+                object.add("mapping", plan.mappings[pass.mapping].name)
+                object.add("sourceEntity", plan.mappings[pass.mapping].sourceEntity)
+                object.add("destinationEntity", plan.mappings[pass.mapping].destinationEntity)
+                object.add("partition", pass.partition)
+                object.add("chunks", pass.chunks.count)
+                object.add("estimatedRows", pass.estimatedRows)
+                return object.text
+            }
+            fields.raw("passes", "[" + passes.joined(separator: ",") + "]")
+        case .chunk(let value):
+            fields.add("event", "chunk")
+            fields.add("step", value.step)
+            fields.add("steps", value.steps)
+            fields.add("pass", value.pass)
+            fields.add("passes", value.passes)
+            fields.add("stage", value.stage.rawValue)
+            fields.add("mapping", value.mapping)
+            fields.add("chunk", value.chunk)
+            fields.add("chunks", value.chunks)
+            fields.add("rows", value.rows)
+            fields.add("done", value.done)
+            fields.add("total", value.total)
+            fields.add("elapsed", value.elapsed)
+            fields.add("rate", value.rate)
+            fields.add("eta", value.eta)
+        case .stage(let value):
+            fields.add("event", "stage")
+            fields.add("step", value.step)
+            fields.add("steps", value.steps)
+            fields.add("stage", value.stage.rawValue)
+            fields.add("mapping", value.mapping)
+        case .warning(let value):
+            fields.add("event", "warning")
+            fields.add("step", value.step)
+            fields.add("message", value.message)
+            let losses = value.notCarried.map { loss -> String in
+                var object = EventJSON()
+                object.add("kind", loss.what.kind.rawValue)
+                object.add("entity", loss.what.entity)
+                object.add("property", loss.what.property)
+                object.add("count", loss.count)
+                return object.text
+            }
+            fields.raw("notCarried", "[" + losses.joined(separator: ",") + "]")
+        case .paused(let value):
+            fields.add("event", value.paused ? "paused" : "resumed")
+            fields.add("reason", value.reason)
+        case .finished(let value):
+            fields.add("event", "finished")
+            fields.add("outcome", value.outcome.rawValue)
+            fields.add("exitCode", Int(value.exitCode))
+            fields.add("resumed", value.resumed)
+            fields.add("seconds", value.seconds)
+            let objects = value.objects.sorted { $0.key < $1.key }.map { EventJSON.string($0.key) + ":" + String($0.value) }
+            fields.raw("objects", "{" + objects.joined(separator: ",") + "}")
+        case .failed(let value):
+            fields.add("event", "failed")
+            fields.add("outcome", value.category == .interrupted ? "interrupted" : "failed")
+            fields.add("exitCode", Int(value.exitCode))
+            fields.add("code", value.code)
+            fields.add("category", value.category.identifier)
+            fields.add("message", value.message)
+            fields.add("file", value.file)
+            fields.add("position", value.position)
+            fields.add("step", value.step)
+            fields.add("seconds", value.seconds)
+        }
+        return fields.text
+    }
+}
+
+extension FailureCategory {
+    /// A stable identifier for machine-readable output: `usage`, `bad-input`, `incompatible`,
+    /// `validation`, `io`, `interrupted`, `internal`.
+    public var identifier: String {
+        switch self {
+        case .internalError: "internal"
+        case .usage: "usage"
+        case .badInput: "bad-input"
+        case .incompatible: "incompatible"
+        case .validationFailed: "validation"
+        case .interrupted: "interrupted"
+        case .io: "io"
+        }
+    }
+}
+
+/// A JSON object built field by field, in order.
+public struct EventJSON: Sendable {
+    private var parts: [String] = []
+
+    public init() {}
+
+    public var text: String { "{" + parts.joined(separator: ",") + "}" }
+
+    public mutating func raw(_ key: String, _ json: String) { parts.append(Self.string(key) + ":" + json) }
+    public mutating func add(_ key: String, _ value: String?) { raw(key, value.map(Self.string) ?? "null") }
+    public mutating func add(_ key: String, _ value: Int?) { raw(key, value.map { String($0) } ?? "null") }
+    public mutating func add(_ key: String, _ value: Bool) { raw(key, value ? "true" : "false") }
+    public mutating func add(_ key: String, _ value: Double?) {
+        guard let value, value.isFinite else { return raw(key, "null") }
+        raw(key, String(format: "%.3f", value))
+    }
+
+    /// A JSON string literal.
+    public static func string(_ value: String) -> String {
+        var result = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

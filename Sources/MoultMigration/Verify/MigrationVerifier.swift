@@ -1,0 +1,427 @@
+public import Foundation
+import MoultExpressions
+import MoultMapping
+public import MoultModel
+import MoultStore
+
+/// One thing a finished migration got wrong, as ``MigrationVerifier`` finds it.
+public struct VerificationFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The checks, in the order they run.
+    public enum Check: String, Sendable, Hashable, CaseIterable {
+        /// The destination's metadata: its entity hashes are the destination version's.
+        case metadata
+        /// Objects per entity mapping: the source's objects that pass the mapping's filter.
+        case count
+        /// A to-one key pointing at no row of the relationship's destination entity.
+        case danglingKey = "dangling-key"
+        /// A one-to-one relationship whose inverse does not point back.
+        case inverse
+        /// A join table row (or a to-many key column) naming an object that does not exist.
+        case orphan
+        /// The destination model's validation rules.
+        case validation
+        /// A sampled source object with no destination object holding the values its mapping gives.
+        case sample
+    }
+
+    public var check: Check
+    public var message: String
+
+    public init(check: Check, message: String) {
+        self.check = check
+        self.message = message
+    }
+
+    public var description: String { "\(check.rawValue): \(message)" }
+}
+
+/// What ``MigrationVerifier/run(report:)`` did.
+public struct VerificationReport: Sendable, Hashable {
+    /// Failures by check.
+    public var failures: [VerificationFailure.Check: Int] = [:]
+    /// Checks made, by check (a count per entity mapping, per relationship, per sampled object …).
+    public var checked: [VerificationFailure.Check: Int] = [:]
+    /// What was not checked, and why.
+    public var skipped: [String] = []
+    /// Source objects compared value by value.
+    public var sampled = 0
+
+    public var failureCount: Int { failures.values.reduce(0, +) }
+    public var passed: Bool { failureCount == 0 }
+}
+
+/// Checks a finished migration against its source, in SQL over whole tables and one streamed pass
+/// per sampled mapping, so that memory stays bounded by the sample:
+/// - the destination's metadata hashes are the destination version's;
+/// - objects per entity mapping (default policy, filter counted in SQL): the source's count with the
+///   mapping's filter, per destination entity;
+/// - to-one keys point at existing rows of the right entity; one-to-one inverses point back; join
+///   tables and to-many key columns name existing objects;
+/// - the destination model's validation rules (stage 3's, run again);
+/// - a seeded sample of each mapping's source objects: a destination object of its entity holds the
+///   values the mapping's attribute expressions give it.
+///
+/// Counts and the sample need the mapping: they are checked for a one-step migration; a chain gets
+/// the others (the intermediate stores are gone).
+public struct MigrationVerifier {
+    public let migration: ProgressiveMigration
+    public let destination: URL
+    /// Source objects compared per entity mapping.
+    public var sampleSize: Int
+    public var seed: UInt64
+
+    public init(migration: ProgressiveMigration, destination: URL, sampleSize: Int = 100, seed: UInt64 = 1) {
+        self.migration = migration
+        self.destination = destination
+        self.sampleSize = sampleSize
+        self.seed = seed
+    }
+
+    /// Runs every check, calling `report` with each failure as it is found.
+    ///
+    /// - Throws: ``MigrationError`` when a store cannot be read (`.io`, `.incompatibleStore`).
+    public func run(report: @escaping (VerificationFailure) -> Void) throws -> VerificationReport {
+        var result = VerificationReport()
+        let tally = Tally()
+        let fail: (VerificationFailure) -> Void = { failure in
+            tally.failures[failure.check, default: 0] += 1
+            report(failure)
+        }
+        let target = migration.targetVersion.model
+        guard FileManager.default.fileExists(atPath: destination.path) else {
+            throw MigrationError(.io, "the destination \(destination.path) does not exist")
+        }
+        let store: SQLiteStore
+        do {
+            store = try SQLiteStore(url: destination, model: target, mode: .readOnly)
+        } catch {
+            throw MigrationError(.incompatibleStore, "the destination \(destination.path) does not open as a store of \(migration.targetVersion.name): \(error)", underlying: error)
+        }
+        defer { store.database.close() }
+
+        try checkMetadata(store, target, &result, fail)
+        try checkRelationships(store, target, &result, fail)
+        let validator = Validator(
+            model: target, layout: store.layout, database: store.database, stopAtFirst: false,
+            report: { failure in fail(VerificationFailure(check: .validation, message: failure.description)) })
+        result.checked[.validation, default: 0] += 1
+        try validator.run()
+
+        if migration.steps.count == 1, let step = migration.steps.first {
+            try checkMappings(step, store, &result, fail)
+        } else if migration.steps.count > 1 {
+            result.skipped.append(
+                "counts and the sample: a chain of \(migration.steps.count) steps (only a one-step migration is compared with its mapping)")
+        }
+        result.failures = tally.failures
+        return result
+    }
+
+    // MARK: - Metadata
+
+    private func checkMetadata(_ store: SQLiteStore, _ model: ObjectModel, _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void) throws {
+        let metadata: StoreMetadata
+        do {
+            metadata = try StoreMetadata(reading: store.database)
+        } catch {
+            fail(VerificationFailure(check: .metadata, message: "the destination's metadata cannot be read: \(error)"))
+            return
+        }
+        let expected = StoreMetadata(model: model).entityHashes
+        for (entity, hash) in expected.sorted(by: { $0.key < $1.key }) {
+            result.checked[.metadata, default: 0] += 1
+            guard let found = metadata.entityHashes[entity] else {
+                fail(VerificationFailure(check: .metadata, message: "the metadata has no hash for \(entity) (\(migration.targetVersion.name) has \(hash))"))
+                continue
+            }
+            if found != hash {
+                fail(VerificationFailure(check: .metadata, message: "the metadata's hash of \(entity) is \(found), \(migration.targetVersion.name)'s is \(hash)"))
+            }
+        }
+        for entity in metadata.entityHashes.keys.sorted() where expected[entity] == nil {
+            fail(VerificationFailure(check: .metadata, message: "the metadata has a hash for \(entity), which \(migration.targetVersion.name) does not have"))
+        }
+    }
+
+    // MARK: - Relationships
+
+    private func numbers(_ entity: EntityLayout) -> String { entity.hierarchyNumbers.map(String.init).joined(separator: ", ") }
+
+    /// Runs a query whose first column is a `Z_PK` (and second, when there is one, the key it names):
+    /// one failure per row.
+    private func rows(_ sql: String, _ database: Database, _ each: (Int64, Int64?) -> Void) throws {
+        let statement = try database.statement(sql)
+        try statement.bind([])
+        defer { statement.reset() }
+        while try statement.step() {
+            each(statement.int64(at: 0), statement.columnCount > 1 ? statement.int64(at: 1) : nil)
+        }
+    }
+
+    private func checkRelationships(_ store: SQLiteStore, _ model: ObjectModel, _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void) throws {
+        let layout = store.layout
+        let database = store.database
+        var keyColumnsSeen: Set<String> = []
+        for entity in layout.entities {
+            for toOne in entity.toOneRelationships {
+                guard let target = layout.entity(named: toOne.destination) else { continue }
+                result.checked[.danglingKey, default: 0] += 1
+                let sameEntity = toOne.entityColumn.map { " AND d.Z_ENT = a.\($0)" } ?? ""
+                try rows(
+                    """
+                    SELECT a.Z_PK, a.\(toOne.column) FROM \(entity.table) a WHERE a.Z_ENT = \(entity.number) AND a.\(toOne.column) IS NOT NULL \
+                    AND NOT EXISTS (SELECT 1 FROM \(target.table) d WHERE d.Z_PK = a.\(toOne.column) AND d.Z_ENT IN (\(numbers(target)))\(sameEntity))
+                    """, database
+                ) { key, value in
+                    fail(
+                        VerificationFailure(
+                            check: .danglingKey,
+                            message: "\(entity.name) Z_PK \(key).\(toOne.name) points at Z_PK \(value ?? 0), which is no \(toOne.destination)"))
+                }
+                // A one-to-one relationship: the inverse points back.
+                guard let relationship = model.relationship(named: toOne.name, of: entity.name),
+                    let inverse = model.inverse(of: relationship), !inverse.isToMany,
+                    let inverseColumn = target.toOne(named: inverse.name)
+                else { continue }
+                result.checked[.inverse, default: 0] += 1
+                try rows(
+                    """
+                    SELECT a.Z_PK, d.Z_PK FROM \(entity.table) a JOIN \(target.table) d ON d.Z_PK = a.\(toOne.column) AND d.Z_ENT IN (\(numbers(target))) \
+                    WHERE a.Z_ENT = \(entity.number) AND d.\(inverseColumn.column) IS NOT a.Z_PK
+                    """, database
+                ) { key, other in
+                    fail(
+                        VerificationFailure(
+                            check: .inverse,
+                            message: "\(entity.name) Z_PK \(key).\(toOne.name) is \(toOne.destination) Z_PK \(other ?? 0), whose \(inverse.name) does not point back"))
+                }
+            }
+            for toMany in entity.toManyRelationships {
+                guard let target = layout.entity(named: toMany.destination) else { continue }
+                switch toMany.storage {
+                case .joinTable(let table, let sourceColumn, let destinationColumn, _):
+                    for (column, side, sideName) in [(sourceColumn, entity, entity.name), (destinationColumn, target, toMany.destination)] {
+                        guard keyColumnsSeen.insert("\(table).\(column)").inserted else { continue }
+                        result.checked[.orphan, default: 0] += 1
+                        try rows(
+                            """
+                            SELECT j.\(column) FROM \(table) j WHERE NOT EXISTS \
+                            (SELECT 1 FROM \(side.table) s WHERE s.Z_PK = j.\(column) AND s.Z_ENT IN (\(numbers(side))))
+                            """, database
+                        ) { key, _ in
+                            fail(VerificationFailure(check: .orphan, message: "the join table \(table) of \(entity.name).\(toMany.name) names \(sideName) Z_PK \(key), which does not exist"))
+                        }
+                    }
+                case .destinationColumn(let table, let column, _, _):
+                    // The inverse's column is checked as a to-one; a hidden key (no inverse) here.
+                    guard target.toOneRelationships.contains(where: { $0.column == column }) == false,
+                        keyColumnsSeen.insert("\(table).\(column)").inserted
+                    else { continue }
+                    result.checked[.orphan, default: 0] += 1
+                    try rows(
+                        """
+                        SELECT d.Z_PK, d.\(column) FROM \(table) d WHERE d.Z_ENT IN (\(numbers(target))) AND d.\(column) IS NOT NULL AND NOT EXISTS \
+                        (SELECT 1 FROM \(entity.table) s WHERE s.Z_PK = d.\(column) AND s.Z_ENT IN (\(numbers(entity))))
+                        """, database
+                    ) { key, value in
+                        fail(
+                            VerificationFailure(
+                                check: .orphan,
+                                message: "\(toMany.destination) Z_PK \(key) is in \(entity.name).\(toMany.name) of Z_PK \(value ?? 0), which does not exist"))
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: - Counts and the sample
+
+    private func checkMappings(_ step: ProgressiveMigration.Step, _ store: SQLiteStore, _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void) throws {
+        let plan = try migration.migrator(for: step, source: migration.store).plan()
+        let entityMappings = step.mappings.flatMap(\.orderedEntityMappings)
+        guard entityMappings.count == plan.mappings.count else {
+            result.skipped.append("counts and the sample: the plan's mappings do not line up with the mapping models'")
+            return
+        }
+        let source = try SQLiteStore(url: migration.store, model: step.from.model, mode: .readOnly)
+        defer { source.database.close() }
+
+        // Counts, per destination entity: every mapping making it must be countable.
+        var expected: [String: Int] = [:]
+        var uncountable: [String: String] = [:]
+        var sampled: [(EntityMapping, MigrationPlan.Mapping)] = []
+        for (index, mapping) in entityMappings.enumerated() {
+            let planned = plan.mappings[index]
+            guard let destinationEntity = planned.destinationEntity else { continue }
+            let custom = mapping.entityMigrationPolicyClassName != nil || mapping.builtinPolicy != nil || mapping.effectiveType == .custom
+            if custom {
+                uncountable[destinationEntity] = "the entity mapping \(planned.name) runs a policy"
+                continue
+            }
+            guard planned.sourceEntity != nil, mapping.effectiveType == .copy || mapping.effectiveType == .transform else { continue }
+            if planned.filter != nil, !planned.filterInSQL {
+                uncountable[destinationEntity] = "the filter of \(planned.name) runs in Swift"
+            }
+            let rows = plan.passes.filter { $0.mapping == index && $0.stage == .createObjects }.reduce(0) { $0 + $1.estimatedRows }
+            expected[destinationEntity, default: 0] += rows
+            sampled.append((mapping, planned))
+        }
+        for (entityName, why) in uncountable.sorted(by: { $0.key < $1.key }) where expected[entityName] == nil {
+            result.skipped.append("the count of \(entityName): \(why)")
+        }
+        for (entityName, count) in expected.sorted(by: { $0.key < $1.key }) {
+            if let why = uncountable[entityName] {
+                result.skipped.append("the count of \(entityName): \(why)")
+                continue
+            }
+            guard let entity = store.layout.entity(named: entityName) else { continue }
+            result.checked[.count, default: 0] += 1
+            guard case .int(let found)? = try store.database.scalar("SELECT COUNT(*) FROM \(entity.table) WHERE Z_ENT = \(entity.number)") else { continue }
+            if Int(found) != count {
+                let mappings = sampled.filter { $0.1.destinationEntity == entityName }.map(\.1.name).joined(separator: ", ")
+                fail(
+                    VerificationFailure(
+                        check: .count, message: "\(entityName): \(found) objects in the destination, \(count) source objects pass \(mappings)"))
+            }
+        }
+        if sampleSize > 0 {
+            for (mapping, planned) in sampled {
+                try compareSample(mapping, planned, step, source, store, &result, fail)
+            }
+        }
+    }
+
+    /// Reservoir-samples the source objects of a mapping that pass its filter (seeded), evaluates the
+    /// mapping's attribute expressions on each, then streams the destination entity once to find an
+    /// object holding those values.
+    private func compareSample(
+        _ mapping: EntityMapping, _ planned: MigrationPlan.Mapping, _ step: ProgressiveMigration.Step, _ source: SQLiteStore, _ store: SQLiteStore,
+        _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void
+    ) throws {
+        guard let sourceName = planned.sourceEntity, let destinationName = planned.destinationEntity,
+            let sourceEntity = source.layout.entity(named: sourceName), let destinationEntity = store.layout.entity(named: destinationName)
+        else { return }
+        let schema = CompiledMapping.schema(of: sourceEntity)
+        var schemas: [String: KeySchema] = [:]
+        for entity in source.layout.entities { schemas[entity.name] = CompiledMapping.schema(of: entity) }
+        let variables = VariableLayout(["source"])
+        let compiler = ExpressionCompiler(schema: schema, schemas: schemas, variables: variables)
+        var filter: CompiledPredicate?
+        if let text = mapping.filterPredicate, !text.trimmingCharacters(in: .whitespaces).isEmpty {
+            guard let compiled = try? compiler.compilePredicate(text) else {
+                result.skipped.append("the sample of \(planned.name): its filter does not compile here")
+                return
+            }
+            filter = compiled
+        }
+        // The attributes compared: those with an expression that compiles and reads only the object.
+        var compared: [(column: AttributeColumn, expression: CompiledExpression, optional: Bool)] = []
+        for column in destinationEntity.attributes {
+            let description = step.to.model.attribute(named: column.name, of: destinationName)
+            if description?.isTransient == true { continue }
+            let text: String
+            if let propertyMapping = mapping.attributeMapping(named: column.name) {
+                guard let expression = propertyMapping.valueExpression ?? (schema.slot(of: column.name) != nil ? PropertyMapping.sourceValue(column.name) : nil)
+                else { continue }
+                text = expression
+            } else if mapping.effectiveType == .copy, schema.slot(of: column.name) != nil {
+                text = PropertyMapping.sourceValue(column.name)
+            } else {
+                continue
+            }
+            guard let expression = try? compiler.compileExpression(text) else { continue }
+            compared.append((column, expression, description?.isOptional ?? true))
+        }
+        guard !compared.isEmpty else {
+            result.skipped.append("the sample of \(planned.name): no attribute to compare")
+            return
+        }
+
+        // A seeded reservoir of the source objects that pass the filter.
+        var random = SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: planned.name.hashValueStable))
+        var reservoir: [(key: Int64, values: [Value])] = []
+        var seen = 0
+        let cursor = try source.objects(of: sourceName, includingSubentities: true)
+        while let row = try cursor.next() {
+            var values = row.values
+            values += Array(repeating: .null, count: max(schema.keys.count - values.count, 0))
+            let object = MigrationObject(objectID: row.id, entityName: sourceName, schema: schema, values: values)
+            var context = EvaluationContext(object: object, variables: variables)
+            context[variable: "source"] = .object(object)
+            if let filter {
+                guard (try? filter.evaluate(context)) == true else { continue }
+            }
+            seen += 1
+            let slot = seen <= sampleSize ? seen - 1 : Int(random.next() % UInt64(seen))
+            guard slot < sampleSize else { continue }
+            var expected: [Value] = []
+            var comparable = true
+            for item in compared {
+                guard let value = try? item.expression.evaluate(context) else {
+                    comparable = false
+                    break
+                }
+                let coerced = DefaultValues.coerce(value, to: item.column.type)
+                expected.append(coerced)
+            }
+            guard comparable else { continue }
+            if slot < reservoir.count { reservoir[slot] = (row.id.primaryKey, expected) } else { reservoir.append((row.id.primaryKey, expected)) }
+        }
+        // Values a required attribute gets when nil are the model's default: not compared.
+        let positions = compared.indices.filter { index in
+            compared[index].optional || !reservoir.contains { $0.values[index].isNull }
+        }
+        var missing: [[Value]: [Int64]] = [:]
+        for item in reservoir { missing[positions.map { item.values[$0] }, default: []].append(item.key) }
+        let cursorOut = try store.objects(of: destinationName, includingSubentities: false)
+        while !missing.isEmpty, let row = try cursorOut.next() {
+            let values = positions.map { index -> Value in
+                guard let slot = cursorOut.shape.slot(of: compared[index].column.name) else { return .null }
+                return row[slot]
+            }
+            missing[values] = nil
+        }
+        result.sampled += reservoir.count
+        result.checked[.sample, default: 0] += reservoir.count
+        for (values, keys) in missing.sorted(by: { $0.value[0] < $1.value[0] }) {
+            let described = zip(positions, values).map { "\(compared[$0].column.name) = \($1)" }.joined(separator: ", ")
+            for key in keys {
+                fail(
+                    VerificationFailure(
+                        check: .sample,
+                        message: "no \(destinationName) in the destination holds what \(planned.name) makes of \(sourceName) Z_PK \(key): \(described)"))
+            }
+        }
+    }
+}
+
+/// Failures counted as they are reported.
+private final class Tally {
+    var failures: [VerificationFailure.Check: Int] = [:]
+}
+
+/// A small seeded generator (SplitMix64): the same seed gives the same sample on every platform.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension String {
+    /// A hash that is the same in every process (Swift's `hashValue` is seeded per process).
+    var hashValueStable: Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return Int(truncatingIfNeeded: hash)
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import MoultTestSupport
+import Testing
+
+/// `moult verify` end to end: exit 0 on a good migration, 67 listing every failure on a broken one.
+@Suite struct VerifyCommandTests {
+    static let model = Fixtures.peopleModel.path
+
+    @Test func verifyPassesThenListsEveryFailureWithExitCode67() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try MigrateCommandTests.generate("2", persons: 300, in: directory)
+        let output = directory.appending("v3.sqlite")
+        let mapping = MigrateCommandTests.mapping("v2-to-v3")
+        let migrate = try MoultProcess.run([
+            "migrate", source.path, "--model", Self.model, "--to", "v3", "--mapping", mapping, "--output", output.path, "--quiet",
+        ])
+        #expect(migrate.exitCode == 0, "\(migrate.standardError)")
+        let arguments = ["verify", source.path, output.path, "--model", Self.model, "--to", "v3", "--mapping", mapping]
+        let good = try MoultProcess.run(arguments)
+        #expect(good.exitCode == 0, "\(good.standardOutput)\(good.standardError)")
+        #expect(good.standardOutput.hasPrefix("verified"), "\(good.standardOutput)")
+
+        try MigrateCommandTests.sqlite3(output, "UPDATE ZPERSON SET ZADDRESS = 99999 WHERE Z_PK IN (2, 5); DELETE FROM ZADDRESS WHERE Z_PK = 1")
+        let log = directory.appending("events.jsonl")
+        let bad = try MoultProcess.run(arguments + ["--sample", "0", "--events", log.path])
+        #expect(bad.exitCode == 67, "\(bad.standardError)")
+        for key in [2, 5] {
+            #expect(bad.standardOutput.contains("FAIL dangling-key: Person Z_PK \(key).address points at Z_PK 99999"), "\(bad.standardOutput)")
+        }
+        #expect(bad.standardOutput.contains("FAIL count: Address"), "\(bad.standardOutput)")
+        let events = try EventsCommandTests.events(at: log)
+        #expect(EventsCommandTests.kinds(events).filter { $0 == "warning" }.count >= 3)
+        #expect(events.last?["event"] as? String == "failed" && events.last?["exitCode"] as? Int == 67, "\(events.last ?? [:])")
+
+        let json = try MoultProcess.run(arguments + ["--json", "--sample", "0"])
+        #expect(json.exitCode == 67)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        #expect(object["passed"] as? Bool == false)
+        let failures = try #require(object["failures"] as? [[String: Any]])
+        #expect(failures.count == object["failureCount"] as? Int && failures.count >= 3, "\(failures)")
+
+        // A destination that is not there: an I/O failure, named.
+        let missing = try MoultProcess.run(["verify", source.path, directory.appending("nope.sqlite").path, "--model", Self.model, "--to", "v3", "--mapping", mapping])
+        #expect(missing.exitCode == 74 && missing.standardError.contains("nope.sqlite"), "\(missing.standardError)")
+        let badSample = try MoultProcess.run(arguments + ["--sample", "-1"])
+        #expect(badSample.exitCode == 64)
+    }
+}
