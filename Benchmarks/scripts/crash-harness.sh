@@ -30,7 +30,7 @@ while [[ $# -gt 0 ]]; do
     *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
-FAULT_POINTS=${FAULT_POINTS:-"store-created chunk-start after-rows after-lmdb-commit after-sqlite-commit before-finish after-marker after-rename"}
+FAULT_POINTS=${FAULT_POINTS:-"store-created chunk-start set-links-staged set-links-written after-rows after-lmdb-commit after-sqlite-commit before-finish after-marker after-rename"}
 FAULT_COUNTS=${FAULT_COUNTS:-"1 3"}
 MAX_RESUMES=20  # resumes of one kill point before giving up
 RANDOM=$SEED    # the kill delays are reproducible for a seed

@@ -8,6 +8,8 @@
 #   v1->v3   generate a v1 store (seed 1); moult migrate --to v3 (v1 -> v2 -> v3); floor: floor/v1-to-v3.sql
 #   v2->v3   generate a v2 store; the address split with Mappings/v2-to-v3.json;   floor: floor/v2-to-v3.sql
 #   v3->v4   generate a v3 store; the Adult/Child split with Mappings/v3-to-v4.json; floor: floor/v3-to-v4.sql
+#   v4->v5   generate a v4 store; unique companies and schools with Mappings/v4-to-v5-builtin.json;
+#            floor: floor/v4-to-v5.sql
 # every run with --chunk-size 10000, measured by peakmem (peak RssAnon and total RSS of the process
 # tree, wall time). The floor's destination is made by `moult create` (inside the measured command).
 #
@@ -17,9 +19,10 @@
 # time over the floor's in the same run (how many times slower than sqlite3 alone), and same_as_floor
 # says whether moult's destination holds the floor's rows (every entity table and Z_MAX, Z_OPT aside).
 # Environment: BENCH_WORK (work folder; default .build/bench-work/people-scale), MOULT_SKIP_BUILD=1,
-# APPEND=1 (add rows to today's TSV instead of starting it again, e.g. a 10M run after the others),
-# CHUNK_SIZE (default 10000), SCENARIOS (default "v1-v3 v2-v3 v3-v4"), TOOLS (default
-# "sql-floor moult-lmdb moult-memory").
+# RESULTS_NAME (the TSV's name under Benchmarks/results, default <date>-people-scale), APPEND=1 (add rows to today's TSV instead of starting it again, e.g. a 10M run after the others),
+# CHUNK_SIZE (default 10000), SCENARIOS (default "v1-v3 v2-v3 v3-v4"; v4-v5 also), TOOLS (default
+# "sql-floor moult-lmdb moult-memory"; also moult-lmdb-per-object: LMDB with stage 2 forced object by
+# object, MOULT_PER_OBJECT_STAGE2=1, the engine before its set operations).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -33,7 +36,7 @@ for n in "${SIZES[@]}"; do [[ "$n" =~ ^[0-9]+$ ]] || die "not a size: $n"; done
 build_moult
 make_work people-scale
 mkdir -p "$ROOT/Benchmarks/results"
-RESULTS="$ROOT/Benchmarks/results/$(date -u +%F)-people-scale.tsv"
+RESULTS="$ROOT/Benchmarks/results/${RESULTS_NAME:-$(date -u +%F)-people-scale}.tsv"
 HEADER="scenario	size	tool	objects	objects_per_s	wall_s	peak_anon_mib	peak_total_mib	dest_mib	vs_floor	same_as_floor"
 if [[ -n "${APPEND:-}" && -s "$RESULTS" ]]; then
     [[ "$(head -n 1 "$RESULTS")" == "$HEADER" ]] || die "$RESULTS has other columns: cannot append"
@@ -65,14 +68,17 @@ set_command() {
         CMD=(bash -c 'set -e; "$1" create "$3" --model "$2" --model-version "$4" >/dev/null; sqlite3 -bail "$3" -cmd "ATTACH '"'"'$5'"'"' AS src" <"$6"' \
             floor "$MOULT" "$MODEL" "$dest" "$to" "$src" "$sql")
         return ;;
-    moult-lmdb | moult-memory) ;;
+    moult-lmdb | moult-memory | moult-lmdb-per-object) ;;
     *) die "unknown tool: $tool" ;;
     esac
-    local options=(--chunk-size "$CHUNK_SIZE" --association "${tool#moult-}")
+    local storage=${tool#moult-}
+    local options=(--chunk-size "$CHUNK_SIZE" --association "${storage%-per-object}")
+    local moult=("$MOULT")
+    [[ "$tool" != *-per-object ]] || moult=(env MOULT_PER_OBJECT_STAGE2=1 "$MOULT")
     case "$scenario" in
     v1-v3)
         if "$MOULT" plan "$src" --model "$MODEL" --to v3 >/dev/null 2>&1; then
-            CMD=("$MOULT" migrate "$src" --model "$MODEL" --to v3 --output "$dest" "${options[@]}")
+            CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v3 --output "$dest" "${options[@]}")
         else
             CMD=(bash -c "$(cat <<'SH'
 set -e
@@ -84,8 +90,9 @@ rm -f "$mid"
 SH
 )" two-steps "$MOULT" "$src" "$MODEL" "$dest" "${options[@]}")
         fi ;;
-    v2-v3) CMD=("$MOULT" migrate "$src" --model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --output "$dest" "${options[@]}") ;;
-    v3-v4) CMD=("$MOULT" migrate "$src" --model "$MODEL" --to v4 --mapping "$MAPPINGS/v3-to-v4.json" --output "$dest" "${options[@]}") ;;
+    v2-v3) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --output "$dest" "${options[@]}") ;;
+    v3-v4) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v4 --mapping "$MAPPINGS/v3-to-v4.json" --output "$dest" "${options[@]}") ;;
+    v4-v5) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v5 --mapping "$MAPPINGS/v4-to-v5-builtin.json" --output "$dest" "${options[@]}") ;;
     *) die "unknown scenario: $scenario" ;;
     esac
 }

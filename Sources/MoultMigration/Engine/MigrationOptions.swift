@@ -28,6 +28,11 @@ public struct MigrationOptions: Sendable, Hashable {
     /// policy) as one `INSERT … SELECT` per chunk inside SQLite. The result is the same either way;
     /// turning it off forces the per-object path (for comparison).
     public var bulkSQL: Bool
+    /// Write stage 2 of the mappings that allow it (direct association lookups, the default policy,
+    /// relationships stored in columns) as one `UPDATE … FROM` per relationship per chunk instead of
+    /// one `UPDATE` per object. Only with ``bulkSQL``. The result is the same either way; turning it
+    /// off forces the per-object path (for comparison).
+    public var setRelationships: Bool = true
     /// The work directory (checkpointed partial destination, association table); by default beside
     /// the output, named after it with `.moult` appended.
     public var workDirectory: URL?

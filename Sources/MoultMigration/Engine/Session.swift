@@ -121,6 +121,7 @@ final class Session {
                     bulk = nil  // values the per-object path converts or refuses: it reads this chunk
                 }
                 let keysOnly = pass.stage == .createRelationships && migrator.options.bulkSQL ? compiled.keysOnlyRead : nil
+                var clock = profile?.start()
                 let objects: [MigrationObject]
                 if let chunk, bulk == nil {
                     if let keysOnly {
@@ -140,6 +141,7 @@ final class Session {
                 } else {
                     next.chunk += 1
                 }
+                profile?.lap(&clock, compiled.name, pass.stage, .read)
                 try manager.associations.beginChunk()
                 do {
                     try manager.writer.write {
@@ -156,7 +158,11 @@ final class Session {
                             try manager.flushAssociations()
                             let destinations = try manager.associations.destinations(
                                 forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
-                            for (object, made) in zip(objects, destinations) {
+                            var asSets = false
+                            if keysOnly != nil, migrator.options.setRelationships, !Self.perObjectStage2 {
+                                asSets = try manager.createRelationshipsAsSets(compiled, objects: objects, made: destinations)
+                            }
+                            for (object, made) in zip(objects, destinations) where !asSets {
                                 for destinationObject in made {
                                     try policy.createRelationships(
                                         for: destinationObject, source: object, mapping: compiled.mapping, manager: manager)
@@ -164,17 +170,21 @@ final class Session {
                             }
                             if isLast { try policy.endRelationshipCreation(mapping: compiled.mapping, manager: manager) }
                         }
+                        profile?.lap(&clock, compiled.name, pass.stage, .evaluateAndWrite)
                         try manager.flushAssociations()
+                        profile?.lap(&clock, compiled.name, pass.stage, .associationWrites)
                         try Checkpoint.save(next, in: destination.database)
                         FaultInjection.reach("after-rows")
                         try manager.associations.commitChunk(durable: durable)
                         FaultInjection.reach("after-lmdb-commit")
+                        profile?.lap(&clock, compiled.name, pass.stage, .associationCommit)
                     }
                 } catch {
                     manager.discardPendingAssociations()
                     manager.associations.abortChunk()
                     throw error
                 }
+                profile?.lap(&clock, compiled.name, pass.stage, .sqliteCommit)
                 FaultInjection.reach("after-sqlite-commit")
                 position = next
                 chunksRun += 1
@@ -190,8 +200,17 @@ final class Session {
                 if isLast { break }
             }
         }
+        profile?.report()
         return chunksRun
     }
+
+    /// `MOULT_PER_OBJECT_STAGE2` set forces stage 2's per-object path, as
+    /// ``MigrationOptions/setRelationships`` false does: for benchmarks that compare the two.
+    private static let perObjectStage2 = ProcessInfo.processInfo.environment["MOULT_PER_OBJECT_STAGE2"] != nil
+
+    /// Where a run's time goes, by pass and kind of work, printed to standard error at the end of the
+    /// passes when `MOULT_PROFILE` is set (a clock read per chunk and kind, never per object).
+    private let profile: StageProfile? = ProcessInfo.processInfo.environment["MOULT_PROFILE"] == nil ? nil : StageProfile()
 
     // MARK: - Validation and the end
 
@@ -257,5 +276,47 @@ final class Session {
             counts[entity.name] = try store.count(of: entity.name, includingSubentities: false)
         }
         return counts
+    }
+}
+
+/// Seconds spent per (mapping, stage, kind of work), for `MOULT_PROFILE`.
+final class StageProfile {
+    enum Kind: String, CaseIterable {
+        /// Reading the chunk's source objects (or keys) into Swift.
+        case read
+        /// The policy's work: expressions evaluated, objects inserted or the bulk `INSERT … SELECT`,
+        /// association look-ups and relationship writes.
+        case evaluateAndWrite = "evaluate+write"
+        /// Recording the chunk's new associations in the association table.
+        case associationWrites = "association-writes"
+        /// The checkpoint row and the association table's commit.
+        case associationCommit = "checkpoint+association-commit"
+        /// The destination's commit.
+        case sqliteCommit = "sqlite-commit"
+    }
+
+    private var seconds: [String: Double] = [:]
+    private var order: [String] = []
+
+    func start() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    func lap(_ clock: inout UInt64?, _ mapping: String, _ stage: MigrationPlan.Stage, _ kind: Kind) {
+        guard let started = clock else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let key = "\(stage == .createObjects ? "stage1" : "stage2")\t\(mapping)\t\(kind.rawValue)"
+        if seconds[key] == nil { order.append(key) }
+        seconds[key, default: 0] += Double(now - started) / 1e9
+        clock = now
+    }
+
+    func report() {
+        let total = seconds.values.reduce(0, +)
+        var lines = ["moult profile: stage\tmapping\twork\tseconds\tshare"]
+        for key in order {
+            let value = seconds[key] ?? 0
+            lines.append("moult profile: \(key)\t\(String(format: "%.3f", value))\t\(String(format: "%.1f%%", total > 0 ? value / total * 100 : 0))")
+        }
+        lines.append("moult profile: total\t\t\t\(String(format: "%.3f", total))")
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 }
