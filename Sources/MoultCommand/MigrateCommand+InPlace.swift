@@ -18,7 +18,14 @@ extension MigrateCommand {
         try await reportingFailures {
             let chain = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
             if chain.isUpToDate {
-                InPlaceMigration.cleanUp(chain.store)
+                switch InPlaceMigration.cleanUp(chain.store) {
+                case .missing(let backup)?:
+                    printError("moult: warning: an earlier, interrupted run of this migration kept the original store as \(backup.path), which is no longer there; the store itself is complete at version \(chain.targetVersion.name)")
+                case .present(let backup)?:
+                    if !quiet && !json { print("the original store is kept as \(backup.path) (by the earlier, interrupted run)") }
+                case nil:
+                    break
+                }
                 if json {
                     print(
                         "{\"store\":\(JSONText.string(arguments.store)),\"inPlace\":true,\"written\":false,\"from\":\(JSONText.string(chain.sourceVersion.name)),"

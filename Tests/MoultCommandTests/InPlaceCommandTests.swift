@@ -197,4 +197,34 @@ import Testing
         #expect(try Self.digest(store) == Self.digest(reference), "after \(fault)")
         #expect(try Self.digest(directory.appending("people~.sqlite")) == original, "after \(fault): the backup is not the original")
     }
+
+    /// Killed right after the swap, the store is migrated and the work folder still records the
+    /// backup. Run again, the store is up to date: the run names the backup, and says so loudly when
+    /// the backup has gone in between, rather than deleting the record unnoticed.
+    @Test func aRunAfterTheSwapNamesTheBackupOrSaysItIsGone() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let arguments = ["--model", Self.model, "--to", "v3", "--mapping", Self.mapping("v2-to-v3"), "--chunk-size", "50"]
+        for removeBackup in [false, true] {
+            let store = try Self.generate("2", persons: 60, in: directory, name: "s\(removeBackup).sqlite")
+            let backup = directory.appending("s\(removeBackup)~.sqlite")
+            let killed = try MoultProcess.run(["migrate", store.path] + arguments, environment: ["MOULT_FAULT": "inplace-after-swap:1"])
+            #expect(killed.terminatedBySignal, "\(killed.standardError)")
+            #expect(try Self.version(of: store) == "v3")
+            #expect(FileManager.default.fileExists(atPath: backup.path))
+            if removeBackup { try FileManager.default.removeItem(at: backup) }
+
+            let again = try MoultProcess.run(["migrate", store.path] + arguments)
+            #expect(again.exitCode == 0, "\(again.standardError)")
+            #expect(again.standardOutput.contains("nothing to migrate"))
+            if removeBackup {
+                #expect(again.standardError.contains("warning") && again.standardError.contains(backup.path), "\(again.standardError)")
+            } else {
+                #expect(again.standardOutput.contains(backup.path), "\(again.standardOutput)")
+                #expect(!again.standardError.contains("warning"), "\(again.standardError)")
+            }
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains("moult") }
+            #expect(leftovers.isEmpty, "\(leftovers)")
+        }
+    }
 }

@@ -228,10 +228,29 @@ public struct InPlaceMigration {
         }
     }
 
-    /// Removes what an earlier run left beside a store that is now up to date (its work folder).
-    public static func cleanUp(_ store: URL) {
+    /// What an earlier, interrupted run had recorded of its backup, found by ``cleanUp(_:)``.
+    public enum RecordedBackup: Sendable, Hashable {
+        /// The backup the earlier run made is where it recorded it.
+        case present(URL)
+        /// The earlier run recorded a backup that is no longer there.
+        case missing(URL)
+    }
+
+    /// Removes what an earlier run left beside a store that is now up to date (its work folder), and
+    /// says what became of the backup that run recorded, if it made one: a run killed after its swap
+    /// finds the store migrated, and the backup must not go missing unnoticed.
+    @discardableResult
+    public static func cleanUp(_ store: URL) -> RecordedBackup? {
         let work = workFolder(for: store)
-        if FileManager.default.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
+        let manager = FileManager.default
+        guard manager.fileExists(atPath: work.path) else { return nil }
+        var recorded: RecordedBackup?
+        if let path = try? String(contentsOf: work.appending(path: "backup"), encoding: .utf8), !path.isEmpty {
+            let url = URL(filePath: path)
+            recorded = manager.fileExists(atPath: path) ? .present(url) : .missing(url)
+        }
+        StreamingMigrator.removeWorkDirectory(work)
+        return recorded
     }
 
     static func recordedBackup(in work: URL) -> URL? {
