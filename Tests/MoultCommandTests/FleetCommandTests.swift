@@ -52,14 +52,14 @@ import Testing
         let command = "\(moult) migrate --manifest \(manifest.path) --shard {}/4 --chunk-size 5 --quiet"
         // Shard 2 kills itself at its 40th chunk commit (in its 5th store); the others finish.
         let killed = try Self.shell(
-            "parallel -j4 'if [ {} = 2 ]; then MOULT_FAULT=after-sqlite-commit:40 \(command); else \(command); fi' ::: 0 1 2 3")
+            "parallel --will-cite -j4 'if [ {} = 2 ]; then MOULT_FAULT=after-sqlite-commit:40 \(command); else \(command); fi' ::: 0 1 2 3")
         #expect(killed != 0)
         let partial = try Self.results(manifest)
         #expect(partial.count < 200 && partial.count >= 150, "\(partial.count)")
         #expect(partial.allSatisfy { $0["outcome"] as? String == "migrated" })
 
         // The whole command again: every shard skips what is done, shard 2 resumes its store.
-        #expect(try Self.shell("parallel -j4 '\(command)' ::: 0 1 2 3") == 0)
+        #expect(try Self.shell("parallel --will-cite -j4 '\(command)' ::: 0 1 2 3") == 0)
         let results = try Self.results(manifest)
         #expect(results.count == 200)
         let stores = results.compactMap { $0["store"] as? String }
