@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoultMigration
 import MoultModel
 
 /// `moult hash PATH [--json]`: each version's entity hashes.
@@ -93,22 +94,6 @@ struct HashCommand: AsyncParsableCommand {
 
 /// JSON text for the few shapes the commands print.
 enum JSONText {
-    /// A JSON string literal.
-    static func string(_ value: String) -> String {
-        var result = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                result += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
+    /// A JSON string literal (the one quoting the event stream uses).
+    static func string(_ value: String) -> String { EventJSON.string(value) }
 }
