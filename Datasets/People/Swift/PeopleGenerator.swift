@@ -1,5 +1,6 @@
 public import Foundation
 public import MoultModel
+import MoultMigration
 import MoultStore
 
 /// Builds People stores (Datasets/People) at any model version, deterministic for a seed: the same

@@ -1,20 +1,10 @@
+import MoultMigration
+
 /// The deterministic random source and the name tables of the People generator.
 ///
-/// SplitMix64: small, fast, and the same sequence on every platform for a seed, so a generated store
-/// is reproducible byte for byte.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// The random source is MoultMigration's `SplitMix64`: the same sequence on every platform for a
+/// seed, so a generated store is reproducible byte for byte.
+extension SplitMix64 {
     /// A number in `0..<bound` (bound > 0), without modulo bias worth caring about for tables this size.
     mutating func below(_ bound: Int) -> Int {
         Int(next() % UInt64(bound))

@@ -400,13 +400,14 @@ private final class Tally {
     var failures: [VerificationFailure.Check: Int] = [:]
 }
 
-/// A small seeded generator (SplitMix64): the same seed gives the same sample on every platform.
-struct SplitMix64: RandomNumberGenerator {
+/// A small seeded generator (SplitMix64): the same seed gives the same sequence on every platform, so
+/// a verification's sample and a generated dataset (the People generator uses it too) are reproducible.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
