@@ -130,20 +130,7 @@ final class StatusFile: @unchecked Sendable {
         object.add("pid", Int(getpid()))
         object.add("updated", Date().timeIntervalSince1970)
         object.add("message", message)
-        if let last {
-            object.add("step", last.step)
-            object.add("steps", last.steps)
-            object.add("stage", (lastStage?.stage ?? last.stage).rawValue)
-            object.add("mapping", last.mapping)
-            object.add("pass", last.pass)
-            object.add("passes", last.passes)
-            object.add("chunk", last.chunk)
-            object.add("chunks", last.chunks)
-            object.add("done", last.done)
-            object.add("total", last.total)
-            object.add("rate", last.rate)
-            object.add("eta", last.eta)
-        }
+        last?.add(to: &object, stage: lastStage?.stage)
         try? Data((object.text + "\n").utf8).write(to: url, options: .atomic)
     }
 

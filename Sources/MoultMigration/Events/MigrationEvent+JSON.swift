@@ -34,20 +34,7 @@ extension MigrationEvent {
             fields.raw("passes", "[" + passes.joined(separator: ",") + "]")
         case .chunk(let value):
             fields.add("event", "chunk")
-            fields.add("step", value.step)
-            fields.add("steps", value.steps)
-            fields.add("pass", value.pass)
-            fields.add("passes", value.passes)
-            fields.add("stage", value.stage.rawValue)
-            fields.add("mapping", value.mapping)
-            fields.add("chunk", value.chunk)
-            fields.add("chunks", value.chunks)
-            fields.add("rows", value.rows)
-            fields.add("done", value.done)
-            fields.add("total", value.total)
-            fields.add("elapsed", value.elapsed)
-            fields.add("rate", value.rate)
-            fields.add("eta", value.eta)
+            value.add(to: &fields)
         case .stage(let value):
             fields.add("event", "stage")
             fields.add("step", value.step)
@@ -111,6 +98,27 @@ extension FailureCategory {
 }
 
 /// A JSON object built field by field, in order.
+extension MigrationEvent.Chunk {
+    /// Adds this chunk's fields (where the run stands) to a JSON object: the chunk event's fields, and
+    /// `moult status`'s, which may name a later stage than the chunk's.
+    public func add(to object: inout EventJSON, stage: MigrationStage? = nil) {
+        object.add("step", step)
+        object.add("steps", steps)
+        object.add("pass", pass)
+        object.add("passes", passes)
+        object.add("stage", (stage ?? self.stage).rawValue)
+        object.add("mapping", mapping)
+        object.add("chunk", chunk)
+        object.add("chunks", chunks)
+        object.add("rows", rows)
+        object.add("done", done)
+        object.add("total", total)
+        object.add("elapsed", elapsed)
+        object.add("rate", rate)
+        object.add("eta", eta)
+    }
+}
+
 public struct EventJSON: Sendable {
     private var parts: [String] = []
 
