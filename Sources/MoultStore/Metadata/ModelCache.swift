@@ -271,7 +271,8 @@ public enum ModelCache {
         }
 
         /// A derivation expression as Xcode writes it: a key path, or `keyPath.@count` for the function
-        /// `count:` of a key path. Other forms are spelt `FUNCTION(selector, …)`, which the hash refuses.
+        /// `count:` of a key path. Other functions are spelt as Foundation prints them, `selector(arguments)`
+        /// (`canonical:(name)`, `sum:(items.price)`, `now()`), which ``DerivationExpression`` reads.
         mutating func expressionText(_ uid: Int, depth: Int) throws -> String {
             try step()
             guard depth < 32 else { throw ArchiveError(.malformedArchive, "a derivation expression nests too deeply") }
@@ -291,7 +292,8 @@ public enum ModelCache {
                     for argument in try archive.elements(list) { arguments.append(try expressionText(argument, depth: depth + 1)) }
                 }
                 if selector == "count:", arguments.count == 1 { return arguments[0] + ".@count" }
-                return "FUNCTION(\(selector)\(arguments.map { ", " + $0 }.joined()))"
+                // Foundation's printing of a function expression: `canonical:(name)`, `sum:(items.price)`, `now()`.
+                return "\(selector)(\(arguments.joined(separator: ", ")))"
             default:
                 return "<\(expression.className)>"
             }
