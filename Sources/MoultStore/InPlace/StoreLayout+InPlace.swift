@@ -456,10 +456,15 @@ private struct InPlaceBuilder {
         }
         primaryKeys.append(InPlaceStatement("DROP TABLE \(quoted("moult_inplace_primarykey"))"))
         changes.append(InPlaceChange(kind: .primaryKeys, summary: "\(new.entities.count) entities", statements: primaryKeys, touchesRows: false))
-        // 8. The model cache described the old model.
+        // 8. The model cache described the old model: it now carries the new one (or none, when the new
+        // model has a part whose archived form is not known).
+        var cacheStatements = [InPlaceStatement("DELETE FROM \(quoted("Z_MODELCACHE"))")]
+        if let cache = try? ModelCache.encoded(new.model) {
+            cacheStatements.append(InPlaceStatement("INSERT INTO \(quoted("Z_MODELCACHE")) (\(quoted("Z_CONTENT"))) VALUES (?)", [.data(cache)]))
+        }
         changes.append(
             InPlaceChange(
-                kind: .modelCache, summary: "emptied", statements: [InPlaceStatement("DELETE FROM \(quoted("Z_MODELCACHE"))")],
+                kind: .modelCache, summary: cacheStatements.count > 1 ? "the new model" : "emptied", statements: cacheStatements,
                 touchesRows: false))
     }
 

@@ -9,7 +9,8 @@ public import MoultModel
 /// uniqueness constraints; each attribute's type, flags (optional, transient, read-only), modifier,
 /// external-storage and preserve-after-deletion bits (`NSFlagsKey` 0x04 and 0x10) and, for a derived
 /// one, its derivation expression; each relationship's destination, inverse, counts, order and delete
-/// rule. Fetched properties, validation rules and defaults are left out: none enters a hash or a column.
+/// rule; an entity's class name and an attribute's default value of a plain type (number, Boolean,
+/// string, date). Fetched properties and validation rules are left out: neither enters a hash or a column.
 /// Sub-entities list the properties they inherit, as every model cache does; inherited properties may
 /// be proxies (`NSUnderlyingProperty`), read as the property they stand for.
 ///
@@ -131,6 +132,7 @@ public enum ModelCache {
                 isAbstract: try bool(instance, "NSIsAbstract"),
                 versionHashModifier: try archive.string(instance, "NSVersionHashModifier"),
                 renamingIdentifier: try archive.string(instance, "NSRenamingIdentifier"))
+            entity.representedClassName = try archive.string(instance, "NSClassNameForEntity")
             if let properties = try archive.reference(instance, "NSProperties") {
                 var seen: Set<Int> = []
                 for uid in try collection(properties) {
@@ -261,6 +263,20 @@ public enum ModelCache {
             attribute.preserveAfterDeletion = flags & 0x10 != 0
             attribute.versionHashModifier = try archive.string(instance, "NSVersionHashModifier")
             attribute.renamingIdentifier = try archive.string(instance, "NSRenamingIdentifier")
+            attribute.customClassName = type == .transformable ? try archive.string(instance, "NSAttributeValueClassName") : nil
+            // A default value of a plain type, as the model's text (an archived object of another class,
+            // a transformable's, is left out).
+            if let uid = try archive.reference(instance, "NSDefaultValue"), !archive.isNull(uid) {
+                switch try archive.object(uid) {
+                case .integer(let value): attribute.defaultValueString = type == .boolean ? (value != 0 ? "YES" : "NO") : String(value)
+                case .real(let value): attribute.defaultValueString = String(value)
+                case .bool(let value): attribute.defaultValueString = value ? "YES" : "NO"
+                case .string(let text) where type == .string: attribute.defaultValueString = text
+                case .dictionary where type == .date:
+                    if case .real(let time)? = try archive.instance(uid).fields["NS.time"] { attribute.defaultDateTimeInterval = time }
+                default: break
+                }
+            }
             if instance.classes.contains("NSDerivedAttributeDescription") || instance.fields["NSDerivationExpression"] != nil {
                 attribute.isDerived = true
                 if let expression = try archive.reference(instance, "NSDerivationExpression") {
