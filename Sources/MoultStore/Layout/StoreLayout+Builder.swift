@@ -554,7 +554,6 @@ struct LayoutBuilder {
             }
             let when = entityCondition(entity.name, row: "NEW").map { " WHEN " + $0 } ?? ""
             let andShared = entityCondition(entity.name, row: "").map { " AND " + $0 } ?? ""
-            let andNewOwner = andShared
             switch storage {
             case .joinTable(let joinTable, let sourceColumn, _, _):
                 guard case .count = expression.form, path.count == 1 else {
@@ -563,8 +562,8 @@ struct LayoutBuilder {
                 let (j, k) = (SQLName.quoted(joinTable), SQLName.quoted(sourceColumn))
                 let parameterName = "Z_DA_\(joinTable)_\(entity.name)_\(attribute.name)_PARAMETER"
                 return [
-                    "CREATE TRIGGER \(SQLName.quoted(parameterName + "_INSERT")) AFTER INSERT ON \(j) FOR EACH ROW BEGIN UPDATE \(t) SET \(c) = IFNULL(\(c), 0) + 1 WHERE Z_PK = NEW.\(k)\(andNewOwner); \(notify(updated, from: table, where: "Z_PK = NEW.\(k)" + andNewOwner)); END",
-                    "CREATE TRIGGER \(SQLName.quoted(parameterName + "_DELETE")) AFTER DELETE ON \(j) FOR EACH ROW BEGIN UPDATE \(t) SET \(c) = \(c) - 1 WHERE Z_PK = OLD.\(k)\(andNewOwner); \(notify(updated, from: table, where: "Z_PK = OLD.\(k)" + andNewOwner)); END",
+                    "CREATE TRIGGER \(SQLName.quoted(parameterName + "_INSERT")) AFTER INSERT ON \(j) FOR EACH ROW BEGIN UPDATE \(t) SET \(c) = IFNULL(\(c), 0) + 1 WHERE Z_PK = NEW.\(k)\(andShared); \(notify(updated, from: table, where: "Z_PK = NEW.\(k)" + andShared)); END",
+                    "CREATE TRIGGER \(SQLName.quoted(parameterName + "_DELETE")) AFTER DELETE ON \(j) FOR EACH ROW BEGIN UPDATE \(t) SET \(c) = \(c) - 1 WHERE Z_PK = OLD.\(k)\(andShared); \(notify(updated, from: table, where: "Z_PK = OLD.\(k)" + andShared)); END",
                     "CREATE TRIGGER \(SQLName.quoted(name + "_SOURCE_INSERT")) AFTER INSERT ON \(t) FOR EACH ROW\(when) BEGIN UPDATE \(t) SET \(c) = (SELECT IFNULL(COUNT(\(k)), 0) FROM \(j) WHERE \(k) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(notify(updated, from: table, where: "Z_PK = NEW.Z_PK")); END",
                 ]
             case .destinationColumn(let destinationTable, let inverseColumn, _, _):
@@ -588,12 +587,12 @@ struct LayoutBuilder {
                 switch expression.form {
                 case .count where path.count == 1:
                     return countTriggers(
-                        name: name, parameterName: parameterName + "_PARAMETER", t: t, c: c, d: d, k: k, watched: k, plus: "+ 1", minus: "- 1",
+                        name: name, parameterName: parameterName + "_PARAMETER", table: table, c: c, d: d, k: k, watched: k, plus: "+ 1", minus: "- 1",
                         total: "COUNT(\(k))", when: when, andShared: andShared, notify: notify)
                 case .aggregate(.sum, _):
                     let v = SQLName.quoted(valueColumn!)
                     return countTriggers(
-                        name: name, parameterName: parameterName + "_PARAMETER", t: t, c: c, d: d, k: k, watched: "\(k), \(v)",
+                        name: name, parameterName: parameterName + "_PARAMETER", table: table, c: c, d: d, k: k, watched: "\(k), \(v)",
                         plus: "+ IFNULL(NEW.\(v), 0)", minus: "- IFNULL(OLD.\(v), 0)", total: "SUM(\(v))", when: when, andShared: andShared,
                         notify: notify)
                 case .aggregate(let aggregate, _):
@@ -622,10 +621,10 @@ struct LayoutBuilder {
     /// `@count` and `@sum` through a one-to-many: the four triggers on the destination's table that add
     /// and take away, and the one on the entity's table that totals a new row.
     private func countTriggers(
-        name: String, parameterName: String, t: String, c: String, d: String, k: String, watched: String, plus: String, minus: String,
+        name: String, parameterName: String, table: String, c: String, d: String, k: String, watched: String, plus: String, minus: String,
         total: String, when: String, andShared: String, notify: (String, String, String) -> String
     ) -> [String] {
-        let table = t
+        let t = SQLName.quoted(table)
         let updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
         return [
             "CREATE TRIGGER \(SQLName.quoted(parameterName + "_INSERT")) AFTER INSERT ON \(d) FOR EACH ROW WHEN (NEW.\(k) NOT NULL) BEGIN UPDATE \(t) SET \(c) = IFNULL(\(c), 0) \(plus) WHERE Z_PK = NEW.\(k)\(andShared); \(notify(updated, table, "Z_PK = NEW.\(k)" + andShared)); END",
