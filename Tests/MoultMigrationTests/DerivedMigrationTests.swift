@@ -83,4 +83,31 @@ import Testing
         }
         #expect(try StoreMetadata(contentsOf: output).entityHashes == StoreMetadata(model: Self.model(derived: true)).entityHashes)
     }
+
+    /// A migrated store carries its new model in `Z_MODELCACHE`, streamed or in place.
+    @Test func aMigratedStoreCarriesItsNewModel() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let v1 = try ObjectModel { Entity("Note") { Attribute("title", .string) } }
+        let v2 = try ObjectModel { Entity("Note") { Attribute("title", .string); Attribute("body", .string) } }
+        let model = try VersionedModel(name: "Notes", versions: [.init(name: "v1", model: v1), .init(name: "v2", model: v2)])
+        let source = directory.appending("source.sqlite")
+        let store = try SQLiteStore.create(at: source, model: v1)
+        let writer = try store.makeWriter()
+        try writer.write { _ = try writer.insert("Note", ["title": .string("a")]) }
+        store.database.close()
+        func carried(_ url: URL) throws -> ObjectModel? {
+            let database = try Database(url: url, mode: .readOnly)
+            defer { database.close() }
+            return try ModelCache.model(in: database)
+        }
+        #expect(try carried(source)?.entityVersionHashes() == v1.entityVersionHashes())
+        let streamed = directory.appending("streamed.sqlite")
+        try ProgressiveMigration(store: source, model: model, to: "v2").run(output: streamed)
+        #expect(try carried(streamed)?.entityVersionHashes() == v2.entityVersionHashes())
+        let inPlace = try directory.copyStore(source, as: "in-place.sqlite")
+        try InPlaceMigration(store: inPlace, model: model, to: "v2", keepsBackup: false).run()
+        #expect(try carried(inPlace)?.entityVersionHashes() == v2.entityVersionHashes())
+        #expect(try StoreMetadata(contentsOf: inPlace).entityHashes == v2.entityVersionHashes())
+    }
 }
