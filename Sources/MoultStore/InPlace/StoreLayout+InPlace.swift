@@ -12,7 +12,8 @@ extension StoreLayout {
     /// are renumbered, removed, moved between tables or a column's declared type changes. Join tables
     /// are kept, rebuilt from the old join table, or filled from the to-one or to-many they replace.
     /// Then the indexes, `Z_PRIMARYKEY` (each root's `Z_MAX` kept, so primary keys are never reused)
-    /// and the model cache (emptied: it described the old model). The metadata is the caller's.
+    /// and the model cache (the new model's, or emptied when its archived form is not known: it described
+    /// the old model). The metadata is the caller's.
     ///
     /// Every identifier is quoted. The statements are meant to run in one transaction.
     ///
