@@ -13,7 +13,7 @@ extension ModelCache {
     ///
     /// - Throws: ``Unencodable`` for a model with a part whose archived form is not known: validation
     ///   rules (minimum, maximum, regular expression), fetched properties, fetch request templates,
-    ///   configurations, a partial or expression fetch index, a default value of a type other than
+    ///   configurations used with CloudKit, a partial or expression fetch index, a default value of a type other than
     ///   numbers, Booleans, strings and dates, a derivation Moult does not read, and composite,
     ///   object ID or undefined attributes.
     public static func encoded(_ model: ObjectModel) throws(Unencodable) -> [UInt8] {
@@ -74,8 +74,8 @@ extension ModelCache {
         }
 
         mutating func encode() throws(Unencodable) -> Int {
-            guard model.configurations.isEmpty else {
-                throw Unencodable(message: "the model has configurations, whose archived form is not confirmed")
+            if let configuration = model.configurations.first(where: \.usedWithCloudKit) {
+                throw Unencodable(message: "the configuration '\(configuration.name)' is used with CloudKit, whose archived form is not confirmed")
             }
             guard model.fetchRequests.isEmpty else {
                 throw Unencodable(message: "the model has fetch request templates, whose archived form is not confirmed")
@@ -102,9 +102,19 @@ extension ModelCache {
                     "version": .integer(1),
                 ])
             let identifierSet = writer.array(model.versionIdentifiers.map { string($0) }, className: "NSSet")
-            writer.set(
-                root, className: "NSManagedObjectModel",
-                fields: ["NSEntities": .uid(entities), "NSFetchRequestTemplates": KeyedArchiveWriter.null, "NSVersionIdentifiers": identifierSet])
+            var rootFields: [String: PropertyListValue] = [
+                "NSEntities": .uid(entities), "NSFetchRequestTemplates": KeyedArchiveWriter.null, "NSVersionIdentifiers": identifierSet,
+            ]
+            // Configurations, as SampleModel2_V2's cache has them: name → an NSSet of its entities.
+            if !model.configurations.isEmpty {
+                var pairs: [(key: PropertyListValue, value: PropertyListValue)] = []
+                for configuration in model.configurations {
+                    let members = configuration.entityNames.compactMap { entityUIDs[$0] }.map { PropertyListValue.uid($0) }
+                    pairs.append((string(configuration.name), writer.array(members, className: "NSSet")))
+                }
+                rootFields["NSConfigurations"] = writer.dictionary(pairs, className: "NSMutableDictionary")
+            }
+            writer.set(root, className: "NSManagedObjectModel", fields: rootFields)
             return root
         }
 

@@ -9,8 +9,8 @@ public import MoultModel
 /// uniqueness constraints; each attribute's type, flags (optional, transient, read-only), modifier,
 /// external-storage and preserve-after-deletion bits (`NSFlagsKey` 0x04 and 0x10) and, for a derived
 /// one, its derivation expression; each relationship's destination, inverse, counts, order and delete
-/// rule; an entity's class name and an attribute's default value of a plain type (number, Boolean,
-/// string, date). Fetched properties and validation rules are left out: neither enters a hash or a column.
+/// rule; an entity's class name, an attribute's default value of a plain type (number, Boolean,
+/// string, date), and the model's configurations. Fetched properties and validation rules are left out: neither enters a hash or a column.
 /// Sub-entities list the properties they inherit, as every model cache does; inherited properties may
 /// be proxies (`NSUnderlyingProperty`), read as the property they stand for.
 ///
@@ -90,7 +90,21 @@ public enum ModelCache {
             if let identifiers = try archive.reference(root, "NSVersionIdentifiers") {
                 identifier = try collection(identifiers).compactMap { (uid) throws -> String? in try archive.string(uid) }.sorted().first
             }
-            return try ObjectModel(entities: entities, versionIdentifier: identifier)
+            // Configurations: name → the set of its entities.
+            var configurations: [ConfigurationDescription] = []
+            if let uid = try archive.reference(root, "NSConfigurations"), !archive.isNull(uid) {
+                for (name, members) in try archive.stringKeyedEntries(uid) {
+                    try step()
+                    var names: [String] = []
+                    for member in try collection(members) {
+                        if let entity = try entityName(of: member) { names.append(entity) }
+                    }
+                    configurations.append(
+                        ConfigurationDescription(name: name, entityNames: names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }))
+                }
+                configurations.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            }
+            return try ObjectModel(entities: entities, versionIdentifier: identifier, configurations: configurations)
         }
 
         /// The element UIDs of an array or set, or the value UIDs of a dictionary (Core Data's
