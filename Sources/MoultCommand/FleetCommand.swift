@@ -44,6 +44,19 @@ struct FleetMigrateCommand: AsyncParsableCommand {
     var quiet = false
 
     func run() async throws {
+        try await FleetShardRun(manifest: manifest, shard: shard, chunkSize: chunkSize, quiet: quiet).run()
+    }
+}
+
+/// One shard of a fleet: what `moult migrate --manifest FILE --shard I/N` and its alias `moult fleet
+/// migrate` run.
+struct FleetShardRun {
+    var manifest: String
+    var shard: String
+    var chunkSize: Int
+    var quiet: Bool
+
+    func run() async throws {
         try await reportingFailures {
             let shard: FleetShard
             let manifest: FleetManifest

@@ -7,11 +7,22 @@ import MoultStore
 
 /// The options `moult migrate` and `moult plan` share.
 struct MigrationArguments: ParsableArguments {
-    @Argument(help: "The source store (never modified).")
-    var store: String
+    // Optional for the parser only: `migrate --manifest` takes its stores and models from the manifest.
+    // Every other use needs both (``requireStoreAndModel()``, from each command's `validate()`).
+    @Argument(help: ArgumentHelp("The source store (never modified).", valueName: "store"))
+    var storeArgument: String?
 
-    @Option(help: "The versioned model (.xcdatamodeld) or a single version (.xcdatamodel).")
-    var model: String
+    @Option(name: .customLong("model"), help: "The versioned model (.xcdatamodeld) or a single version (.xcdatamodel).")
+    var modelOption: String?
+
+    var store: String { storeArgument ?? "" }
+    var model: String { modelOption ?? "" }
+
+    /// STORE and --model, which every command needs but `migrate --manifest`: bad usage (64) without them.
+    func requireStoreAndModel() throws {
+        if storeArgument == nil { throw ValidationError("Missing expected argument '<store>'") }
+        if modelOption == nil { throw ValidationError("Missing expected argument '--model <model>'") }
+    }
 
     @Option(help: "The target version (default: the model's current version).")
     var to: String?

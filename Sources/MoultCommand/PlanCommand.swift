@@ -22,6 +22,8 @@ struct PlanCommand: AsyncParsableCommand {
 
     @OptionGroup var events: EventOptions
 
+    func validate() throws { try arguments.requireStoreAndModel() }
+
     func run() async throws {
         try await reportingFailures {
             let log = try events.open()
