@@ -12,9 +12,11 @@ extension MigrationVerifier {
     /// step); then each sampled path's destination entity is streamed once to find its objects.
     ///
     /// Not checked, and said so in ``VerificationReport/skipped``: the count of an entity that a mapping
-    /// with a policy other than Core Data's default makes (in its step or before), and the count and
-    /// sample of what a mapping makes when the replay meets a limit on one of its objects (a `FUNCTION`
-    /// it does not answer, a relationship set only from its inverse side), with the first reason.
+    /// with a policy other than Core Data's default makes (in its step or before: nothing is replayed
+    /// through a policy, so such a mapping's objects are not sampled either); and, when the replay meets
+    /// a limit on one object of a mapping (a `FUNCTION` it does not answer, a relationship set only from
+    /// its inverse side, an expression that fails), the count of every entity that mapping's objects end
+    /// as and the sample through it, with the first reason.
     func checkChain(_ store: SQLiteStore, _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void) throws {
         let source = try SQLiteStore(url: migration.store, model: migration.steps[0].from.model, mode: .readOnly)
         defer { source.database.close() }
@@ -150,12 +152,15 @@ extension MigrationVerifier {
             }
         }
 
-        // The sample: each path's destination entity streamed once.
-        for (path, reservoir) in reservoirs.sorted(by: { $0.value.name < $1.value.name }) {
-            if let reason = path.enumerated().lazy.compactMap({ limited[StepMapping(step: $0, mapping: $1)] }).first {
-                result.skipped.append("the sample of \(reservoir.name): \(reason)")
-                continue
+        // The sample: not through a mapping the replay met a limit in (its reservoirs lack objects, or
+        // it has none); each other path's destination entity streamed once.
+        if sampleSize > 0 {
+            for (key, reason) in limited.sorted(by: { ($0.key.step, $0.key.mapping) < ($1.key.step, $1.key.mapping) }) {
+                result.skipped.append("the sample through \(steps[key.step].mappings[key.mapping].name) (\(steps[key.step].label)): \(reason)")
             }
+        }
+        for (path, reservoir) in reservoirs.sorted(by: { $0.value.name < $1.value.name }) {
+            if path.enumerated().contains(where: { limited[StepMapping(step: $0, mapping: $1)] != nil }) { continue }
             let positions = compared(reservoir.entity)
             guard !positions.isEmpty, let layout = store.layout.entity(named: reservoir.entity) else {
                 result.skipped.append("the sample of \(reservoir.name): no attribute to compare")

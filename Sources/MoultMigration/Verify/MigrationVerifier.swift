@@ -342,7 +342,7 @@ public struct MigrationVerifier {
         var random = SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: planned.name.hashValueStable))
         var reservoir: [(key: Int64, values: [Value])] = []
         var seen = 0
-        let cursor = try source.objects(of: sourceName, includingSubentities: true)
+        let cursor = try source.objects(of: sourceName, includingSubentities: false)
         while let row = try cursor.next() {
             var values = row.values
             values += Array(repeating: .null, count: max(schema.keys.count - values.count, 0))
