@@ -10,6 +10,8 @@ struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Migrate a store to another version of its model, in chunks, resumably.",
+        // STORE and --model are optional to the parser only (see MigrationArguments).
+        usage: "moult migrate <store> --model <model> [<options>]\nmoult migrate --manifest <manifest> [--shard <I/N>] [--chunk-size <n>] [--quiet]",
         discussion: """
             The store's version is found by its entity hashes. Each step to the target version uses a mapping \
             given with --mapping for it, or the inferred (lightweight) one. The destination is built in \

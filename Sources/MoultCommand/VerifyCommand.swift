@@ -8,6 +8,8 @@ struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check a finished migration against its source.",
+        // STORE and --model are optional to the parser only (see MigrationArguments).
+        usage: "moult verify <store> <destination> --model <model> [<options>]",
         discussion: """
             Checks that DEST's metadata hashes are the target version's; that every to-one key points at an \
             existing object of the right entity, one-to-one inverses point back, and join tables name existing \
