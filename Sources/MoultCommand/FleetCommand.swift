@@ -68,6 +68,7 @@ struct FleetShardRun {
             }
             Interruption.install()
             var models: [String: VersionedModel] = [:]
+            let folders = MappingFolders()
             var lastFailure: Int32 = 0
             let runner = FleetRunner(manifest: manifest, shard: shard)
             let summary: FleetRunner.Summary
@@ -85,10 +86,12 @@ struct FleetShardRun {
                             model = try VersionedModel(contentsOf: entry.model)
                             models[entry.model.path] = model
                         }
-                        let mappings = try entry.mappings.map { try MappingModel(contentsOf: $0) }
+                        // Files and folders, as `--mapping` takes them.
+                        let (mappings, labels) = try MigrationArguments.mappingModels(
+                            entry.mappings.map(\.path), store: entry.store.path, to: entry.to, model, folders: folders)
                         let migration = try ProgressiveMigration(
                             store: entry.store, model: model, to: entry.to, mappings: mappings, policies: MoultCommand.policies,
-                            options: MigrationOptions(chunkSize: chunkSize), mappingLabels: entry.mappings.map(\.path))
+                            options: MigrationOptions(chunkSize: chunkSize), mappingLabels: labels)
                         if migration.isUpToDate {
                             return FleetResult(store: entry.name, outcome: .alreadyCurrent, exitCode: 0, seconds: seconds())
                         }

@@ -123,13 +123,21 @@ struct MigrationArguments: ParsableArguments {
     /// The `--mapping` models with their labels: a file is read; a folder (not an `.xcmappingmodel`)
     /// is searched for the mappings of the migration's steps (``MappingDiscovery``).
     func mappingModels(_ versioned: VersionedModel) throws -> ([MappingModel], [String]) {
+        try Self.mappingModels(mappings, store: store, to: to, versioned)
+    }
+
+    /// Mapping files and folders (as `--mapping` takes them) for a migration of `store` to `to`; a
+    /// manifest's `mappings` too. `folders` keeps what each folder holds, for a fleet whose stores share it.
+    static func mappingModels(
+        _ paths: [String], store: String, to: String?, _ versioned: VersionedModel, folders: MappingFolders = MappingFolders()
+    ) throws -> ([MappingModel], [String]) {
         var models: [MappingModel] = []
         var labels: [String] = []
-        for path in mappings {
+        for path in paths {
             let url = URL(filePath: path)
             var isFolder: ObjCBool = false
             if url.pathExtension.lowercased() != "xcmappingmodel", FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-                let candidates = try MappingDiscovery.candidates(in: url)
+                let candidates = try folders.candidates(in: url)
                 guard let source = MappingDiscovery.version(of: URL(filePath: store), in: versioned),
                     let target = versioned.version(named: to ?? versioned.currentVersionName)
                 else { continue }  // the migration says what is wrong with the store or the target
@@ -203,5 +211,17 @@ struct ControlOptions: ParsableArguments {
 
     func validate() throws {
         if let maxRate, !(maxRate > 0 && maxRate.isFinite) { throw ValidationError("--max-rate must be a positive number of objects per second") }
+    }
+}
+
+/// The mapping models found in folders, each folder searched once.
+final class MappingFolders {
+    private var found: [String: [MappingDiscovery.Candidate]] = [:]
+
+    func candidates(in folder: URL) throws -> [MappingDiscovery.Candidate] {
+        if let known = found[folder.path] { return known }
+        let candidates = try MappingDiscovery.candidates(in: folder)
+        found[folder.path] = candidates
+        return candidates
     }
 }

@@ -188,4 +188,22 @@ import Testing
         #expect(try Self.results(manifest).map { $0["outcome"] as? String } == ["migrated", "migrated"])
         #expect(FileManager.default.fileExists(atPath: directory.appending("out/s0.sqlite").path))
     }
+
+    /// A manifest line's `mappings` takes folders as `--mapping` does: each store's steps find theirs.
+    @Test func manifestMappingsMayBeFolders() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let manifest = try Self.fleet(2, in: directory)
+        let folder = Fixtures.datasets.appending(path: "People/Mappings").path
+        let text = try String(contentsOf: manifest, encoding: .utf8).replacingOccurrences(of: "\"to\":\"v2\"", with: "\"to\":\"v3\",\"mappings\":[\"\(folder)/\"]")
+        try text.write(to: manifest, atomically: true, encoding: .utf8)
+        let run = try MoultProcess.run(["migrate", "--manifest", manifest.path])
+        #expect(run.exitCode == 0, "\(run.standardError)")
+        #expect(try Self.results(manifest).map { $0["outcome"] as? String } == ["migrated", "migrated"])
+        let verify = try MoultProcess.run([
+            "verify", directory.appending("stores/s1.sqlite").path, directory.appending("out/s1.sqlite").path, "--model", Self.model, "--to", "v3",
+            "--mapping", folder,
+        ])
+        #expect(verify.exitCode == 0, "\(verify.standardOutput)\(verify.standardError)")
+    }
 }
