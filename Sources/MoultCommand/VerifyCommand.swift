@@ -13,11 +13,13 @@ struct VerifyCommand: AsyncParsableCommand {
         discussion: """
             Checks that DEST's metadata hashes are the target version's; that every to-one key points at an \
             existing object of the right entity, one-to-one inverses point back, and join tables name existing \
-            objects; the target model's validation rules; and, for a one-step migration, the objects per entity \
-            mapping (the source's count with the mapping's filter) and a seeded sample of source objects compared \
-            value by value through the mapping's attribute expressions. Give the arguments the migration was \
-            run with. Every failure is listed; exit code 67 when there is one. Memory stays bounded (SQL over \
-            whole tables, one streamed pass per sampled mapping).
+            objects; the target model's validation rules; the objects per destination entity (what the source \
+            makes of them through the entity mappings' filters); and a seeded sample of source objects carried \
+            value by value through the mappings' attribute expressions. A chain's steps are replayed in memory \
+            one source object at a time (its intermediate stores are gone); what cannot be replayed exactly (a \
+            mapping with a policy, …) is listed under "not checked" with why. Give the arguments the migration \
+            was run with. Every failure is listed; exit code 67 when there is one. Memory stays bounded (SQL \
+            over whole tables, one streamed pass over the source, one per sampled entity).
             """
     )
 
