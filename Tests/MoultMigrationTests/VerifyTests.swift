@@ -229,6 +229,16 @@ import Testing
         // Still sampled: the addresses.
         #expect(limitedReport.sampled > 0)
         #expect(limitedReport.checked[.count] == 1, "Address still counted: \(limitedReport)")
+
+        // From a v3 store: the filter reads source objects of two entities (persons, their addresses,
+        // their residents), whose primary keys overlap; v4 -> v5 then runs the built-in policies.
+        let v3 = directory.appending("v3.sqlite")
+        try People.migrate(source, to: "v3", mappings: [People.mapping("v2-to-v3")], output: v3)
+        let third = directory.appending("v5.sqlite")
+        let fromV3 = try Self.chain(v3, to: "v5", [throughResidents, People.mapping("v4-to-v5-builtin")], output: third)
+        let (v5Report, v5Failures) = try Self.verify(fromV3, third, sample: 300)
+        #expect(v5Failures.isEmpty, "\(v5Failures)")
+        #expect(v5Report.checked[.count] == 3 && v5Report.skipped.count == 2, "\(v5Report)")
     }
 
     // MARK: - Relationships (Tests/VerifyModels/Badges)

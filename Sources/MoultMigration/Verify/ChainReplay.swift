@@ -50,7 +50,8 @@ final class ChainReplay {
     private let schemas: [[String: KeySchema]]
 
     private var registry: [Int64: ReplayObject] = [:]
-    private var sourceObjects: [Int64: ReplayObject] = [:]
+    /// Source objects by id: primary keys repeat across tables.
+    private var sourceObjects: [ObjectID: ReplayObject] = [:]
     private var children: [ChildKey: [ReplayObject]] = [:]
     private var nextKey: Int64 = -1
     /// A limit met where an error cannot be thrown (a relationship read by a key path).
@@ -59,7 +60,7 @@ final class ChainReplay {
     private struct ChildKey: Hashable {
         var step: Int
         var mapping: Int
-        var parent: Int64
+        var parent: ObjectID
     }
 
     init(migration: ProgressiveMigration, source: SQLiteStore) throws {
@@ -114,7 +115,7 @@ final class ChainReplay {
 
     /// A source object from a row of the source store (attributes and to-ones; to-manys when read).
     func sourceObject(_ row: ObjectRow, entity: EntityLayout) -> ReplayObject {
-        if let known = sourceObjects[row.id.primaryKey] { return known }
+        if let known = sourceObjects[row.id] { return known }
         let schema = schemas[0][entity.name] ?? CompiledMapping.schema(of: entity)
         var values = row.values
         var loaded = Array(repeating: true, count: values.count)
@@ -123,14 +124,14 @@ final class ChainReplay {
         loaded += Array(repeating: false, count: extra)
         let object = ReplayObject(
             objectID: row.id, entityName: entity.name, version: 0, schema: schema, values: values, loaded: loaded, origin: nil, replay: self)
-        sourceObjects[row.id.primaryKey] = object
+        sourceObjects[row.id] = object
         return object
     }
 
     /// The object an id of a version names: one made by the replay, or a row of the source store.
     func record(for id: ObjectID) throws -> ReplayObject? {
         if id.primaryKey < 0 { return registry[id.primaryKey] }
-        if let known = sourceObjects[id.primaryKey] { return known }
+        if let known = sourceObjects[id] { return known }
         guard let entity = source.layout.entity(number: id.entity) else { return nil }
         let cursor = try source.objects(of: entity.name, includingSubentities: false, after: id.primaryKey - 1, through: id.primaryKey, batchSize: 1)
         guard let row = try cursor.next() else { return nil }
@@ -140,7 +141,7 @@ final class ChainReplay {
     /// The objects entity mapping `mapping` of step `step` makes of `object` (none when the object is
     /// not of the mapping's source entity or fails its filter).
     func products(of object: ReplayObject, mapping index: Int, step: Int) throws -> [ReplayObject] {
-        let key = ChildKey(step: step, mapping: index, parent: object.objectID.primaryKey)
+        let key = ChildKey(step: step, mapping: index, parent: object.objectID)
         if let known = children[key] { return known }
         let compiled = steps[step].mappings[index]
         guard compiled.mapping.sourceEntityName == object.entityName, let destination = compiled.destination, !destination.isAbstract else {
