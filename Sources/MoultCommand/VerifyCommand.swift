@@ -65,6 +65,8 @@ struct VerifyCommand: AsyncParsableCommand {
             log?.write(.warning(MigrationEvent.Warning(message: failure.description)))
             if json { listed.items.append(failure) } else if !quietOutput { print("FAIL \(failure)") }
         }
+        // What could not be checked is said in the event stream too, not only in the report.
+        for note in report.skipped { log?.write(.warning(MigrationEvent.Warning(message: "not checked: \(note)"))) }
         let checked = VerificationFailure.Check.allCases.map { check in
             "\(check.rawValue) \(report.checked[check] ?? 0)\((report.failures[check] ?? 0) > 0 ? " (\(report.failures[check]!) failed)" : "")"
         }

@@ -77,8 +77,11 @@ import Testing
         let toV5 = mappings + ["--mapping", MigrateCommandTests.mapping("v4-to-v5-builtin")]
         let migrated = try MoultProcess.run(["migrate", source.path, "--model", Self.model, "--to", "v5", "--output", v5.path, "--quiet"] + toV5)
         #expect(migrated.exitCode == 0, "\(migrated.standardError)")
-        let partly = try MoultProcess.run(["verify", source.path, v5.path, "--model", Self.model, "--to", "v5"] + toV5)
+        let log = directory.appending("verify.jsonl")
+        let partly = try MoultProcess.run(["verify", source.path, v5.path, "--model", Self.model, "--to", "v5", "--events", log.path] + toV5)
         #expect(partly.exitCode == 0, "\(partly.standardOutput)\(partly.standardError)")
         #expect(partly.standardOutput.contains("  not checked: the count of Company: the entity mapping AdultToCompany (v4 → v5) runs a policy"), "\(partly.standardOutput)")
+        let warnings = try EventsCommandTests.events(at: log).filter { $0["event"] as? String == "warning" }.compactMap { $0["message"] as? String }
+        #expect(warnings.contains("not checked: the count of School: the entity mapping ChildToSchool (v4 → v5) runs a policy"), "\(warnings)")
     }
 }
