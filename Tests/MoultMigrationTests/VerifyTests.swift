@@ -178,6 +178,30 @@ import Testing
         #expect(report.sampled > 0)
     }
 
+    /// One step whose value goes through a relationship (`$source.address.state`): replayed, so those
+    /// objects are compared too, and a wrong value is found.
+    @Test func aOneStepValueThroughARelationshipIsCompared() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let v2 = try People.generate("v2", persons: 300, in: directory)
+        let v3 = directory.appending("v3.sqlite")
+        try People.migrate(v2, to: "v3", mappings: [People.mapping("v2-to-v3")], output: v3)
+        let data = try Data(contentsOf: Fixtures.datasets.appending(path: "People/Mappings/v3-to-v4.json"))
+        let text = try #require(String(data: data, encoding: .utf8)).replacingOccurrences(
+            of: "{ \"name\": \"companyName\" }", with: "{ \"name\": \"companyName\", \"value\": \"$source.address.state\" }")
+        #expect(text.contains("$source.address.state"))
+        let output = directory.appending("v4.sqlite")
+        let migration = try People.migrate(v3, to: "v4", mappings: [try MappingModel(json: Data(text.utf8))], output: output)
+        #expect(migration.steps.count == 1)
+        let (report, failures) = try Self.verify(migration, output, sample: 300)
+        #expect(failures.isEmpty && report.skipped.isEmpty, "\(failures) \(report.skipped)")
+        #expect(report.checked[.count] == 3 && report.sampled > 300, "\(report)")
+        try Self.execute(output, "UPDATE ZPERSON SET ZCOMPANYNAME = 'Nowhere' WHERE ZCOMPANYNAME IS NOT NULL AND Z_PK = (SELECT MIN(Z_PK) FROM ZPERSON WHERE ZCOMPANYNAME IS NOT NULL)")
+        let (broken, list) = try Self.verify(migration, output, sample: 300)
+        #expect(broken.failures == [.sample: 1], "\(list)")
+        #expect(list.first?.message.contains("what PersonToAdult (v3 → v4) makes of Person Z_PK") == true, "\(list)")
+    }
+
     /// A later step's filter goes through relationships of the intermediate objects: the replay
     /// follows those their mapping sets, and names the one it cannot (set from the inverse side only).
     @Test func aFilterThroughIntermediateRelationshipsIsReplayedOrNamed() throws {

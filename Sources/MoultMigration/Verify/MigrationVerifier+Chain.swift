@@ -180,7 +180,7 @@ extension MigrationVerifier {
                     fail(
                         VerificationFailure(
                             check: .sample,
-                            message: "no \(reservoir.entity) in the destination holds what \(reservoir.name) make of \(root): \(described)"))
+                            message: "no \(reservoir.entity) in the destination holds what \(reservoir.name) \(path.count == 1 ? "makes" : "make") of \(root): \(described)"))
                 }
             }
         }

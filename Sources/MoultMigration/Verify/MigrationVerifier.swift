@@ -240,12 +240,21 @@ public struct MigrationVerifier {
 
     private func checkMappings(_ step: ProgressiveMigration.Step, _ store: SQLiteStore, _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void) throws {
         let plan = try migration.migrator(for: step, source: migration.store).plan()
-        // A filter SQLite cannot run is counted by evaluating it on every object: the replay does that.
-        if plan.mappings.contains(where: { $0.filter != nil && !$0.filterInSQL }) {
+        let entityMappings = step.mappings.flatMap(\.orderedEntityMappings)
+        // A filter SQLite cannot run is counted by evaluating it on every object, and a value that
+        // needs more than the object itself (a relationship, a function of the migration) is computed
+        // with what the object reaches: the replay does both.
+        let reaching = entityMappings.contains { mapping in
+            mapping.attributeMappings.contains { attribute in
+                guard let text = attribute.valueExpression else { return false }
+                guard let node = try? ExpressionNode(parsing: text) else { return true }
+                return !Self.readsOnlyItsObject(node)
+            }
+        }
+        if reaching || plan.mappings.contains(where: { $0.filter != nil && !$0.filterInSQL }) {
             try checkChain(store, &result, fail)
             return
         }
-        let entityMappings = step.mappings.flatMap(\.orderedEntityMappings)
         guard entityMappings.count == plan.mappings.count else {
             result.skipped.append("counts and the sample: the plan's mappings do not line up with the mapping models'")
             return
@@ -345,6 +354,8 @@ public struct MigrationVerifier {
         var random = SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: planned.name.hashValueStable))
         var reservoir: [(key: Int64, values: [Value])] = []
         var seen = 0
+        var uncomputed = 0
+        var firstError: String?
         let cursor = try source.objects(of: sourceName, includingSubentities: false)
         while let row = try cursor.next() {
             var values = row.values
@@ -361,7 +372,12 @@ public struct MigrationVerifier {
             var expected: [Value] = []
             var comparable = true
             for item in compared {
-                guard let value = try? item.expression.evaluate(context) else {
+                let value: Value
+                do {
+                    value = try item.expression.evaluate(context)
+                } catch {
+                    uncomputed += 1
+                    if firstError == nil { firstError = "\(item.column.name) of \(sourceName) Z_PK \(row.id.primaryKey): \(error)" }
                     comparable = false
                     break
                 }
@@ -387,6 +403,9 @@ public struct MigrationVerifier {
         }
         result.sampled += reservoir.count
         result.checked[.sample, default: 0] += reservoir.count
+        if let firstError {
+            result.skipped.append("the sample of \(planned.name): \(uncomputed) sampled object(s) whose values could not be computed here, first \(firstError)")
+        }
         for (values, keys) in missing.sorted(by: { $0.value[0] < $1.value[0] }) {
             let described = zip(positions, values).map { "\(compared[$0].column.name) = \($1)" }.joined(separator: ", ")
             for key in keys {
@@ -395,6 +414,27 @@ public struct MigrationVerifier {
                         check: .sample,
                         message: "no \(destinationName) in the destination holds what \(planned.name) makes of \(sourceName) Z_PK \(key): \(described)"))
             }
+        }
+    }
+}
+
+extension MigrationVerifier {
+    /// Whether a value expression reads nothing but its object's own attributes (constants, `$source.x`,
+    /// `x`, arithmetic and functions of those): what the one-step sample computes without the replay.
+    static func readsOnlyItsObject(_ node: ExpressionNode) -> Bool {
+        switch node {
+        case .constant, .evaluatedObject: return true
+        case .variable(let name): return name == "source"
+        case .array(let items): return items.allSatisfy(readsOnlyItsObject)
+        case .keyPath(let base, let components):
+            guard components.count == 1 else { return false }
+            if case .evaluatedObject = base { return true }
+            if case .variable("source") = base { return true }
+            return false
+        case .negate(let inner), .cast(let inner, _): return readsOnlyItsObject(inner)
+        case .arithmetic(_, let left, let right): return readsOnlyItsObject(left) && readsOnlyItsObject(right)
+        case .function(let receiver, _, let arguments): return receiver == nil && arguments.allSatisfy(readsOnlyItsObject)
+        case .subscripted, .ternary: return false
         }
     }
 }
