@@ -83,18 +83,19 @@ extension MigrationVerifier {
         func visit(_ object: ReplayObject, _ path: [Int]) {
             counts[object.entityName, default: 0] += 1
             guard sampleSize > 0 else { return }
-            var reservoir = reservoirs[path] ?? {
+            if reservoirs[path] == nil {
                 let name = path.enumerated().map { "\(steps[$0].mappings[$1].name) (\(steps[$0].label))" }.joined(separator: ", ")
-                return Reservoir(name: name, entity: object.entityName, random: SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: name.hashValueStable)))
-            }()
-            reservoir.seen += 1
-            let slot = reservoir.seen <= sampleSize ? reservoir.seen - 1 : Int(reservoir.random.next() % UInt64(reservoir.seen))
-            if slot < sampleSize {
+                reservoirs[path] = Reservoir(name: name, entity: object.entityName, random: SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: name.hashValueStable)))
+            }
+            // Changed in place: the reservoir's items are not copied per object.
+            modify(&reservoirs[path]) { reservoir in
+                reservoir.seen += 1
+                let slot = reservoir.seen <= sampleSize ? reservoir.seen - 1 : Int(reservoir.random.next() % UInt64(reservoir.seen))
+                guard slot < sampleSize else { return }
                 let all = replay.attributeValues(of: object)
                 let item = (root: "\(object.root.entityName) Z_PK \(object.root.objectID.primaryKey)", values: compared(object.entityName).map { all[$0].value })
                 if slot < reservoir.items.count { reservoir.items[slot] = item } else { reservoir.items.append(item) }
             }
-            reservoirs[path] = reservoir
         }
         func descend(_ object: ReplayObject, _ path: inout [Int]) throws {
             if object.version == steps.count {
@@ -185,4 +186,10 @@ extension MigrationVerifier {
             }
         }
     }
+}
+
+/// Runs `body` on the value an optional holds, in place.
+private func modify<T>(_ value: inout T?, _ body: (inout T) throws -> Void) rethrows {
+    guard value != nil else { return }
+    try body(&value!)
 }
