@@ -74,6 +74,9 @@ struct MigrateCommand: AsyncParsableCommand {
     func validate() throws {
         guard manifest != nil else {
             if shard != nil { throw ValidationError("--shard needs --manifest") }
+            if arguments.storeArgument == nil {
+                throw ValidationError("Missing expected argument '<store>' (or --manifest FILE, for a fleet of stores)")
+            }
             try arguments.requireStoreAndModel()
             return
         }
