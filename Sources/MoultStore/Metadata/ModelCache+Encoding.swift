@@ -1,4 +1,4 @@
-public import MoultArchive
+internal import MoultArchive
 public import MoultModel
 
 extension ModelCache {

@@ -1,4 +1,4 @@
-public import MoultArchive
+internal import MoultArchive
 public import MoultModel
 
 /// The model a store carries: `Z_MODELCACHE.Z_CONTENT`, raw DEFLATE of an NSKeyedArchiver archive of
