@@ -14,8 +14,8 @@ extension ModelCache {
     /// - Throws: ``Unencodable`` for a model with a part whose archived form is not known: validation
     ///   rules (minimum, maximum, regular expression), fetched properties, fetch request templates,
     ///   configurations used with CloudKit, a partial or expression fetch index, a default value of a type other than
-    ///   numbers, Booleans, strings and dates, a derivation Moult does not read, and composite,
-    ///   object ID or undefined attributes.
+    ///   numbers, Booleans, strings and dates, a derivation Moult does not read, composite and
+    ///   object ID attributes, and an undefined attribute that is not transient.
     public static func encoded(_ model: ObjectModel) throws(Unencodable) -> [UInt8] {
         compressed(try archive(model))
     }
@@ -246,8 +246,8 @@ extension ModelCache {
             case .binary: "NSData"
             case .uuid: "NSUUID"
             case .uri: "NSURL"
-            case .transformable: attribute.customClassName
-            case .objectID, .composite, .undefined: nil
+            case .transformable, .undefined: attribute.customClassName
+            case .objectID, .composite: nil
             }
         }
 
@@ -278,8 +278,14 @@ extension ModelCache {
 
         mutating func encodeAttribute(_ attribute: AttributeDescription, uid: Int, entity: String) throws(Unencodable) {
             let subject = "the attribute '\(entity).\(attribute.name)'"
-            guard [.objectID, .composite, .undefined].contains(attribute.attributeType) == false else {
+            guard [.objectID, .composite].contains(attribute.attributeType) == false else {
                 throw Unencodable(message: "\(subject) is of type \(attribute.attributeType.rawValue), whose archived form is not confirmed")
+            }
+            // Undefined: type code 0, as Photos' cache holds `Asset.boundedByRect` (the shared Photos model was
+            // rebuilt from it). Core Data allows the type only on a transient attribute; a stored one is not
+            // written.
+            guard attribute.attributeType != .undefined || attribute.isTransient else {
+                throw Unencodable(message: "\(subject) is of type Undefined but not transient, which Core Data does not compile")
             }
             guard attribute.minValueString == nil, attribute.maxValueString == nil, attribute.minDateTimeInterval == nil,
                 attribute.maxDateTimeInterval == nil, attribute.regularExpressionString == nil

@@ -9,7 +9,7 @@ public import MoultModel
 /// uniqueness constraints; each attribute's type, flags (optional, transient, read-only), modifier,
 /// external-storage and preserve-after-deletion bits (`NSFlagsKey` 0x04 and 0x10) and, for a derived
 /// one, its derivation expression; each relationship's destination, inverse, counts, order and delete
-/// rule; an entity's class name, an attribute's default value of a plain type (number, Boolean,
+/// rule; an entity's class name, a transformable or Undefined attribute's class name, an attribute's default value of a plain type (number, Boolean,
 /// string, date), and the model's configurations. Fetched properties and validation rules are left out: neither enters a hash or a column.
 /// Sub-entities list the properties they inherit, as every model cache does; inherited properties may
 /// be proxies (`NSUnderlyingProperty`), read as the property they stand for.
@@ -277,7 +277,7 @@ public enum ModelCache {
             attribute.preserveAfterDeletion = flags & 0x10 != 0
             attribute.versionHashModifier = try archive.string(instance, "NSVersionHashModifier")
             attribute.renamingIdentifier = try archive.string(instance, "NSRenamingIdentifier")
-            attribute.customClassName = type == .transformable ? try archive.string(instance, "NSAttributeValueClassName") : nil
+            attribute.customClassName = type == .transformable || type == .undefined ? try archive.string(instance, "NSAttributeValueClassName") : nil
             // A default value of a plain type, as the model's text (an archived object of another class,
             // a transformable's, is left out).
             if let uid = try archive.reference(instance, "NSDefaultValue"), !archive.isNull(uid) {
