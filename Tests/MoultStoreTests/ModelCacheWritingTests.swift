@@ -18,7 +18,7 @@ import Testing
     /// (a leaf's `NSSubentities` is `$null` in older caches, an empty dictionary in newer ones; empty
     /// `NSFetchIndexDescriptions` and `NSCompoundIndexes` are there or not) and is not counted as an
     /// object; `NSMutableSet` is `NSSet` (the version identifiers).
-    static func signatures(_ archive: KeyedArchive) -> [String: Int] {
+    static func signatures(_ archive: KeyedArchive, only: Set<Int>? = nil) -> [String: Int] {
         func isEmptyCollection(_ uid: Int) -> Bool {
             guard case .dictionary(let fields) = archive.objects[uid], fields["$class"] != nil else { return false }
             let members = ["NS.objects", "NS.keys"].compactMap { fields[$0] }
@@ -54,7 +54,7 @@ import Testing
         }
         var result: [String: Int] = [:]
         for uid in archive.objects.indices {
-            guard case .dictionary(let fields) = archive.objects[uid], fields["$class"] != nil, !isEmptyCollection(uid),
+            guard only?.contains(uid) ?? true, case .dictionary(let fields) = archive.objects[uid], fields["$class"] != nil, !isEmptyCollection(uid),
                 className(uid) != "NSMutableString"
             else { continue }
             let keys = fields.keys.filter { $0 != "$class" }.sorted().compactMap { key -> String? in
@@ -65,6 +65,41 @@ import Testing
             result[className(uid) + " { " + keys.joined(separator: ", ") + " }", default: 0] += 1
         }
         return result
+    }
+
+    /// The objects reachable from `roots` through references (each counted once, as shared objects are).
+    static func reachable(from roots: [Int], in archive: KeyedArchive) -> Set<Int> {
+        var seen: Set<Int> = []
+        var stack = roots
+        func references(_ value: PropertyListValue) -> [Int] {
+            switch value {
+            case .uid(let uid): [uid]
+            case .array(let elements): elements.flatMap(references)
+            default: []
+            }
+        }
+        while let uid = stack.popLast() {
+            guard uid != 0, archive.objects.indices.contains(uid), seen.insert(uid).inserted else { continue }
+            if case .dictionary(let fields) = archive.objects[uid] {
+                for (key, value) in fields where key != "$class" { stack += references(value) }
+            }
+        }
+        return seen
+    }
+
+    /// The validation subgraph of an archive: every attribute record with `NSValidationPredicates`, and
+    /// what its predicate and warning lists reach.
+    static func validationGraph(_ archive: KeyedArchive) -> Set<Int> {
+        var records: [Int] = []
+        var roots: [Int] = []
+        for uid in archive.objects.indices {
+            guard case .dictionary(let fields) = archive.objects[uid], case .uid(let predicates)? = fields["NSValidationPredicates"],
+                case .uid(let warnings)? = fields["NSValidationWarnings"]
+            else { continue }
+            records.append(uid)
+            roots += [predicates, warnings]
+        }
+        return reachable(from: roots, in: archive).union(records)
     }
 
     static func realArchive(_ path: String) throws -> KeyedArchive {
@@ -83,7 +118,6 @@ import Testing
         for uid in archive.objects.indices {
             guard case .dictionary(let fields) = archive.objects[uid], let instance = try? archive.instance(uid) else { continue }
             if instance.className == "NSFetchedPropertyDescription" { parts.insert("fetched properties") }
-            if fields["NSValidationPredicates"] != nil { parts.insert("validation rules") }
             if case .uid(let value)? = fields["NSDefaultValue"], case .dictionary(let object) = archive.objects[value],
                 let name = try? archive.instance(value).className, name != "NSDate", object["$class"] != nil
             {
@@ -95,8 +129,8 @@ import Testing
 
     /// For every fixture cache: decoded, written again by Moult, and read back, it gives the store's
     /// hashes and the same schema; and the archive Moult writes has the real one's shape. One cache holds
-    /// parts Moult does not carry (SampleModel2_V2: fetched properties, validation rules, a
-    /// transformable's default object); for an XML model with them Moult writes no cache
+    /// parts Moult does not carry (SampleModel2_V2: fetched properties, a transformable's default
+    /// object; its validation rules are carried, `validationRulesAsTheFixtureHasThem`); for an XML model with them Moult writes no cache
     /// (`partsMoultCannotArchiveLeaveTheCacheEmpty`).
     @Test(arguments: ModelCacheTests.stores)
     func roundTripAndShape(_ path: String) throws {
@@ -116,7 +150,7 @@ import Testing
         #expect(try StoreLayout(model: back).schemaSQL == StoreLayout(model: model).schemaSQL, "\(path)")
         guard notCarried.isEmpty else {
             #expect(path.hasSuffix("SampleModel2_V2.sqlite"), "\(path): \(notCarried.sorted())")
-            #expect(notCarried == ["fetched properties", "validation rules", "a default value of class CoreDataPlus_Tests.Cover"])
+            #expect(notCarried == ["fetched properties", "a default value of class CoreDataPlus_Tests.Cover"])
             // What is carried is written back as it was: its configurations, for one.
             let back = try ModelCache.model(compressed: ModelCache.compressed(try ModelCache.archive(model)))
             #expect(back.configurations.map(\.name) == ["SampleConfigurationV2Part1", "SampleConfigurationV2Part2"])
@@ -128,6 +162,38 @@ import Testing
         let missing = theirs.filter { mine[$0.key] != $0.value }.map { "\($0.value)× \($0.key) (ours \(mine[$0.key] ?? 0))" }.sorted()
         let extra = mine.filter { theirs[$0.key] == nil }.map { "\($0.value)× \($0.key)" }.sorted()
         #expect(missing.isEmpty && extra.isEmpty, "\(path)\n  theirs only or more:\n    \(missing.joined(separator: "\n    "))\n  ours only:\n    \(extra.joined(separator: "\n    "))")
+    }
+
+    /// SampleModel2_V2's `Book.title` (and `GraphicNovel.title`, inherited) carries two rules set in
+    /// code: `length >= 3 AND length <= 50` and `SELF CONTAINS "title"`, each with its message. They are
+    /// read whole, and written back they have the real cache's shape object for object: the attribute
+    /// records (`_P` 193) and everything their predicate and warning lists reach, shared lists included.
+    @Test func validationRulesAsTheFixtureHasThem() throws {
+        let path = "alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite"
+        let real = try Self.realArchive(path)
+        let model = try ModelCache.decode(real)
+        let expected = [
+            ValidationRule(
+                predicate: .compound(.and, [
+                    .comparison(.key("length"), .init(type: 3), .constant(.integer(3))),
+                    .comparison(.key("length"), .init(type: 1), .constant(.integer(50))),
+                ]), warning: .message("Title must have a length between 3 and 50 chars.")),
+            ValidationRule(
+                predicate: .comparison(.evaluatedObject, .init(type: 99), .constant(.string("title"))), warning: .message("Title must contain 'title'.")),
+        ]
+        #expect(model.attribute(named: "title", of: "Book")?.validationRules == expected)
+        #expect(model.attribute(named: "title", of: "GraphicNovel")?.validationRules == expected)
+        let withRules = model.entities.flatMap { entity in entity.attributes.filter { !$0.validationRules.isEmpty }.map { "\(entity.name).\($0.name)" } }
+        #expect(withRules.sorted() == ["Book.title", "GraphicNovel.title"])
+
+        let bytes = try ModelCache.archive(model)
+        let ours = try KeyedArchive(bytes)
+        let theirs = Self.signatures(real, only: Self.validationGraph(real))
+        let mine = Self.signatures(ours, only: Self.validationGraph(ours))
+        #expect(theirs.values.reduce(0, +) == 22)
+        #expect(mine == theirs, "theirs: \(theirs.sorted { $0.key < $1.key })\nours: \(mine.sorted { $0.key < $1.key })")
+        let back = try ModelCache.model(compressed: ModelCache.compressed(bytes))
+        #expect(back.attribute(named: "title", of: "GraphicNovel")?.validationRules == expected)
     }
 }
 
