@@ -327,4 +327,63 @@ import Testing
             try ModelCache.encoded(stored)
         }
     }
+
+    /// A model of our own with validation rules of every carried form (``ModelCacheFuzzTests/ruleModel()``):
+    /// a created store carries them, they read back equal (the sub-entity's copies too, sharing one
+    /// pair of lists as Core Data's do), the records' `_P` says predicates and warnings follow, and the
+    /// hashes are those of the model without rules. A rule with an operator whose archived form is not
+    /// confirmed (`MATCHES`, 7) leaves the cache empty with the reason; so do bounds from the model XML.
+    @Test func validationRulesOfOurOwn() throws {
+        let model = try ModelCacheFuzzTests.ruleModel()
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteStore.create(at: directory.appending("s.sqlite"), model: model)
+        defer { store.database.close() }
+        let carried = try #require(try ModelCache.model(in: store.database))
+        for entity in ["Item", "Special"] {
+            for name in ["price", "code", "plain"] {
+                #expect(carried.attribute(named: name, of: entity)?.validationRules == model.attribute(named: name, of: "Item")?.validationRules, "\(entity).\(name)")
+            }
+        }
+        #expect(carried.attribute(named: "price", of: "Special")?.validationRules.count == 2)
+        #expect(carried.entityVersionHashes() == model.entityVersionHashes())
+        var plain = model
+        plain = try ObjectModel(
+            entities: plain.entities.map { entity in
+                var entity = entity
+                for index in entity.attributes.indices { entity.attributes[index].validationRules = [] }
+                return entity
+            })
+        #expect(plain.entityVersionHashes() == model.entityVersionHashes())
+
+        let archive = try KeyedArchive(try ModelCache.archive(model))
+        var lists: [String: Set<PropertyListValue>] = [:]
+        for uid in archive.objects.indices {
+            guard let record = try? archive.instance(uid), record.className == "NSAttributeDescription",
+                let name = try archive.string(record, "NSPropertyName"), case .integer(let packed)? = record.fields["_P"]
+            else { continue }
+            if name == "plain" {
+                #expect(packed & 0x30 == 0x30 && record.fields["NSValidationPredicates"] == nil)
+            } else if ["price", "code"].contains(name) {
+                #expect(packed & 0x30 == 0, "\(name)")
+                lists[name, default: []].insert(try #require(record.fields["NSValidationPredicates"]))
+            }
+        }
+        #expect(lists["price"]?.count == 1 && lists["code"]?.count == 1)
+
+        var matches = model
+        matches = try ObjectModel(
+            entities: matches.entities.map { entity in
+                var entity = entity
+                for index in entity.attributes.indices where entity.attributes[index].name == "code" {
+                    entity.attributes[index].validationRules = [
+                        ValidationRule(predicate: .comparison(.evaluatedObject, .init(type: 7), .constant(.string("[A-Z]+"))), warning: .code(1680))
+                    ]
+                }
+                return entity
+            })
+        #expect(throws: ModelCache.Unencodable(message: "the attribute 'Item.code' has a validation rule with the operator type 7, whose archived form is not confirmed")) {
+            try ModelCache.encoded(matches)
+        }
+    }
 }
