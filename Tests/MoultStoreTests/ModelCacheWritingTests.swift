@@ -238,7 +238,7 @@ import Testing
     /// the reason is given.
     @Test func partsMoultCannotArchiveLeaveTheCacheEmpty() throws {
         let validated = try ObjectModel { Entity("E") { Attribute("name", .string).range(min: "1", max: "5") } }
-        #expect(throws: ModelCache.Unencodable(message: "the attribute 'E.name' has validation rules, archived as predicates Moult does not write")) {
+        #expect(throws: ModelCache.Unencodable(message: "the attribute 'E.name' has a bound or a pattern, compiled into validation predicates whose archived form is not confirmed")) {
             try ModelCache.encoded(validated)
         }
         let fetched = try ObjectModel { Entity("E") { Attribute("name", .string); FetchedProperty("others", entity: "E", predicate: "name != nil") } }

@@ -11,8 +11,9 @@ extension ModelCache {
     /// The content of `Z_MODELCACHE.Z_CONTENT` for a model: its NSKeyedArchiver archive in the shape of
     /// Core Data's compiled model (see the <doc:StoreLayout> article), as stored DEFLATE blocks.
     ///
-    /// - Throws: ``Unencodable`` for a model with a part whose archived form is not known: validation
-    ///   rules (minimum, maximum, regular expression), fetched properties, fetch request templates,
+    /// - Throws: ``Unencodable`` for a model with a part whose archived form is not known: bounds and
+    ///   patterns from the model XML (minimum, maximum, regular expression; rules in the forms
+    ///   ``ValidationRule`` carries are written), fetched properties, fetch request templates,
     ///   configurations used with CloudKit, a partial or expression fetch index, a default value of a type other than
     ///   numbers, Booleans, strings and dates, a derivation Moult does not read, composite and
     ///   object ID attributes, and an undefined attribute that is not transient.
@@ -293,7 +294,7 @@ extension ModelCache {
             guard attribute.minValueString == nil, attribute.maxValueString == nil, attribute.minDateTimeInterval == nil,
                 attribute.maxDateTimeInterval == nil, attribute.regularExpressionString == nil
             else {
-                throw Unencodable(message: "\(subject) has validation rules, archived as predicates Moult does not write")
+                throw Unencodable(message: "\(subject) has a bound or a pattern, compiled into validation predicates whose archived form is not confirmed")
             }
             var fields = propertyFields(
                 name: attribute.name, entity: entity, isOptional: attribute.isOptional, isReadOnly: attribute.isReadOnly || attribute.isDerived,
