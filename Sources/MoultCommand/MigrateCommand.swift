@@ -61,6 +61,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var control: ControlOptions
 
     func run() async throws {
+        if arguments.stages != nil { return try await runStaged() }
         if outputOption == nil {
             guard events.path == nil, control.maxRate == nil, control.pauseFile == nil else {
                 // The in-place path does not produce the event stream yet.

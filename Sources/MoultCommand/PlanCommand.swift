@@ -23,6 +23,7 @@ struct PlanCommand: AsyncParsableCommand {
     @OptionGroup var events: EventOptions
 
     func run() async throws {
+        if arguments.stages != nil { return try await planStaged() }
         try await reportingFailures {
             let log = try events.open()
             do {
