@@ -74,6 +74,9 @@ public struct StagedMigration {
     /// Keep the original as `NAME~.EXT` (made before anything is written).
     public var keepsBackup: Bool
     public var lockTimeout: Duration = .milliseconds(500)
+    /// What `now()` gives in the handlers (``StageStore/now``): by default the instant the first run
+    /// starts, recorded with the checkpoint so that a resumed run uses the same one.
+    public var startDate: Date?
     let record: StagedRecord?
     let fingerprint: String
 
@@ -306,7 +309,7 @@ public struct StagedMigration {
             } else {
                 guard let version = storeVersion, let (stage, phase) = Self.start(of: version, in: stages) else { return report }
                 if keepsBackup { report.backup = try InPlaceMigration.copyBackup(of: store) }
-                record = StagedRecord(fingerprint: fingerprint, stage: stage, phase: phase, now: Date())
+                record = StagedRecord(fingerprint: fingerprint, stage: stage, phase: phase, now: startDate ?? Date())
                 try writeRecord(record)
             }
             while true {
