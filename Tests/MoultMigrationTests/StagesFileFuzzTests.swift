@@ -33,6 +33,26 @@ import Testing
         #expect(planned[1].didMigrate?.operations?.count == 1)
     }
 
+    /// The README's stages file reads, and runs on an Attachments store.
+    @Test func theReadmeExampleRuns() throws {
+        let readme = try String(contentsOf: Fixtures.packageRoot.appending(path: "README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "### The stages file"))
+        let rest = readme[section.upperBound...]
+        let open = try #require(rest.range(of: "```json\n"))
+        let close = try #require(rest[open.upperBound...].range(of: "```"))
+        let file = try StagesFile(json: Data(rest[open.upperBound..<close.lowerBound].utf8))
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StagedMigrationTests.attachmentStore(3_000, in: directory)
+        try StagedMigration(store: store, model: StagedMigrationTests.attachments, stages: file.stages, options: MigrationOptions(chunkSize: 250)).run()
+        #expect(try StagedMigrationTests.version(of: store, in: StagedMigrationTests.attachments) == "v2")
+        #expect(try StagedMigrationTests.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZDATECREATED IS NULL") == 0)
+        #expect(try StagedMigrationTests.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZSIZE > 900") == 0)
+        #expect(try StagedMigrationTests.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZNAME = 'FILE-7'") == 1)
+        // Its size is the model's default (0), not nil.
+        #expect(try StagedMigrationTests.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZNAME = 'README' AND ZSIZE = 0") == 1)
+    }
+
     @Test(arguments: [
         ("{", "not JSON"),
         ("[]", "$: expected an object, found an array"),

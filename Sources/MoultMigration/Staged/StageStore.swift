@@ -174,8 +174,8 @@ public final class StageStore {
 
     // MARK: - Single operations
 
-    /// Inserts an object with values by property name (attributes and to-one relationships; missing
-    /// ones are nil). Inside a ``forEachChunk(of:where:_:)`` body it is committed with the chunk;
+    /// Inserts an object with values by property name (attributes and to-one relationships; a missing
+    /// attribute gets the model's default value, a missing relationship is nil). Inside a ``forEachChunk(of:where:_:)`` body it is committed with the chunk;
     /// elsewhere it is an operation of its own, committed at once (a resumed run returns the id the
     /// first run made).
     @discardableResult
@@ -324,6 +324,11 @@ public final class StageStore {
             } else {
                 coerced[key] = value
             }
+        }
+        // Missing attributes get the model's default value, as a new Core Data object does.
+        for attribute in model.attributes(of: entity) where !attribute.isTransient && coerced[attribute.name] == nil && layout.attribute(named: attribute.name) != nil {
+            let value = DefaultValues.coerce(DefaultValues.value(of: attribute), to: attribute.attributeType)
+            if !value.isNull { coerced[attribute.name] = value }
         }
         if writer == nil { writer = try store.makeWriter() }
         do {

@@ -17,7 +17,7 @@ public enum VersionReference: Sendable, Hashable, CustomStringConvertible, Expre
     public var description: String {
         switch self {
         case .name(let name): "version '\(name)'"
-        case .checksum(let checksum): "the version with checksum \(checksum)"
+        case .checksum(let checksum): "version with checksum \(checksum)"
         }
     }
 
