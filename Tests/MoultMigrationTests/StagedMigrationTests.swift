@@ -232,6 +232,126 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: InPlaceMigration.backupURL(for: store).path))
     }
 
+    /// A handler declared not resumable runs again from its start after an interruption: the second
+    /// run sees every object, the first run's committed chunks included.
+    @Test func aHandlerThatIsNotResumableRunsAgainFromItsStart() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.attachmentStore(2_000, in: directory)
+        let seen = Counter()
+        let stages: [StagedMigration.Stage] = [
+            .custom(from: "v1", to: "v2", willMigrate: StageHandler("count and fill", resumable: false) { store in
+                try store.forEach("Attachment") { object in
+                    seen.value += 1
+                    if object["dateCreated"] == .null { object["dateCreated"] = .date(store.now) }
+                }
+            })
+        ]
+        let chunks = Counter()
+        let first = try StagedMigration(store: store, model: Self.attachments, stages: stages, options: MigrationOptions(chunkSize: 100))
+        #expect(throws: MigrationError.self) { try first.run(progress: { _ in chunks.value += 1 }, isCancelled: { chunks.value >= 5 }) }
+        #expect(seen.value == 500)
+        seen.value = 0
+        try StagedMigration(store: store, model: Self.attachments, stages: stages, options: MigrationOptions(chunkSize: 100)).run()
+        #expect(seen.value == 2_000)
+        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZDATECREATED IS NULL") == 0)
+        #expect(try Self.version(of: store, in: Self.attachments) == "v2")
+    }
+
+    /// Deleting follows the model's delete rules: cascade deletes the destinations (and clears their
+    /// join rows), deny refuses while there are destinations, nullify clears the references.
+    @Test func deletesFollowTheDeleteRules() throws {
+        let v1 = try ObjectModel {
+            Entity("Folder") {
+                Attribute("name", .string)
+                Relationship("files", toMany: "File", inverse: "folder").deleteRule(.cascade)
+                Relationship("owner", to: "Owner", inverse: "folders").deleteRule(.nullify)
+            }
+            Entity("File") {
+                Attribute("name", .string)
+                Relationship("folder", to: "Folder", inverse: "files").deleteRule(.nullify)
+                Relationship("labels", toMany: "Label", inverse: "files").deleteRule(.nullify)
+            }
+            Entity("Label") {
+                Attribute("name", .string)
+                Relationship("files", toMany: "File", inverse: "labels").deleteRule(.nullify)
+            }
+            Entity("Owner") {
+                Attribute("name", .string)
+                Relationship("folders", toMany: "Folder", inverse: "owner").deleteRule(.deny)
+            }
+        }
+        let v2Model = try ObjectModel {
+            Entity("Folder") {
+                Attribute("name", .string)
+                Attribute("note", .string)
+                Relationship("files", toMany: "File", inverse: "folder").deleteRule(.cascade)
+                Relationship("owner", to: "Owner", inverse: "folders").deleteRule(.nullify)
+            }
+            Entity("File") {
+                Attribute("name", .string)
+                Relationship("folder", to: "Folder", inverse: "files").deleteRule(.nullify)
+                Relationship("labels", toMany: "Label", inverse: "files").deleteRule(.nullify)
+            }
+            Entity("Label") {
+                Attribute("name", .string)
+                Relationship("files", toMany: "File", inverse: "labels").deleteRule(.nullify)
+            }
+            Entity("Owner") {
+                Attribute("name", .string)
+                Relationship("folders", toMany: "Folder", inverse: "owner").deleteRule(.deny)
+            }
+        }
+        let model = try VersionedModel(name: "Rules", versions: [.init(name: "v1", model: v1), .init(name: "v2", model: v2Model)])
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.appending("rules.sqlite")
+        let created = try SQLiteStore.create(at: url, model: v1)
+        let writer = try created.makeWriter()
+        try writer.write {
+            let owner = try writer.insert("Owner", ["name": "ada"])
+            let label = try writer.insert("Label", ["name": "red"])
+            for f in 0..<3 {
+                let folder = try writer.insert("Folder", ["name": .string("folder-\(f)"), "owner": f == 0 ? .object(owner) : .null])
+                var files: [ObjectID] = []
+                for i in 0..<4 { files.append(try writer.insert("File", ["name": .string("file-\(f)-\(i)"), "folder": .object(folder)])) }
+                for file in files { try writer.relate("labels", file, to: [label]) }
+            }
+        }
+        created.database.close()
+
+        let deleteFolders = { (predicate: String) -> [StagedMigration.Stage] in
+            [.custom(from: "v1", to: "v2", willMigrate: StageHandler(operations: [.delete(entity: "Folder", where: predicate)]))]
+        }
+        // Cascade: folder-1's four files go with it, and their join rows; nothing else.
+        let cascade = try directory.copyStore(url, as: "cascade.sqlite")
+        try StagedMigration(store: cascade, model: model, stages: deleteFolders("name == 'folder-1'"), keepsBackup: false).run()
+        #expect(try Self.scalar(cascade, "SELECT COUNT(*) FROM ZFOLDER") == 2)
+        #expect(try Self.scalar(cascade, "SELECT COUNT(*) FROM ZFILE") == 8)
+        #expect(try Self.scalar(cascade, "SELECT COUNT(*) FROM ZFILE WHERE ZNAME LIKE 'file-1-%'") == 0)
+        let joinTable = try #require(try StoreLayout(model: v1).joinTables.first?.name)
+        #expect(try Self.scalar(cascade, "SELECT COUNT(*) FROM \(joinTable)") == 8)
+        #expect(try Self.scalar(cascade, "SELECT COUNT(*) FROM ZLABEL") == 1)
+
+        // Deny: deleting the owner of folder-0 is refused, and nothing of the chunk is written.
+        let deny = try directory.copyStore(url, as: "deny.sqlite")
+        let denied = [StagedMigration.Stage.custom(from: "v1", to: "v2", willMigrate: StageHandler(operations: [.delete(entity: "Owner", where: nil)]))]
+        let error = #expect(throws: MigrationError.self) { try StagedMigration(store: deny, model: model, stages: denied, keepsBackup: false).run() }
+        #expect(error?.message.contains("deny rule") == true, "\(error?.description ?? "")")
+        #expect(try Self.scalar(deny, "SELECT COUNT(*) FROM ZOWNER") == 1)
+
+        // Nullify: deleting the label clears its join rows only, the files stay; a predicate on a
+        // to-one relationship (evaluated in Swift) finds the one folder with an owner.
+        let nullify = try directory.copyStore(url, as: "nullify.sqlite")
+        let stages = [StagedMigration.Stage.custom(from: "v1", to: "v2", willMigrate: StageHandler(operations: [
+            .delete(entity: "Label", where: nil), .update(entity: "Folder", where: "owner != nil", set: ["name": "'owned'"]),
+        ]))]
+        try StagedMigration(store: nullify, model: model, stages: stages, keepsBackup: false).run()
+        #expect(try Self.scalar(nullify, "SELECT COUNT(*) FROM \(joinTable)") == 0)
+        #expect(try Self.scalar(nullify, "SELECT COUNT(*) FROM ZFILE") == 12)
+        #expect(try Self.scalar(nullify, "SELECT COUNT(*) FROM ZFOLDER WHERE ZNAME = 'owned'") == 1)
+    }
+
     // MARK: - People
 
     /// People v1 → v5 in stages (a lightweight stage, then custom stages with the scenario's mappings)
