@@ -182,7 +182,14 @@ public final class StageStore {
     public func insert(_ entity: String, _ values: [String: Value]) throws -> ObjectID {
         if inChunk { return try insertRow(entity, values) }
         let number = nextOperation()
-        if checkpoint.startingPoint(of: number) == nil, let id = checkpoint.record.inserted[number] { return id }
+        if checkpoint.startingPoint(of: number) == nil {
+            // Done by an earlier run: the object it made.
+            guard let id = checkpoint.record.inserted[number] else {
+                throw MigrationError(
+                    .checkpointMismatch, "the staged migration's record says operation \(number + 1) (an insert of \(entity)) is done, but not which object it made")
+            }
+            return id
+        }
         var id: ObjectID?
         try commit(operation: number, after: { 0 }, inserted: { id }) { id = try insertRow(entity, values) }
         try finishOperation(number)
