@@ -258,6 +258,29 @@ import Testing
         #expect(try Self.version(of: store, in: Self.attachments) == "v2")
     }
 
+    /// A top-level insert done before a kill is not made again: the resumed run gets the same object.
+    @Test func aTopLevelInsertIsNotMadeTwiceOnResume() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.attachmentStore(2_000, in: directory)
+        final class IDs: @unchecked Sendable { var list: [ObjectID] = [] }
+        let ids = IDs()
+        let stages: [StagedMigration.Stage] = [
+            .custom(from: "v1", to: "v2", willMigrate: StageHandler("marker, then fill") { store in
+                ids.list.append(try store.insert("Attachment", ["name": "marker", "dateCreated": .date(store.now)]))
+                try store.forEach("Attachment", where: "dateCreated == nil") { $0["dateCreated"] = .date(store.now) }
+            })
+        ]
+        let chunks = Counter()
+        let first = try StagedMigration(store: store, model: Self.attachments, stages: stages, options: MigrationOptions(chunkSize: 100))
+        #expect(throws: MigrationError.self) { try first.run(progress: { _ in chunks.value += 1 }, isCancelled: { chunks.value >= 3 }) }
+        try StagedMigration(store: store, model: Self.attachments, stages: stages, options: MigrationOptions(chunkSize: 100)).run()
+        #expect(ids.list.count == 2 && ids.list[0] == ids.list[1])
+        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZNAME = 'marker'") == 1)
+        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT") == 2_001)
+        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZDATECREATED IS NULL") == 0)
+    }
+
     /// Deleting follows the model's delete rules: cascade deletes the destinations (and clears their
     /// join rows), deny refuses while there are destinations, nullify clears the references.
     @Test func deletesFollowTheDeleteRules() throws {
