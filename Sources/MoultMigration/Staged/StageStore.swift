@@ -405,50 +405,66 @@ public final class StageStore {
         }
     }
 
-    /// Deletes an object as Core Data does: its deny rules checked, its cascade destinations deleted,
-    /// every reference to it (to-one columns, to-many keys, join rows) cleared.
-    func deleteObject(_ id: ObjectID, deleted: inout Set<ObjectID>) throws {
-        guard deleted.insert(id).inserted, let entity = layout.entity(number: id.entity) else { return }
-        let database = store.database
-        // Deny and cascade, from the model's delete rules.
-        for (relationship, _) in model.relationshipsWithOwners(of: entity.name) where relationship.deleteRule == .deny || relationship.deleteRule == .cascade {
-            let destinations = try relatedObjects(of: id, entity: entity, relationship: relationship.name)
-            if relationship.deleteRule == .deny, !destinations.isEmpty {
-                throw MigrationError(
-                    .validationFailed, "\(entity.name) Z_PK \(id.primaryKey) cannot be deleted: its relationship '\(relationship.name)' has the deny rule and \(destinations.count) destination(s)",
-                    entity: entity.name, primaryKey: id.primaryKey)
-            }
-            if relationship.deleteRule == .cascade {
-                for destination in destinations { try deleteObject(destination, deleted: &deleted) }
-            }
-        }
-        // References to it, from every entity of the model.
+    /// What deleting an object of an entity does: the relationships whose delete rule is deny or
+    /// cascade, and the statements (each taking the object's primary key) clearing every reference to
+    /// it and deleting its row. Made once per entity.
+    private struct DeletePlan {
+        var rules: [(relationship: String, rule: DeleteRule)]
+        var statements: [String]
+    }
+
+    private var deletePlans: [Int32: DeletePlan] = [:]
+
+    private func deletePlan(for entity: EntityLayout) -> DeletePlan {
+        if let plan = deletePlans[entity.number] { return plan }
+        let rules = model.relationshipsWithOwners(of: entity.name).map(\.property)
+            .filter { $0.deleteRule == .deny || $0.deleteRule == .cascade }.map { ($0.name, $0.deleteRule) }
+        var statements: [String] = []
+        func add(_ sql: String) { if !statements.contains(sql) { statements.append(sql) } }
         for other in layout.entities {
             for toOne in other.toOneRelationships where layout.entity(named: toOne.destination)?.rootNumber == entity.rootNumber {
                 var sets = ["\(SQLName.quoted(toOne.column)) = NULL"]
                 if let column = toOne.entityColumn { sets.append("\(SQLName.quoted(column)) = NULL") }
-                try database.execute(
-                    "UPDATE \(SQLName.quoted(other.table)) SET \(sets.joined(separator: ", ")) WHERE \(SQLName.quoted(toOne.column)) = ?", [.int(id.primaryKey)])
+                add("UPDATE \(SQLName.quoted(other.table)) SET \(sets.joined(separator: ", ")) WHERE \(SQLName.quoted(toOne.column)) = ?")
             }
             for toMany in other.toManyRelationships {
                 switch toMany.storage {
                 case .destinationColumn(let table, let column, let entityColumn, let orderColumn) where other.rootNumber == entity.rootNumber:
                     let sets = [column, entityColumn, orderColumn].compactMap { $0 }.map { "\(SQLName.quoted($0)) = NULL" }
-                    try database.execute(
-                        "UPDATE \(SQLName.quoted(table)) SET \(sets.joined(separator: ", ")) WHERE \(SQLName.quoted(column)) = ?", [.int(id.primaryKey)])
+                    add("UPDATE \(SQLName.quoted(table)) SET \(sets.joined(separator: ", ")) WHERE \(SQLName.quoted(column)) = ?")
                 case .joinTable(let table, let sourceColumn, let destinationColumn, _):
-                    if other.rootNumber == entity.rootNumber {
-                        try database.execute("DELETE FROM \(SQLName.quoted(table)) WHERE \(SQLName.quoted(sourceColumn)) = ?", [.int(id.primaryKey)])
-                    }
+                    if other.rootNumber == entity.rootNumber { add("DELETE FROM \(SQLName.quoted(table)) WHERE \(SQLName.quoted(sourceColumn)) = ?") }
                     if layout.entity(named: toMany.destination)?.rootNumber == entity.rootNumber {
-                        try database.execute("DELETE FROM \(SQLName.quoted(table)) WHERE \(SQLName.quoted(destinationColumn)) = ?", [.int(id.primaryKey)])
+                        add("DELETE FROM \(SQLName.quoted(table)) WHERE \(SQLName.quoted(destinationColumn)) = ?")
                     }
                 default:
                     break
                 }
             }
         }
-        try database.execute("DELETE FROM \(SQLName.quoted(entity.table)) WHERE Z_PK = ?", [.int(id.primaryKey)])
+        add("DELETE FROM \(SQLName.quoted(entity.table)) WHERE Z_PK = ?")
+        let plan = DeletePlan(rules: rules, statements: statements)
+        deletePlans[entity.number] = plan
+        return plan
+    }
+
+    /// Deletes an object as Core Data does: its deny rules checked, its cascade destinations deleted,
+    /// every reference to it (to-one columns, to-many keys, join rows) cleared.
+    func deleteObject(_ id: ObjectID, deleted: inout Set<ObjectID>) throws {
+        guard deleted.insert(id).inserted, let entity = layout.entity(number: id.entity) else { return }
+        let plan = deletePlan(for: entity)
+        for (relationship, rule) in plan.rules {
+            let destinations = try relatedObjects(of: id, entity: entity, relationship: relationship)
+            if rule == .deny, !destinations.isEmpty {
+                throw MigrationError(
+                    .validationFailed, "\(entity.name) Z_PK \(id.primaryKey) cannot be deleted: its relationship '\(relationship)' has the deny rule and \(destinations.count) destination(s)",
+                    entity: entity.name, primaryKey: id.primaryKey)
+            }
+            if rule == .cascade {
+                for destination in destinations { try deleteObject(destination, deleted: &deleted) }
+            }
+        }
+        for sql in plan.statements { try store.database.execute(sql, [.int(id.primaryKey)]) }
     }
 
     /// The destinations of one relationship of an object.
