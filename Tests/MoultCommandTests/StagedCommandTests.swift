@@ -88,6 +88,11 @@ import Testing
         #expect(plan.standardOutput.contains("stage 1: custom v1 → v2"), "\(plan.standardOutput)")
         #expect(plan.standardOutput.contains("1. for Attachment where dateCreated == nil set dateCreated = now()"), "\(plan.standardOutput)")
 
+        let planJSON = try MoultProcess.run(["plan", store.path, "--model", Self.attachments.path, "--stages", stages, "--json"])
+        #expect(planJSON.exitCode == 0, "\(planJSON.standardError)")
+        let parsed = try JSONSerialization.jsonObject(with: Data(planJSON.standardOutput.utf8)) as? [String: Any]
+        #expect(parsed?["from"] as? String == "v1" && parsed?["to"] as? String == "v2" && (parsed?["stages"] as? [Any])?.count == 1)
+
         let killed = try MoultProcess.run(
             ["migrate", store.path, "--model", Self.attachments.path, "--stages", stages, "--chunk-size", "1000", "--quiet"],
             environment: ["MOULT_FAULT": "staged-before-commit:12"])
