@@ -233,6 +233,7 @@ public final class StageStore {
         switch operation {
         case .update(let entity, let predicate, let assignments):
             let compiled = try compile(assignments, entity: entity)
+            if try updateInSQL(entity, where: predicate, compiled) { return }
             try forEach(entity, where: predicate) { object in
                 for (key, expression) in compiled {
                     object[key] = try evaluate(expression, on: object, entity: entity)
@@ -249,6 +250,65 @@ public final class StageStore {
             try insert(entity, evaluated)
         case .sql(let sql):
             try execute(sql: sql)
+        }
+    }
+
+    /// An update whose predicate runs in SQLite and whose values do not depend on the object (`now()`,
+    /// constants): each chunk is one `UPDATE … WHERE Z_PK > ? AND Z_PK <= ? AND (predicate)`, the values
+    /// evaluated once. The same chunks, checkpoints and result as object by object.
+    ///
+    /// - Returns: false when the update must go object by object.
+    private func updateInSQL(_ entity: String, where predicate: String?, _ compiled: [(String, CompiledExpression)]) throws -> Bool {
+        let query = try Query(self, entity: entity, predicate: predicate)
+        guard query.filter == nil, compiled.allSatisfy({ Self.isObjectIndependent($0.1.node) }) else { return false }
+        var sets: [String] = []
+        var values: [Value] = []
+        for (key, expression) in compiled {
+            guard let attribute = query.entity.attribute(named: key) else { return false }
+            let value = DefaultValues.coerce(try evaluate(expression, on: nil, entity: entity), to: attribute.type)
+            guard Self.fits(value, attribute.type) else {
+                throw MigrationError(.evaluationFailed, "attribute '\(key)' (\(attribute.type.rawValue)) cannot hold \(value)", entity: entity)
+            }
+            sets.append("\(SQLName.quoted(attribute.column)) = ?")
+            values.append(value)
+        }
+        let number = nextOperation()
+        guard let start = checkpoint.startingPoint(of: number) else { return true }
+        let table = SQLName.quoted(query.entity.table)
+        var scope = query.entityCondition.map { " AND \($0)" } ?? ""
+        if let condition = query.condition { scope += " AND (\(condition.sql))" }
+        let arguments = query.condition?.arguments ?? []
+        let select = "SELECT Z_PK FROM \(table) WHERE Z_PK > ?\(scope) ORDER BY Z_PK LIMIT \(chunkSize)"
+        let update = "UPDATE \(table) SET \(sets.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK > ? AND Z_PK <= ?\(scope)"
+        var after = start
+        while true {
+            try checkCancelled()
+            FaultInjection.reach("staged-chunk-start")
+            var found: [Int64] = []
+            try commit(operation: number, after: { found.last ?? after }) {
+                found = try store.database.query(select, [.int(after)] + arguments) { $0.int64(at: 0) }
+                guard let last = found.last else { return }
+                try store.database.execute(update, values + [.int(after), .int(last)] + arguments)
+            }
+            after = found.last ?? after
+            progress?(found.count)
+            if found.count < chunkSize { break }
+        }
+        try finishOperation(number)
+        return true
+    }
+
+    /// Whether an expression gives the same value for every object: no key path, no `SELF`, no
+    /// variable, no random number.
+    static func isObjectIndependent(_ node: ExpressionNode) -> Bool {
+        switch node {
+        case .constant: return true
+        case .array(let elements): return elements.allSatisfy(isObjectIndependent)
+        case .negate(let inner), .cast(let inner, _): return isObjectIndependent(inner)
+        case .arithmetic(_, let a, let b): return isObjectIndependent(a) && isObjectIndependent(b)
+        case .function(nil, let selector, let arguments):
+            return !selector.hasPrefix("random") && arguments.allSatisfy(isObjectIndependent)
+        default: return false
         }
     }
 
