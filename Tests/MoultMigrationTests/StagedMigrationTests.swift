@@ -258,6 +258,28 @@ import Testing
         #expect(try Self.version(of: store, in: Self.attachments) == "v2")
     }
 
+    /// The update that runs as one SQL statement per chunk (a predicate SQLite runs, values that do
+    /// not depend on the object) leaves the store object-by-object updating leaves.
+    @Test func theUpdateInSQLEqualsTheUpdateObjectByObject() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try Self.attachmentStore(3_000, in: directory)
+        let bySQL = try directory.copyStore(source, as: "sql.sqlite")
+        var first = try StagedMigration(store: bySQL, model: Self.attachments, stages: [Self.fillDates], options: MigrationOptions(chunkSize: 128))
+        first.startDate = Self.start
+        try first.run()
+        let byObject = try directory.copyStore(source, as: "objects.sqlite")
+        let swift: [StagedMigration.Stage] = [
+            .custom(from: "v1", to: "v2", willMigrate: StageHandler("fill") { store in
+                try store.forEach("Attachment", where: "dateCreated == nil") { $0["dateCreated"] = .date(store.now) }
+            })
+        ]
+        var second = try StagedMigration(store: byObject, model: Self.attachments, stages: swift, options: MigrationOptions(chunkSize: 128))
+        second.startDate = Self.start
+        try second.run()
+        try expectIdentical(bySQL, byObject, "update in SQL vs object by object")
+    }
+
     /// A top-level insert done before a kill is not made again: the resumed run gets the same object.
     @Test func aTopLevelInsertIsNotMadeTwiceOnResume() throws {
         let directory = try TemporaryDirectory()
