@@ -35,7 +35,7 @@ public final class StageStore {
     let progress: ((Int) -> Void)?
     /// The number the next operation gets.
     private var operation = 0
-    /// Top-level inserts of this run, by operation.
+    /// The writer of the transaction under way (inserts), made when first needed.
     private var writer: StoreWriter?
     private var compilers: [String: ExpressionCompiler] = [:]
 
