@@ -1,7 +1,7 @@
 public import Foundation
 public import MoultExpressions
 public import MoultModel
-public import MoultStore
+import MoultStore
 
 /// The store a stage's handler works on, at the handler's version: fetch objects of an entity by a
 /// predicate in Moult's expression language, in chunks; set values; insert; delete; raw SQL.
