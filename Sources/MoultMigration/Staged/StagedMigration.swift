@@ -1,6 +1,6 @@
 import Crypto
 public import Foundation
-public import MoultMapping
+import MoultMapping
 public import MoultModel
 import MoultExpressions
 import MoultStore
