@@ -6,15 +6,29 @@ import MoultModel
 
 /// `--stages FILE`: a staged migration (Core Data's `NSStagedMigrationManager`), in place.
 extension MigrationArguments {
-    /// The staged migration `--stages` describes, checked; refuses the options it does not take.
-    func stagedMigration(durable: Bool = false, keepsBackup: Bool = true) throws -> StagedMigration {
+    /// The stages `--stages` describes, checked against `--model` (no store needed).
+    func plannedStages() throws -> [StagedMigration.PlannedStage] {
         guard let stages else { throw ValidationError("--stages is missing") }
+        try refuseOptionsStagesDoNotTake()
+        let versioned = try VersionedModel(contentsOf: URL(filePath: model))
+        var policies = MoultCommand.policies
+        for (className, binding) in try bindings() { policies.bind(className, to: binding) }
+        return try StagedMigration.plan(try StagesFile(contentsOf: URL(filePath: stages)).stages, model: versioned, policies: policies)
+    }
+
+    func refuseOptionsStagesDoNotTake() throws {
         var refused: [String] = []
         if to != nil { refused.append("--to (the last stage is the target)") }
         if !mappings.isEmpty { refused.append("--mapping (a custom stage names its mapping in the stages file)") }
         if !partitions.isEmpty { refused.append("--partition") }
         if sourceModel != "model" { refused.append("--source-model") }
         if !refused.isEmpty { throw ValidationError("--stages does not take \(refused.joined(separator: ", "))") }
+    }
+
+    /// The staged migration `--stages` describes, checked; refuses the options it does not take.
+    func stagedMigration(durable: Bool = false, keepsBackup: Bool = true) throws -> StagedMigration {
+        guard let stages else { throw ValidationError("--stages is missing") }
+        try refuseOptionsStagesDoNotTake()
         let versioned = try VersionedModel(contentsOf: URL(filePath: model))
         let file = try StagesFile(contentsOf: URL(filePath: stages))
         var policies = MoultCommand.policies
@@ -145,6 +159,20 @@ enum StagedReport {
 extension PlanCommand {
     /// `moult plan STORE --model M --stages FILE`: the stages, checked, and where the store starts.
     func planStaged() async throws {
+        if arguments.storeArgument == nil {
+            return try await reportingFailures {
+                let stages = try arguments.plannedStages()
+                if json {
+                    print("{\"staged\":true,\"stages\":[\(stages.enumerated().map { StagedReport.json($1, index: $0) }.joined(separator: ","))]}")
+                    return
+                }
+                print("the stages go \(stages.flatMap(\.versions).map(\.name).reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }.joined(separator: " → ")), in place")
+                for (index, stage) in stages.enumerated() {
+                    print(StagedReport.line(stage, index: index))
+                    for line in StagedReport.lines(stage) { print(line) }
+                }
+            }
+        }
         try await reportingFailures {
             let migration = try arguments.stagedMigration()
             if json {

@@ -88,6 +88,10 @@ import Testing
         #expect(plan.standardOutput.contains("stage 1: custom v1 → v2"), "\(plan.standardOutput)")
         #expect(plan.standardOutput.contains("1. for Attachment where dateCreated == nil set dateCreated = now()"), "\(plan.standardOutput)")
 
+        let storeless = try MoultProcess.run(["plan", "--model", Self.attachments.path, "--stages", stages])
+        #expect(storeless.exitCode == 0, "\(storeless.standardError)")
+        #expect(storeless.standardOutput.contains("the stages go v1 → v2, in place"), "\(storeless.standardOutput)")
+        #expect(storeless.standardOutput.contains("willMigrate at v1:"), "\(storeless.standardOutput)")
         let planJSON = try MoultProcess.run(["plan", store.path, "--model", Self.attachments.path, "--stages", stages, "--json"])
         #expect(planJSON.exitCode == 0, "\(planJSON.standardError)")
         let parsed = try JSONSerialization.jsonObject(with: Data(planJSON.standardOutput.utf8)) as? [String: Any]
