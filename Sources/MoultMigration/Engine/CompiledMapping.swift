@@ -33,6 +33,9 @@ final class CompiledMapping {
     /// recognised once so that stage 2 looks the association up directly instead of evaluating the
     /// expression per object; nil for any other expression.
     let directLookups: [DirectLookup?]
+    /// Relationship mappings left out of stage 2 because another mapping's to-one writes the same
+    /// links (see ``RepeatedLinks``).
+    let omittedRelationships: Set<String>
 
     /// Stage 1 as one `INSERT … SELECT` per chunk, when the mapping allows it; nil otherwise.
     let bulkCopy: BulkCopy?
@@ -92,9 +95,10 @@ final class CompiledMapping {
     init(
         index: Int, mappingModelIndex: Int, name: String, mapping: EntityMapping, sourceModel: ObjectModel, destinationModel: ObjectModel,
         sourceLayout: StoreLayout, destinationLayout: StoreLayout, policy: any EntityMigrationPolicy,
-        variables: VariableLayout, sqlAccepts: (String) -> Bool = { _ in true }
+        variables: VariableLayout, sqlAccepts: (String) -> Bool = { _ in true }, omitting omittedRelationships: Set<String> = []
     ) throws(MigrationError) {
         self.index = index
+        self.omittedRelationships = omittedRelationships
         self.mappingModelIndex = mappingModelIndex
         self.name = name
         self.mapping = mapping
@@ -171,6 +175,7 @@ final class CompiledMapping {
                 relationshipMappings.append(PropertyMapping(relationship.name))
             }
         }
+        relationshipMappings.removeAll { omittedRelationships.contains($0.name) }
         for propertyMapping in relationshipMappings {
             guard let destination else { break }
             guard destination.toOne(named: propertyMapping.name) != nil || destination.toMany(named: propertyMapping.name) != nil

@@ -33,6 +33,10 @@ public struct MigrationOptions: Sendable, Hashable {
     /// one `UPDATE` per object. Only with ``bulkSQL``. The result is the same either way; turning it
     /// off forces the per-object path (for comparison).
     public var setRelationships: Bool = true
+    /// Leave out of stage 2 a to-many relationship mapping whose every link another mapping's to-one
+    /// writes identically into the same column (`Address.residents` beside `Person.address`; see
+    /// `RepeatedLinks`). The result is the same either way; turning it off writes both (for comparison).
+    public var skipRepeatedLinks: Bool = true
     /// The work directory (checkpointed partial destination, association table); by default beside
     /// the output, named after it with `.moult` appended.
     public var workDirectory: URL?

@@ -49,6 +49,19 @@ final class Session {
                         sqlAccepts: Self.sqlAccepts(source)))
             }
         }
+        // Relationship mappings whose links another mapping writes identically: compiled again without them.
+        if migrator.options.skipRepeatedLinks, !Self.keepRepeatedLinks {
+            let omitted = RepeatedLinks.omitted(
+                in: compiled, sourceLayout: source.layout, destinationLayout: destinationLayout, destinationModel: migrator.destinationModel)
+            for (index, names) in omitted {
+                let mapping = compiled[index]
+                compiled[index] = try CompiledMapping(
+                    index: index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: mapping.mapping,
+                    sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
+                    destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
+                    omitting: names)
+            }
+        }
         mappings = compiled
         manager?.install(compiled)
         if let destination, migrator.options.bulkSQL {
@@ -81,7 +94,8 @@ final class Session {
         let compiled = try CompiledMapping(
             index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: restricted,
             sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
-            destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source))
+            destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
+            omitting: mapping.omittedRelationships)
         variants[key] = compiled
         return compiled
     }
@@ -121,9 +135,13 @@ final class Session {
                     bulk = nil  // values the per-object path converts or refuses: it reads this chunk
                 }
                 let keysOnly = pass.stage == .createRelationships && migrator.options.bulkSQL ? compiled.keysOnlyRead : nil
+                // A stage 2 left with no relationship to write (its links written by other mappings, see
+                // `RepeatedLinks`) under a policy whose stage 2 is the default: nothing to read or do.
+                let nothingToRelate = pass.stage == .createRelationships && compiled.relationships.isEmpty
+                    && !compiled.omittedRelationships.isEmpty
                 var clock = profile?.start()
                 let objects: [MigrationObject]
-                if let chunk, bulk == nil {
+                if let chunk, bulk == nil, !nothingToRelate {
                     if let keysOnly {
                         objects = try manager.sourceKeys(compiled, keysOnly, after: chunk.lowerBound, through: chunk.upperBound)
                     } else {
@@ -207,6 +225,10 @@ final class Session {
     /// `MOULT_PER_OBJECT_STAGE2` set forces stage 2's per-object path, as
     /// ``MigrationOptions/setRelationships`` false does: for benchmarks that compare the two.
     private static let perObjectStage2 = ProcessInfo.processInfo.environment["MOULT_PER_OBJECT_STAGE2"] != nil
+
+    /// `MOULT_KEEP_REPEATED_LINKS` set writes every relationship mapping, as
+    /// ``MigrationOptions/skipRepeatedLinks`` false does: for benchmarks and tests that compare the two.
+    private static let keepRepeatedLinks = ProcessInfo.processInfo.environment["MOULT_KEEP_REPEATED_LINKS"] != nil
 
     /// Where a run's time goes, by pass and kind of work, printed to standard error at the end of the
     /// passes when `MOULT_PROFILE` is set (a clock read per chunk and kind, never per object).
