@@ -173,6 +173,7 @@ final class Session {
                             }
                             if isLast { try policy.endInstanceCreation(mapping: compiled.mapping, manager: manager) }
                         case .createRelationships:
+                            if nothingToRelate { FaultInjection.reach("relationships-left-out") }
                             try manager.flushAssociations()
                             let destinations = try manager.associations.destinations(
                                 forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
