@@ -129,14 +129,14 @@ enum RepeatedLinks {
 
     // MARK: - Who writes a column
 
-    private struct Writer {
+    struct Writer {
         var mapping: Int
         var relationship: Int
     }
 
     /// The relationship mappings that write `table.column`, as to-ones and as to-manys; nil when one
     /// writes it in another way (a one-to-one's inverse update, or a join table).
-    private static func columnWriters(
+    static func columnWriters(
         table: String, column: String, in mappings: [CompiledMapping], destinationModel: ObjectModel
     ) -> (toOne: [Writer], toMany: [Writer])? {
         var toOnes: [Writer] = []
@@ -182,7 +182,7 @@ enum RepeatedLinks {
     }
 
     /// Stage 2 sets only the mapping's own relationship mappings on its own objects.
-    private static func writesOnlyItsOwnRelationships(_ policy: any EntityMigrationPolicy) -> Bool {
+    static func writesOnlyItsOwnRelationships(_ policy: any EntityMigrationPolicy) -> Bool {
         policyKind(policy) != .other
     }
 
@@ -194,7 +194,7 @@ enum RepeatedLinks {
         }
     }
 
-    private static func mapping(named name: String, in mappings: [CompiledMapping]) -> CompiledMapping? {
+    static func mapping(named name: String, in mappings: [CompiledMapping]) -> CompiledMapping? {
         mappings.first { $0.name == name } ?? mappings.first { $0.mapping.name == name }
     }
 }
