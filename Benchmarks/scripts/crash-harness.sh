@@ -40,7 +40,7 @@ v3-v4) FROM=3 TO=v4 MAPPING=v3-to-v4.json ;;
 v4-v5) FROM=4 TO=v5 MAPPING=v4-to-v5-builtin.json ;;
 *) die "unknown step: $STEP (v2-v3, v3-v4 or v4-v5)" ;;
 esac
-FAULT_POINTS=${FAULT_POINTS:-"store-created chunk-start relationships-left-out set-links-staged set-links-written after-rows after-lmdb-commit after-sqlite-commit before-finish after-marker after-rename"}
+FAULT_POINTS=${FAULT_POINTS:-"store-created chunk-start associations-mirrored relationships-left-out set-links-staged set-links-written after-rows after-lmdb-commit after-sqlite-commit before-finish after-marker after-rename"}
 FAULT_COUNTS=${FAULT_COUNTS:-"1 3"}
 MAX_RESUMES=20  # resumes of one kill point before giving up
 RANDOM=$SEED    # the kill delays are reproducible for a seed
