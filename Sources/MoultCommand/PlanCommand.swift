@@ -8,6 +8,8 @@ struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
         abstract: "Print the migration plan: steps, passes, chunks and estimated rows, without migrating.",
+        // STORE and --model are optional to the parser only (see MigrationArguments).
+        usage: "moult plan <store> --model <model> [<options>]",
         discussion: """
             Only the first step reads the store; later steps run on the output of the one before and are listed \
             with their mappings. Each step lists what it does not carry (source entities and properties no \
@@ -21,6 +23,8 @@ struct PlanCommand: AsyncParsableCommand {
     var json = false
 
     @OptionGroup var events: EventOptions
+
+    func validate() throws { try arguments.requireStoreAndModel() }
 
     func run() async throws {
         try await reportingFailures {
