@@ -56,6 +56,38 @@ import Testing
         }
     }
 
+    /// A run is cancelled, then resumed under other options (to-ones in stage 2, both sides of a link
+    /// written, no bulk SQL, or the other way round): the resume does what its run began with, and the
+    /// store is the one an uninterrupted run makes.
+    @Test(arguments: [true, false], [4, 21])
+    func resumeUnderOtherOptions(startAtInsert: Bool, afterChunks: Int) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v3", persons: 300, in: directory)
+        func migrator(atInsert: Bool) throws -> StreamingMigrator {
+            var options = MigrationOptions(chunkSize: 25, bulkSQL: atInsert)
+            options.toOnesAtInsert = atInsert
+            options.skipRepeatedLinks = atInsert
+            return StreamingMigrator(
+                source: source, sourceModel: People.version("v3"), destinationModel: People.version("v4"),
+                mappings: [try People.mapping("v3-to-v4")], policies: People.policies, options: options)
+        }
+        let reference = directory.appending("reference.sqlite")
+        _ = try migrator(atInsert: true).run(output: reference)
+        let output = directory.appending("resumed.sqlite")
+        var polls = 0
+        let error = try #require(throws: MigrationError.self) {
+            try migrator(atInsert: startAtInsert).run(output: output, isCancelled: {
+                polls += 1
+                return polls > afterChunks
+            })
+        }
+        #expect(error.code == .interrupted, "\(error)")
+        let report = try migrator(atInsert: !startAtInsert).run(output: output)
+        #expect(report.resumed)
+        try expectIdentical(reference, output, "begun with to-ones at insert \(startAtInsert), cancelled after \(afterChunks) chunks")
+    }
+
     /// A source whose to-one keys are odd: dangling (no address of that key), stored as text, as a
     /// real. The chunk that holds them takes the per-object path; the store (or the error) is the one
     /// stage 2 makes.

@@ -351,9 +351,11 @@ final class Session {
         if migrator.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
         try database.write {
             try database.executeScript("DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table)")
-            for mapping in mappings {
-                if let mirror = mapping.mirrorTable { try database.executeScript("DROP TABLE IF EXISTS main.\(SQLName.quoted(mirror))") }
-            }
+            // Every mirror of associations (see `ToOnesAtInsert`), whichever run made it.
+            let mirrors = try database.query(
+                "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE ? ESCAPE '\\'", [.string(ToOnesAtInsert.mirrorPattern)]
+            ) { $0.string(at: 0) ?? "" }
+            for mirror in mirrors where !mirror.isEmpty { try database.executeScript("DROP TABLE IF EXISTS main.\(SQLName.quoted(mirror))") }
             // The source's application keys (not Core Data's NS… ones) are kept.
             var metadata = StoreMetadata(model: migrator.destinationModel, storeUUID: uuid)
             metadata.keepApplicationKeys(of: try source.metadata())

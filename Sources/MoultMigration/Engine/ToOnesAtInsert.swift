@@ -41,6 +41,8 @@ enum ToOnesAtInsert {
     /// The table mirroring a mapping's associations in the destination: `(source key → destination
     /// key)`, written in the chunk's transaction, dropped when the run ends.
     static func mirror(_ mapping: Int) -> String { "Z_MOULT_ASSOCIATIONS_\(mapping)" }
+    /// A `LIKE` pattern (escape `\`) that matches every mirror table's name.
+    static let mirrorPattern = "Z\\_MOULT\\_ASSOCIATIONS\\_%"
 
     /// The relationships to write at insert, by mapping index (relationship names, for the decision
     /// kept in the destination).
