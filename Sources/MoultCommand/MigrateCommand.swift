@@ -85,7 +85,7 @@ struct MigrateCommand: AsyncParsableCommand {
             (arguments.storeArgument != nil, "STORE"), (arguments.modelOption != nil, "--model"), (arguments.to != nil, "--to"),
             (!arguments.mappings.isEmpty, "--mapping"), (outputOption != nil, "--output"), (events.path != nil, "--events"),
             (control.maxRate != nil, "--max-rate"), (control.pauseFile != nil, "--pause-file"), (json, "--json"),
-            (!arguments.partitions.isEmpty, "--partition"), (!arguments.policyBindings.isEmpty, "--policy"),
+            (!arguments.partitions.isEmpty, "--partition"), (!arguments.policyBindings.isEmpty, "--policy"), (arguments.stages != nil, "--stages"),
             (arguments.sourceModel != "model", "--source-model"), (arguments.association != "lmdb", "--association"),
             (arguments.noBulkSQL, "--no-bulk-sql"), (noBackup, "--no-backup"), (deferCleanup, "--defer-cleanup"), (resume, "--resume"),
             (durable, "--durable"), (noValidation, "--no-validation"), (stopAtFirstFailure, "--stop-at-first-failure"),
@@ -101,6 +101,7 @@ struct MigrateCommand: AsyncParsableCommand {
         if let manifest {
             return try await FleetShardRun(manifest: manifest, shard: shard ?? "0/1", chunkSize: arguments.chunkSize, quiet: quiet).run()
         }
+        if arguments.stages != nil { return try await runStaged() }
         if outputOption == nil {
             guard events.path == nil, control.maxRate == nil, control.pauseFile == nil else {
                 // The in-place path does not produce the event stream yet.

@@ -38,6 +38,9 @@ struct MigrationArguments: ParsableArguments {
             valueName: "model|store"))
     var sourceModel: String = "model"
 
+    @Option(help: "A stages file (JSON): a staged migration, in place, through these stages (see the README's \"Staged migrations\").")
+    var stages: String?
+
     @Option(help: "Source objects per chunk.")
     var chunkSize: Int = 10_000
 

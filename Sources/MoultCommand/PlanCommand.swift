@@ -24,9 +24,14 @@ struct PlanCommand: AsyncParsableCommand {
 
     @OptionGroup var events: EventOptions
 
-    func validate() throws { try arguments.requireStoreAndModel() }
+    func validate() throws {
+        // `plan --model M --stages FILE` checks and prints the stages without a store.
+        if arguments.stages != nil, arguments.storeArgument == nil, arguments.modelOption != nil { return }
+        try arguments.requireStoreAndModel()
+    }
 
     func run() async throws {
+        if arguments.stages != nil { return try await planStaged() }
         try await reportingFailures {
             let log = try events.open()
             do {
