@@ -303,3 +303,81 @@ import Testing
         #expect(reasons.contains { $0.contains("is required") && $0.contains("Fish") }, "\(reasons)")
     }
 }
+
+/// A schema with the triggers of a derived attribute (`Z_DA_`, a `toMany.@count`): in place, they are
+/// dropped before the tables change, the counts computed, and the new version's triggers made.
+@Suite struct InPlaceDerivedTriggerTests {
+    static let v1: ObjectModel = try! ObjectModel {
+        Entity("Book") {
+            Attribute("title", .string)
+            Attribute("pagesCount", .integer64).derived("pages.@count")
+            Relationship("pages", toMany: "Page", inverse: "book")
+        }
+        Entity("Page") {
+            Attribute("number", .integer32)
+            Relationship("book", to: "Book", inverse: "pages")
+        }
+    }
+
+    /// Page renamed Sheet (its table renamed: the triggers name it), a new attribute on Book, and a
+    /// new sub-entity of Book (the table rebuilt: Book's rows get another `Z_ENT` numbering).
+    static let v2: ObjectModel = try! ObjectModel {
+        Entity("Atlas", parent: "Book") { Attribute("scale", .integer32) }
+        Entity("Book") {
+            Attribute("title", .string)
+            Attribute("subtitle", .string).defaultValue("none")
+            Attribute("pagesCount", .integer64).derived("pages.@count")
+            Relationship("pages", toMany: "Sheet", inverse: "book")
+        }
+        Entity("Sheet") {
+            Attribute("number", .integer32)
+            Relationship("book", to: "Book", inverse: "pages")
+        }
+        .renamed(from: "Page")
+    }
+
+    static func triggers(_ url: URL) throws -> Set<String> {
+        Set(try InPlaceSQLKindsTests.rows(url, "SELECT sql FROM sqlite_master WHERE type = 'trigger'"))
+    }
+
+    @Test func derivedAttributeTriggersAreDroppedAndMadeAgainAroundTheChange() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try InPlaceTests.Case(v1: Self.v1, v2: Self.v2).run(in: directory) { writer, _ in
+            for b in 0..<4 {
+                let book = try writer.insert("Book", ["title": .string("b\(b)")])
+                let pages = try (0..<b * 2).map { try writer.insert("Page", ["number": .int(Int64($0))]) }
+                try writer.relate("pages", book, to: pages)
+            }
+            try writer.insert("Page", ["number": .int(99)])
+        }
+        guard case .sql(let script) = result.method else { Issue.record("\(result.method)"); return }
+        #expect(script.changes.contains { $0.kind == .dropTriggers } && script.changes.contains { $0.kind == .createTriggers })
+        try InPlaceTests.expectEquivalent(result, model: Self.v2)
+        #expect(try Self.triggers(result.inPlace) == Self.triggers(result.streamed))
+        #expect(try Self.triggers(result.inPlace).contains { $0.contains("Z_DA_ZSHEET_Book_pagesCount_") })
+        let counts = "SELECT Z_PK, ZPAGESCOUNT FROM ZBOOK ORDER BY Z_PK"
+        #expect(try InPlaceSQLKindsTests.rows(result.inPlace, counts) == ["1|0", "2|2", "3|4", "4|6"])
+        // The new triggers keep the counts: a sheet moved, through a connection of Moult's.
+        let database = try Database(url: result.inPlace, mode: .readWrite)
+        defer { database.close() }
+        try database.execute("UPDATE ZSHEET SET ZBOOK = 1 WHERE ZBOOK = 2")
+        #expect(try database.scalar("SELECT ZPAGESCOUNT FROM ZBOOK WHERE Z_PK = 1") == .int(2))
+        #expect(try database.scalar("SELECT ZPAGESCOUNT FROM ZBOOK WHERE Z_PK = 2") == .int(0))
+    }
+
+    /// A trigger the layout does not make (an application's, as Photos' `ZT_` ones) or a view: the
+    /// store is not the layout the script was made for, so the step is copied whole (the copy is made
+    /// from the model, without them), and the run says so by streaming.
+    @Test func aStoreWithAnApplicationsTriggerStreams() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try InPlaceTests.Case(v1: Self.v1, v2: Self.v2).run(in: directory) { writer, database in
+            let book = try writer.insert("Book", ["title": .string("b")])
+            try writer.relate("pages", book, to: [try writer.insert("Page", ["number": .int(1)])])
+            try database.execute("CREATE TRIGGER ZT_ZBOOK_TOUCH AFTER UPDATE OF ZTITLE ON ZBOOK BEGIN SELECT 1; END")
+        }
+        try InPlaceTests.expectEquivalent(result, model: Self.v2)
+        #expect(try !Self.triggers(result.inPlace).contains { $0.contains("ZT_ZBOOK_TOUCH") })
+    }
+}

@@ -95,10 +95,11 @@ public struct InPlaceMigration {
         }
         let old = try StoreLayout(model: step.from.model)
         let new = try StoreLayout(model: step.to.model)
-        // SQL steps make tables and indexes; a schema with anything else (triggers of derived
-        // attributes, views) is made by the streaming engine's new store.
+        // SQL steps make tables, indexes and the triggers of derived attributes (R-tree indexes are
+        // refused by the layouts' difference); a schema with anything else is made by the streaming
+        // engine's new store.
         let others = (old.schemaSQL + new.schemaSQL).filter { sql in
-            !["CREATE TABLE", "CREATE INDEX", "CREATE UNIQUE INDEX"].contains { sql.uppercased().hasPrefix($0) }
+            !["CREATE TABLE", "CREATE INDEX", "CREATE UNIQUE INDEX", "CREATE TRIGGER", "CREATE VIRTUAL TABLE"].contains { sql.uppercased().hasPrefix($0) }
         }
         if !others.isEmpty {
             return .streaming(["the schema has more than tables and indexes (\(others[0].prefix(60))…): the new store is made whole"])
@@ -443,16 +444,19 @@ public struct InPlaceMigration {
         }
     }
 
-    /// Whether the store's tables, columns and indexes are exactly those of the layout (no trigger, no view).
+    /// Whether the store's tables, columns and indexes are exactly those of the layout, and its
+    /// triggers among the layout's (no view, no trigger of an application's).
     static func schemaMatches(_ layout: StoreLayout, _ database: Database) throws -> Bool {
         var tables: [String: Set<String>] = [:]
         var indexes: Set<String> = []
         var other = false
+        let triggers = Set(layout.triggerNames)
         try database.forEachRow("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") { row in
             let name = row.string(at: 1) ?? ""
             switch row.string(at: 0) {
             case "table": tables[name] = []
             case "index": indexes.insert(name)
+            case "trigger" where triggers.contains(name): break
             default: other = true
             }
         }

@@ -19,9 +19,76 @@ extension StoreLayout {
     /// - Returns: ``InPlaceOutcome/unsupported(_:)`` with the reasons when a change cannot be made by
     ///   SQL alone with the same result as a copy through the mapping (the caller then streams).
     public func inPlaceChanges(to destination: StoreLayout, correspondence: LayoutCorrespondence) -> InPlaceOutcome {
+        if !rTrees.isEmpty || !destination.rTrees.isEmpty {
+            return .unsupported(["the schema has R-tree fetch indexes (virtual tables kept by triggers): the new store is made whole"])
+        }
         var builder = InPlaceBuilder(old: self, new: destination, correspondence: correspondence)
         builder.build()
-        return builder.problems.isEmpty ? .script(InPlaceScript(changes: builder.changes)) : .unsupported(builder.problems)
+        guard builder.problems.isEmpty else { return .unsupported(builder.problems) }
+        var changes = builder.changes
+        // Derived attributes' triggers (`Z_DA_`), as Core Data rebuilds a schema: dropped before the
+        // tables change (a trigger names the tables and columns it updates), then the new version's
+        // values computed for every row, then the new version's triggers made.
+        if !derivedTriggers.isEmpty {
+            changes.insert(
+                InPlaceChange(
+                    kind: .dropTriggers, summary: "\(derivedTriggers.count) derived attributes' triggers",
+                    statements: triggerNames.map { InPlaceStatement("DROP TRIGGER IF EXISTS \(quoted($0))") }, touchesRows: false),
+                at: 0)
+        }
+        if !destination.derivedTriggers.isEmpty {
+            changes.append(
+                InPlaceChange(
+                    kind: .computeDerived, summary: destination.derivedCounts.map { "\($0.table).\($0.column)" }.joined(separator: ", "),
+                    statements: destination.derivedCounts.map { count in
+                        let target = quoted("moult_target")
+                        return InPlaceStatement(
+                            "UPDATE \(quoted(count.table)) SET \(quoted(count.column)) = (SELECT IFNULL(COUNT(\(target).\(quoted(count.key))), 0) FROM \(quoted(count.destinationTable)) AS \(target) WHERE \(target).\(quoted(count.key)) = \(quoted(count.table)).\(quoted("Z_PK")))")
+                    }, touchesRows: true))
+            changes.append(
+                InPlaceChange(
+                    kind: .createTriggers, summary: "\(destination.derivedTriggers.count) derived attributes' triggers",
+                    statements: destination.derivedTriggers.map { InPlaceStatement($0) }, touchesRows: false))
+        }
+        return .script(InPlaceScript(changes: changes))
+    }
+
+    /// The names of the triggers this layout makes (derived attributes' and R-tree indexes').
+    public var triggerNames: [String] {
+        (derivedTriggers + rTrees.flatMap(\.triggerSQL)).compactMap { sql in
+            // `CREATE TRIGGER "name" …`, as the layout writes it.
+            guard let open = sql.firstIndex(of: "\"") else { return nil }
+            var name = ""
+            var index = sql.index(after: open)
+            while index < sql.endIndex {
+                let character = sql[index]
+                index = sql.index(after: index)
+                if character == "\"" {
+                    guard index < sql.endIndex, sql[index] == "\"" else { return name }
+                    index = sql.index(after: index)
+                }
+                name.append(character)
+            }
+            return nil
+        }
+    }
+
+    /// The counts (`toMany.@count` through a one-to-many) the derived attributes' triggers keep: the
+    /// table and column of the count, the destination table and its key column naming the counted row.
+    var derivedCounts: [(table: String, column: String, destinationTable: String, key: String)] {
+        var counts: [(table: String, column: String, destinationTable: String, key: String)] = []
+        for entity in model.entities {
+            for attribute in entity.attributes where attribute.isDerived {
+                guard !model.ancestors(of: entity.name).contains(where: { $0.attribute(named: attribute.name) == attribute }),
+                    let text = attribute.derivationExpression, let expression = try? DerivationExpression(text),
+                    case .count(let path) = expression.form, path.count == 1,
+                    let layout = self.entity(named: entity.name), let column = layout.attribute(named: attribute.name)?.column,
+                    let toMany = layout.toMany(named: path[0]), case .destinationColumn(let destinationTable, let key, _, _) = toMany.storage
+                else { continue }
+                counts.append((layout.table, column, destinationTable, key))
+            }
+        }
+        return counts
     }
 }
 
