@@ -44,6 +44,7 @@ import Testing
             Attribute("born", .integer16)
             Attribute("rating", .integer32)
             Attribute("bio", .string)
+            Attribute("bookCount", .integer64).derived("books.@count")
             Relationship("books", toMany: "Book", inverse: "author").ordered()
         }
         Entity("Book") {
@@ -77,6 +78,8 @@ import Testing
                 Attribute("rating", .integer32)
             }
             if !c.removeBio { Attribute("bio", .string) }
+            // Derived: its triggers are dropped and made again around the change.
+            Attribute("bookCount", .integer64).derived("\(books).@count")
             if c.unorderedBooks {
                 Relationship(books, toMany: "Book", inverse: "author").renamed(from: "books")
             } else {
@@ -180,6 +183,7 @@ import Testing
             let migration = try InPlaceMigration(store: inPlace, model: model, to: "v2", keepsBackup: false)
             let report = try migration.run()
             if report.ranBySQL == [true] { bySQL += 1 }
+            if migration.methods[0].isSQL { #expect(report.ranBySQL == [true], "case \(iteration) (\(changes)): planned by SQL, but copied") }
             let content = try StoreContent(inPlace, model: v2)
             let expected = try StoreContent(streamed, model: v2)
             let difference = content.difference(from: expected)

@@ -32,7 +32,9 @@ import Testing
 
             let inPlace = try directory.copyStore(source, as: "in-place.sqlite")
             let migration = try InPlaceMigration(store: inPlace, model: model, to: "v2", keepsBackup: false)
-            try migration.run()
+            let report = try migration.run()
+            // A step planned by SQL on a store Moult made runs by SQL (no fallback to a copy).
+            if migration.methods[0].isSQL { #expect(report.ranBySQL == [true], "planned by SQL, but copied") }
             return (migration.methods[0], inPlace, streamed)
         }
     }

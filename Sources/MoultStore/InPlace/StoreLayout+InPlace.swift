@@ -56,16 +56,19 @@ extension StoreLayout {
     /// The names of the triggers this layout makes (derived attributes' and R-tree indexes').
     public var triggerNames: [String] {
         (derivedTriggers + rTrees.flatMap(\.triggerSQL)).compactMap { sql in
-            // `CREATE TRIGGER "name" …`, as the layout writes it.
-            guard let open = sql.firstIndex(of: "\"") else { return nil }
+            // `CREATE TRIGGER name …` or `CREATE TRIGGER "na""me" …`, as the layout writes it.
+            let prefix = "CREATE TRIGGER "
+            guard sql.hasPrefix(prefix) else { return nil }
+            let rest = sql.dropFirst(prefix.count)
+            guard rest.first == "\"" else { return rest.prefix { $0 != " " }.isEmpty ? nil : String(rest.prefix { $0 != " " }) }
             var name = ""
-            var index = sql.index(after: open)
-            while index < sql.endIndex {
-                let character = sql[index]
-                index = sql.index(after: index)
+            var index = rest.index(after: rest.startIndex)
+            while index < rest.endIndex {
+                let character = rest[index]
+                index = rest.index(after: index)
                 if character == "\"" {
-                    guard index < sql.endIndex, sql[index] == "\"" else { return name }
-                    index = sql.index(after: index)
+                    guard index < rest.endIndex, rest[index] == "\"" else { return name }
+                    index = rest.index(after: index)
                 }
                 name.append(character)
             }
