@@ -61,14 +61,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var control: ControlOptions
 
     func run() async throws {
-        if outputOption == nil {
-            guard events.path == nil, control.maxRate == nil, control.pauseFile == nil else {
-                // The in-place path does not produce the event stream yet.
-                printError("moult: error: --events, --max-rate and --pause-file need --output (not available for an in-place migration yet)")
-                throw ExitCode(FailureCategory.usage.exitCode)
-            }
-            return try await runInPlace()
-        }
+        if outputOption == nil { return try await runInPlace() }
         try checkInPlaceFlagsUnused()
         try await reportingFailures {
             let log = try events.open()

@@ -129,13 +129,40 @@ public struct InPlaceMigration {
     /// one (never between two), its backup complete or absent; running it again finishes the chain
     /// (a streaming step resumes from its last chunk).
     ///
+    /// - Parameters:
+    ///   - progress: called after every chunk of a streamed step.
+    ///   - isCancelled: polled before each step and between the chunks of a streamed step; when it
+    ///     returns true the run stops there with `.interrupted` (resumable): an SQL step is one
+    ///     transaction, so it stops at its boundary.
+    ///   - beforeStep: called before each step (where a pause file is honoured for SQL steps).
+    ///   - events: the run's ``MigrationEvent``s: `inPlaceStep` when each step starts and ends, a
+    ///     streamed step's own events (plan, stages, chunks) between, and `finished` or `failed` last.
     /// - Throws: ``MigrationError``: `.io` when another process holds a lock on the store (nothing is
     ///   changed) or a file cannot be written; `.interrupted` (resumable) when the disk is full (the
-    ///   store is as it was); what a streaming step throws.
+    ///   store is as it was) or the run was cancelled; what a streaming step throws.
     @discardableResult
-    public func run(progress: ((MigrationProgress) -> Void)? = nil) throws -> Report {
+    public func run(
+        progress: ((MigrationProgress) -> Void)? = nil, isCancelled: () -> Bool = { false }, beforeStep: (() -> Void)? = nil,
+        events: ((MigrationEvent) -> Void)? = nil
+    ) throws -> Report {
+        let start = ContinuousClock.now
+        let seconds = { (ContinuousClock.now - start) / .seconds(1) }
+        do {
+            let (report, objects) = try runSteps(progress: progress, isCancelled: isCancelled, beforeStep: beforeStep, events: events)
+            events?(.finished(MigrationEvent.Finished(outcome: chain.steps.isEmpty ? .alreadyCurrent : .migrated, objects: objects, seconds: seconds())))
+            return report
+        } catch {
+            events?(.failed(MigrationEvent.Failure(error, seconds: seconds())))
+            throw error
+        }
+    }
+
+    private func runSteps(
+        progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool, beforeStep: (() -> Void)?, events: ((MigrationEvent) -> Void)?
+    ) throws -> (Report, [String: Int]) {
         let store = chain.store
         let manager = FileManager.default
+        var objects: [String: Int] = [:]
         do {
             try Self.checkpoint(store, timeout: lockTimeout)
             try Self.finishPendingCleanup(of: store, layout: StoreLayout(model: chain.sourceVersion.model), timeout: lockTimeout)
@@ -145,6 +172,26 @@ public struct InPlaceMigration {
             // must not replace it with a copy of a store already partly migrated.
             var backup = keepsBackup ? Self.recordedBackup(in: work) : nil
             for (offset, (step, method)) in zip(chain.steps, methods).enumerated() {
+                beforeStep?()
+                if isCancelled() {
+                    throw MigrationError(
+                        .interrupted, "stopped before step \(offset + 1) (\(step.from.name) → \(step.to.name)); the store is at version \(step.from.name): run the same command again to go on")
+                }
+                let stepStart = ContinuousClock.now
+                let stepEvent = { (phase: MigrationEvent.InPlaceStep.Phase, method: Method) in
+                    var event = MigrationEvent.InPlaceStep(
+                        step: offset + 1, steps: chain.steps.count, from: step.from.name, to: step.to.name, phase: phase, method: method.isSQL ? .sql : .streaming,
+                        seconds: phase == .done ? (ContinuousClock.now - stepStart) / .seconds(1) : 0)
+                    switch method {
+                    case .sql(let script):
+                        event.changes = script.changes.count
+                        event.schemaOnly = script.isSchemaOnly
+                    case .streaming(let reasons):
+                        event.reasons = reasons
+                    }
+                    events?(.inPlaceStep(event))
+                }
+                stepEvent(.started, method)
                 switch method {
                 case .sql(let script):
                     if keepsBackup && backup == nil {
@@ -157,25 +204,37 @@ public struct InPlaceMigration {
                     let ran = try Self.runSQL(
                         script, pending: pending, step: step, store: store, timeout: lockTimeout, durable: chain.options.durable)
                     ranBySQL.append(ran)
-                    if !ran {
+                    if ran {
+                        stepEvent(.done, method)
+                    } else {
                         // The store's schema is not what the layout says: stream this step instead.
-                        try streamStep(step, offset: offset, work: work, backup: &backup, progress: progress)
+                        let copied = Method.streaming(["the store's schema is not the one version \(step.from.name) lays out (a trigger, view, table or column of its own)"])
+                        stepEvent(.started, copied)
+                        objects = try streamStep(
+                            step, offset: offset, work: work, backup: &backup, progress: progress, isCancelled: isCancelled, events: events)
+                        stepEvent(.done, copied)
                     }
                 case .streaming:
-                    try streamStep(step, offset: offset, work: work, backup: &backup, progress: progress)
+                    objects = try streamStep(step, offset: offset, work: work, backup: &backup, progress: progress, isCancelled: isCancelled, events: events)
                     ranBySQL.append(false)
+                    stepEvent(.done, method)
                 }
+                // Object counts are those of a streamed last step (an SQL step reads no object).
+                if offset < chain.steps.count - 1 { objects = [:] }
             }
             if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
-            return Report(ranBySQL: ranBySQL, backup: backup)
+            return (Report(ranBySQL: ranBySQL, backup: backup), objects)
         } catch {
             throw StreamingMigrator.classify(error)
         }
     }
 
+    /// Streams a step into the work folder and swaps the result in; returns its object counts (empty
+    /// when an earlier run had finished the copy).
     private func streamStep(
-        _ step: ProgressiveMigration.Step, offset: Int, work: URL, backup: inout URL?, progress: ((MigrationProgress) -> Void)?
-    ) throws {
+        _ step: ProgressiveMigration.Step, offset: Int, work: URL, backup: inout URL?, progress: ((MigrationProgress) -> Void)?,
+        isCancelled: () -> Bool, events: ((MigrationEvent) -> Void)?
+    ) throws -> [String: Int] {
         let store = chain.store
         let manager = FileManager.default
         do {
@@ -187,11 +246,12 @@ public struct InPlaceMigration {
         let migrator = chain.migrator(for: step, source: store)
         let finished = manager.fileExists(atPath: output.path) && !manager.fileExists(atPath: migrator.workDirectory(for: output).path)
             && migrator.isFinishedOutput(output)
+        var objects: [String: Int] = [:]
         if !finished {
             if manager.fileExists(atPath: output.path) && !manager.fileExists(atPath: migrator.workDirectory(for: output).path) {
                 try? manager.removeItem(at: output)
             }
-            try migrator.run(
+            objects = try migrator.run(
                 output: output,
                 progress: progress.map { report in
                     { event in
@@ -200,7 +260,11 @@ public struct InPlaceMigration {
                         event.steps = chain.steps.count
                         report(event)
                     }
-                })
+                }, isCancelled: isCancelled,
+                events: events.map { events in
+                    { event in events(event.inStep(offset + 1, of: chain.steps.count, from: step.from.name, to: step.to.name)) }
+                }
+            ).objectCounts
         }
         // The result and the store are checkpointed (their -wal files empty), so that each main file is
         // the whole store. Keep the original by a hard link (its name appears at once, complete), then
@@ -226,6 +290,17 @@ public struct InPlaceMigration {
         for suffix in ["-wal", "-shm"] {
             let companion = URL(filePath: output.path + suffix)
             try? manager.removeItem(at: companion)
+        }
+        return objects
+    }
+
+    /// The checkpoints of the streamed steps of an in-place run of `store` (running or interrupted),
+    /// found in its work folder: what `moult status STORE` reports besides the status file.
+    public static func checkpoints(of store: URL) -> [MigrationCheckpointStatus] {
+        let work = workFolder(for: store)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: work.path) else { return [] }
+        return names.sorted().filter { $0.hasSuffix(".sqlite.moult") }.compactMap { name in
+            MigrationCheckpointStatus.read(work: work.appending(path: name), step: nil)
         }
     }
 
