@@ -33,6 +33,10 @@ extension MigrateCommand {
         do {
             let chain = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
             if chain.isUpToDate {
+                // The status file of an earlier run killed after its last step (its process gone).
+                if let status = StatusFile.read(output: chain.store), !status.processIsAlive {
+                    try? FileManager.default.removeItem(at: StatusFile.url(for: chain.store))
+                }
                 log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
                 switch InPlaceMigration.cleanUp(chain.store) {
                 case .missing(let backup)?:
