@@ -420,9 +420,13 @@ public struct InPlaceMigration {
                 guard step.from.model.hashDifferences(from: metadata.entityHashes).isEmpty else {
                     throw MigrationError(.incompatibleStore, "the store \(store.path) is no longer at version \(step.from.name)")
                 }
-                for statement in script.statements {
-                    FaultInjection.reach("inplace-statement")
-                    try database.execute(statement.sql, statement.arguments)
+                for change in script.changes {
+                    // A named point per kind of change (`inplace-change-rebuildTable`, …), for the crash harness.
+                    FaultInjection.reach("inplace-change-\(change.kind.rawValue)")
+                    for statement in change.statements {
+                        FaultInjection.reach("inplace-statement")
+                        try database.execute(statement.sql, statement.arguments)
+                    }
                 }
                 var updated = metadata
                 let fresh = StoreMetadata(model: step.to.model)
