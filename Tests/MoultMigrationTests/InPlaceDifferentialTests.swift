@@ -183,6 +183,7 @@ import Testing
             let migration = try InPlaceMigration(store: inPlace, model: model, to: "v2", keepsBackup: false)
             let report = try migration.run()
             if report.ranBySQL == [true] { bySQL += 1 }
+            if long && !migration.methods[0].isSQL { print("case \(iteration) (\(changes)) streams: \(migration.methods[0])") }
             if migration.methods[0].isSQL { #expect(report.ranBySQL == [true], "case \(iteration) (\(changes)): planned by SQL, but copied") }
             let content = try StoreContent(inPlace, model: v2)
             let expected = try StoreContent(streamed, model: v2)

@@ -198,6 +198,10 @@ private struct InPlaceBuilder {
     /// The source table's alias in a rebuild's `INSERT … SELECT`, for ``ColumnValue/sql(_:)``.
     static let rowAlias = "moult_row"
     private var stageCount = 0
+    /// The temporary tables of the first objects of to-manys made to-one, by "entity.relationship"
+    /// (source), the changes that fill them, in order, and the statements that drop them at the end.
+    private var firstStages: [String: String] = [:]
+    private var stagingChanges: [InPlaceChange] = []
 
     init(old: StoreLayout, new: StoreLayout, correspondence: LayoutCorrespondence) {
         self.old = old
@@ -417,21 +421,40 @@ private struct InPlaceBuilder {
         }
         let targets = old.model.hierarchy(from: sourceToMany.destination).compactMap { old.entity(named: $0.name) }.filter { numberMap[$0.number] != nil }
         guard !targets.isEmpty, let targetTable = old.entity(named: sourceToMany.destination)?.table else { return .null }
-        let target = quoted("moult_target")
-        let numbers = targets.map { String($0.number) }.joined(separator: ", ")
-        let selected = entityNumber ? Self.renumberSQL("\(target).\(quoted("Z_ENT"))", numberMap) : "\(target).\(quoted("Z_PK"))"
-        let owner = "\(quoted(Self.rowAlias)).\(quoted("Z_PK"))"
-        switch sourceToMany.storage {
-        case .destinationColumn(let table, let keyColumn, _, let orderColumn):
-            let order = orderColumn.map { "\(target).\(quoted($0)), " } ?? ""
-            return .sql(
-                "(SELECT \(selected) FROM \(quoted(table)) AS \(target) WHERE \(target).\(quoted(keyColumn)) = \(owner) AND \(target).\(quoted("Z_ENT")) IN (\(numbers)) ORDER BY \(order)\(target).\(quoted("Z_PK")) LIMIT 1)")
-        case .joinTable(let table, let sourceColumn, let destinationColumn, let orderColumn):
-            let link = quoted("moult_link")
-            let order = orderColumn.map { "\(link).\(quoted($0)), " } ?? ""
-            return .sql(
-                "(SELECT \(selected) FROM \(quoted(table)) AS \(link) JOIN \(quoted(targetTable)) AS \(target) ON \(target).\(quoted("Z_PK")) = \(link).\(quoted(destinationColumn)) WHERE \(link).\(quoted(sourceColumn)) = \(owner) AND \(target).\(quoted("Z_ENT")) IN (\(numbers)) ORDER BY \(order)\(target).\(quoted("Z_PK")) LIMIT 1)")
+        // The first object of each owner, staged once in a temporary table keyed by the owner (a
+        // lookup per row then costs a key search, not a scan of the to-many's table).
+        let key = "\(source.name).\(sourceName)"
+        let stage: String
+        if let known = firstStages[key] {
+            stage = known
+        } else {
+            stage = "moult_first_\(firstStages.count + 1)"
+            firstStages[key] = stage
+            let target = quoted("moult_target")
+            let numbers = targets.map { String($0.number) }.joined(separator: ", ")
+            let select: String
+            switch sourceToMany.storage {
+            case .destinationColumn(let table, let keyColumn, _, let orderColumn):
+                let owner = "\(target).\(quoted(keyColumn))"
+                let order = orderColumn.map { "\(target).\(quoted($0)), " } ?? ""
+                select = "SELECT \(owner) AS \(quoted("o")), \(target).\(quoted("Z_PK")) AS \(quoted("t")), \(target).\(quoted("Z_ENT")) AS \(quoted("e")), ROW_NUMBER() OVER (PARTITION BY \(owner) ORDER BY \(order)\(target).\(quoted("Z_PK"))) AS \(quoted("n")) FROM \(quoted(table)) AS \(target) WHERE \(owner) IS NOT NULL AND \(target).\(quoted("Z_ENT")) IN (\(numbers))"
+            case .joinTable(let table, let sourceColumn, let destinationColumn, let orderColumn):
+                let link = quoted("moult_link")
+                let owner = "\(link).\(quoted(sourceColumn))"
+                let order = orderColumn.map { "\(link).\(quoted($0)), " } ?? ""
+                select = "SELECT \(owner) AS \(quoted("o")), \(target).\(quoted("Z_PK")) AS \(quoted("t")), \(target).\(quoted("Z_ENT")) AS \(quoted("e")), ROW_NUMBER() OVER (PARTITION BY \(owner) ORDER BY \(order)\(target).\(quoted("Z_PK"))) AS \(quoted("n")) FROM \(quoted(table)) AS \(link) JOIN \(quoted(targetTable)) AS \(target) ON \(target).\(quoted("Z_PK")) = \(link).\(quoted(destinationColumn)) WHERE \(target).\(quoted("Z_ENT")) IN (\(numbers))"
+            }
+            stagingChanges.append(
+                InPlaceChange(
+                    kind: .stageLinks, summary: "the first of \(key) (temporary)",
+                    statements: [
+                        InPlaceStatement("CREATE TEMP TABLE \(quoted(stage)) (\(quoted("owner")) INTEGER PRIMARY KEY, \(quoted("target")) INTEGER, \(quoted("entity")) INTEGER)"),
+                        InPlaceStatement(
+                            "INSERT INTO temp.\(quoted(stage)) SELECT \(quoted("o")), \(quoted("t")), \(quoted("e")) FROM (\(select)) AS \(quoted("ranked")) WHERE \(quoted("n")) = 1"),
+                    ], touchesRows: true))
         }
+        let selected = entityNumber ? Self.renumberSQL(quoted("entity"), numberMap) : quoted("target")
+        return .sql("(SELECT \(selected) FROM temp.\(quoted(stage)) WHERE \(quoted("owner")) = \(quoted(Self.rowAlias)).\(quoted("Z_PK")))")
     }
 
     /// `CASE <expression> WHEN old THEN new … END`: entity numbers translated, nil for a removed entity.
@@ -576,6 +599,7 @@ private struct InPlaceBuilder {
                     statements: oldIndexes.map { InPlaceStatement("DROP INDEX IF EXISTS \(quoted($0.name))") }, touchesRows: false))
         }
         // 2. New tables filled from the old ones, while these stand; 3. tables altered where they stand.
+        changes += stagingChanges
         changes += rebuilds
         changes += alters
         // 4. Old tables neither kept nor renamed.
@@ -594,6 +618,11 @@ private struct InPlaceBuilder {
                 InPlaceChange(
                     kind: .renameTable, summary: "\(final)",
                     statements: [InPlaceStatement("ALTER TABLE \(quoted(stage)) RENAME TO \(quoted(final))")], touchesRows: false))
+        }
+        for stage in firstStages.values.sorted() {
+            changes.append(
+                InPlaceChange(
+                    kind: .stageLinks, summary: "\(stage) dropped", statements: [InPlaceStatement("DROP TABLE temp.\(quoted(stage))")], touchesRows: false))
         }
         // 6. Indexes.
         let created = (new.tables.flatMap(\.indexes) + new.joinTables.flatMap(\.indexes)).filter { !survivingIndexes.contains($0.name) }
