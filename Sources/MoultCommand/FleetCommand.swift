@@ -44,6 +44,19 @@ struct FleetMigrateCommand: AsyncParsableCommand {
     var quiet = false
 
     func run() async throws {
+        try await FleetShardRun(manifest: manifest, shard: shard, chunkSize: chunkSize, quiet: quiet).run()
+    }
+}
+
+/// One shard of a fleet: what `moult migrate --manifest FILE --shard I/N` and its alias `moult fleet
+/// migrate` run.
+struct FleetShardRun {
+    var manifest: String
+    var shard: String
+    var chunkSize: Int
+    var quiet: Bool
+
+    func run() async throws {
         try await reportingFailures {
             let shard: FleetShard
             let manifest: FleetManifest
@@ -55,6 +68,7 @@ struct FleetMigrateCommand: AsyncParsableCommand {
             }
             Interruption.install()
             var models: [String: VersionedModel] = [:]
+            let folders = MappingFolders()
             var lastFailure: Int32 = 0
             let runner = FleetRunner(manifest: manifest, shard: shard)
             let summary: FleetRunner.Summary
@@ -72,10 +86,12 @@ struct FleetMigrateCommand: AsyncParsableCommand {
                             model = try VersionedModel(contentsOf: entry.model)
                             models[entry.model.path] = model
                         }
-                        let mappings = try entry.mappings.map { try MappingModel(contentsOf: $0) }
+                        // Files and folders, as `--mapping` takes them.
+                        let (mappings, labels) = try MigrationArguments.mappingModels(
+                            entry.mappings.map(\.path), store: entry.store.path, to: entry.to, model, folders: folders)
                         let migration = try ProgressiveMigration(
                             store: entry.store, model: model, to: entry.to, mappings: mappings, policies: MoultCommand.policies,
-                            options: MigrationOptions(chunkSize: chunkSize), mappingLabels: entry.mappings.map(\.path))
+                            options: MigrationOptions(chunkSize: chunkSize), mappingLabels: labels)
                         if migration.isUpToDate {
                             return FleetResult(store: entry.name, outcome: .alreadyCurrent, exitCode: 0, seconds: seconds())
                         }

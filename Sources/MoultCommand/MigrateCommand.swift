@@ -10,6 +10,8 @@ struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Migrate a store to another version of its model, in chunks, resumably.",
+        // STORE and --model are optional to the parser only (see MigrationArguments).
+        usage: "moult migrate <store> --model <model> [<options>]\nmoult migrate --manifest <manifest> [--shard <I/N>] [--chunk-size <n>] [--quiet]",
         discussion: """
             The store's version is found by its entity hashes. Each step to the target version uses a mapping \
             given with --mapping for it, or the inferred (lightweight) one. The destination is built in \
@@ -24,6 +26,9 @@ struct MigrateCommand: AsyncParsableCommand {
             steps by SQL alone in one transaction each, other steps streamed into .STORE.moult-inplace/ and \
             swapped in atomically; the original is kept as NAME~.EXT unless --no-backup. `moult plan` says \
             which step runs how.
+
+            With --manifest FILE [--shard I/N] (and no STORE), migrates shard I of N of a fleet of stores \
+            listed in FILE, as `moult fleet migrate` does (see `moult help fleet migrate`).
             """
     )
 
@@ -60,7 +65,43 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var events: EventOptions
     @OptionGroup var control: ControlOptions
 
+    @Option(help: "A fleet's manifest (JSON Lines, one store per line): migrate one shard of it instead of STORE.")
+    var manifest: String?
+
+    @Option(help: ArgumentHelp("With --manifest: this shard's index (from 0) and the number of shards; or N, the index from the environment.", valueName: "I/N"))
+    var shard: String?
+
+    func validate() throws {
+        guard manifest != nil else {
+            if shard != nil { throw ValidationError("--shard needs --manifest") }
+            if arguments.storeArgument == nil {
+                throw ValidationError("Missing expected argument '<store>' (or --manifest FILE, for a fleet of stores)")
+            }
+            try arguments.requireStoreAndModel()
+            return
+        }
+        // The manifest names each store's model, version, mappings and output.
+        let given: [(Bool, String)] = [
+            (arguments.storeArgument != nil, "STORE"), (arguments.modelOption != nil, "--model"), (arguments.to != nil, "--to"),
+            (!arguments.mappings.isEmpty, "--mapping"), (outputOption != nil, "--output"), (events.path != nil, "--events"),
+            (control.maxRate != nil, "--max-rate"), (control.pauseFile != nil, "--pause-file"), (json, "--json"),
+            (!arguments.partitions.isEmpty, "--partition"), (!arguments.policyBindings.isEmpty, "--policy"), (arguments.stages != nil, "--stages"),
+            (arguments.sourceModel != "model", "--source-model"), (arguments.association != "lmdb", "--association"),
+            (arguments.noBulkSQL, "--no-bulk-sql"), (noBackup, "--no-backup"), (deferCleanup, "--defer-cleanup"), (resume, "--resume"),
+            (durable, "--durable"), (noValidation, "--no-validation"), (stopAtFirstFailure, "--stop-at-first-failure"),
+        ]
+        let refused = given.filter(\.0).map(\.1)
+        if !refused.isEmpty {
+            throw ValidationError(
+                "--manifest migrates each store as its manifest line says (with --chunk-size and --quiet only): \(refused.joined(separator: ", ")) cannot be given with it")
+        }
+    }
+
     func run() async throws {
+        if let manifest {
+            return try await FleetShardRun(manifest: manifest, shard: shard ?? "0/1", chunkSize: arguments.chunkSize, quiet: quiet).run()
+        }
+        if arguments.stages != nil { return try await runStaged() }
         if outputOption == nil { return try await runInPlace() }
         try checkInPlaceFlagsUnused()
         try await reportingFailures {

@@ -7,11 +7,22 @@ import MoultStore
 
 /// The options `moult migrate` and `moult plan` share.
 struct MigrationArguments: ParsableArguments {
-    @Argument(help: "The source store (never modified).")
-    var store: String
+    // Optional for the parser only: `migrate --manifest` takes its stores and models from the manifest.
+    // Every other use needs both (``requireStoreAndModel()``, from each command's `validate()`).
+    @Argument(help: ArgumentHelp("The source store (never modified).", valueName: "store"))
+    var storeArgument: String?
 
-    @Option(help: "The versioned model (.xcdatamodeld) or a single version (.xcdatamodel).")
-    var model: String
+    @Option(name: .customLong("model"), help: "The versioned model (.xcdatamodeld) or a single version (.xcdatamodel).")
+    var modelOption: String?
+
+    var store: String { storeArgument ?? "" }
+    var model: String { modelOption ?? "" }
+
+    /// STORE and --model, which every command needs but `migrate --manifest`: bad usage (64) without them.
+    func requireStoreAndModel() throws {
+        if storeArgument == nil { throw ValidationError("Missing expected argument '<store>'") }
+        if modelOption == nil { throw ValidationError("Missing expected argument '--model <model>'") }
+    }
 
     @Option(help: "The target version (default: the model's current version).")
     var to: String?
@@ -26,6 +37,9 @@ struct MigrationArguments: ParsableArguments {
                 + "(the model the store carries in Z_MODELCACHE, for a store whose model source is lost).",
             valueName: "model|store"))
     var sourceModel: String = "model"
+
+    @Option(help: "A stages file (JSON): a staged migration, in place, through these stages (see the README's \"Staged migrations\").")
+    var stages: String?
 
     @Option(help: "Source objects per chunk.")
     var chunkSize: Int = 10_000
@@ -112,13 +126,21 @@ struct MigrationArguments: ParsableArguments {
     /// The `--mapping` models with their labels: a file is read; a folder (not an `.xcmappingmodel`)
     /// is searched for the mappings of the migration's steps (``MappingDiscovery``).
     func mappingModels(_ versioned: VersionedModel) throws -> ([MappingModel], [String]) {
+        try Self.mappingModels(mappings, store: store, to: to, versioned)
+    }
+
+    /// Mapping files and folders (as `--mapping` takes them) for a migration of `store` to `to`; a
+    /// manifest's `mappings` too. `folders` keeps what each folder holds, for a fleet whose stores share it.
+    static func mappingModels(
+        _ paths: [String], store: String, to: String?, _ versioned: VersionedModel, folders: MappingFolders = MappingFolders()
+    ) throws -> ([MappingModel], [String]) {
         var models: [MappingModel] = []
         var labels: [String] = []
-        for path in mappings {
+        for path in paths {
             let url = URL(filePath: path)
             var isFolder: ObjCBool = false
             if url.pathExtension.lowercased() != "xcmappingmodel", FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-                let candidates = try MappingDiscovery.candidates(in: url)
+                let candidates = try folders.candidates(in: url)
                 guard let source = MappingDiscovery.version(of: URL(filePath: store), in: versioned),
                     let target = versioned.version(named: to ?? versioned.currentVersionName)
                 else { continue }  // the migration says what is wrong with the store or the target
@@ -192,5 +214,17 @@ struct ControlOptions: ParsableArguments {
 
     func validate() throws {
         if let maxRate, !(maxRate > 0 && maxRate.isFinite) { throw ValidationError("--max-rate must be a positive number of objects per second") }
+    }
+}
+
+/// The mapping models found in folders, each folder searched once.
+final class MappingFolders {
+    private var found: [String: [MappingDiscovery.Candidate]] = [:]
+
+    func candidates(in folder: URL) throws -> [MappingDiscovery.Candidate] {
+        if let known = found[folder.path] { return known }
+        let candidates = try MappingDiscovery.candidates(in: folder)
+        found[folder.path] = candidates
+        return candidates
     }
 }

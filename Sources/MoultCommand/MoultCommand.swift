@@ -75,11 +75,7 @@ public struct MoultCommand: AsyncParsableCommand {
     public static func runCommandLine<Root: AsyncParsableCommand>(
         _ root: Root.Type = MoultCommand.self, policies: PolicyRegistry = PolicyRegistry(), arguments: [String]? = nil
     ) async {
-        var arguments = arguments ?? Array(CommandLine.arguments.dropFirst())
-        // `migrate --manifest FILE --shard I/N` is `fleet migrate …` (a fleet has no STORE argument).
-        if arguments.first == "migrate", arguments.contains(where: { $0 == "--manifest" || $0.hasPrefix("--manifest=") }) {
-            arguments.insert("fleet", at: 0)
-        }
+        let arguments = arguments ?? Array(CommandLine.arguments.dropFirst())
         if let message = unknownHelpTopic(root, arguments) {
             printError("\(root.configuration.commandName ?? "moult"): error: \(message)")
             root.exit(withError: ExitCode(FailureCategory.usage.exitCode))

@@ -8,6 +8,8 @@ struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
         abstract: "Print the migration plan: steps, passes, chunks and estimated rows, without migrating.",
+        // STORE and --model are optional to the parser only (see MigrationArguments).
+        usage: "moult plan <store> --model <model> [<options>]",
         discussion: """
             Only the first step reads the store; later steps run on the output of the one before and are listed \
             with their mappings. Each step lists what it does not carry (source entities and properties no \
@@ -22,7 +24,14 @@ struct PlanCommand: AsyncParsableCommand {
 
     @OptionGroup var events: EventOptions
 
+    func validate() throws {
+        // `plan --model M --stages FILE` checks and prints the stages without a store.
+        if arguments.stages != nil, arguments.storeArgument == nil, arguments.modelOption != nil { return }
+        try arguments.requireStoreAndModel()
+    }
+
     func run() async throws {
+        if arguments.stages != nil { return try await planStaged() }
         try await reportingFailures {
             let log = try events.open()
             do {

@@ -8,14 +8,18 @@ struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check a finished migration against its source.",
+        // STORE and --model are optional to the parser only (see MigrationArguments).
+        usage: "moult verify <store> <destination> --model <model> [<options>]",
         discussion: """
             Checks that DEST's metadata hashes are the target version's; that every to-one key points at an \
             existing object of the right entity, one-to-one inverses point back, and join tables name existing \
-            objects; the target model's validation rules; and, for a one-step migration, the objects per entity \
-            mapping (the source's count with the mapping's filter) and a seeded sample of source objects compared \
-            value by value through the mapping's attribute expressions. Give the arguments the migration was \
-            run with. Every failure is listed; exit code 67 when there is one. Memory stays bounded (SQL over \
-            whole tables, one streamed pass per sampled mapping).
+            objects; the target model's validation rules; the objects per destination entity (what the source \
+            makes of them through the entity mappings' filters); and a seeded sample of source objects carried \
+            value by value through the mappings' attribute expressions. A chain's steps are replayed in memory \
+            one source object at a time (its intermediate stores are gone); what cannot be replayed exactly (a \
+            mapping with a policy, …) is listed under "not checked" with why. Give the arguments the migration \
+            was run with. Every failure is listed; exit code 67 when there is one. Memory stays bounded (SQL \
+            over whole tables, one streamed pass over the source, one per sampled entity).
             """
     )
 
@@ -36,6 +40,7 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var events: EventOptions
 
     func validate() throws {
+        try arguments.requireStoreAndModel()
         guard sample >= 0 else { throw ValidationError("--sample must be 0 or more") }
     }
 
@@ -60,6 +65,8 @@ struct VerifyCommand: AsyncParsableCommand {
             log?.write(.warning(MigrationEvent.Warning(message: failure.description)))
             if json { listed.items.append(failure) } else if !quietOutput { print("FAIL \(failure)") }
         }
+        // What could not be checked is said in the event stream too, not only in the report.
+        for note in report.skipped { log?.write(.warning(MigrationEvent.Warning(message: "not checked: \(note)"))) }
         let checked = VerificationFailure.Check.allCases.map { check in
             "\(check.rawValue) \(report.checked[check] ?? 0)\((report.failures[check] ?? 0) > 0 ? " (\(report.failures[check]!) failed)" : "")"
         }

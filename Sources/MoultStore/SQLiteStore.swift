@@ -72,6 +72,11 @@ public final class SQLiteStore {
                         [.int(Int64(entity.number)), .string(entity.name), .int(Int64(entity.superNumber))])
                 }
                 try (metadata ?? StoreMetadata(model: model)).write(to: database)
+                // The model the store carries, as Core Data writes it; a model with a part whose archived
+                // form is not known leaves the cache empty, which Core Data accepts.
+                if let cache = try? ModelCache.encoded(model) {
+                    try database.execute("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", [.data(cache)])
+                }
             }
         } catch let error as StoreError {
             throw error.located(path: path)

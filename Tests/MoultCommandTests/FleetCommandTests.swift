@@ -152,4 +152,58 @@ import Testing
         let missing = try MoultProcess.run(["migrate", "--manifest", directory.appending("none.jsonl").path])
         #expect(missing.exitCode == 74)
     }
+
+    /// `--manifest` is an option of `migrate` itself: STORE and the per-store options are refused
+    /// beside it (64, naming them), and one of STORE or --manifest is needed.
+    @Test func manifestIsAnOptionOfMigrateWithoutStore() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let manifest = try Self.fleet(2, in: directory)
+        let store = directory.appending("stores/s0.sqlite").path
+        let cases: [([String], String)] = [
+            (["migrate", store, "--manifest", manifest.path], "STORE cannot be given with it"),
+            (["migrate", "--manifest", manifest.path, "--model", Self.model, "--output", directory.appending("x.sqlite").path], "--model, --output cannot be given with it"),
+            (["migrate", "--manifest", manifest.path, "--to", "v2", "--durable"], "--to, --durable cannot be given with it"),
+            (["migrate", "--model", Self.model], "Missing expected argument '<store>'"),
+            (["migrate", store], "Missing expected argument '--model <model>'"),
+            (["migrate", store, "--model", Self.model, "--shard", "0/2"], "--shard needs --manifest"),
+            (["plan", "--model", Self.model], "Missing expected argument '<store>'"),
+            (["verify", store, "--model", Self.model], "Missing expected argument"),
+        ]
+        for (arguments, message) in cases {
+            let result = try MoultProcess.run(arguments)
+            #expect(result.exitCode == 64 && result.standardError.contains(message), "\(arguments): \(result.exitCode) \(result.standardError)")
+        }
+        // Nothing was migrated or written by the refusals.
+        #expect(!FileManager.default.fileExists(atPath: manifest.path + ".results.jsonl"))
+
+        let help = try MoultProcess.run(["help", "migrate"])
+        #expect(help.standardOutput.contains("--manifest <manifest>") && help.standardOutput.contains("--shard <I/N>"), "\(help.standardOutput)")
+        // `--manifest=FILE`, the shard from Slurm's environment, the chunk size: a real option, parsed as one.
+        let run = try MoultProcess.run(["migrate", "--chunk-size", "7", "--manifest=\(manifest.path)", "--shard", "2", "--quiet"], environment: ["SLURM_ARRAY_TASK_ID": "1"])
+        #expect(run.exitCode == 0, "\(run.standardError)")
+        #expect(try Self.results(manifest).map { $0["store"] as? String } == ["stores/s1.sqlite"])
+        let alias = try MoultProcess.run(["fleet", "migrate", "--manifest", manifest.path, "--shard", "0/2", "--quiet"])
+        #expect(alias.exitCode == 0, "\(alias.standardError)")
+        #expect(try Self.results(manifest).map { $0["outcome"] as? String } == ["migrated", "migrated"])
+        #expect(FileManager.default.fileExists(atPath: directory.appending("out/s0.sqlite").path))
+    }
+
+    /// A manifest line's `mappings` takes folders as `--mapping` does: each store's steps find theirs.
+    @Test func manifestMappingsMayBeFolders() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let manifest = try Self.fleet(2, in: directory)
+        let folder = Fixtures.datasets.appending(path: "People/Mappings").path
+        let text = try String(contentsOf: manifest, encoding: .utf8).replacingOccurrences(of: "\"to\":\"v2\"", with: "\"to\":\"v3\",\"mappings\":[\"\(folder)/\"]")
+        try text.write(to: manifest, atomically: true, encoding: .utf8)
+        let run = try MoultProcess.run(["migrate", "--manifest", manifest.path])
+        #expect(run.exitCode == 0, "\(run.standardError)")
+        #expect(try Self.results(manifest).map { $0["outcome"] as? String } == ["migrated", "migrated"])
+        let verify = try MoultProcess.run([
+            "verify", directory.appending("stores/s1.sqlite").path, directory.appending("out/s1.sqlite").path, "--model", Self.model, "--to", "v3",
+            "--mapping", folder,
+        ])
+        #expect(verify.exitCode == 0, "\(verify.standardOutput)\(verify.standardError)")
+    }
 }

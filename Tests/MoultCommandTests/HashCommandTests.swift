@@ -42,7 +42,7 @@ import Testing
             in: directory,
             """
             <entity name="Post"><attribute name="title" attributeType="String"/>\
-            <attribute name="length" attributeType="Integer 64" derived="YES" derivationExpression="now()"/></entity>\
+            <attribute name="length" attributeType="Integer 64" derived="YES" derivationExpression="random()"/></entity>\
             <entity name="Tag"><attribute name="name" attributeType="String"/></entity>
             """)
         let result = try MoultProcess.run(["hash", "--json", model.path])

@@ -46,4 +46,42 @@ import Testing
         let badSample = try MoultProcess.run(arguments + ["--sample", "-1"])
         #expect(badSample.exitCode == 64)
     }
+
+    /// A chain (v1 -> v2 inferred, then the v2 -> v3 and v3 -> v4 mappings): counted and sampled
+    /// through every step; to v5, the counts a policy makes are listed as not checked, with why.
+    @Test func verifyComparesAChainThroughEveryStep() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try MigrateCommandTests.generate("1", persons: 200, in: directory)
+        let mappings = ["v2-to-v3", "v3-to-v4"].flatMap { ["--mapping", MigrateCommandTests.mapping($0)] }
+        let output = directory.appending("v4.sqlite")
+        let migrate = try MoultProcess.run(["migrate", source.path, "--model", Self.model, "--to", "v4", "--output", output.path, "--quiet"] + mappings)
+        #expect(migrate.exitCode == 0, "\(migrate.standardError)")
+        let arguments = ["verify", source.path, output.path, "--model", Self.model, "--to", "v4"] + mappings
+        let good = try MoultProcess.run(arguments + ["--json"])
+        #expect(good.exitCode == 0, "\(good.standardOutput)\(good.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(good.standardOutput.utf8)) as? [String: Any])
+        let checks = try #require(object["checks"] as? [String: [String: Int]])
+        #expect(checks["count"]?["checked"] == 3 && (checks["sample"]?["checked"] ?? 0) > 0, "\(checks)")
+        #expect((object["skipped"] as? [String])?.isEmpty == true, "\(object)")
+
+        // Every v1 person is a child or an adult now: one made an adult by hand is a count failure of each.
+        try MigrateCommandTests.sqlite3(
+            output, "UPDATE ZPERSON SET Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Adult') WHERE Z_PK = (SELECT MIN(Z_PK) FROM ZPERSON WHERE Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Child'))")
+        let bad = try MoultProcess.run(arguments + ["--sample", "0"])
+        #expect(bad.exitCode == 67, "\(bad.standardOutput)\(bad.standardError)")
+        #expect(bad.standardOutput.contains("FAIL count: Adult: ") && bad.standardOutput.contains("FAIL count: Child: "), "\(bad.standardOutput)")
+        #expect(bad.standardOutput.contains("made from the source by replaying v1 → v2 → v3 → v4"), "\(bad.standardOutput)")
+
+        let v5 = directory.appending("v5.sqlite")
+        let toV5 = mappings + ["--mapping", MigrateCommandTests.mapping("v4-to-v5-builtin")]
+        let migrated = try MoultProcess.run(["migrate", source.path, "--model", Self.model, "--to", "v5", "--output", v5.path, "--quiet"] + toV5)
+        #expect(migrated.exitCode == 0, "\(migrated.standardError)")
+        let log = directory.appending("verify.jsonl")
+        let partly = try MoultProcess.run(["verify", source.path, v5.path, "--model", Self.model, "--to", "v5", "--events", log.path] + toV5)
+        #expect(partly.exitCode == 0, "\(partly.standardOutput)\(partly.standardError)")
+        #expect(partly.standardOutput.contains("  not checked: the count of Company: the entity mapping AdultToCompany (v4 → v5) runs a policy"), "\(partly.standardOutput)")
+        let warnings = try EventsCommandTests.events(at: log).filter { $0["event"] as? String == "warning" }.compactMap { $0["message"] as? String }
+        #expect(warnings.contains("not checked: the count of School: the entity mapping ChildToSchool (v4 → v5) runs a policy"), "\(warnings)")
+    }
 }

@@ -98,6 +98,13 @@ enum ChainModels {
         let output = directory.appending("v3.sqlite")
         try migration.run(output: output)
         #expect(try ChainModels.values(output, ["name", "score"]) == [[.string("Edsger"), .null]])
+        // `moult verify` replays both inferred steps: the person counted, and its values found.
+        let failures = Failures()
+        let report = try MigrationVerifier(migration: migration, destination: output).run { failures.list.append($0) }
+        #expect(report.passed && report.skipped.isEmpty && report.checked[.count] == 1 && report.sampled == 1, "\(report) \(failures.list)")
+        try VerifyTests.execute(output, "UPDATE ZPERSON SET ZNAME = 'Dijkstra'")
+        let changed = try MigrationVerifier(migration: migration, destination: output).run { _ in }
+        #expect(changed.failures == [.sample: 1], "\(changed)")
     }
 
     // MARK: - Older versions

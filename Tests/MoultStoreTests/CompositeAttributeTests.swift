@@ -29,7 +29,8 @@ import Testing
         let path = directory.appending("s.sqlite")
         let refusal = try #require(throws: StoreError.self) { try SQLiteStore.create(at: path, model: model) }
         #expect(refusal.category == .badInput)
-        #expect(refusal.message.contains("composite attribute 'location'"))
+        #expect(refusal.message.contains("entity 'Place' has the composite attribute 'location'"), "\(refusal.message)")
+        #expect(refusal.category.exitCode == 65)
         #expect(!FileManager.default.fileExists(atPath: path.path))
     }
 }

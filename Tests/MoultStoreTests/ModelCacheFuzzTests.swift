@@ -6,7 +6,8 @@ import Testing
 @testable import MoultStore
 
 /// The model-cache decoder must survive any bytes: the `Z_MODELCACHE` of the 15 fixture stores as
-/// corpus, mutated; each input is decoded, hashed and laid out. A long run:
+/// corpus, mutated; each input is decoded, hashed and laid out, and whatever decodes is written again by
+/// ``ModelCache/encoded(_:)`` and must read back to the same hashes. A long run:
 /// `MOULT_FUZZ_ITERATIONS=1000000 MOULT_FUZZ_SEED=1 swift test --skip-build --filter ModelCacheFuzzTests`.
 @Suite struct ModelCacheFuzzTests {
     /// Each fixture store's `Z_MODELCACHE.Z_CONTENT`, compressed as stored.
@@ -24,10 +25,25 @@ import Testing
         "NSDerivationExpression", "NSKnownKeysDictionary1", "values", "emptyToken", "count:", "\u{10}", "\u{11}", "\u{13}",
     ]
 
+    /// A model Moult wrote that it cannot read back to the same hashes: a finding, never an exit code.
+    struct RewriteMismatch: Error, CustomStringConvertible {
+        var description: String
+    }
+
     static func decode(_ compressed: [UInt8]) throws {
         let model = try ModelCache.model(compressed: compressed)
-        _ = model.entityVersionHashes()
+        let hashes = model.entityVersionHashes()
         _ = try StoreLayout(model: model).schemaSQL
+        // Whatever the decoder accepts, the writer writes back (or declines) and the decoder reads again.
+        guard let written = try? ModelCache.encoded(model) else { return }
+        do {
+            let again = try ModelCache.model(compressed: written)
+            guard again.entityVersionHashes() == hashes else { throw RewriteMismatch(description: "the rewritten cache hashes differently") }
+        } catch let error as RewriteMismatch {
+            throw error
+        } catch {
+            throw RewriteMismatch(description: "the rewritten cache does not decode: \(error)")
+        }
     }
 
     /// Mutations of the inflated archives (the keyed archive and its binary property list), stored

@@ -1,4 +1,5 @@
 import Foundation
+import MoultArchive
 import MoultModel
 import MoultTestSupport
 import Testing
@@ -47,6 +48,50 @@ import Testing
         #expect(ours.tables == theirs.tables, "\(path)")
         #expect(ours.indexes == theirs.indexes, "\(path)")
         #expect(fileFingerprint(url) == before)
+    }
+
+    /// The `_P` integer of every property record in every fixture cache is the bit layout of the
+    /// MoultStore format article: 0x1 always, 0x2 optional, 0x4 read-only, 0x8 transient, 0x10/0x20/0x40/0x80
+    /// when validation predicates, warnings, user info and a version hash modifier are absent, 0x100
+    /// Spotlight, 0x200 external record, 0x400 ordered.
+    @Test func propertyFlagsBitsExplainEveryRecord() throws {
+        var records = 0
+        var seen: Set<Int64> = []
+        for path in Self.stores {
+            let database = try Database(url: Fixtures.url(path), mode: .readOnly)
+            defer { database.close() }
+            guard case .data(let blob)? = try database.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") else {
+                Issue.record("\(path) has no model cache")
+                continue
+            }
+            let archive = try KeyedArchive(try RawDeflate.inflate(blob, limit: ModelCache.inflatedLimit))
+            for uid in archive.objects.indices {
+                guard case .dictionary(let fields) = archive.objects[uid], case .integer(let packed)? = fields["_P"] else { continue }
+                func flag(_ key: String) -> Bool {
+                    switch fields[key] {
+                    case .bool(let value)?: value
+                    case .integer(let value)?: value != 0
+                    default: false
+                    }
+                }
+                var expected: Int64 = 0x1
+                if flag("NSIsOptional") { expected |= 0x2 }
+                if flag("NSIsReadOnly") { expected |= 0x4 }
+                if flag("NSIsTransient") { expected |= 0x8 }
+                if fields["NSValidationPredicates"] == nil { expected |= 0x10 }
+                if fields["NSValidationWarnings"] == nil { expected |= 0x20 }
+                if fields["NSUserInfo"] == nil { expected |= 0x40 }
+                if fields["NSVersionHashModifier"] == nil { expected |= 0x80 }
+                if flag("NSIndexedBySpotlight") { expected |= 0x100 }
+                if flag("NSIsStoredInTruth") { expected |= 0x200 }
+                if flag("NSIsOrdered") { expected |= 0x400 }
+                #expect(packed == expected, "\(path) #\(uid): _P \(packed), the keys say \(expected)")
+                records += 1
+                seen.insert(packed)
+            }
+        }
+        #expect(records == 114)
+        #expect(seen == [241, 243, 193, 247, 249, 251, 191, 255])
     }
 
     /// SampleModel2's cache holds the derived `pagesCount` as the function `count:` of `pages`: it is

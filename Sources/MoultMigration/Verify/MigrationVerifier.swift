@@ -61,8 +61,11 @@ public struct VerificationReport: Sendable, Hashable {
 /// - a seeded sample of each mapping's source objects: a destination object of its entity holds the
 ///   values the mapping's attribute expressions give it.
 ///
-/// Counts and the sample need the mapping: they are checked for a one-step migration; a chain gets
-/// the others (the intermediate stores are gone).
+/// For a one-step migration, counts come from SQL over the source (with each mapping's filter) and
+/// the sample from the mapping's expressions on the source objects; a step with a filter SQLite cannot
+/// run is replayed as a chain is. A chain's intermediate stores are
+/// gone: its counts and sample come from replaying every step in memory on one source object at a
+/// time (``checkChain(_:_:_:)``, ``ChainReplay``), in one streamed pass over the source.
 public struct MigrationVerifier {
     public let migration: ProgressiveMigration
     public let destination: URL
@@ -110,8 +113,7 @@ public struct MigrationVerifier {
         if migration.steps.count == 1, let step = migration.steps.first {
             try checkMappings(step, store, &result, fail)
         } else if migration.steps.count > 1 {
-            result.skipped.append(
-                "counts and the sample: a chain of \(migration.steps.count) steps (only a one-step migration is compared with its mapping)")
+            try checkChain(store, &result, fail)
         }
         result.failures = tally.failures
         return result
@@ -239,6 +241,20 @@ public struct MigrationVerifier {
     private func checkMappings(_ step: ProgressiveMigration.Step, _ store: SQLiteStore, _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void) throws {
         let plan = try migration.migrator(for: step, source: migration.store).plan()
         let entityMappings = step.mappings.flatMap(\.orderedEntityMappings)
+        // A filter SQLite cannot run is counted by evaluating it on every object, and a value that
+        // needs more than the object itself (a relationship, a function of the migration) is computed
+        // with what the object reaches: the replay does both.
+        let reaching = entityMappings.contains { mapping in
+            mapping.attributeMappings.contains { attribute in
+                guard let text = attribute.valueExpression else { return false }
+                guard let node = try? ExpressionNode(parsing: text) else { return true }
+                return !Self.readsOnlyItsObject(node)
+            }
+        }
+        if reaching || plan.mappings.contains(where: { $0.filter != nil && !$0.filterInSQL }) {
+            try checkChain(store, &result, fail)
+            return
+        }
         guard entityMappings.count == plan.mappings.count else {
             result.skipped.append("counts and the sample: the plan's mappings do not line up with the mapping models'")
             return
@@ -259,9 +275,6 @@ public struct MigrationVerifier {
                 continue
             }
             guard planned.sourceEntity != nil, mapping.effectiveType == .copy || mapping.effectiveType == .transform else { continue }
-            if planned.filter != nil, !planned.filterInSQL {
-                uncountable[destinationEntity] = "the filter of \(planned.name) runs in Swift"
-            }
             let rows = plan.passes.filter { $0.mapping == index && $0.stage == .createObjects }.reduce(0) { $0 + $1.estimatedRows }
             expected[destinationEntity, default: 0] += rows
             sampled.append((mapping, planned))
@@ -341,7 +354,9 @@ public struct MigrationVerifier {
         var random = SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: planned.name.hashValueStable))
         var reservoir: [(key: Int64, values: [Value])] = []
         var seen = 0
-        let cursor = try source.objects(of: sourceName, includingSubentities: true)
+        var uncomputed = 0
+        var firstError: String?
+        let cursor = try source.objects(of: sourceName, includingSubentities: false)
         while let row = try cursor.next() {
             var values = row.values
             values += Array(repeating: .null, count: max(schema.keys.count - values.count, 0))
@@ -357,7 +372,12 @@ public struct MigrationVerifier {
             var expected: [Value] = []
             var comparable = true
             for item in compared {
-                guard let value = try? item.expression.evaluate(context) else {
+                let value: Value
+                do {
+                    value = try item.expression.evaluate(context)
+                } catch {
+                    uncomputed += 1
+                    if firstError == nil { firstError = "\(item.column.name) of \(sourceName) Z_PK \(row.id.primaryKey): \(error)" }
                     comparable = false
                     break
                 }
@@ -383,6 +403,9 @@ public struct MigrationVerifier {
         }
         result.sampled += reservoir.count
         result.checked[.sample, default: 0] += reservoir.count
+        if let firstError {
+            result.skipped.append("the sample of \(planned.name): \(uncomputed) sampled object(s) whose values could not be computed here, first \(firstError)")
+        }
         for (values, keys) in missing.sorted(by: { $0.value[0] < $1.value[0] }) {
             let described = zip(positions, values).map { "\(compared[$0].column.name) = \($1)" }.joined(separator: ", ")
             for key in keys {
@@ -391,6 +414,27 @@ public struct MigrationVerifier {
                         check: .sample,
                         message: "no \(destinationName) in the destination holds what \(planned.name) makes of \(sourceName) Z_PK \(key): \(described)"))
             }
+        }
+    }
+}
+
+extension MigrationVerifier {
+    /// Whether a value expression reads nothing but its object's own attributes (constants, `$source.x`,
+    /// `x`, arithmetic and functions of those): what the one-step sample computes without the replay.
+    static func readsOnlyItsObject(_ node: ExpressionNode) -> Bool {
+        switch node {
+        case .constant, .evaluatedObject: return true
+        case .variable(let name): return name == "source"
+        case .array(let items): return items.allSatisfy(readsOnlyItsObject)
+        case .keyPath(let base, let components):
+            guard components.count == 1 else { return false }
+            if case .evaluatedObject = base { return true }
+            if case .variable("source") = base { return true }
+            return false
+        case .negate(let inner), .cast(let inner, _): return readsOnlyItsObject(inner)
+        case .arithmetic(_, let left, let right): return readsOnlyItsObject(left) && readsOnlyItsObject(right)
+        case .function(let receiver, _, let arguments): return receiver == nil && arguments.allSatisfy(readsOnlyItsObject)
+        case .subscripted, .ternary: return false
         }
     }
 }

@@ -12,7 +12,8 @@ extension StoreLayout {
     /// are renumbered, removed, moved between tables or a column's declared type changes. Join tables
     /// are kept, rebuilt from the old join table, or filled from the to-one or to-many they replace.
     /// Then the indexes, `Z_PRIMARYKEY` (each root's `Z_MAX` kept, so primary keys are never reused)
-    /// and the model cache (emptied: it described the old model). The metadata is the caller's.
+    /// and the model cache (the new model's, or emptied when its archived form is not known: it described
+    /// the old model). The metadata is the caller's.
     ///
     /// Every identifier is quoted. The statements are meant to run in one transaction.
     ///
@@ -654,10 +655,15 @@ private struct InPlaceBuilder {
         }
         primaryKeys.append(InPlaceStatement("DROP TABLE \(quoted("moult_inplace_primarykey"))"))
         changes.append(InPlaceChange(kind: .primaryKeys, summary: "\(new.entities.count) entities", statements: primaryKeys, touchesRows: false))
-        // 8. The model cache described the old model.
+        // 8. The model cache described the old model: it now carries the new one (or none, when the new
+        // model has a part whose archived form is not known).
+        var cacheStatements = [InPlaceStatement("DELETE FROM \(quoted("Z_MODELCACHE"))")]
+        if let cache = try? ModelCache.encoded(new.model) {
+            cacheStatements.append(InPlaceStatement("INSERT INTO \(quoted("Z_MODELCACHE")) (\(quoted("Z_CONTENT"))) VALUES (?)", [.data(cache)]))
+        }
         changes.append(
             InPlaceChange(
-                kind: .modelCache, summary: "emptied", statements: [InPlaceStatement("DELETE FROM \(quoted("Z_MODELCACHE"))")],
+                kind: .modelCache, summary: cacheStatements.count > 1 ? "the new model" : "emptied", statements: cacheStatements,
                 touchesRows: false))
     }
 

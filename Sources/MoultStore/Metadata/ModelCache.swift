@@ -1,4 +1,4 @@
-public import MoultArchive
+internal import MoultArchive
 public import MoultModel
 
 /// The model a store carries: `Z_MODELCACHE.Z_CONTENT`, raw DEFLATE of an NSKeyedArchiver archive of
@@ -9,7 +9,8 @@ public import MoultModel
 /// uniqueness constraints; each attribute's type, flags (optional, transient, read-only), modifier,
 /// external-storage and preserve-after-deletion bits (`NSFlagsKey` 0x04 and 0x10) and, for a derived
 /// one, its derivation expression; each relationship's destination, inverse, counts, order and delete
-/// rule. Fetched properties, validation rules and defaults are left out: none enters a hash or a column.
+/// rule; an entity's class name, an attribute's default value of a plain type (number, Boolean,
+/// string, date), and the model's configurations. Fetched properties and validation rules are left out: neither enters a hash or a column.
 /// Sub-entities list the properties they inherit, as every model cache does; inherited properties may
 /// be proxies (`NSUnderlyingProperty`), read as the property they stand for.
 ///
@@ -89,7 +90,21 @@ public enum ModelCache {
             if let identifiers = try archive.reference(root, "NSVersionIdentifiers") {
                 identifier = try collection(identifiers).compactMap { (uid) throws -> String? in try archive.string(uid) }.sorted().first
             }
-            return try ObjectModel(entities: entities, versionIdentifier: identifier)
+            // Configurations: name → the set of its entities.
+            var configurations: [ConfigurationDescription] = []
+            if let uid = try archive.reference(root, "NSConfigurations"), !archive.isNull(uid) {
+                for (name, members) in try archive.stringKeyedEntries(uid) {
+                    try step()
+                    var names: [String] = []
+                    for member in try collection(members) {
+                        if let entity = try entityName(of: member) { names.append(entity) }
+                    }
+                    configurations.append(
+                        ConfigurationDescription(name: name, entityNames: names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }))
+                }
+                configurations.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            }
+            return try ObjectModel(entities: entities, versionIdentifier: identifier, configurations: configurations)
         }
 
         /// The element UIDs of an array or set, or the value UIDs of a dictionary (Core Data's
@@ -131,6 +146,7 @@ public enum ModelCache {
                 isAbstract: try bool(instance, "NSIsAbstract"),
                 versionHashModifier: try archive.string(instance, "NSVersionHashModifier"),
                 renamingIdentifier: try archive.string(instance, "NSRenamingIdentifier"))
+            entity.representedClassName = try archive.string(instance, "NSClassNameForEntity")
             if let properties = try archive.reference(instance, "NSProperties") {
                 var seen: Set<Int> = []
                 for uid in try collection(properties) {
@@ -261,6 +277,20 @@ public enum ModelCache {
             attribute.preserveAfterDeletion = flags & 0x10 != 0
             attribute.versionHashModifier = try archive.string(instance, "NSVersionHashModifier")
             attribute.renamingIdentifier = try archive.string(instance, "NSRenamingIdentifier")
+            attribute.customClassName = type == .transformable ? try archive.string(instance, "NSAttributeValueClassName") : nil
+            // A default value of a plain type, as the model's text (an archived object of another class,
+            // a transformable's, is left out).
+            if let uid = try archive.reference(instance, "NSDefaultValue"), !archive.isNull(uid) {
+                switch try archive.object(uid) {
+                case .integer(let value): attribute.defaultValueString = type == .boolean ? (value != 0 ? "YES" : "NO") : String(value)
+                case .real(let value): attribute.defaultValueString = String(value)
+                case .bool(let value): attribute.defaultValueString = value ? "YES" : "NO"
+                case .string(let text) where type == .string: attribute.defaultValueString = text
+                case .dictionary where type == .date:
+                    if case .real(let time)? = try archive.instance(uid).fields["NS.time"] { attribute.defaultDateTimeInterval = time }
+                default: break
+                }
+            }
             if instance.classes.contains("NSDerivedAttributeDescription") || instance.fields["NSDerivationExpression"] != nil {
                 attribute.isDerived = true
                 if let expression = try archive.reference(instance, "NSDerivationExpression") {
@@ -271,7 +301,8 @@ public enum ModelCache {
         }
 
         /// A derivation expression as Xcode writes it: a key path, or `keyPath.@count` for the function
-        /// `count:` of a key path. Other forms are spelt `FUNCTION(selector, …)`, which the hash refuses.
+        /// `count:` of a key path. Other functions are spelt as Foundation prints them, `selector(arguments)`
+        /// (`canonical:(name)`, `sum:(items.price)`, `now()`), which ``DerivationExpression`` reads.
         mutating func expressionText(_ uid: Int, depth: Int) throws -> String {
             try step()
             guard depth < 32 else { throw ArchiveError(.malformedArchive, "a derivation expression nests too deeply") }
@@ -291,7 +322,8 @@ public enum ModelCache {
                     for argument in try archive.elements(list) { arguments.append(try expressionText(argument, depth: depth + 1)) }
                 }
                 if selector == "count:", arguments.count == 1 { return arguments[0] + ".@count" }
-                return "FUNCTION(\(selector)\(arguments.map { ", " + $0 }.joined()))"
+                // Foundation's printing of a function expression: `canonical:(name)`, `sum:(items.price)`, `now()`.
+                return "\(selector)(\(arguments.joined(separator: ", ")))"
             default:
                 return "<\(expression.className)>"
             }

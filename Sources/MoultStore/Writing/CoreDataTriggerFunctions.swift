@@ -1,3 +1,4 @@
+import Foundation
 internal import MoultCSQLite
 
 /// The SQL functions Core Data registers on its own connections, which the triggers of its stores call.
@@ -9,17 +10,67 @@ internal import MoultCSQLite
 /// to learn which objects a trigger changed; without them, the first insert into such a store fails
 /// (`no such function`). Every connection Moult opens registers them as functions that do nothing and
 /// return NULL: the triggers' own `UPDATE`s are what keep the values current.
+///
+/// The triggers of the other derivations compute their values with four more functions, which Moult
+/// implements: `NSCoreDataNow()` (the time, in seconds since 2001-01-01, as Core Data stores dates),
+/// `NSCoreDataToLower(text)`, `NSCoreDataToUpper(text)` and `NSCoreDataCanonical(text)`: case- and
+/// diacritic-folded text (Apple: "a case- and diacritic-insensitive String value"). Core Data's own
+/// canonical form applies Unicode transforms whose exact set is not published; Moult's (canonical
+/// decomposition, marks removed, lowercased, recomposed) is by rule, not confirmed on a real store.
 enum CoreDataTriggerFunctions {
     static let names = [
         "NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue",
         "NSCoreDataTriggerUpdateAffectedObjectValue",
     ]
 
-    /// Registers the functions on a connection (any number of arguments, NULL result).
+    /// Registers the functions on a connection.
     static func register(on handle: OpaquePointer) {
         for name in names {
             _ = sqlite3_create_function_v2(
                 handle, name, -1, SQLITE_UTF8, nil, { context, _, _ in sqlite3_result_null(context) }, nil, nil, nil)
         }
+        _ = sqlite3_create_function_v2(
+            handle, "NSCoreDataNow", 0, SQLITE_UTF8, nil,
+            { context, _, _ in sqlite3_result_double(context, Date().timeIntervalSinceReferenceDate) }, nil, nil, nil)
+        let deterministic = SQLITE_UTF8 | SQLITE_DETERMINISTIC
+        _ = sqlite3_create_function_v2(
+            handle, "NSCoreDataToLower", 1, deterministic, nil, { context, count, arguments in
+                CoreDataTriggerFunctions.transform(context, count, arguments) { $0.lowercased() }
+            }, nil, nil, nil)
+        _ = sqlite3_create_function_v2(
+            handle, "NSCoreDataToUpper", 1, deterministic, nil, { context, count, arguments in
+                CoreDataTriggerFunctions.transform(context, count, arguments) { $0.uppercased() }
+            }, nil, nil, nil)
+        _ = sqlite3_create_function_v2(
+            handle, "NSCoreDataCanonical", 1, deterministic, nil, { context, count, arguments in
+                CoreDataTriggerFunctions.transform(context, count, arguments, CoreDataTriggerFunctions.canonical)
+            }, nil, nil, nil)
+    }
+
+    /// Case- and diacritic-folded text: canonical decomposition, combining marks removed, lowercased,
+    /// recomposed.
+    static func canonical(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.decomposedStringWithCanonicalMapping.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .nonspacingMark, .spacingMark, .enclosingMark: continue
+            default: scalars.append(scalar)
+            }
+        }
+        return String(scalars).lowercased().precomposedStringWithCanonicalMapping
+    }
+
+    /// Applies a text function to the one argument: NULL stays NULL, anything else is read as text.
+    private static func transform(
+        _ context: OpaquePointer?, _ count: Int32, _ arguments: UnsafeMutablePointer<OpaquePointer?>?, _ body: (String) -> String
+    ) {
+        guard count == 1, let argument = arguments?[0], sqlite3_value_type(argument) != SQLITE_NULL,
+            let text = sqlite3_value_text(argument)
+        else {
+            sqlite3_result_null(context)
+            return
+        }
+        let result = body(String(cString: text))
+        sqlite3_result_text(context, result, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
     }
 }

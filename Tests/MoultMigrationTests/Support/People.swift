@@ -46,6 +46,11 @@ enum People {
         // A run told not to validate may leave broken rules: verify finds those, and only those.
         #expect(report.passed || (!options.validate && Set(report.failures.keys) == [.validation]), "moult verify: \(failures.list)")
         #expect(report.checked[.validation] == 1 && report.checked[.metadata] ?? 0 > 0)
+        // Counts and the sample, for one step and for chains alike; only what a policy makes is left out.
+        if !migration.isUpToDate {
+            #expect(report.checked[.count] ?? 0 > 0 && (report.sampled > 0 || ObjectGraph.isEmpty(store)), "\(report)")
+            #expect(report.skipped.allSatisfy { $0.contains("runs a policy") }, "\(report.skipped)")
+        }
         return migration
     }
 }
@@ -57,6 +62,14 @@ final class Failures: @unchecked Sendable {
 
 /// Every object of a store, by entity (each object under its own entity, not its parents').
 struct ObjectGraph {
+    /// Whether a store has no object at all.
+    static func isEmpty(_ url: URL) -> Bool {
+        guard let metadata = try? StoreMetadata(contentsOf: url), let version = People.model.version(matchingEntityHashes: metadata.entityHashes),
+            let graph = try? ObjectGraph(url, model: version.model)
+        else { return false }
+        return graph.counts.values.allSatisfy { $0 == 0 }
+    }
+
     let model: ObjectModel
     private(set) var rows: [String: [ObjectRow]] = [:]
     private var byID: [ObjectID: ObjectRow] = [:]

@@ -1,0 +1,508 @@
+import Crypto
+public import Foundation
+import MoultMapping
+public import MoultModel
+import MoultExpressions
+import MoultStore
+
+/// Migrates a store in place through stages, as Core Data's `NSStagedMigrationManager` does: lightweight
+/// stages (versions migrated one to the next by inference) and custom stages (one step, by a mapping
+/// model or inference, with a `willMigrate` handler run at the old version before it and a `didMigrate`
+/// handler at the new version after it).
+///
+/// Everything is checked before anything is written (``init(store:model:stages:policies:options:keepsBackup:)``).
+/// Each step runs as ``InPlaceMigration`` runs it (by SQL in one transaction when it can, else streamed
+/// and swapped in); each handler's work is committed chunk by chunk. Where the migration is lives in the
+/// store's metadata (``recordKey``), committed with each chunk, so a run killed at any instant, inside a
+/// handler included, is resumed by running it again, and ends with the store an uninterrupted run makes.
+///
+/// ```swift
+/// let migration = try StagedMigration(store: url, model: model, stages: [
+///     .custom(from: "v1", to: "v2", willMigrate: StageHandler(operations: [
+///         .update(entity: "Attachment", where: "dateCreated == nil", set: ["dateCreated": "now()"]),
+///     ])),
+/// ])
+/// try migration.run()
+/// ```
+public struct StagedMigration {
+    /// The metadata key of the record of a staged migration under way.
+    public static let recordKey = "MoultStagedMigration"
+
+    /// A stage, checked and resolved against the model.
+    public struct PlannedStage: Sendable {
+        public var stage: Stage
+        /// "stage N" or the stage's label.
+        public var label: String
+        /// The versions the stage goes through: a lightweight stage's list; a custom stage's two.
+        public var versions: [VersionedModel.Version]
+        /// The stage's steps, one per pair of consecutive versions.
+        public var steps: [ProgressiveMigration.Step]
+        public var isCustom: Bool { if case .custom = stage.kind { true } else { false } }
+        public var willMigrate: StageHandler? { if case .custom(let custom) = stage.kind { custom.willMigrate } else { nil } }
+        public var didMigrate: StageHandler? { if case .custom(let custom) = stage.kind { custom.didMigrate } else { nil } }
+    }
+
+    /// What a run did.
+    public struct Report: Sendable {
+        /// The stages run (or finished) by this run, by index.
+        public var stagesRun: [Int] = []
+        /// Whether the run resumed an interrupted one.
+        public var resumed = false
+        /// Objects the handlers' chunks read.
+        public var handlerObjects = 0
+        /// Where the original was kept, if it was.
+        public var backup: URL?
+    }
+
+    /// Where a run is, for a progress display.
+    public struct Progress: Sendable {
+        public var stage: Int
+        public var stages: Int
+        /// `willMigrate`, `didMigrate` or `step from → to`.
+        public var activity: String
+        /// Objects read so far by the current handler (0 for a step).
+        public var objects: Int
+    }
+
+    public let store: URL
+    public let model: VersionedModel
+    public let stages: [PlannedStage]
+    /// The version the store is at now.
+    public let storeVersion: VersionedModel.Version?
+    public var policies: PolicyRegistry
+    public var options: MigrationOptions
+    /// Keep the original as `NAME~.EXT` (made before anything is written).
+    public var keepsBackup: Bool
+    public var lockTimeout: Duration = .milliseconds(500)
+    /// What `now()` gives in the handlers (``StageStore/now``): by default the instant the first run
+    /// starts, recorded with the checkpoint so that a resumed run uses the same one.
+    public var startDate: Date?
+    let record: StagedRecord?
+    let fingerprint: String
+
+    /// The version the last stage ends at.
+    public var targetVersion: VersionedModel.Version { stages[stages.count - 1].versions.last! }
+
+    /// Whether the store is already at the last stage's version with no run under way: ``run(progress:isCancelled:)`` does nothing.
+    public var isUpToDate: Bool { record == nil && storeVersion?.name == targetVersion.name }
+
+    /// Whether a run was interrupted and this one resumes it.
+    public var isResuming: Bool { record != nil }
+
+    /// Checks the stages against the model and the store; nothing is written.
+    ///
+    /// - Throws: ``MigrationError``: what ``plan(_:model:policies:)`` throws; `.incompatibleStore` when
+    ///   the store's version is not one a stage starts from (nor the last); `.checkpointMismatch` when
+    ///   the store is in the middle of another staged migration.
+    public init(
+        store: URL, model: VersionedModel, stages: [Stage], policies: PolicyRegistry = PolicyRegistry(),
+        options: MigrationOptions = MigrationOptions(), keepsBackup: Bool = true
+    ) throws {
+        self.store = store
+        self.model = model
+        self.policies = policies
+        self.options = options
+        self.keepsBackup = keepsBackup
+        self.stages = try Self.plan(stages, model: model, policies: policies)
+        fingerprint = Self.fingerprint(self.stages, model: model)
+        let metadata = try StoreMetadata(contentsOf: store)
+        storeVersion = model.version(matchingEntityHashes: metadata.entityHashes)
+        if let value = metadata.additionalKeys[Self.recordKey] {
+            guard let record = StagedRecord(value), record.stage < self.stages.count else {
+                throw MigrationError(.checkpointMismatch, "the store's metadata key \(Self.recordKey) is not a staged-migration record Moult writes")
+            }
+            guard record.fingerprint == fingerprint else {
+                throw MigrationError(
+                    .checkpointMismatch,
+                    "\(store.path) is in the middle of another staged migration (other stages, versions, mappings or handlers): finish it with its own stages, or restore the original kept as \(InPlaceMigration.backupURL(for: store).lastPathComponent)")
+            }
+            self.record = record
+        } else {
+            record = nil
+            guard let storeVersion else {
+                throw MigrationError(
+                    .incompatibleStore,
+                    "no version of \(model.name) matches the store \(store.path):\n" + ProgressiveMigration.versionDifferences(model, metadata.entityHashes))
+            }
+            if storeVersion.name != self.stages.last!.versions.last!.name && Self.start(of: storeVersion, in: self.stages) == nil {
+                let path = self.stages.flatMap(\.versions).map(\.name)
+                throw MigrationError(
+                    .incompatibleStore,
+                    "the store is at version \(storeVersion.name), which no stage migrates from (the stages go \(Self.unique(path).joined(separator: " → ")))")
+            }
+        }
+    }
+
+    // MARK: - Planning
+
+    /// Resolves and checks stages without a store: every version exists, consecutive stages chain (each
+    /// starts at the version the one before ends at), no version comes twice, each lightweight step is
+    /// inferable, each custom step's mapping fits its versions (or the step is inferable), every policy
+    /// its mapping names is there, and each declarative handler's operations compile at its version.
+    ///
+    /// - Throws: ``MigrationError`` listing every problem (`.noMigrationPath`, `.invalidMapping`,
+    ///   `.missingPolicy`, by the first problem's kind).
+    public static func plan(_ stages: [Stage], model: VersionedModel, policies: PolicyRegistry = PolicyRegistry()) throws -> [PlannedStage] {
+        guard !stages.isEmpty else { throw MigrationError(.invalidMapping, "a staged migration needs at least one stage") }
+        var problems: [MigrationError] = []
+        var planned: [PlannedStage] = []
+        func problem(_ index: Int, _ stage: Stage, _ error: MigrationError) {
+            var error = error
+            error.message = "\(stage.label ?? "stage \(index + 1)"): " + error.message
+            problems.append(error)
+        }
+        for (index, stage) in stages.enumerated() {
+            let label = stage.label ?? "stage \(index + 1)"
+            var versions: [VersionedModel.Version] = []
+            var steps: [ProgressiveMigration.Step] = []
+            do {
+                switch stage.kind {
+                case .lightweight(let references):
+                    guard !references.isEmpty else { throw MigrationError(.invalidMapping, "a lightweight stage lists no version") }
+                    versions = try references.map { try $0.resolve(in: model) }
+                    for (from, to) in zip(versions, versions.dropFirst()) {
+                        do {
+                            let inferred = try MappingModel.inference(from: from.name, to: to.name, in: model)
+                            steps.append(
+                                ProgressiveMigration.Step(
+                                    from: from, to: to, mappings: [inferred.mapping], inferred: true, mappingLabels: ["inferred"], warnings: inferred.warnings))
+                        } catch {
+                            problem(index, stage, MigrationError(.noMigrationPath, "\(from.name) → \(to.name) cannot be inferred (a lightweight stage's steps must be)", underlying: error))
+                        }
+                    }
+                case .custom(let custom):
+                    let from = try custom.from.resolve(in: model), to = try custom.to.resolve(in: model)
+                    versions = [from, to]
+                    if from.name == to.name { throw MigrationError(.invalidMapping, "a custom stage goes from \(from.name) to itself") }
+                    if let mapping = custom.mapping {
+                        let name = custom.mappingLabel ?? "the mapping"
+                        let sources = mapping.matchingVersions(.source, in: model), destinations = mapping.matchingVersions(.destination, in: model)
+                        if !sources.versions.contains(where: { $0.name == from.name }) || !destinations.versions.contains(where: { $0.name == to.name }) {
+                            let reasons = sources.reasons + destinations.reasons
+                            throw MigrationError(
+                                .unusableMapping,
+                                "\(name) does not map \(from.name) → \(to.name)" + (reasons.isEmpty
+                                    ? " (it maps \(sources.versions.map(\.name).joined(separator: "/")) → \(destinations.versions.map(\.name).joined(separator: "/")))"
+                                    : ": " + reasons.joined(separator: "; ")))
+                        }
+                        do {
+                            try mapping.validate(source: from.model, destination: to.model)
+                        } catch {
+                            throw MigrationError(.invalidMapping, "\(name) (\(from.name) → \(to.name)) does not fit its models", underlying: error)
+                        }
+                        for entityMapping in mapping.orderedEntityMappings {
+                            do {
+                                _ = try policies.resolve(entityMapping, source: from.model, destination: to.model)
+                            } catch let error as MigrationError {
+                                problem(index, stage, error)
+                            }
+                        }
+                        steps.append(
+                            ProgressiveMigration.Step(from: from, to: to, mappings: [mapping], inferred: false, mappingLabels: [name]))
+                    } else {
+                        do {
+                            let inferred = try MappingModel.inference(from: from.name, to: to.name, in: model)
+                            steps.append(
+                                ProgressiveMigration.Step(
+                                    from: from, to: to, mappings: [inferred.mapping], inferred: true, mappingLabels: ["inferred"], warnings: inferred.warnings))
+                        } catch {
+                            problem(index, stage, MigrationError(.noMigrationPath, "no mapping model is given for \(from.name) → \(to.name) and it cannot be inferred", underlying: error))
+                        }
+                    }
+                    for (handler, version, which) in [(custom.willMigrate, from, "willMigrate"), (custom.didMigrate, to, "didMigrate")] {
+                        guard let operations = handler?.operations else { continue }
+                        for (offset, operation) in operations.enumerated() {
+                            do {
+                                try operation.check(in: version)
+                            } catch var error as MigrationError {
+                                error.message = "\(which) operation \(offset + 1) (\(operation)) at \(version.name): " + error.message
+                                problem(index, stage, error)
+                            }
+                        }
+                    }
+                }
+            } catch let error as MigrationError {
+                problem(index, stage, error)
+            }
+            if let previous = planned.last, let first = versions.first, let end = previous.versions.last, first.name != end.name {
+                problem(
+                    index, stage,
+                    MigrationError(.invalidMapping, "it starts at \(first.name), but \(previous.label) ends at \(end.name): each stage starts where the one before ends"))
+            }
+            planned.append(PlannedStage(stage: stage, label: label, versions: versions, steps: steps))
+        }
+        if problems.isEmpty {
+            let path = unique(planned.flatMap(\.versions).map(\.name))
+            if Set(path).count != path.count {
+                problems.append(MigrationError(.invalidMapping, "the stages go through a version twice (\(path.joined(separator: " → "))): a staged migration cannot loop"))
+            }
+        }
+        guard let first = problems.first else { return planned }
+        if problems.count == 1 { throw first }
+        throw MigrationError(
+            first.code, "the stages have \(problems.count) problems:\n  " + problems.map(\.description).joined(separator: "\n  ").replacingOccurrences(of: "\n", with: "\n  "))
+    }
+
+    /// The path without the repeated version where consecutive stages join.
+    static func unique(_ names: [String]) -> [String] {
+        var result: [String] = []
+        for name in names where result.last != name { result.append(name) }
+        return result
+    }
+
+    /// The stage and phase a store at `version` starts in (the first stage it can start).
+    static func start(of version: VersionedModel.Version, in stages: [PlannedStage]) -> (Int, StagedRecord.Phase)? {
+        for (index, stage) in stages.enumerated() {
+            if stage.isCustom {
+                if stage.versions[0].name == version.name { return (index, .will) }
+            } else if stage.versions.dropLast().contains(where: { $0.name == version.name })
+                || (stage.versions.count == 1 && stage.versions[0].name == version.name)
+            {
+                return (index, .lightweight)
+            }
+        }
+        return nil
+    }
+
+    /// Identifies a staged migration: its model's versions, its stages, their mappings and handlers.
+    static func fingerprint(_ stages: [PlannedStage], model: VersionedModel) -> String {
+        var text = "moult-staged/1\nmodel \(model.name)\n"
+        for stage in stages {
+            text += stage.isCustom ? "custom" : "lightweight"
+            for version in stage.versions { text += " \(version.name)=\(VersionHashes.checksum(version.model.entityVersionHashes()))" }
+            text += "\n"
+            for step in stage.steps where !step.inferred {
+                for mapping in step.mappings { text += "mapping \(mapping.jsonText())\n" }
+            }
+            for (which, handler) in [("will", stage.willMigrate), ("did", stage.didMigrate)] {
+                guard let handler else { continue }
+                text += "\(which) \(handler.name) resumable=\(handler.isResumable)\n"
+                for operation in handler.operations ?? [] { text += "  \(operation)\n" }
+            }
+        }
+        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    // MARK: - Run
+
+    /// Runs the stages from where the store is (or where an interrupted run stopped).
+    ///
+    /// - Parameters:
+    ///   - progress: called after each handler chunk and before each step.
+    ///   - isCancelled: checked between chunks; a cancelled run throws `.interrupted` and resumes later.
+    /// - Throws: ``MigrationError``: `.interrupted` (resumable), `.io` (a lock held by another
+    ///   process), what a step (``InPlaceMigration/run(progress:isCancelled:beforeStep:events:)``) or a handler throws. The store is
+    ///   always at a version, with the record of where the migration is.
+    @discardableResult
+    public func run(progress: ((Progress) -> Void)? = nil, isCancelled: @escaping () -> Bool = { false }) throws -> Report {
+        var report = Report(resumed: record != nil)
+        if isUpToDate {
+            return report
+        }
+        do {
+            try InPlaceMigration.checkpoint(store, timeout: lockTimeout)
+            var record: StagedRecord
+            if let existing = self.record {
+                record = existing
+                let backup = InPlaceMigration.backupURL(for: store)
+                if keepsBackup, FileManager.default.fileExists(atPath: backup.path) { report.backup = backup }
+            } else {
+                guard let version = storeVersion, let (stage, phase) = Self.start(of: version, in: stages) else { return report }
+                if keepsBackup { report.backup = try InPlaceMigration.copyBackup(of: store) }
+                record = StagedRecord(fingerprint: fingerprint, stage: stage, phase: phase, now: startDate ?? Date())
+                try writeRecord(record)
+            }
+            while true {
+                let stage = stages[record.stage]
+                if report.stagesRun.last != record.stage { report.stagesRun.append(record.stage) }
+                switch record.phase {
+                case .lightweight:
+                    for step in stage.steps where try currentVersion().name == step.from.name {
+                        try runStep(step, stage: record.stage, progress: progress)
+                    }
+                    try expectVersion(stage.versions.last!, stage: stage)
+                case .will:
+                    try expectVersion(stage.versions[0], stage: stage)
+                    if let handler = stage.willMigrate {
+                        report.handlerObjects += try runHandler(handler, "willMigrate", at: stage.versions[0], record: record, progress: progress, isCancelled: isCancelled)
+                    }
+                    record = try advance(record) { $0.phase = .step }
+                    continue
+                case .step:
+                    if try currentVersion().name == stage.versions[0].name { try runStep(stage.steps[0], stage: record.stage, progress: progress) }
+                    try expectVersion(stage.versions[1], stage: stage)
+                    record = try advance(record) { $0.phase = .did }
+                    continue
+                case .did:
+                    try expectVersion(stage.versions[1], stage: stage)
+                    if let handler = stage.didMigrate {
+                        report.handlerObjects += try runHandler(handler, "didMigrate", at: stage.versions[1], record: record, progress: progress, isCancelled: isCancelled)
+                    }
+                }
+                // The stage is done.
+                guard record.stage + 1 < stages.count else { break }
+                let next = record.stage + 1
+                record = try advance(record) { record in
+                    record.stage = next
+                    record.phase = stages[next].isCustom ? .will : .lightweight
+                }
+            }
+            try writeRecord(nil)
+            FaultInjection.reach("staged-finished")
+            return report
+        } catch {
+            throw StreamingMigrator.classify(error)
+        }
+    }
+
+    private func currentVersion() throws -> VersionedModel.Version {
+        let metadata = try StoreMetadata(contentsOf: store)
+        guard let version = model.version(matchingEntityHashes: metadata.entityHashes) else {
+            throw MigrationError(.incompatibleStore, "the store \(store.path) is at no version of \(model.name) in the middle of a staged migration")
+        }
+        return version
+    }
+
+    private func expectVersion(_ version: VersionedModel.Version, stage: PlannedStage) throws {
+        let current = try currentVersion()
+        guard current.name == version.name else {
+            throw MigrationError(
+                .incompatibleStore, "\(stage.label) expects the store at version \(version.name), but it is at \(current.name) (changed by another program during the migration?)")
+        }
+    }
+
+    /// Moves the record to its next phase, in one transaction.
+    private func advance(_ record: StagedRecord, _ change: (inout StagedRecord) -> Void) throws -> StagedRecord {
+        var next = record
+        change(&next)
+        next.operation = 0
+        next.after = 0
+        next.inserted = [:]
+        try writeRecord(next)
+        FaultInjection.reach("staged-phase")
+        return next
+    }
+
+    /// Writes (or, nil, removes) the record, in one transaction.
+    private func writeRecord(_ record: StagedRecord?) throws {
+        let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 1024, busyTimeout: lockTimeout))
+        defer { database.close() }
+        if options.durable { try database.executeScript("PRAGMA synchronous = FULL") }
+        do {
+            try database.transaction(.immediate) {
+                var metadata = try StoreMetadata(reading: database)
+                metadata.additionalKeys[Self.recordKey] = record?.propertyList
+                try metadata.write(to: database)
+            }
+        } catch let error as StoreError where error.code == .locked {
+            throw MigrationError(.io, "another process holds a lock on \(store.path)", underlying: error)
+        }
+    }
+
+    private func runStep(_ step: ProgressiveMigration.Step, stage: Int, progress: ((Progress) -> Void)?) throws {
+        progress?(Progress(stage: stage + 1, stages: stages.count, activity: "step \(step.from.name) → \(step.to.name)", objects: 0))
+        let chain = try ProgressiveMigration(
+            store: store, model: model, to: step.to.name, mappings: step.inferred ? [] : step.mappings, policies: policies, options: options,
+            mappingLabels: step.mappingLabels)
+        guard chain.sourceVersion.name == step.from.name, chain.steps.count == 1 else {
+            throw MigrationError(.incompatibleStore, "the store is at \(chain.sourceVersion.name), not \(step.from.name), for the step to \(step.to.name)")
+        }
+        try chain.checkPolicies()
+        var inPlace = try InPlaceMigration(chain: chain, keepsBackup: false)
+        inPlace.lockTimeout = lockTimeout
+        try inPlace.run()
+    }
+
+    /// Runs a handler on the store at `version`; returns the objects its chunks read.
+    private func runHandler(
+        _ handler: StageHandler, _ which: String, at version: VersionedModel.Version, record: StagedRecord, progress: ((Progress) -> Void)?,
+        isCancelled: @escaping () -> Bool
+    ) throws -> Int {
+        let opened = try SQLiteStore(url: store, model: version.model, mode: .readWrite, configuration: .init(pageCacheKiB: options.pageCacheKiB, busyTimeout: lockTimeout))
+        defer { opened.database.close() }
+        if options.durable { try opened.database.executeScript("PRAGMA synchronous = FULL") }
+        let checkpoint = StagedCheckpoint(record)
+        if !handler.isResumable { checkpoint.restartHandler() }
+        var objects = 0
+        let stage = record.stage
+        let store = StageStore(
+            store: opened, version: version, checkpoint: checkpoint, chunkSize: options.chunkSize, isCancelled: isCancelled,
+            progress: { read in
+                objects += read
+                progress?(Progress(stage: stage + 1, stages: stages.count, activity: which, objects: objects))
+            })
+        do {
+            try handler.body(store)
+        } catch var error as MigrationError {
+            error.message = "\(stages[stage].label), \(which) (\(handler.name)): " + error.message
+            throw error
+        } catch {
+            throw MigrationError(.evaluationFailed, "\(stages[stage].label), \(which) (\(handler.name)) failed", underlying: error)
+        }
+        return objects
+    }
+}
+
+// MARK: - Checking operations
+
+extension StageOperation {
+    /// Checks the operation against a version's model: the entity, the keys, the predicate and the
+    /// expressions compile.
+    func check(in version: VersionedModel.Version) throws {
+        let layout = try StoreLayout(model: version.model)
+        func entity(_ name: String) throws -> EntityLayout {
+            guard let entity = layout.entity(named: name) else {
+                throw MigrationError(.invalidMapping, "\(version.name) has no entity '\(name)'", entity: name)
+            }
+            return entity
+        }
+        func compiler(_ name: String) throws -> ExpressionCompiler {
+            var functions = ExpressionFunctionRegistry()
+            functions.register("now") { _, _ in .date(Date()) }
+            return ExpressionCompiler(model: version.model, entity: name, functions: functions)!
+        }
+        func checkPredicate(_ text: String?, _ name: String) throws {
+            guard let text else { return }
+            do {
+                _ = try compiler(name).compilePredicate(text)
+            } catch {
+                throw MigrationError(.invalidMapping, "the predicate \(text) does not compile", entity: name, underlying: error)
+            }
+        }
+        func checkValues(_ values: [String: String], _ name: String) throws {
+            let layout = try entity(name)
+            for (key, text) in values.sorted(by: { $0.key < $1.key }) {
+                guard layout.attribute(named: key) != nil || layout.toOne(named: key) != nil else {
+                    throw MigrationError(.invalidMapping, "\(name) has no attribute or to-one relationship '\(key)'", entity: name)
+                }
+                do {
+                    _ = try compiler(name).compileExpression(text)
+                } catch {
+                    throw MigrationError(.invalidMapping, "the value of \(key), \(text), does not compile", entity: name, underlying: error)
+                }
+            }
+        }
+        switch self {
+        case .update(let name, let predicate, let values):
+            _ = try entity(name)
+            guard !values.isEmpty else { throw MigrationError(.invalidMapping, "an update sets nothing", entity: name) }
+            try checkPredicate(predicate, name)
+            try checkValues(values, name)
+        case .delete(let name, let predicate):
+            _ = try entity(name)
+            try checkPredicate(predicate, name)
+        case .deleteDuplicates(let name, let keys):
+            let layout = try entity(name)
+            guard !keys.isEmpty else { throw MigrationError(.invalidMapping, "no key to find duplicates by", entity: name) }
+            for key in keys where layout.attribute(named: key) == nil && layout.toOne(named: key) == nil {
+                throw MigrationError(.invalidMapping, "\(name) has no attribute or to-one relationship '\(key)'", entity: name)
+            }
+        case .insert(let name, let values):
+            let layout = try entity(name)
+            if layout.isAbstract { throw MigrationError(.invalidMapping, "\(name) is abstract: insert one of its sub-entities", entity: name) }
+            try checkValues(values, name)
+        case .sql(let sql):
+            guard !sql.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw MigrationError(.invalidMapping, "the SQL is empty") }
+        }
+    }
+}

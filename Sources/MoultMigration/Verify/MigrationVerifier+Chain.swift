@@ -1,0 +1,195 @@
+import Foundation
+import MoultExpressions
+import MoultMapping
+import MoultModel
+import MoultStore
+
+extension MigrationVerifier {
+    /// Counts per destination entity and the value sample for a chain of steps, whose intermediate
+    /// stores are gone: one streamed pass over the source replays every step in memory for one source
+    /// object at a time (``ChainReplay``), counting what reaches the destination version per entity and
+    /// keeping a seeded reservoir of the values it gets per path of entity mappings (one mapping per
+    /// step); then each sampled path's destination entity is streamed once to find its objects.
+    ///
+    /// Not checked, and said so in ``VerificationReport/skipped``: the count of an entity that a mapping
+    /// with a policy other than Core Data's default makes (in its step or before: nothing is replayed
+    /// through a policy, so such a mapping's objects are not sampled either); and, when the replay meets
+    /// a limit on one object of a mapping (a `FUNCTION` it does not answer, a relationship set only from
+    /// its inverse side, an expression that fails), the count of every entity that mapping's objects end
+    /// as and the sample through it, with the first reason.
+    func checkChain(_ store: SQLiteStore, _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void) throws {
+        let source = try SQLiteStore(url: migration.store, model: migration.steps[0].from.model, mode: .readOnly)
+        defer { source.database.close() }
+        let replay = try ChainReplay(migration: migration, source: source)
+        let steps = replay.steps
+        let chain = ([migration.steps[0].from.name] + migration.steps.map(\.to.name)).joined(separator: " → ")
+
+        // The destination entities an entity of a version ends as, through any mappings.
+        var finalsMemo: [String: Set<String>] = [:]
+        func finals(_ version: Int, _ entity: String) -> Set<String> {
+            if version == steps.count { return [entity] }
+            let key = "\(version)|\(entity)"
+            if let known = finalsMemo[key] { return known }
+            var found: Set<String> = []
+            for mapping in steps[version].mappings where mapping.mapping.sourceEntityName == entity {
+                if let made = mapping.destination?.name { found.formUnion(finals(version + 1, made)) }
+            }
+            finalsMemo[key] = found
+            return found
+        }
+        var reached: Set<String> = []
+        for entity in source.layout.entities where !entity.isAbstract { reached.formUnion(finals(0, entity.name)) }
+        var uncountable: [String: String] = [:]
+        for (version, step) in steps.enumerated() {
+            for mapping in step.mappings where !step.replayable[mapping.index] && mapping.source != nil {
+                guard let made = mapping.destination?.name else { continue }
+                for entity in finals(version + 1, made) where uncountable[entity] == nil {
+                    uncountable[entity] = "the entity mapping \(mapping.name) (\(step.label)) runs a policy"
+                }
+            }
+        }
+
+        // What each destination entity compares: its stored attributes, not transient or derived.
+        var comparedMemo: [String: [Int]] = [:]
+        func compared(_ entity: String) -> [Int] {
+            if let known = comparedMemo[entity] { return known }
+            let model = migration.targetVersion.model
+            let positions = (store.layout.entity(named: entity)?.attributes ?? []).enumerated().compactMap { offset, column -> Int? in
+                let description = model.attribute(named: column.name, of: entity)
+                return description?.isTransient == true || description?.derivationExpression != nil ? nil : offset
+            }
+            comparedMemo[entity] = positions
+            return positions
+        }
+
+        struct Reservoir {
+            var name: String
+            var entity: String
+            var random: SplitMix64
+            var seen = 0
+            var items: [(root: String, values: [Value])] = []
+        }
+        struct StepMapping: Hashable {
+            var step: Int
+            var mapping: Int
+        }
+        var counts: [String: Int] = [:]
+        var limits: [String: String] = [:]
+        var limited: [StepMapping: String] = [:]
+        var reservoirs: [[Int]: Reservoir] = [:]
+        let sampleSize = self.sampleSize
+        let seed = self.seed
+
+        func visit(_ object: ReplayObject, _ path: [Int]) {
+            counts[object.entityName, default: 0] += 1
+            guard sampleSize > 0 else { return }
+            if reservoirs[path] == nil {
+                let name = path.enumerated().map { "\(steps[$0].mappings[$1].name) (\(steps[$0].label))" }.joined(separator: ", ")
+                reservoirs[path] = Reservoir(name: name, entity: object.entityName, random: SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: name.hashValueStable)))
+            }
+            // Changed in place: the reservoir's items are not copied per object.
+            modify(&reservoirs[path]) { reservoir in
+                reservoir.seen += 1
+                let slot = reservoir.seen <= sampleSize ? reservoir.seen - 1 : Int(reservoir.random.next() % UInt64(reservoir.seen))
+                guard slot < sampleSize else { return }
+                let all = replay.attributeValues(of: object)
+                let item = (root: "\(object.root.entityName) Z_PK \(object.root.objectID.primaryKey)", values: compared(object.entityName).map { all[$0].value })
+                if slot < reservoir.items.count { reservoir.items[slot] = item } else { reservoir.items.append(item) }
+            }
+        }
+        func descend(_ object: ReplayObject, _ path: inout [Int]) throws {
+            if object.version == steps.count {
+                visit(object, path)
+                return
+            }
+            let step = steps[object.version]
+            for mapping in step.mappings where mapping.mapping.sourceEntityName == object.entityName && step.replayable[mapping.index] {
+                let made: [ReplayObject]
+                do {
+                    made = try replay.products(of: object, mapping: mapping.index, step: object.version)
+                } catch let limit as ReplayLimit {
+                    let key = StepMapping(step: object.version, mapping: mapping.index)
+                    if limited[key] == nil { limited[key] = limit.reason }
+                    for entity in finals(object.version + 1, mapping.destination?.name ?? "") where limits[entity] == nil {
+                        limits[entity] = limit.reason
+                    }
+                    continue
+                }
+                for child in made {
+                    path.append(mapping.index)
+                    try descend(child, &path)
+                    path.removeLast()
+                }
+            }
+        }
+
+        // One streamed pass over the source, one object at a time.
+        for entity in source.layout.entities where !entity.isAbstract {
+            guard steps[0].mappings.contains(where: { $0.mapping.sourceEntityName == entity.name }) else { continue }
+            let cursor = try source.objects(of: entity.name, includingSubentities: false)
+            while let row = try cursor.next() {
+                replay.reset()
+                var path: [Int] = []
+                try descend(replay.sourceObject(row, entity: entity), &path)
+            }
+        }
+        replay.reset()
+
+        // Counts.
+        for entityName in reached.sorted() {
+            if let why = uncountable[entityName] ?? limits[entityName] {
+                result.skipped.append("the count of \(entityName): \(why)")
+                continue
+            }
+            guard let entity = store.layout.entity(named: entityName), !entity.isAbstract else { continue }
+            result.checked[.count, default: 0] += 1
+            guard case .int(let found)? = try store.database.scalar("SELECT COUNT(*) FROM \(entity.table) WHERE Z_ENT = \(entity.number)") else { continue }
+            let expected = counts[entityName] ?? 0
+            if Int(found) != expected {
+                fail(
+                    VerificationFailure(
+                        check: .count,
+                        message: "\(entityName): \(found) objects in the destination, \(expected) made from the source by replaying \(chain)"))
+            }
+        }
+
+        // The sample: not through a mapping the replay met a limit in (its reservoirs lack objects, or
+        // it has none); each other path's destination entity streamed once.
+        if sampleSize > 0 {
+            for (key, reason) in limited.sorted(by: { ($0.key.step, $0.key.mapping) < ($1.key.step, $1.key.mapping) }) {
+                result.skipped.append("the sample through \(steps[key.step].mappings[key.mapping].name) (\(steps[key.step].label)): \(reason)")
+            }
+        }
+        for (path, reservoir) in reservoirs.sorted(by: { $0.value.name < $1.value.name }) {
+            if path.enumerated().contains(where: { limited[StepMapping(step: $0, mapping: $1)] != nil }) { continue }
+            let positions = compared(reservoir.entity)
+            guard !positions.isEmpty, let layout = store.layout.entity(named: reservoir.entity) else {
+                result.skipped.append("the sample of \(reservoir.name): no attribute to compare")
+                continue
+            }
+            var missing: [[Value]: [String]] = [:]
+            for item in reservoir.items { missing[item.values, default: []].append(item.root) }
+            let cursor = try store.objects(of: reservoir.entity, includingSubentities: false)
+            while !missing.isEmpty, let row = try cursor.next() {
+                missing[positions.map { row[$0] }] = nil
+            }
+            result.sampled += reservoir.items.count
+            result.checked[.sample, default: 0] += reservoir.items.count
+            for (values, roots) in missing.sorted(by: { $0.value[0] < $1.value[0] }) {
+                let described = zip(positions, values).map { "\(layout.attributes[$0].name) = \($1)" }.joined(separator: ", ")
+                for root in roots {
+                    fail(
+                        VerificationFailure(
+                            check: .sample,
+                            message: "no \(reservoir.entity) in the destination holds what \(reservoir.name) \(path.count == 1 ? "makes" : "make") of \(root): \(described)"))
+                }
+            }
+        }
+    }
+}
+
+/// Runs `body` on the value an optional holds, in place.
+private func modify<T>(_ value: inout T?, _ body: (inout T) throws -> Void) rethrows {
+    guard value != nil else { return }
+    try body(&value!)
+}
