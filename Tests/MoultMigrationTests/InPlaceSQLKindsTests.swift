@@ -366,12 +366,9 @@ import Testing
         #expect(try database.scalar("SELECT ZPAGESCOUNT FROM ZBOOK WHERE Z_PK = 2") == .int(0))
     }
 
-    /// A trigger the layout does not make (an application's, as Photos' `ZT_` ones): the store is not
-    /// the layout the script was made for, so the step is copied whole instead (the copy is made from
-    /// the model, without it), and the report says so.
-    @Test func aStoreWithAnApplicationsTriggerIsCopiedInstead() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+    /// A store with an application's trigger (as Photos' `ZT_` ones), the model's own `v1` made with
+    /// `trigger` added, migrated in place.
+    static func migrateWithTrigger(_ trigger: String, in directory: TemporaryDirectory) throws -> (report: InPlaceMigration.Report, store: URL) {
         let model = try VersionedModel(name: "Case", versions: [.init(name: "v1", model: Self.v1), .init(name: "v2", model: Self.v2)])
         let store = directory.appending("store.sqlite")
         let created = try SQLiteStore.create(at: store, model: Self.v1)
@@ -380,13 +377,41 @@ import Testing
             let book = try writer.insert("Book", ["title": .string("b")])
             try writer.relate("pages", book, to: [try writer.insert("Page", ["number": .int(1)])])
         }
-        try created.database.execute("CREATE TRIGGER ZT_ZBOOK_TOUCH AFTER UPDATE OF ZTITLE ON ZBOOK BEGIN SELECT 1; END")
+        try created.database.execute(trigger)
         created.database.close()
         let migration = try InPlaceMigration(store: store, model: model, to: "v2", keepsBackup: false)
         #expect(migration.methods[0].isSQL)
-        let report = try migration.run()
+        return (try migration.run(), store)
+    }
+
+    /// An application's trigger on a table that keeps every column it had (ZBOOK, rebuilt: it gains
+    /// columns) is dropped around the change and made again, by SQL; it still fires.
+    @Test func anApplicationsTriggerIsDroppedAndMadeAgainWhenItsTablesKeepTheirColumns() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let trigger = "CREATE TRIGGER ZT_ZBOOK_ZTITLE_UPDATE AFTER UPDATE OF ZTITLE ON ZBOOK BEGIN UPDATE ZBOOK SET Z_OPT = Z_OPT + 1 WHERE Z_PK = NEW.Z_PK; END"
+        let (report, store) = try Self.migrateWithTrigger(trigger, in: directory)
+        #expect(report.ranBySQL == [true])
+        #expect(try Self.triggers(store).contains(trigger))
+        #expect(try InPlaceSQLKindsTests.rows(store, "SELECT ZPAGESCOUNT, ZSUBTITLE FROM ZBOOK") == ["1|none"])
+        let database = try Database(url: store, mode: .readWrite)
+        defer { database.close() }
+        let before = try database.scalar("SELECT Z_OPT FROM ZBOOK")
+        try database.execute("UPDATE ZBOOK SET ZTITLE = 'c'")
+        guard case .int(let old)? = before else { Issue.record("no Z_OPT"); return }
+        #expect(try database.scalar("SELECT Z_OPT FROM ZBOOK") == .int(old + 1))
+    }
+
+    /// An application's trigger on a table the change renames (ZPAGE → ZSHEET): it cannot be made
+    /// again as it was, so the step is copied whole instead (the copy is made from the model, without
+    /// it), and the report says so.
+    @Test func anApplicationsTriggerOnATableThatGoesMakesTheStepACopy() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (report, store) = try Self.migrateWithTrigger(
+            "CREATE TRIGGER ZT_ZPAGE_TOUCH AFTER UPDATE OF ZNUMBER ON ZPAGE BEGIN SELECT 1; END", in: directory)
         #expect(report.ranBySQL == [false])
-        #expect(try !Self.triggers(store).contains { $0.contains("ZT_ZBOOK_TOUCH") })
+        #expect(try !Self.triggers(store).contains { $0.contains("ZT_ZPAGE_TOUCH") })
         #expect(try InPlaceSQLKindsTests.rows(store, "SELECT ZPAGESCOUNT FROM ZBOOK") == ["1"])
     }
 }

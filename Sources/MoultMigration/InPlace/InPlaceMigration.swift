@@ -413,9 +413,15 @@ public struct InPlaceMigration {
         // loss may take the store back to the old version, whole).
         if durable { try database.executeScript("PRAGMA synchronous = FULL") }
         let oldLayout = try StoreLayout(model: step.from.model)
+        let newLayout = try StoreLayout(model: step.to.model)
         do {
             return try database.transaction(.immediate) {
                 guard try schemaMatches(oldLayout, database) else { return false }
+                // An application's triggers (Photos' `ZT_` ones): dropped around the change and made
+                // again, when every table they name keeps every column it had; else the step is copied.
+                let foreign = try foreignTriggers(oldLayout, database)
+                guard foreign.allSatisfy({ survives($0.sql, old: oldLayout, new: newLayout) }) else { return false }
+                for trigger in foreign { try database.execute("DROP TRIGGER \(SQLName.quoted(trigger.name))") }
                 let metadata = try StoreMetadata(reading: database)
                 guard step.from.model.hashDifferences(from: metadata.entityHashes).isEmpty else {
                     throw MigrationError(.incompatibleStore, "the store \(store.path) is no longer at version \(step.from.name)")
@@ -428,6 +434,8 @@ public struct InPlaceMigration {
                         try database.execute(statement.sql, statement.arguments)
                     }
                 }
+                FaultInjection.reach("inplace-foreign-triggers")
+                for trigger in foreign { try database.executeScript(trigger.sql) }
                 var updated = metadata
                 let fresh = StoreMetadata(model: step.to.model)
                 updated.entityHashes = fresh.entityHashes
@@ -523,19 +531,49 @@ public struct InPlaceMigration {
         }
     }
 
-    /// Whether the store's tables, columns and indexes are exactly those of the layout, and its
-    /// triggers among the layout's (no view, no trigger of an application's).
+    /// An application's trigger: one the layout does not make.
+    struct ForeignTrigger {
+        var name: String
+        var sql: String
+    }
+
+    /// The store's triggers the layout does not make, in the order SQLite lists them.
+    static func foreignTriggers(_ layout: StoreLayout, _ database: Database) throws -> [ForeignTrigger] {
+        let known = Set(layout.triggerNames)
+        return try database.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND sql IS NOT NULL") { row in
+            ForeignTrigger(name: row.string(at: 0) ?? "", sql: row.string(at: 1) ?? "")
+        }.filter { !known.contains($0.name) }
+    }
+
+    /// Whether a trigger can be made again after the change: every table of the old layout its text
+    /// names (as a word, in any case) is a table of the new layout with every column it had.
+    static func survives(_ sql: String, old: StoreLayout, new: StoreLayout) -> Bool {
+        let text = sql.uppercased()
+        let words = Set(text.split { !($0.isLetter || $0.isNumber || $0 == "_") }.map(String.init))
+        var oldColumns: [String: Set<String>] = [:]
+        for table in old.tables { oldColumns[table.name.uppercased()] = Set(table.columns.map { $0.name.uppercased() }) }
+        for table in old.joinTables { oldColumns[table.name.uppercased()] = Set((table.columns + table.orderColumns).map { $0.uppercased() }) }
+        var newColumns: [String: Set<String>] = [:]
+        for table in new.tables { newColumns[table.name.uppercased()] = Set(table.columns.map { $0.name.uppercased() }) }
+        for table in new.joinTables { newColumns[table.name.uppercased()] = Set((table.columns + table.orderColumns).map { $0.uppercased() }) }
+        for (table, columns) in oldColumns where words.contains(table) {
+            guard let kept = newColumns[table], columns.isSubset(of: kept) else { return false }
+        }
+        return true
+    }
+
+    /// Whether the store's tables, columns and indexes are exactly those of the layout (its triggers
+    /// may be the layout's or an application's; no view).
     static func schemaMatches(_ layout: StoreLayout, _ database: Database) throws -> Bool {
         var tables: [String: Set<String>] = [:]
         var indexes: Set<String> = []
         var other = false
-        let triggers = Set(layout.triggerNames)
         try database.forEachRow("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") { row in
             let name = row.string(at: 1) ?? ""
             switch row.string(at: 0) {
             case "table": tables[name] = []
             case "index": indexes.insert(name)
-            case "trigger" where triggers.contains(name): break
+            case "trigger": break
             default: other = true
             }
         }
