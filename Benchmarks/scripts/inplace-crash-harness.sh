@@ -3,7 +3,7 @@
 # any instant leaves the store at its old version, intact, or at a later version, whole; run again, it
 # ends identical to a run never interrupted; the NAME~.EXT backup is never lost.
 #
-#     Benchmarks/scripts/inplace-crash-harness.sh [--kills K] [--seed S] [--modes "sql rebuild swap chain deferred kinds"]
+#     Benchmarks/scripts/inplace-crash-harness.sh [--kills K] [--seed S] [--modes "sql rebuild swap chain deferred kinds triggers"]
 #         defaults: 24 random kill points per mode, seed 1, every mode
 #
 # Modes (each on its own store):
@@ -16,8 +16,10 @@
 #   kinds    Kinds v1 -> v2 (models/Kinds.xcdatamodeld), by SQL: a to-many made ordered, a to-many made
 #            to-one, Integer 32 -> Decimal, a removed sub-entity whose objects links reach, a derived
 #            count's triggers dropped and made again; 200,000 books, 20,000 shelves (Z_ENT 2 Shelf, 3 the
-#            removed Crate: 16,000 of them), 20,000 tags. Named
-#            points inplace-change-<kind>:n before each change of a kind
+#            removed Crate: 16,000 of them), 20,000 tags. Named points inplace-change-<kind>:n before
+#            each change of a kind
+#   triggers People v1 -> v2, 20,000 persons, with an application's trigger on ZPERSON (Photos-like
+#            ZT_): dropped around the change and made again (named point inplace-foreign-triggers)
 # For each mode: an uninterrupted in-place run on a copy is the reference. Then K kills at random instants
 # (the k-th in the k-th of K slices of the reference's wall time) and one kill at each named point
 # (MOULT_FAULT=<point>:<n>). After each kill: PRAGMA integrity_check is ok; the store's entity hashes are
@@ -27,13 +29,13 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-KILLS=24 SEED=1 MODES="sql rebuild swap chain deferred kinds"
+KILLS=24 SEED=1 MODES="sql rebuild swap chain deferred kinds triggers"
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --kills) KILLS=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
     --modes) MODES=$2; shift 2 ;;
-    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
@@ -60,9 +62,13 @@ EOF
 setup_mode() {
     local mode=$1
     case "$mode" in
-    sql | chain)
+    sql | chain | triggers)
         "$MOULT_PEOPLE" generate --model-version 1 --objects 20000 --seed "$SEED" "$WORK/$mode-original.sqlite" >/dev/null
-        if [[ "$mode" == sql ]]; then
+        if [[ "$mode" == triggers ]]; then
+            sqlite3 "$WORK/$mode-original.sqlite" "CREATE TRIGGER ZT_ZPERSON_ZNAME_UPDATE AFTER UPDATE OF ZNAME ON ZPERSON
+                BEGIN UPDATE ZPERSON SET Z_OPT = Z_OPT + 1 WHERE Z_PK = NEW.Z_PK; END"
+            ARGS=(--model "$MODEL" --to v2)
+        elif [[ "$mode" == sql ]]; then
             ARGS=(--model "$MODEL" --to v2)
         else
             ARGS=(--model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --chunk-size 2000)
@@ -194,6 +200,7 @@ for mode in $MODES; do
     swap) POINTS="chunk-start:1 after-rows:2 after-lmdb-commit:3 after-sqlite-commit:5 before-finish:1 after-marker:1 after-rename:1 inplace-before-swap:1 inplace-after-swap:1" ;;
     chain) POINTS="inplace-backup-copied:1 inplace-statement:2 inplace-before-commit:1 chunk-start:1 after-sqlite-commit:4 after-marker:1 after-rename:1 inplace-before-swap:1 inplace-after-swap:1" ;;
     deferred) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:2 inplace-before-commit:1" ;;
+    triggers) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:3 inplace-foreign-triggers:1 inplace-before-commit:1" ;;
     kinds) POINTS="inplace-backup-copied:1 inplace-change-dropTriggers:1 inplace-change-rebuildTable:1 inplace-change-rebuildTable:2
         inplace-change-rebuildTable:3 inplace-change-dropTable:2 inplace-change-renameTable:3 inplace-change-createIndex:2
         inplace-change-primaryKeys:1 inplace-change-computeDerived:1 inplace-change-createTriggers:1 inplace-statement:9 inplace-before-commit:1" ;;
