@@ -5,8 +5,8 @@ import Testing
 
 @testable import MoultStore
 
-/// The model-cache decoder must survive any bytes: the `Z_MODELCACHE` of the 15 fixture stores as
-/// corpus, mutated; each input is decoded, hashed and laid out, and whatever decodes is written again by
+/// The model-cache decoder must survive any bytes: the `Z_MODELCACHE` of the 15 fixture stores and
+/// archives Moult writes for parts they lack (``written()``) as corpus, mutated; each input is decoded, hashed and laid out, and whatever decodes is written again by
 /// ``ModelCache/encoded(_:)`` and must read back to the same hashes. A long run:
 /// `MOULT_FUZZ_ITERATIONS=1000000 MOULT_FUZZ_SEED=1 swift test --skip-build --filter ModelCacheFuzzTests`.
 @Suite struct ModelCacheFuzzTests {
@@ -18,11 +18,71 @@ import Testing
         return blob
     }
 
+    /// Archives Moult writes for parts no fixture cache has: Undefined attributes (transient, one with
+    /// a custom class), and validation rules of every form Moult carries (``ruleModel()``).
+    static func written() throws -> [[UInt8]] {
+        var shape = try ObjectModel {
+            Entity("Shape") {
+                Attribute("name", .string)
+                Attribute("bounds", .undefined).transient()
+                Attribute("cache", .undefined).transient()
+            }
+        }.entities[0]
+        shape.attributes = shape.attributes.map { attribute in
+            var attribute = attribute
+            if attribute.name == "cache" { attribute.customClassName = "NSValue" }
+            return attribute
+        }
+        return [try ModelCache.archive(try ObjectModel(entities: [shape])), try ModelCache.archive(try ruleModel())]
+    }
+
+    /// A model of our own with validation rules of every carried form: `Item.price` with a compound of
+    /// `NOT` and `OR`, comparisons `<`, `>`, `==`, `IN` (with options and a modifier), constants of each
+    /// kind and error-code warnings; `Item.code` with a message; `Special` inherits both.
+    static func ruleModel() throws -> ObjectModel {
+        let base = try ObjectModel {
+            Entity("Item") {
+                Attribute("price", .double)
+                Attribute("code", .string)
+                Attribute("plain", .integer32)
+            }
+            Entity("Special", parent: "Item") { Attribute("extra", .boolean) }
+        }
+        let priceRules = [
+            ValidationRule(
+                predicate: .compound(.or, [
+                    .comparison(.evaluatedObject, .init(type: 0), .constant(.real(1000.5))),
+                    .compound(.not, [.comparison(.evaluatedObject, .init(type: 2), .constant(.integer(5000)))]),
+                ]), warning: .code(1610)),
+            ValidationRule(predicate: .comparison(.evaluatedObject, .init(type: 4, options: 0), .constant(.null)), warning: .code(1620)),
+        ]
+        let codeRules = [
+            ValidationRule(
+                predicate: .compound(.and, [
+                    .comparison(.key("length"), .init(type: 3), .constant(.integer(2))),
+                    .comparison(.evaluatedObject, .init(type: 10, modifier: 0, options: 1), .constant(.string("AB CD EF"))),
+                    .comparison(.key("isEmpty"), .init(type: 4), .constant(.bool(false))),
+                ]), warning: .message("Code must be one of AB, CD, EF.")),
+        ]
+        var entities = base.entities
+        for index in entities.indices where entities[index].name == "Item" {
+            for attribute in entities[index].attributes.indices {
+                switch entities[index].attributes[attribute].name {
+                case "price": entities[index].attributes[attribute].validationRules = priceRules
+                case "code": entities[index].attributes[attribute].validationRules = codeRules
+                default: break
+                }
+            }
+        }
+        return try ObjectModel(entities: entities)
+    }
+
     static let dictionary = [
         "bplist00", "$archiver", "NSKeyedArchiver", "$objects", "$top", "root", "$class", "$classname", "$null", "NS.objects",
         "NS.keys", "NSEntities", "NSEntityName", "NSSuperentity", "NSProperties", "NSPropertyName", "NSAttributeType",
         "NSIsOptional", "NSMaxCount", "NSUnderlyingProperty", "_NSDestinationEntityName", "_NSInverseRelationshipName",
-        "NSDerivationExpression", "NSKnownKeysDictionary1", "values", "emptyToken", "count:", "\u{10}", "\u{11}", "\u{13}",
+        "NSDerivationExpression", "NSKnownKeysDictionary1", "values", "emptyToken", "count:", "NSAttributeValueClassName", "NSValidationPredicates", "NSValidationWarnings", "NSPredicateOperator",
+        "NSOperatorType", "NSCompoundPredicate", "NSComparisonPredicateOperator", "NSInPredicateOperator", "NSVariant", "\u{10}", "\u{11}", "\u{13}",
     ]
 
     /// A model Moult wrote that it cannot read back to the same hashes: a finding, never an exit code.
@@ -49,8 +109,8 @@ import Testing
     /// Mutations of the inflated archives (the keyed archive and its binary property list), stored
     /// again as DEFLATE: what the decoder walks.
     @Test func archiveDecoderNeverTrapsOrHangs() throws {
-        let corpus = try Self.compressed.map { try RawDeflate.inflate($0, limit: ModelCache.inflatedLimit) }
-        #expect(corpus.count == 15)
+        let corpus = try Self.compressed.map { try RawDeflate.inflate($0, limit: ModelCache.inflatedLimit) } + Self.written()
+        #expect(corpus.count == 17)
         let report = Fuzzer(name: "model cache archive", corpus: corpus, dictionary: Self.dictionary).run(smokeIterations: 300) { bytes in
             try Self.decode(RawDeflate.storedBlocks(bytes))
         }

@@ -18,7 +18,7 @@ import Testing
     /// (a leaf's `NSSubentities` is `$null` in older caches, an empty dictionary in newer ones; empty
     /// `NSFetchIndexDescriptions` and `NSCompoundIndexes` are there or not) and is not counted as an
     /// object; `NSMutableSet` is `NSSet` (the version identifiers).
-    static func signatures(_ archive: KeyedArchive) -> [String: Int] {
+    static func signatures(_ archive: KeyedArchive, only: Set<Int>? = nil) -> [String: Int] {
         func isEmptyCollection(_ uid: Int) -> Bool {
             guard case .dictionary(let fields) = archive.objects[uid], fields["$class"] != nil else { return false }
             let members = ["NS.objects", "NS.keys"].compactMap { fields[$0] }
@@ -54,7 +54,7 @@ import Testing
         }
         var result: [String: Int] = [:]
         for uid in archive.objects.indices {
-            guard case .dictionary(let fields) = archive.objects[uid], fields["$class"] != nil, !isEmptyCollection(uid),
+            guard only?.contains(uid) ?? true, case .dictionary(let fields) = archive.objects[uid], fields["$class"] != nil, !isEmptyCollection(uid),
                 className(uid) != "NSMutableString"
             else { continue }
             let keys = fields.keys.filter { $0 != "$class" }.sorted().compactMap { key -> String? in
@@ -65,6 +65,41 @@ import Testing
             result[className(uid) + " { " + keys.joined(separator: ", ") + " }", default: 0] += 1
         }
         return result
+    }
+
+    /// The objects reachable from `roots` through references (each counted once, as shared objects are).
+    static func reachable(from roots: [Int], in archive: KeyedArchive) -> Set<Int> {
+        var seen: Set<Int> = []
+        var stack = roots
+        func references(_ value: PropertyListValue) -> [Int] {
+            switch value {
+            case .uid(let uid): [uid]
+            case .array(let elements): elements.flatMap(references)
+            default: []
+            }
+        }
+        while let uid = stack.popLast() {
+            guard uid != 0, archive.objects.indices.contains(uid), seen.insert(uid).inserted else { continue }
+            if case .dictionary(let fields) = archive.objects[uid] {
+                for (key, value) in fields where key != "$class" { stack += references(value) }
+            }
+        }
+        return seen
+    }
+
+    /// The validation subgraph of an archive: every attribute record with `NSValidationPredicates`, and
+    /// what its predicate and warning lists reach.
+    static func validationGraph(_ archive: KeyedArchive) -> Set<Int> {
+        var records: [Int] = []
+        var roots: [Int] = []
+        for uid in archive.objects.indices {
+            guard case .dictionary(let fields) = archive.objects[uid], case .uid(let predicates)? = fields["NSValidationPredicates"],
+                case .uid(let warnings)? = fields["NSValidationWarnings"]
+            else { continue }
+            records.append(uid)
+            roots += [predicates, warnings]
+        }
+        return reachable(from: roots, in: archive).union(records)
     }
 
     static func realArchive(_ path: String) throws -> KeyedArchive {
@@ -83,7 +118,6 @@ import Testing
         for uid in archive.objects.indices {
             guard case .dictionary(let fields) = archive.objects[uid], let instance = try? archive.instance(uid) else { continue }
             if instance.className == "NSFetchedPropertyDescription" { parts.insert("fetched properties") }
-            if fields["NSValidationPredicates"] != nil { parts.insert("validation rules") }
             if case .uid(let value)? = fields["NSDefaultValue"], case .dictionary(let object) = archive.objects[value],
                 let name = try? archive.instance(value).className, name != "NSDate", object["$class"] != nil
             {
@@ -95,8 +129,8 @@ import Testing
 
     /// For every fixture cache: decoded, written again by Moult, and read back, it gives the store's
     /// hashes and the same schema; and the archive Moult writes has the real one's shape. One cache holds
-    /// parts Moult does not carry (SampleModel2_V2: fetched properties, validation rules, a
-    /// transformable's default object); for an XML model with them Moult writes no cache
+    /// parts Moult does not carry (SampleModel2_V2: fetched properties, a transformable's default
+    /// object; its validation rules are carried, `validationRulesAsTheFixtureHasThem`); for an XML model with them Moult writes no cache
     /// (`partsMoultCannotArchiveLeaveTheCacheEmpty`).
     @Test(arguments: ModelCacheTests.stores)
     func roundTripAndShape(_ path: String) throws {
@@ -116,7 +150,7 @@ import Testing
         #expect(try StoreLayout(model: back).schemaSQL == StoreLayout(model: model).schemaSQL, "\(path)")
         guard notCarried.isEmpty else {
             #expect(path.hasSuffix("SampleModel2_V2.sqlite"), "\(path): \(notCarried.sorted())")
-            #expect(notCarried == ["fetched properties", "validation rules", "a default value of class CoreDataPlus_Tests.Cover"])
+            #expect(notCarried == ["fetched properties", "a default value of class CoreDataPlus_Tests.Cover"])
             // What is carried is written back as it was: its configurations, for one.
             let back = try ModelCache.model(compressed: ModelCache.compressed(try ModelCache.archive(model)))
             #expect(back.configurations.map(\.name) == ["SampleConfigurationV2Part1", "SampleConfigurationV2Part2"])
@@ -128,6 +162,38 @@ import Testing
         let missing = theirs.filter { mine[$0.key] != $0.value }.map { "\($0.value)× \($0.key) (ours \(mine[$0.key] ?? 0))" }.sorted()
         let extra = mine.filter { theirs[$0.key] == nil }.map { "\($0.value)× \($0.key)" }.sorted()
         #expect(missing.isEmpty && extra.isEmpty, "\(path)\n  theirs only or more:\n    \(missing.joined(separator: "\n    "))\n  ours only:\n    \(extra.joined(separator: "\n    "))")
+    }
+
+    /// SampleModel2_V2's `Book.title` (and `GraphicNovel.title`, inherited) carries two rules set in
+    /// code: `length >= 3 AND length <= 50` and `SELF CONTAINS "title"`, each with its message. They are
+    /// read whole, and written back they have the real cache's shape object for object: the attribute
+    /// records (`_P` 193) and everything their predicate and warning lists reach, shared lists included.
+    @Test func validationRulesAsTheFixtureHasThem() throws {
+        let path = "alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite"
+        let real = try Self.realArchive(path)
+        let model = try ModelCache.decode(real)
+        let expected = [
+            ValidationRule(
+                predicate: .compound(.and, [
+                    .comparison(.key("length"), .init(type: 3), .constant(.integer(3))),
+                    .comparison(.key("length"), .init(type: 1), .constant(.integer(50))),
+                ]), warning: .message("Title must have a length between 3 and 50 chars.")),
+            ValidationRule(
+                predicate: .comparison(.evaluatedObject, .init(type: 99), .constant(.string("title"))), warning: .message("Title must contain 'title'.")),
+        ]
+        #expect(model.attribute(named: "title", of: "Book")?.validationRules == expected)
+        #expect(model.attribute(named: "title", of: "GraphicNovel")?.validationRules == expected)
+        let withRules = model.entities.flatMap { entity in entity.attributes.filter { !$0.validationRules.isEmpty }.map { "\(entity.name).\($0.name)" } }
+        #expect(withRules.sorted() == ["Book.title", "GraphicNovel.title"])
+
+        let bytes = try ModelCache.archive(model)
+        let ours = try KeyedArchive(bytes)
+        let theirs = Self.signatures(real, only: Self.validationGraph(real))
+        let mine = Self.signatures(ours, only: Self.validationGraph(ours))
+        #expect(theirs.values.reduce(0, +) == 22)
+        #expect(mine == theirs, "theirs: \(theirs.sorted { $0.key < $1.key })\nours: \(mine.sorted { $0.key < $1.key })")
+        let back = try ModelCache.model(compressed: ModelCache.compressed(bytes))
+        #expect(back.attribute(named: "title", of: "GraphicNovel")?.validationRules == expected)
     }
 }
 
@@ -172,7 +238,7 @@ import Testing
     /// the reason is given.
     @Test func partsMoultCannotArchiveLeaveTheCacheEmpty() throws {
         let validated = try ObjectModel { Entity("E") { Attribute("name", .string).range(min: "1", max: "5") } }
-        #expect(throws: ModelCache.Unencodable(message: "the attribute 'E.name' has validation rules, archived as predicates Moult does not write")) {
+        #expect(throws: ModelCache.Unencodable(message: "the attribute 'E.name' has a bound or a pattern, compiled into validation predicates whose archived form is not confirmed")) {
             try ModelCache.encoded(validated)
         }
         let fetched = try ObjectModel { Entity("E") { Attribute("name", .string); FetchedProperty("others", entity: "E", predicate: "name != nil") } }
@@ -184,22 +250,140 @@ import Testing
         #expect(try ModelCache.model(in: store.database) == nil)
     }
 
-    /// Apple's Photos model is not carried: its transient `Asset.boundedByRect` is of type Undefined,
-    /// whose archived value class no fixture cache shows. Without it, the other 53 entities are written
-    /// and read back to their own hashes.
-    @Test func photosIsCarriedButForItsUndefinedAttribute() throws {
+    /// Apple's Photos model is carried whole: its transient attributes of type Undefined
+    /// (`Asset.boundedByRect` and others) are written with type code 0, as the Photos cache the shared
+    /// model was rebuilt from holds them. All 53 entities read back to their own hashes and schema, and
+    /// each Undefined attribute comes back Undefined and transient. (The schema is compared as a set: the
+    /// decoded model lists attributes by name, so statements come in another order.)
+    @Test func photosIsCarriedWithItsUndefinedAttributes() throws {
         let model = try ObjectModel(contentsOf: Fixtures.url("osxphotos__Photos-10.15.1/Photos.xcdatamodel"))
-        #expect(throws: ModelCache.Unencodable(message: "the attribute 'Asset.boundedByRect' is of type Undefined, whose archived form is not confirmed")) {
-            try ModelCache.encoded(model)
+        let undefined = model.entities.flatMap { entity in entity.attributes.filter { $0.attributeType == .undefined }.map { "\(entity.name).\($0.name)" } }
+        #expect(undefined.contains("Asset.boundedByRect"))
+        let back = try ModelCache.model(compressed: try ModelCache.encoded(model))
+        #expect(back.entityVersionHashes() == model.entityVersionHashes())
+        #expect(back.entityVersionHashes().count == 53)
+        let ours = try Set(StoreLayout(model: back).schemaSQL), theirs = try Set(StoreLayout(model: model).schemaSQL)
+        #expect(ours == theirs, "\(ours.symmetricDifference(theirs).sorted())")
+        for name in undefined {
+            let parts = name.split(separator: ".").map(String.init)
+            let attribute = try #require(back.attribute(named: parts[1], of: parts[0]), "\(name)")
+            #expect(attribute.attributeType == .undefined && attribute.isTransient, "\(name)")
         }
-        let defined = try ObjectModel(
+    }
+
+    /// A small model of our own with Undefined attributes: a transient one (with and without a custom
+    /// class, written as `NSAttributeValueClassName`) is carried by a created store; a stored one, which
+    /// Core Data does not compile, leaves the cache empty with the reason.
+    @Test func undefinedAttributes() throws {
+        var model = try ObjectModel {
+            Entity("Shape") {
+                Attribute("name", .string)
+                Attribute("bounds", .undefined).transient()
+                Attribute("cache", .undefined).transient()
+            }
+        }
+        model = try ObjectModel(
             entities: model.entities.map { entity in
                 var entity = entity
-                entity.attributes.removeAll { $0.attributeType == .undefined }
+                entity.attributes = entity.attributes.map { attribute in
+                    var attribute = attribute
+                    if attribute.name == "cache" { attribute.customClassName = "NSValue" }
+                    return attribute
+                }
                 return entity
             })
-        let back = try ModelCache.model(compressed: try ModelCache.encoded(defined))
-        #expect(back.entityVersionHashes() == defined.entityVersionHashes())
-        #expect(back.entityVersionHashes().count == 53)
+        let archive = try KeyedArchive(try ModelCache.archive(model))
+        let records = try archive.objects.indices.compactMap { uid -> ArchivedInstance? in
+            guard let instance = try? archive.instance(uid), instance.className == "NSAttributeDescription" else { return nil }
+            return try archive.string(instance, "NSPropertyName") == "name" ? nil : instance
+        }
+        #expect(records.count == 2)
+        for record in records {
+            #expect(try archive.value(record, "NSAttributeType") == .integer(0))
+            let className = try archive.string(record, "NSAttributeValueClassName")
+            #expect(className == (try archive.string(record, "NSPropertyName") == "cache" ? "NSValue" : nil))
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteStore.create(at: directory.appending("s.sqlite"), model: model)
+        defer { store.database.close() }
+        let carried = try #require(try ModelCache.model(in: store.database))
+        #expect(carried.entityVersionHashes() == model.entityVersionHashes())
+        #expect(carried.attribute(named: "cache", of: "Shape")?.customClassName == "NSValue")
+        #expect(carried.attribute(named: "bounds", of: "Shape")?.attributeType == .undefined)
+
+        var stored = model
+        stored = try ObjectModel(
+            entities: stored.entities.map { entity in
+                var entity = entity
+                entity.attributes = entity.attributes.map { attribute in
+                    var attribute = attribute
+                    if attribute.name == "bounds" { attribute.isTransient = false }
+                    return attribute
+                }
+                return entity
+            })
+        #expect(throws: ModelCache.Unencodable(message: "the attribute 'Shape.bounds' is of type Undefined but not transient, which Core Data does not compile")) {
+            try ModelCache.encoded(stored)
+        }
+    }
+
+    /// A model of our own with validation rules of every carried form (``ModelCacheFuzzTests/ruleModel()``):
+    /// a created store carries them, they read back equal (the sub-entity's copies too, sharing one
+    /// pair of lists as Core Data's do), the records' `_P` says predicates and warnings follow, and the
+    /// hashes are those of the model without rules. A rule with an operator whose archived form is not
+    /// confirmed (`MATCHES`, 7) leaves the cache empty with the reason; so do bounds from the model XML.
+    @Test func validationRulesOfOurOwn() throws {
+        let model = try ModelCacheFuzzTests.ruleModel()
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteStore.create(at: directory.appending("s.sqlite"), model: model)
+        defer { store.database.close() }
+        let carried = try #require(try ModelCache.model(in: store.database))
+        for entity in ["Item", "Special"] {
+            for name in ["price", "code", "plain"] {
+                #expect(carried.attribute(named: name, of: entity)?.validationRules == model.attribute(named: name, of: "Item")?.validationRules, "\(entity).\(name)")
+            }
+        }
+        #expect(carried.attribute(named: "price", of: "Special")?.validationRules.count == 2)
+        #expect(carried.entityVersionHashes() == model.entityVersionHashes())
+        var plain = model
+        plain = try ObjectModel(
+            entities: plain.entities.map { entity in
+                var entity = entity
+                for index in entity.attributes.indices { entity.attributes[index].validationRules = [] }
+                return entity
+            })
+        #expect(plain.entityVersionHashes() == model.entityVersionHashes())
+
+        let archive = try KeyedArchive(try ModelCache.archive(model))
+        var lists: [String: Set<PropertyListValue>] = [:]
+        for uid in archive.objects.indices {
+            guard let record = try? archive.instance(uid), record.className == "NSAttributeDescription",
+                let name = try archive.string(record, "NSPropertyName"), case .integer(let packed)? = record.fields["_P"]
+            else { continue }
+            if name == "plain" {
+                #expect(packed & 0x30 == 0x30 && record.fields["NSValidationPredicates"] == nil)
+            } else if ["price", "code"].contains(name) {
+                #expect(packed & 0x30 == 0, "\(name)")
+                lists[name, default: []].insert(try #require(record.fields["NSValidationPredicates"]))
+            }
+        }
+        #expect(lists["price"]?.count == 1 && lists["code"]?.count == 1)
+
+        var matches = model
+        matches = try ObjectModel(
+            entities: matches.entities.map { entity in
+                var entity = entity
+                for index in entity.attributes.indices where entity.attributes[index].name == "code" {
+                    entity.attributes[index].validationRules = [
+                        ValidationRule(predicate: .comparison(.evaluatedObject, .init(type: 7), .constant(.string("[A-Z]+"))), warning: .code(1680))
+                    ]
+                }
+                return entity
+            })
+        #expect(throws: ModelCache.Unencodable(message: "the attribute 'Item.code' has a validation rule with the operator type 7, whose archived form is not confirmed")) {
+            try ModelCache.encoded(matches)
+        }
     }
 }

@@ -30,6 +30,9 @@ public struct AttributeDescription: Sendable, Hashable {
     public var isDerived: Bool
     public var derivationExpression: String?
     public var userInfo: [String: String]
+    /// Validation rules in their compiled form, as a store's model cache carries them (none from the
+    /// model XML, whose bounds and pattern are the fields above).
+    public var validationRules: [ValidationRule] = []
 
     public init(
         name: String,

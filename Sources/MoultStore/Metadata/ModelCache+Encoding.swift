@@ -11,11 +11,12 @@ extension ModelCache {
     /// The content of `Z_MODELCACHE.Z_CONTENT` for a model: its NSKeyedArchiver archive in the shape of
     /// Core Data's compiled model (see the <doc:StoreLayout> article), as stored DEFLATE blocks.
     ///
-    /// - Throws: ``Unencodable`` for a model with a part whose archived form is not known: validation
-    ///   rules (minimum, maximum, regular expression), fetched properties, fetch request templates,
+    /// - Throws: ``Unencodable`` for a model with a part whose archived form is not known: bounds and
+    ///   patterns from the model XML (minimum, maximum, regular expression; rules in the forms
+    ///   ``ValidationRule`` carries are written), fetched properties, fetch request templates,
     ///   configurations used with CloudKit, a partial or expression fetch index, a default value of a type other than
-    ///   numbers, Booleans, strings and dates, a derivation Moult does not read, and composite,
-    ///   object ID or undefined attributes.
+    ///   numbers, Booleans, strings and dates, a derivation Moult does not read, composite and
+    ///   object ID attributes, and an undefined attribute that is not transient.
     public static func encoded(_ model: ObjectModel) throws(Unencodable) -> [UInt8] {
         compressed(try archive(model))
     }
@@ -42,6 +43,9 @@ extension ModelCache {
         var propertyUIDs: [String: [String: Int]] = [:]
         var selfExpression: Int?
         var emptyDictionary: Int?
+        /// The predicate and warning lists written for a set of rules: an inherited attribute's records
+        /// share them, as in SampleModel2_V2's cache.
+        var ruleLists: [[ValidationRule]: (predicates: PropertyListValue, warnings: PropertyListValue)] = [:]
 
         init(model: ObjectModel) { self.model = model }
 
@@ -246,8 +250,8 @@ extension ModelCache {
             case .binary: "NSData"
             case .uuid: "NSUUID"
             case .uri: "NSURL"
-            case .transformable: attribute.customClassName
-            case .objectID, .composite, .undefined: nil
+            case .transformable, .undefined: attribute.customClassName
+            case .objectID, .composite: nil
             }
         }
 
@@ -278,13 +282,19 @@ extension ModelCache {
 
         mutating func encodeAttribute(_ attribute: AttributeDescription, uid: Int, entity: String) throws(Unencodable) {
             let subject = "the attribute '\(entity).\(attribute.name)'"
-            guard [.objectID, .composite, .undefined].contains(attribute.attributeType) == false else {
+            guard [.objectID, .composite].contains(attribute.attributeType) == false else {
                 throw Unencodable(message: "\(subject) is of type \(attribute.attributeType.rawValue), whose archived form is not confirmed")
+            }
+            // Undefined: type code 0, as Photos' cache holds `Asset.boundedByRect` (the shared Photos model was
+            // rebuilt from it). Core Data allows the type only on a transient attribute; a stored one is not
+            // written.
+            guard attribute.attributeType != .undefined || attribute.isTransient else {
+                throw Unencodable(message: "\(subject) is of type Undefined but not transient, which Core Data does not compile")
             }
             guard attribute.minValueString == nil, attribute.maxValueString == nil, attribute.minDateTimeInterval == nil,
                 attribute.maxDateTimeInterval == nil, attribute.regularExpressionString == nil
             else {
-                throw Unencodable(message: "\(subject) has validation rules, archived as predicates Moult does not write")
+                throw Unencodable(message: "\(subject) has a bound or a pattern, compiled into validation predicates whose archived form is not confirmed")
             }
             var fields = propertyFields(
                 name: attribute.name, entity: entity, isOptional: attribute.isOptional, isReadOnly: attribute.isReadOnly || attribute.isDerived,
@@ -295,6 +305,13 @@ extension ModelCache {
             fields["NSDefaultValue"] = try defaultValue(attribute, subject: subject)
             fields["NSValueTransformerName"] = optionalString(attribute.valueTransformerName)
             fields["NSFlagsKey"] = .integer((attribute.allowsExternalBinaryDataStorage ? 0x04 : 0) | (attribute.preserveAfterDeletion ? 0x10 : 0))
+            if !attribute.validationRules.isEmpty {
+                let lists = try ruleLists(attribute.validationRules, subject: subject)
+                fields["NSValidationPredicates"] = lists.predicates
+                fields["NSValidationWarnings"] = lists.warnings
+                // `_P`: 0x10 and 0x20 say "no predicates", "no warnings".
+                if case .integer(let packed)? = fields["_P"] { fields["_P"] = .integer(packed & ~0x30) }
+            }
             guard attribute.isDerived else {
                 writer.set(uid, className: "NSAttributeDescription", classes: Self.attributeClasses, fields: fields)
                 return
@@ -310,19 +327,99 @@ extension ModelCache {
             writer.set(uid, className: "NSDerivedAttributeDescription", classes: Self.derivedClasses, fields: fields)
         }
 
-        /// `valueForKey:` of a key path on the evaluated object, as Core Data archives `pages`.
-        mutating func keyPathExpression(_ path: [String]) -> PropertyListValue {
+        /// An attribute's validation rules as SampleModel2_V2's cache holds `Book.title`'s: `NSArray`s of
+        /// the predicates and of the warnings (strings, or error codes as numbers).
+        mutating func ruleLists(_ rules: [ValidationRule], subject: String) throws(Unencodable) -> (predicates: PropertyListValue, warnings: PropertyListValue) {
+            if let lists = ruleLists[rules] { return lists }
+            var predicates: [PropertyListValue] = []
+            var warnings: [PropertyListValue] = []
+            for rule in rules {
+                predicates.append(try rulePredicate(rule.predicate, subject: subject))
+                switch rule.warning {
+                case .message(let text): warnings.append(string(text))
+                case .code(let code): warnings.append(.uid(writer.add(.integer(Int64(code)))))
+                }
+            }
+            let lists = (predicates: writer.array(predicates), warnings: writer.array(warnings))
+            ruleLists[rules] = lists
+            return lists
+        }
+
+        mutating func rulePredicate(_ predicate: ValidationRule.Predicate, subject: String) throws(Unencodable) -> PropertyListValue {
+            switch predicate {
+            case .compound(let kind, let parts):
+                var subpredicates: [PropertyListValue] = []
+                for part in parts { subpredicates.append(try rulePredicate(part, subject: subject)) }
+                return .uid(writer.add(
+                    className: "NSCompoundPredicate", classes: ["NSCompoundPredicate", "NSPredicate", "NSObject"],
+                    fields: ["NSCompoundPredicateType": .integer(Int64(kind.rawValue)), "NSSubpredicates": writer.array(subpredicates)]))
+            case .comparison(let left, let op, let right):
+                guard ValidationRule.Operator.knownTypes.contains(op.type) else {
+                    throw Unencodable(message: "\(subject) has a validation rule with the operator type \(op.type), whose archived form is not confirmed")
+                }
+                let leftValue = ruleExpression(left), rightValue = ruleExpression(right)
+                var fields: [String: PropertyListValue] = ["NSModifier": .integer(Int64(op.modifier)), "NSOperatorType": .integer(Int64(op.type))]
+                let className: String
+                switch op.type {
+                case 0...3:
+                    // The variant is the type in every record the fixtures hold.
+                    className = "NSComparisonPredicateOperator"
+                    fields["NSVariant"] = .integer(Int64(op.type))
+                    fields["NSOptions"] = .integer(Int64(op.options))
+                case 4:
+                    className = "NSEqualityPredicateOperator"
+                    fields["NSNegate"] = .bool(false)
+                    fields["NSOptions"] = .integer(Int64(op.options))
+                default:
+                    className = "NSInPredicateOperator"
+                    fields["NSFlags"] = .integer(Int64(op.options))
+                }
+                let operatorUID = writer.add(className: className, classes: [className, "NSPredicateOperator", "NSObject"], fields: fields)
+                return .uid(writer.add(
+                    className: "NSComparisonPredicate", classes: ["NSComparisonPredicate", "NSPredicate", "NSObject"],
+                    fields: ["NSLeftExpression": leftValue, "NSPredicateOperator": .uid(operatorUID), "NSRightExpression": rightValue]))
+            }
+        }
+
+        mutating func evaluatedObject() -> Int {
             if selfExpression == nil {
                 selfExpression = writer.add(
                     className: "NSSelfExpression", classes: ["NSSelfExpression", "NSExpression", "NSObject"], fields: ["NSExpressionType": .integer(1)])
             }
+            return selfExpression!
+        }
+
+        mutating func ruleExpression(_ expression: ValidationRule.Expression) -> PropertyListValue {
+            switch expression {
+            case .evaluatedObject:
+                return .uid(evaluatedObject())
+            case .key(let key):
+                return keyPathExpression([key])
+            case .constant(let constant):
+                let value: PropertyListValue
+                switch constant {
+                case .null: value = KeyedArchiveWriter.null
+                case .integer(let number): value = .uid(writer.add(.integer(number)))
+                case .real(let number): value = .uid(writer.add(.real(number)))
+                case .bool(let flag): value = .uid(writer.add(.bool(flag)))
+                case .string(let text): value = string(text)
+                }
+                return .uid(writer.add(
+                    className: "NSConstantValueExpression", classes: ["NSConstantValueExpression", "NSExpression", "NSObject"],
+                    fields: ["NSConstantValue": value, "NSExpressionType": .integer(0)]))
+            }
+        }
+
+        /// `valueForKey:` of a key path on the evaluated object, as Core Data archives `pages`.
+        mutating func keyPathExpression(_ path: [String]) -> PropertyListValue {
+            let selfUID = evaluatedObject()
             let specifier = writer.add(
                 className: "NSKeyPathSpecifierExpression", classes: ["NSKeyPathSpecifierExpression", "NSExpression", "NSObject"],
                 fields: ["NSExpressionType": .integer(10), "NSKeyPath": string(path.joined(separator: "."))])
             return .uid(writer.add(
                 className: "NSKeyPathExpression", classes: ["NSKeyPathExpression", "NSFunctionExpression", "NSExpression", "NSObject"],
                 fields: [
-                    "NSOperand": .uid(selfExpression!), "NSSelectorName": string("valueForKey:"), "NSExpressionType": .integer(3),
+                    "NSOperand": .uid(selfUID), "NSSelectorName": string("valueForKey:"), "NSExpressionType": .integer(3),
                     "NSArguments": writer.array([.uid(specifier)], className: "NSMutableArray"),
                 ]))
         }

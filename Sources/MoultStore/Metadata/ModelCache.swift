@@ -9,8 +9,9 @@ public import MoultModel
 /// uniqueness constraints; each attribute's type, flags (optional, transient, read-only), modifier,
 /// external-storage and preserve-after-deletion bits (`NSFlagsKey` 0x04 and 0x10) and, for a derived
 /// one, its derivation expression; each relationship's destination, inverse, counts, order and delete
-/// rule; an entity's class name, an attribute's default value of a plain type (number, Boolean,
-/// string, date), and the model's configurations. Fetched properties and validation rules are left out: neither enters a hash or a column.
+/// rule; an entity's class name, a transformable or Undefined attribute's class name, an attribute's default value of a plain type (number, Boolean,
+/// string, date), the model's configurations, and an attribute's validation rules in the forms
+/// ``ValidationRule`` carries. Fetched properties are left out: they enter no hash and no column.
 /// Sub-entities list the properties they inherit, as every model cache does; inherited properties may
 /// be proxies (`NSUnderlyingProperty`), read as the property they stand for.
 ///
@@ -277,7 +278,7 @@ public enum ModelCache {
             attribute.preserveAfterDeletion = flags & 0x10 != 0
             attribute.versionHashModifier = try archive.string(instance, "NSVersionHashModifier")
             attribute.renamingIdentifier = try archive.string(instance, "NSRenamingIdentifier")
-            attribute.customClassName = type == .transformable ? try archive.string(instance, "NSAttributeValueClassName") : nil
+            attribute.customClassName = type == .transformable || type == .undefined ? try archive.string(instance, "NSAttributeValueClassName") : nil
             // A default value of a plain type, as the model's text (an archived object of another class,
             // a transformable's, is left out).
             if let uid = try archive.reference(instance, "NSDefaultValue"), !archive.isNull(uid) {
@@ -291,6 +292,7 @@ public enum ModelCache {
                 default: break
                 }
             }
+            attribute.validationRules = try validationRules(instance)
             if instance.classes.contains("NSDerivedAttributeDescription") || instance.fields["NSDerivationExpression"] != nil {
                 attribute.isDerived = true
                 if let expression = try archive.reference(instance, "NSDerivationExpression") {
@@ -298,6 +300,110 @@ public enum ModelCache {
                 }
             }
             return attribute
+        }
+
+        /// A property's validation rules: `NSValidationPredicates` paired with `NSValidationWarnings`
+        /// (strings or error codes), as SampleModel2_V2's `Book.title` has them. Lists of unequal length,
+        /// or a predicate in a form ``ValidationRule`` does not carry, give no rules: a rule enters no
+        /// hash and no column, and a rule half read would be a different rule.
+        mutating func validationRules(_ instance: ArchivedInstance) throws -> [ValidationRule] {
+            guard let predicatesUID = try archive.reference(instance, "NSValidationPredicates"), !archive.isNull(predicatesUID),
+                let warningsUID = try archive.reference(instance, "NSValidationWarnings"), !archive.isNull(warningsUID)
+            else { return [] }
+            let predicates = try archive.elements(predicatesUID), warnings = try archive.elements(warningsUID)
+            guard predicates.count == warnings.count else { return [] }
+            var rules: [ValidationRule] = []
+            for (predicateUID, warningUID) in zip(predicates, warnings) {
+                try step()
+                let warning: ValidationRule.Warning
+                switch try archive.object(warningUID) {
+                case .string(let text): warning = .message(text)
+                case .integer(let code): warning = .code(Int(clamping: code))
+                default:
+                    guard let text = try archive.string(warningUID) else { return [] }
+                    warning = .message(text)
+                }
+                guard let predicate = try rulePredicate(predicateUID, depth: 0) else { return [] }
+                rules.append(ValidationRule(predicate: predicate, warning: warning))
+            }
+            return rules
+        }
+
+        /// A validation predicate: `NSCompoundPredicate` (`NSCompoundPredicateType`, `NSSubpredicates`)
+        /// or `NSComparisonPredicate` (`NSLeftExpression`, `NSPredicateOperator`, `NSRightExpression`).
+        mutating func rulePredicate(_ uid: Int, depth: Int) throws -> ValidationRule.Predicate? {
+            try step()
+            guard depth < 32 else { throw ArchiveError(.malformedArchive, "a validation predicate nests too deeply") }
+            let predicate = try archive.instance(uid)
+            switch predicate.className {
+            case "NSCompoundPredicate":
+                guard let kind = ValidationRule.CompoundKind(rawValue: try integer(predicate, "NSCompoundPredicateType") ?? -1),
+                    let list = try archive.reference(predicate, "NSSubpredicates")
+                else { return nil }
+                var parts: [ValidationRule.Predicate] = []
+                for part in try archive.elements(list) {
+                    guard let decoded = try rulePredicate(part, depth: depth + 1) else { return nil }
+                    parts.append(decoded)
+                }
+                return .compound(kind, parts)
+            case "NSComparisonPredicate":
+                guard let left = try archive.reference(predicate, "NSLeftExpression"),
+                    let right = try archive.reference(predicate, "NSRightExpression"),
+                    let operatorInstance = try archive.instance(predicate, "NSPredicateOperator"),
+                    let leftExpression = try ruleExpression(left), let rightExpression = try ruleExpression(right),
+                    let type = try integer(operatorInstance, "NSOperatorType"), ValidationRule.Operator.knownTypes.contains(type),
+                    operatorInstance.className == Self.operatorClass(type), !(try bool(operatorInstance, "NSNegate"))
+                else { return nil }
+                // A comparison operator's variant is its type in every record the fixtures hold (3 for >=, 1 for <=).
+                if operatorInstance.className == "NSComparisonPredicateOperator", try integer(operatorInstance, "NSVariant") != type { return nil }
+                let options = try integer(operatorInstance, operatorInstance.className == "NSInPredicateOperator" ? "NSFlags" : "NSOptions") ?? 0
+                let modifier = try integer(operatorInstance, "NSModifier") ?? 0
+                return .comparison(leftExpression, ValidationRule.Operator(type: type, modifier: modifier, options: options), rightExpression)
+            default:
+                return nil
+            }
+        }
+
+        /// The class Foundation archives an operator type as.
+        static func operatorClass(_ type: Int) -> String {
+            switch type {
+            case 0...3: "NSComparisonPredicateOperator"
+            case 4: "NSEqualityPredicateOperator"
+            default: "NSInPredicateOperator"
+            }
+        }
+
+        /// An expression of a validation predicate: `SELF`, `valueForKey:` of a key of `SELF`, or a constant.
+        func ruleExpression(_ uid: Int) throws -> ValidationRule.Expression? {
+            let expression = try archive.instance(uid)
+            switch expression.className {
+            case "NSSelfExpression":
+                return .evaluatedObject
+            case "NSKeyPathExpression":
+                guard try archive.string(expression, "NSSelectorName") == "valueForKey:",
+                    let operand = try archive.instance(expression, "NSOperand"), operand.className == "NSSelfExpression",
+                    let arguments = try archive.reference(expression, "NSArguments")
+                else { return nil }
+                let elements = try archive.elements(arguments)
+                guard elements.count == 1, let specifier = try? archive.instance(elements[0]),
+                    specifier.className == "NSKeyPathSpecifierExpression", let key = try archive.string(specifier, "NSKeyPath")
+                else { return nil }
+                return .key(key)
+            case "NSConstantValueExpression":
+                guard let uid = try archive.reference(expression, "NSConstantValue") else { return .constant(.null) }
+                if archive.isNull(uid) { return .constant(.null) }
+                switch try archive.object(uid) {
+                case .integer(let value): return .constant(.integer(value))
+                case .real(let value): return .constant(.real(value))
+                case .bool(let value): return .constant(.bool(value))
+                case .string(let text): return .constant(.string(text))
+                default:
+                    guard let text = try? archive.string(uid) else { return nil }
+                    return .constant(.string(text))
+                }
+            default:
+                return nil
+            }
         }
 
         /// A derivation expression as Xcode writes it: a key path, or `keyPath.@count` for the function
