@@ -163,11 +163,16 @@ public struct InPlaceMigration {
         let store = chain.store
         let manager = FileManager.default
         var objects: [String: Int] = [:]
+        let work = Self.workFolder(for: store)
+        // What a refused run must not leave behind: the backup and work folder it made itself, while the
+        // store is still as it found it.
+        let foundWork = manager.fileExists(atPath: work.path)
+        var madeBackup: URL?
+        var stepsDone = 0
         do {
             try Self.checkpoint(store, timeout: lockTimeout)
             try Self.finishPendingCleanup(of: store, layout: StoreLayout(model: chain.sourceVersion.model), timeout: lockTimeout)
             var ranBySQL: [Bool] = []
-            let work = Self.workFolder(for: store)
             // A run killed after its backup was made keeps that backup (the original): a resumed run
             // must not replace it with a copy of a store already partly migrated.
             var backup = keepsBackup ? Self.recordedBackup(in: work) : nil
@@ -196,6 +201,7 @@ public struct InPlaceMigration {
                 case .sql(let script):
                     if keepsBackup && backup == nil {
                         backup = try Self.copyBackup(of: store)
+                        madeBackup = backup
                         try Self.recordBackup(backup!, in: work)
                     }
                     var script = script
@@ -219,13 +225,20 @@ public struct InPlaceMigration {
                     ranBySQL.append(false)
                     stepEvent(.done, method)
                 }
+                stepsDone += 1
                 // Object counts are those of a streamed last step (an SQL step reads no object).
                 if offset < chain.steps.count - 1 { objects = [:] }
             }
             if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
             return (Report(ranBySQL: ranBySQL, backup: backup), objects)
         } catch {
-            throw StreamingMigrator.classify(error)
+            let classified = StreamingMigrator.classify(error)
+            // Refused (not resumable) before any step changed the store: nothing of this run is kept.
+            if classified.code != .interrupted, stepsDone == 0, !foundWork {
+                if let madeBackup { try? manager.removeItem(at: madeBackup) }
+                if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
+            }
+            throw classified
         }
     }
 
@@ -436,6 +449,7 @@ public struct InPlaceMigration {
                 }
                 FaultInjection.reach("inplace-foreign-triggers")
                 for trigger in foreign { try database.executeScript(trigger.sql) }
+                try validate(step, layout: newLayout, database: database, store: store)
                 var updated = metadata
                 let fresh = StoreMetadata(model: step.to.model)
                 updated.entityHashes = fresh.entityHashes
@@ -461,6 +475,30 @@ public struct InPlaceMigration {
         } catch let error as StoreError where error.code == .diskFull {
             throw MigrationError(
                 .interrupted, "the disk is full; the store was not changed: free some space and run the same command again", underlying: error)
+        }
+    }
+
+    /// Checks, before the step's transaction commits, the rules of the destination model the step can
+    /// break (``rulesTheStepCanBreak(_:source:destination:)``), as the streaming engine's stage 3 does.
+    ///
+    /// - Throws: ``MigrationError`` `.validationFailed` with the failures (up to a hundred listed); the
+    ///   transaction is rolled back, and the store is as it was.
+    static func validate(_ step: ProgressiveMigration.Step, layout: StoreLayout, database: Database, store: URL) throws {
+        guard case .success(let correspondence) = step.mapping.layoutCorrespondence(source: step.from.model, destination: step.to.model)
+        else { return }
+        let checked = rulesTheStepCanBreak(correspondence, source: step.from.model, destination: step.to.model)
+        guard !checked.isEmpty else { return }
+        var failures: [ValidationFailure] = []
+        let validator = Validator(
+            model: step.to.model, layout: layout, database: database, stopAtFirst: false,
+            report: { failure in if failures.count < 100 { failures.append(failure) } },
+            only: { entity, property in checked[entity]?.contains(property) == true })
+        let count = try validator.run()
+        guard count == 0 else {
+            throw MigrationError(
+                .validationFailed,
+                "\(count) object(s) would break version \(step.to.name)'s rules; the store was not changed (still at version \(step.from.name))",
+                failures: failures)
         }
     }
 
