@@ -293,6 +293,8 @@ public enum ModelCache {
                 }
             }
             attribute.validationRules = try validationRules(instance)
+            // Rules of a bound's exact form are the model XML's bounds again (by rule, as written).
+            ValidationRule.extractBounds(&attribute)
             if instance.classes.contains("NSDerivedAttributeDescription") || instance.fields["NSDerivationExpression"] != nil {
                 attribute.isDerived = true
                 if let expression = try archive.reference(instance, "NSDerivationExpression") {
