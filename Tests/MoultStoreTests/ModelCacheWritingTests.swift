@@ -465,4 +465,34 @@ import Testing
             #expect(throws: ModelCache.Unencodable(message: message)) { try ModelCache.encoded(refusedModel) }
         }
     }
+
+    /// Bounds in the older archived form Core Data's decoder still reads: `NSFlagsKey` 0x02 and 0x01 with
+    /// `NSMinValueName` and `NSMaxValueName` (integers for an integer type, reals for a double or a date),
+    /// put by hand into Moult's archive of a model of our own, read as the same bounds a rule gives.
+    @Test func boundsInTheOlderArchivedForm() throws {
+        let model = try ObjectModel { Entity("E") { Attribute("count", .integer32); Attribute("ratio", .double); Attribute("due", .date) } }
+        let archive = try KeyedArchive(try ModelCache.archive(model))
+        var objects = archive.objects
+        let values: [String: (PropertyListValue, PropertyListValue)] = [
+            "count": (.integer(2), .integer(9)), "ratio": (.real(0.25), .real(4.5)), "due": (.real(10), .real(20.5)),
+        ]
+        for uid in objects.indices {
+            guard let record = try? archive.instance(uid), record.className == "NSAttributeDescription",
+                let name = try archive.string(record, "NSPropertyName"), let pair = values[name], case .dictionary(var fields) = objects[uid]
+            else { continue }
+            fields["NSFlagsKey"] = .integer(0x03)
+            fields["NSMinValueName"] = pair.0
+            fields["NSMaxValueName"] = pair.1
+            objects[uid] = .dictionary(fields)
+        }
+        let changed = try KeyedArchive(propertyList: .dictionary([
+            "$archiver": .string("NSKeyedArchiver"), "$version": .integer(100_000), "$top": .dictionary(["root": .uid(archive.rootUID)]),
+            "$objects": .array(objects),
+        ]))
+        let back = try ModelCache.decode(changed)
+        #expect(back.attribute(named: "count", of: "E")?.minValueString == "2" && back.attribute(named: "count", of: "E")?.maxValueString == "9")
+        #expect(back.attribute(named: "ratio", of: "E")?.minValueString == "0.25" && back.attribute(named: "ratio", of: "E")?.maxValueString == "4.5")
+        #expect(back.attribute(named: "due", of: "E")?.minDateTimeInterval == 10 && back.attribute(named: "due", of: "E")?.maxDateTimeInterval == 20.5)
+        #expect(back.entityVersionHashes() == model.entityVersionHashes())
+    }
 }

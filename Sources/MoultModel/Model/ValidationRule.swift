@@ -163,7 +163,6 @@ extension ValidationRule {
     /// `validationRules`. The first of each is taken; any other rule stays a rule.
     public static func extractBounds(_ attribute: inout AttributeDescription) {
         guard let form = BoundForm.of(attribute.attributeType), !attribute.validationRules.isEmpty else { return }
-        let isDate = attribute.attributeType == .date
         var minimum: Constant?, maximum: Constant?
         var kept: [ValidationRule] = []
         for rule in attribute.validationRules {
@@ -188,30 +187,43 @@ extension ValidationRule {
             }
         }
         guard minimum != nil || maximum != nil else { return }
-        func text(_ constant: Constant?) -> String? {
-            switch constant {
-            case .integer(let value)?: String(value)
-            case .real(let value)?: boundText(value)
-            default: nil
-            }
-        }
-        func interval(_ constant: Constant?) -> Double? {
-            if case .real(let value)? = constant { return value }
-            return nil
-        }
-        if isDate {
-            attribute.minDateTimeInterval = interval(minimum)
-            attribute.maxDateTimeInterval = interval(maximum)
-        } else {
-            attribute.minValueString = text(minimum)
-            attribute.maxValueString = text(maximum)
-        }
+        if let minimum { setBound(minimum, minimum: true, of: &attribute) }
+        if let maximum { setBound(maximum, minimum: false, of: &attribute) }
         attribute.validationRules = kept
+    }
+
+    /// Sets an attribute's minimum or maximum from a number read from a model cache: a date's as its
+    /// interval, any other's as the model XML writes it (``boundText(_:)`` for a real). A constant that
+    /// is not a number, or a type without a bound form, sets nothing.
+    public static func setBound(_ constant: Constant, minimum: Bool, of attribute: inout AttributeDescription) {
+        guard let form = BoundForm.of(attribute.attributeType) else { return }
+        let value: Double, text: String
+        switch constant {
+        case .integer(let number):
+            value = Double(number)
+            text = String(number)
+        case .real(let number) where number.isFinite:
+            value = number
+            if form.integral {
+                guard let whole = Int64(exactly: number.rounded(.towardZero)) else { return }
+                text = String(whole)
+            } else {
+                text = boundText(number)
+            }
+        default:
+            return
+        }
+        switch (attribute.attributeType == .date, minimum) {
+        case (true, true): attribute.minDateTimeInterval = value
+        case (true, false): attribute.maxDateTimeInterval = value
+        case (false, true): attribute.minValueString = text
+        case (false, false): attribute.maxValueString = text
+        }
     }
 
     /// A real bound as the model XML writes a number: a whole number without a fraction (`5`), any
     /// other in Swift's shortest form (`2.5`).
-    static func boundText(_ value: Double) -> String {
+    public static func boundText(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 9.0e15 { return String(Int64(value)) }
         return String(value)
     }
