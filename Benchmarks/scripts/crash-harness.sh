@@ -2,8 +2,11 @@
 # The crash harness: a migration killed at any instant and resumed ends identical to one that never
 # stopped, and the source never changes.
 #
-#     Benchmarks/scripts/crash-harness.sh [--objects N] [--kills K] [--seed S] [--chunk-size C]
-#         defaults: 20000 persons, 24 random kill points, seed 1, chunk size 500
+#     Benchmarks/scripts/crash-harness.sh [--objects N] [--kills K] [--seed S] [--chunk-size C] [--step STEP]
+#         defaults: 20000 persons, 24 random kill points, seed 1, chunk size 500, step v2-v3
+#
+# STEP is the People step migrated: v2-v3 (the address split, the default), v3-v4 (the Adult/Child
+# split, Mappings/v3-to-v4.json) or v4-v5 (unique companies and schools, Mappings/v4-to-v5-builtin.json).
 #
 # 1. Generates a People v2 store of N persons and runs the address split (v2 -> v3, with
 #    Datasets/People/Mappings/v2-to-v3.json) uninterrupted, twice: the reference, and a check that two
@@ -19,32 +22,39 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-OBJECTS=20000 KILLS=24 SEED=1 CHUNK=500
+OBJECTS=20000 KILLS=24 SEED=1 CHUNK=500 STEP=v2-v3
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --objects) OBJECTS=$2; shift 2 ;;
     --kills) KILLS=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
     --chunk-size) CHUNK=$2; shift 2 ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    --step) STEP=$2; shift 2 ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
-FAULT_POINTS=${FAULT_POINTS:-"store-created chunk-start set-links-staged set-links-written after-rows after-lmdb-commit after-sqlite-commit before-finish after-marker after-rename"}
+case "$STEP" in
+v2-v3) FROM=2 TO=v3 MAPPING=v2-to-v3.json ;;
+v3-v4) FROM=3 TO=v4 MAPPING=v3-to-v4.json ;;
+v4-v5) FROM=4 TO=v5 MAPPING=v4-to-v5-builtin.json ;;
+*) die "unknown step: $STEP (v2-v3, v3-v4 or v4-v5)" ;;
+esac
+FAULT_POINTS=${FAULT_POINTS:-"store-created chunk-start associations-mirrored relationships-left-out set-links-staged set-links-written after-rows after-lmdb-commit after-sqlite-commit before-finish after-marker after-rename"}
 FAULT_COUNTS=${FAULT_COUNTS:-"1 3"}
 MAX_RESUMES=20  # resumes of one kill point before giving up
 RANDOM=$SEED    # the kill delays are reproducible for a seed
 
 build_moult
 make_work crash-harness
-SRC="$WORK/source-v2.sqlite"
-echo "crash-harness: moult-people generate --model-version 2 --objects $OBJECTS --seed $SEED"
-"$MOULT_PEOPLE" generate --model-version 2 --objects "$OBJECTS" --seed "$SEED" "$SRC" >/dev/null
+SRC="$WORK/source-v$FROM.sqlite"
+echo "crash-harness: moult-people generate --model-version $FROM --objects $OBJECTS --seed $SEED; step $STEP"
+"$MOULT_PEOPLE" generate --model-version "$FROM" --objects "$OBJECTS" --seed "$SEED" "$SRC" >/dev/null
 SRC_SHA=$(sha256sum "$SRC" | cut -d' ' -f1)
 
 migrate() { # DEST [extra options...]
     local dest=$1; shift
-    "$MOULT" migrate "$SRC" --model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" \
+    "$MOULT" migrate "$SRC" --model "$MODEL" --to "$TO" --mapping "$MAPPINGS/$MAPPING" \
         --output "$dest" --chunk-size "$CHUNK" "$@"
 }
 
@@ -79,7 +89,7 @@ run_killing() {
     local dir=$1 delay=$2; shift 2
     local options=()
     [[ "${RESUME:-0}" == 1 ]] && options=(--resume)
-    env "$@" "$MOULT" migrate "$SRC" --model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" \
+    env "$@" "$MOULT" migrate "$SRC" --model "$MODEL" --to "$TO" --mapping "$MAPPINGS/$MAPPING" \
         --output "$dir/out.sqlite" --chunk-size "$CHUNK" "${options[@]}" >>"$dir/log" 2>&1 &
     local pid=$!
     if [[ -n "$delay" ]]; then
@@ -174,7 +184,7 @@ source_note="source unchanged"
 extra=""
 [[ $REFUSED == 0 ]] || extra=" ($REFUSED resumes refused before any checkpoint, re-run without --resume)"
 echo "crash-harness: $IDENTICAL/$TOTAL kill points identical to the uninterrupted run; $source_note$extra"
-echo "crash-harness: $KILLED_RUNS of the $((KILLS + $(wc -w <<<"$FAULT_POINTS") * $(wc -w <<<"$FAULT_COUNTS"))) first runs were really killed; reference ${REF_WALL}s, $OBJECTS persons, chunk size $CHUNK"
+echo "crash-harness: $KILLED_RUNS of the $((KILLS + $(wc -w <<<"$FAULT_POINTS") * $(wc -w <<<"$FAULT_COUNTS"))) first runs were really killed; reference ${REF_WALL}s, $OBJECTS persons, chunk size $CHUNK, step $STEP"
 if [[ ${#FAILED[@]} -gt 0 || $IDENTICAL != "$TOTAL" || "$source_note" != "source unchanged" ]]; then
     printf 'crash-harness: FAILED: %s\n' "${FAILED[@]}"
     exit 1

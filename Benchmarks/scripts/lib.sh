@@ -48,10 +48,10 @@ measure() {
     # The figures are the last line peakmem prints; a progress display may share that line (\r).
     json=$(grep -o -E '\{"peak_rss_anon_mib"[^}]*\}' "$err" | tail -n 1 || true)
     [[ -n "$json" ]] || { cat "$err" >&2; die "peakmem printed no figures for: $*"; }
-    read -r WALL ANON TOTAL < <(python3 -c '
+    read -r WALL ANON TOTAL CPU < <(python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])
-print(d["wall_s"], d["peak_rss_anon_mib"], d["peak_rss_total_mib"])' "$json")
+print(d["wall_s"], d["peak_rss_anon_mib"], d["peak_rss_total_mib"], d.get("cpu_s", "-"))' "$json")
     if [[ "$RC" != "${EXPECT_RC:-0}" ]]; then
         echo "--- exit code $RC; stderr:" >&2
         tr '\r' '\n' <"$err" | grep -v -E '\{"peak_rss_anon_mib"' | tail -n 30 >&2

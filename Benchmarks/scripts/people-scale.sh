@@ -22,7 +22,8 @@
 # RESULTS_NAME (the TSV's name under Benchmarks/results, default <date>-people-scale), APPEND=1 (add rows to today's TSV instead of starting it again, e.g. a 10M run after the others),
 # CHUNK_SIZE (default 10000), SCENARIOS (default "v1-v3 v2-v3 v3-v4"; v4-v5 also), TOOLS (default
 # "sql-floor moult-lmdb moult-memory"; also moult-lmdb-per-object: LMDB with stage 2 forced object by
-# object, MOULT_PER_OBJECT_STAGE2=1, the engine before its set operations).
+# object, MOULT_PER_OBJECT_STAGE2=1, the engine before its set operations; moult-lmdb-keep-links: LMDB
+# with both sides of a relationship written, MOULT_KEEP_REPEATED_LINKS=1, the engine before RepeatedLinks).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -37,7 +38,7 @@ build_moult
 make_work people-scale
 mkdir -p "$ROOT/Benchmarks/results"
 RESULTS="$ROOT/Benchmarks/results/${RESULTS_NAME:-$(date -u +%F)-people-scale}.tsv"
-HEADER="scenario	size	tool	objects	objects_per_s	wall_s	peak_anon_mib	peak_total_mib	dest_mib	vs_floor	same_as_floor"
+HEADER="scenario	size	tool	objects	objects_per_s	wall_s	peak_anon_mib	peak_total_mib	dest_mib	vs_floor	same_as_floor	cpu_s"
 if [[ -n "${APPEND:-}" && -s "$RESULTS" ]]; then
     [[ "$(head -n 1 "$RESULTS")" == "$HEADER" ]] || die "$RESULTS has other columns: cannot append"
 else
@@ -68,13 +69,15 @@ set_command() {
         CMD=(bash -c 'set -e; "$1" create "$3" --model "$2" --model-version "$4" >/dev/null; sqlite3 -bail "$3" -cmd "ATTACH '"'"'$5'"'"' AS src" <"$6"' \
             floor "$MOULT" "$MODEL" "$dest" "$to" "$src" "$sql")
         return ;;
-    moult-lmdb | moult-memory | moult-lmdb-per-object) ;;
+    moult-lmdb | moult-memory | moult-lmdb-per-object | moult-lmdb-keep-links) ;;
     *) die "unknown tool: $tool" ;;
     esac
     local storage=${tool#moult-}
-    local options=(--chunk-size "$CHUNK_SIZE" --association "${storage%-per-object}")
+    storage=${storage%-per-object}
+    local options=(--chunk-size "$CHUNK_SIZE" --association "${storage%-keep-links}")
     local moult=("$MOULT")
     [[ "$tool" != *-per-object ]] || moult=(env MOULT_PER_OBJECT_STAGE2=1 "$MOULT")
+    [[ "$tool" != *-keep-links ]] || moult=(env MOULT_KEEP_REPEATED_LINKS=1 "$MOULT")
     case "$scenario" in
     v1-v3)
         if "$MOULT" plan "$src" --model "$MODEL" --to v3 >/dev/null 2>&1; then
@@ -128,7 +131,7 @@ for n in "${SIZES[@]}"; do
             else
                 vs="-" same="-"
             fi
-            row "$scenario	$n	$tool	$objects	$(rate "$objects" "$WALL")	$WALL	$ANON	$TOTAL	$dest_mib	$vs	$same"
+            row "$scenario	$n	$tool	$objects	$(rate "$objects" "$WALL")	$WALL	$ANON	$TOTAL	$dest_mib	$vs	$same	$CPU"
             # Keep only what the next runs need: the disk holds 10M-object stores.
             [[ "$tool" == sql-floor ]] || rm -f "$dest"* 2>/dev/null || true
         done

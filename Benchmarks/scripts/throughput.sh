@@ -4,45 +4,60 @@
 #     Benchmarks/scripts/throughput.sh [SIZES...]        # default: 1000000
 #
 # Runs people-scale.sh with every step (v1-v3, v2-v3, v3-v4, v4-v5) and three tools, one after the
-# other on the same generated store: the SQL floor, moult with stage 2 forced object by object
-# (MOULT_PER_OBJECT_STAGE2=1, the engine before its set operations) and moult as it is, both with
-# LMDB associations and chunks of 10,000. Each moult destination is checked to hold the floor's rows.
-# Then it replaces the table between the `throughput-table` markers in BENCHMARKS.md with:
-#   throughput ratio = floor wall time / moult wall time (issue 13's figure: 1.0 = the floor's pace),
+# other on the same generated store: the SQL floor, moult as it was before the last change measured
+# (BEFORE_TOOL, default moult-lmdb-keep-links: both sides of a relationship written,
+# MOULT_KEEP_REPEATED_LINKS=1; moult-lmdb-per-object is the engine before stage 2's set operations)
+# and moult as it is, both with LMDB associations and chunks of 10,000. Each moult destination is
+# checked to hold the floor's rows. Then it replaces the table between the `throughput-table` markers
+# in BENCHMARKS.md with, for every size of the TSV:
+#   throughput ratio = floor time / moult time (issue 13's figure: 1.0 = the floor's pace), by CPU time
+#   (user + system: what a loaded machine moves least) and by wall time,
 #   peak RssAnon of each run, and whether the destination is the floor's.
-# The raw rows are in Benchmarks/results/<date>-throughput.tsv.
+# The raw rows are in Benchmarks/results/<date>-throughput.tsv. APPEND=1 adds a size to today's TSV
+# (e.g. `APPEND=1 TOOLS="sql-floor moult-lmdb" throughput.sh 10000000`: a 10M run without "before").
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SIZES=("$@")
 [[ ${#SIZES[@]} -gt 0 ]] || SIZES=(1000000)
-NAME="$(date -u +%F)-throughput"
+NAME=${RESULTS_NAME:-$(date -u +%F)-throughput}
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)  # the engine measured (the build is of the tree as it is)
-SCENARIOS=${SCENARIOS:-"v1-v3 v2-v3 v3-v4 v4-v5"} TOOLS="sql-floor moult-lmdb-per-object moult-lmdb" RESULTS_NAME=$NAME \
+BEFORE_TOOL=${BEFORE_TOOL:-moult-lmdb-keep-links}
+SCENARIOS=${SCENARIOS:-"v1-v3 v2-v3 v3-v4 v4-v5"} TOOLS=${TOOLS:-"sql-floor $BEFORE_TOOL moult-lmdb"} RESULTS_NAME=$NAME \
     "$ROOT/Benchmarks/scripts/people-scale.sh" "${SIZES[@]}"
 TSV="$ROOT/Benchmarks/results/$NAME.tsv"
-python3 - "$TSV" "$ROOT/BENCHMARKS.md" "$COMMIT" "${SIZES[*]}" <<'PY'
+python3 - "$TSV" "$ROOT/BENCHMARKS.md" "$COMMIT" "$BEFORE_TOOL" <<'PY'
 import csv, sys, datetime
-tsv, md, commit, sizes = sys.argv[1:5]
+tsv, md, commit, before_tool = sys.argv[1:5]
 rows = list(csv.DictReader(open(tsv), delimiter="\t"))
 runs = {}
 for r in rows:
     runs.setdefault((r["scenario"], r["size"]), {})[r["tool"]] = r
+sizes = " ".join(sorted({size for _, size in runs}, key=int))
 lines = [
-    f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC at {commit}: "
-    f"`Benchmarks/scripts/throughput.sh {sizes}` ([TSV](Benchmarks/results/{tsv.rsplit('/', 1)[1]})).",
+    f"Run ending {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC at {commit}: "
+    f"`Benchmarks/scripts/throughput.sh` for {sizes} persons ([TSV](Benchmarks/results/{tsv.rsplit('/', 1)[1]})); "
+    f"\"before\" is `{before_tool}`.",
     "",
-    "| step | persons | floor s | per-object stage 2 s | ratio before | moult s | **ratio now** | peak RssAnon MiB (floor / before / now) | same as floor |",
-    "|---|---|---|---|---|---|---|---|---|",
+    "| step | persons | floor CPU s (wall) | before CPU s (wall) | moult CPU s (wall) | CPU ratio before | **CPU ratio now** | wall ratio now | peak RssAnon MiB (floor / before / now) | same as floor |",
+    "|---|---|---|---|---|---|---|---|---|---|",
 ]
+def figure(run, key):
+    value = run.get(key, "-") if run else "-"
+    return None if value in ("-", "", None) else float(value)
 for (scenario, size), tools in runs.items():
-    floor, before, now = tools.get("sql-floor"), tools.get("moult-lmdb-per-object"), tools.get("moult-lmdb")
-    if not (floor and before and now):
+    floor, before, now = tools.get("sql-floor"), tools.get(before_tool), tools.get("moult-lmdb")
+    if not (floor and now):
         continue
-    f, b, n = float(floor["wall_s"]), float(before["wall_s"]), float(now["wall_s"])
-    same = "yes" if before["same_as_floor"] == "same" and now["same_as_floor"] == "same" else f"no ({before['same_as_floor']}; {now['same_as_floor']})"
+    fc, fw, nc, nw = figure(floor, "cpu_s"), figure(floor, "wall_s"), figure(now, "cpu_s"), figure(now, "wall_s")
+    bc, bw = figure(before, "cpu_s"), figure(before, "wall_s")
+    cell = lambda c, w: "-" if w is None else (f"{c:.2f} ({w:.2f})" if c is not None else f"- ({w:.2f})")
+    ratio = lambda a, b: f"{a / b:.2f}" if a is not None and b else "-"
+    checks = [r["same_as_floor"] for r in (before, now) if r]
+    same = "yes" if all(c == "same" for c in checks) else f"no ({'; '.join(checks)})"
+    memory = f"{floor['peak_anon_mib']} / {before['peak_anon_mib'] if before else '-'} / {now['peak_anon_mib']}"
     lines.append(
-        f"| {scenario.replace('-', ' → ')} | {int(size):,} | {f:.2f} | {b:.2f} | {f / b:.2f} | {n:.2f} | **{f / n:.2f}** | "
-        f"{floor['peak_anon_mib']} / {before['peak_anon_mib']} / {now['peak_anon_mib']} | {same} |")
+        f"| {scenario.replace('-', ' → ')} | {int(size):,} | {cell(fc, fw)} | {cell(bc, bw)} | {cell(nc, nw)} | {ratio(fc, bc)} | "
+        f"**{ratio(fc, nc)}** | {ratio(fw, nw)} | {memory} | {same} |")
 text = open(md).read()
 start, end = "<!-- throughput-table -->", "<!-- /throughput-table -->"
 head, rest = text.split(start, 1)

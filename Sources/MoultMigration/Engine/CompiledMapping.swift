@@ -33,6 +33,14 @@ final class CompiledMapping {
     /// recognised once so that stage 2 looks the association up directly instead of evaluating the
     /// expression per object; nil for any other expression.
     let directLookups: [DirectLookup?]
+    /// Relationship mappings left out of stage 2 because another mapping's to-one writes the same
+    /// links (see ``RepeatedLinks``).
+    let omittedRelationships: Set<String>
+    /// To-ones written with the row in stage 1 (see ``ToOnesAtInsert``), left out of stage 2.
+    let insertedToOnes: [ToOnesAtInsert.Relationship]
+    /// The table mirroring this mapping's associations in the destination, when a later mapping's
+    /// to-ones are written at insert from them (see ``ToOnesAtInsert/mirror(_:)``).
+    let mirrorTable: String?
 
     /// Stage 1 as one `INSERT … SELECT` per chunk, when the mapping allows it; nil otherwise.
     let bulkCopy: BulkCopy?
@@ -55,6 +63,10 @@ final class CompiledMapping {
         /// One difference remains: SQL cannot tell text that is not valid UTF-8, which the bulk copy
         /// writes byte for byte and the per-object path refuses.
         let checkSQL: String
+        /// `INSERT INTO main.<mirror> (source, destination) SELECT …`: the chunk's associations mirrored
+        /// (arguments: the first primary key, the chunk's bounds, the filter's), when the mapping has a
+        /// mirror table.
+        var mirrorSQL: String? = nil
     }
 
     /// Stage 2's read, when every relationship is a direct lookup and the policy the default: only the
@@ -92,9 +104,14 @@ final class CompiledMapping {
     init(
         index: Int, mappingModelIndex: Int, name: String, mapping: EntityMapping, sourceModel: ObjectModel, destinationModel: ObjectModel,
         sourceLayout: StoreLayout, destinationLayout: StoreLayout, policy: any EntityMigrationPolicy,
-        variables: VariableLayout, sqlAccepts: (String) -> Bool = { _ in true }
+        variables: VariableLayout, sqlAccepts: (String) -> Bool = { _ in true }, omitting omittedRelationships: Set<String> = [],
+        insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirrorsAssociations: Bool = false
     ) throws(MigrationError) {
         self.index = index
+        self.omittedRelationships = omittedRelationships
+        self.insertedToOnes = insertedToOnes
+        let mirrorTable = mirrorsAssociations ? ToOnesAtInsert.mirror(index) : nil
+        self.mirrorTable = mirrorTable
         self.mappingModelIndex = mappingModelIndex
         self.name = name
         self.mapping = mapping
@@ -171,6 +188,8 @@ final class CompiledMapping {
                 relationshipMappings.append(PropertyMapping(relationship.name))
             }
         }
+        let inserted = Set(insertedToOnes.map(\.name))
+        relationshipMappings.removeAll { omittedRelationships.contains($0.name) || inserted.contains($0.name) }
         for propertyMapping in relationshipMappings {
             guard let destination else { break }
             guard destination.toOne(named: propertyMapping.name) != nil || destination.toMany(named: propertyMapping.name) != nil
@@ -236,7 +255,7 @@ final class CompiledMapping {
         bulkCopy = Self.bulkCopy(
             policy: policy, source: source, destination: destination, attributeValues: attributeValues,
             hasSwiftFilter: filter != nil, filterSQL: filterSQL,
-            tableEntityCount: sourceTableEntityCount)
+            tableEntityCount: sourceTableEntityCount, insertedToOnes: insertedToOnes, mirrorTable: mirrorTable)
     }
 
     /// A statement at least as deep as any that embeds a pushed-down filter, to prepare once and see
@@ -276,7 +295,8 @@ final class CompiledMapping {
     /// The SQL form of stage 1, when every attribute allows it.
     static func bulkCopy(
         policy: any EntityMigrationPolicy, source: EntityLayout?, destination: EntityLayout?,
-        attributeValues: [AttributeValueSource], hasSwiftFilter: Bool, filterSQL: SQLCondition?, tableEntityCount: Int = 1
+        attributeValues: [AttributeValueSource], hasSwiftFilter: Bool, filterSQL: SQLCondition?, tableEntityCount: Int = 1,
+        insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirrorTable: String? = nil
     ) -> BulkCopy? {
         guard policy is DefaultMigrationPolicy, !hasSwiftFilter, let source, let destination, !destination.isAbstract else { return nil }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
@@ -310,8 +330,27 @@ final class CompiledMapping {
                 }
             }
         }
+        // To-ones written at insert: the looked-up mapping's association, from its mirror table (NULL
+        // without one, as the per-object path leaves it). A key that is not an integer takes the
+        // per-object path, which decodes it.
+        for inserted in insertedToOnes {
+            guard let toOne = destination.toOne(named: inserted.name) else { return nil }
+            let mirror = "main.\(SQLName.quoted(ToOnesAtInsert.mirror(inserted.lookup)))"
+            let key = "s.\(SQLName.quoted(inserted.sourceColumn))"
+            columns.append(toOne.column)
+            selected.append("(SELECT m.destination FROM \(mirror) AS m WHERE m.source = \(key))")
+            if let companion = toOne.entityColumn {
+                columns.append(companion)
+                selected.append("(SELECT \(inserted.targetEntity) FROM \(mirror) AS m WHERE m.source = \(key))")
+            }
+            fits.append("typeof(\(key)) IN ('null', 'integer')")
+        }
         var condition = "s.Z_ENT = \(source.number) AND s.Z_PK > ? AND s.Z_PK <= ?"
         if let filterSQL { condition += " AND (\(filterSQL.sql))" }
+        let mirrorSQL = mirrorTable.map {
+            "INSERT INTO main.\(SQLName.quoted($0)) (source, destination) SELECT s.Z_PK, ? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1 "
+                + "FROM \(attachedSource).\(source.table) s WHERE \(condition)"
+        }
         let insert = """
             INSERT INTO main.\(destination.table) (\(columns.joined(separator: ", "))) \
             SELECT \(selected.joined(separator: ", ")) FROM \(attachedSource).\(source.table) s WHERE \(condition)
@@ -328,7 +367,7 @@ final class CompiledMapping {
         var check = "SELECT 1 FROM \(source.table) s WHERE \(entity) AND s.Z_PK > ? AND s.Z_PK <= ?"
         if let filterSQL { check += " AND (\(filterSQL.sql))" }
         check += odd.isEmpty ? " AND 0" : " AND (\(odd.joined(separator: " OR ")))"
-        return BulkCopy(insertSQL: insert, constants: constants, keysSQL: keys, checkSQL: check + " LIMIT 1")
+        return BulkCopy(insertSQL: insert, constants: constants, keysSQL: keys, checkSQL: check + " LIMIT 1", mirrorSQL: mirrorSQL)
     }
 
     /// An SQL condition true when a column's stored value is exactly what the store cursor decodes for

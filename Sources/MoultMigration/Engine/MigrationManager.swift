@@ -137,9 +137,37 @@ public final class MigrationManager {
                 }
             }
         }
-        let id = try insert(row, into: layout)
+        let id: ObjectID
+        if compiled.insertedToOnes.isEmpty {
+            id = try insert(row, into: layout)
+        } else {
+            id = try insert(row, toOnes: try insertedToOneValues(compiled, layout: layout, source: source), into: layout)
+        }
         pendingAssociations.append(Association(source: source.objectID, destination: id, mapping: compiled.index))
+        if let mirror = compiled.mirrorTable { try self.mirror(source: source.objectID, destination: id, in: mirror) }
         return id
+    }
+
+    /// The to-one values of a new object whose to-ones are written at insert (see ``ToOnesAtInsert``):
+    /// the looked-up mapping's object, as stage 2 would set it; nil for the others.
+    private func insertedToOneValues(_ compiled: CompiledMapping, layout: EntityLayout, source: MigrationObject) throws -> [Value] {
+        var values = [Value](repeating: .null, count: layout.toOneRelationships.count)
+        for inserted in compiled.insertedToOnes {
+            guard let offset = layout.toOneRelationships.firstIndex(where: { $0.name == inserted.name }),
+                case .object(let key) = source.value(atSlot: inserted.slot)
+            else { continue }
+            // The looked-up mapping ran in an earlier pass: its associations are all written.
+            if let target = try associations.destinations(forMapping: inserted.lookup, source: key.primaryKey).first {
+                values[offset] = .object(target)
+            }
+        }
+        return values
+    }
+
+    /// Records an association in the destination's mirror table of its mapping.
+    private func mirror(source: ObjectID, destination: ObjectID, in table: String) throws {
+        try self.destination.execute(
+            "INSERT INTO main.\(SQLName.quoted(table)) (source, destination) VALUES (?, ?)", [.int(source.primaryKey), .int(destination.primaryKey)])
     }
 
     /// Stage 1 of a chunk as one `INSERT … SELECT` from the attached source (see ``CompiledMapping/BulkCopy``):
@@ -162,6 +190,14 @@ public final class MigrationManager {
         }
         let count = destination.changes
         guard count > 0 else { return }
+        if let mirrorSQL = bulk.mirrorSQL {
+            try destination.execute(mirrorSQL, [.int(first), .int(lowerBound), .int(upperBound)] + filterArguments)
+            guard destination.changes == count else {
+                throw MigrationError(
+                    .evaluationFailed, "the chunk inserted \(count) objects but mirrored \(destination.changes) associations", mapping: mapping.name)
+            }
+            FaultInjection.reach("associations-mirrored")
+        }
         _ = try writer.allocatePrimaryKeys(for: layout.name, count: count)
         let keys = try sourceStore.database.statement(bulk.keysSQL)
         try keys.bind([.int(lowerBound), .int(upperBound)] + filterArguments)
@@ -189,9 +225,11 @@ public final class MigrationManager {
         return try !statement.step()
     }
 
-    private func insert(_ row: [Value], into layout: EntityLayout) throws -> ObjectID {
+    private func insert(_ row: [Value], toOnes: [Value]? = nil, into layout: EntityLayout) throws -> ObjectID {
         var values = row
-        if !layout.toOneRelationships.isEmpty {
+        if let toOnes {
+            values.append(contentsOf: toOnes)
+        } else if !layout.toOneRelationships.isEmpty {
             values.append(contentsOf: repeatElement(Value.null, count: layout.toOneRelationships.count))
         }
         do {
@@ -223,7 +261,9 @@ public final class MigrationManager {
 
     /// Records that `mapping` made `destination` from `source`.
     public func associate(source: ObjectID, destination: ObjectID, mapping: EntityMapping) throws {
-        pendingAssociations.append(Association(source: source, destination: destination, mapping: try compiled(mapping).index))
+        let compiled = try self.compiled(mapping)
+        pendingAssociations.append(Association(source: source, destination: destination, mapping: compiled.index))
+        if let mirror = compiled.mirrorTable { try self.mirror(source: source, destination: destination, in: mirror) }
     }
 
     /// The destination objects the named entity mapping made from these source objects.

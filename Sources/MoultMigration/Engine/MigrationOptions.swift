@@ -33,6 +33,14 @@ public struct MigrationOptions: Sendable, Hashable {
     /// one `UPDATE` per object. Only with ``bulkSQL``. The result is the same either way; turning it
     /// off forces the per-object path (for comparison).
     public var setRelationships: Bool = true
+    /// Leave out of stage 2 a to-many relationship mapping whose every link another mapping's to-one
+    /// writes identically into the same column (`Address.residents` beside `Person.address`; see
+    /// `RepeatedLinks`). The result is the same either way; turning it off writes both (for comparison).
+    public var skipRepeatedLinks: Bool = true
+    /// Write a to-one whose looked-up mapping ran earlier with its row in stage 1 (see
+    /// `ToOnesAtInsert`) instead of by an `UPDATE` in stage 2. Decided when a run starts: a resume
+    /// keeps its run's choice. The result is the same either way.
+    public var toOnesAtInsert: Bool = true
     /// The work directory (checkpointed partial destination, association table); by default beside
     /// the output, named after it with `.moult` appended.
     public var workDirectory: URL?

@@ -49,11 +49,93 @@ final class Session {
                         sqlAccepts: Self.sqlAccepts(source)))
             }
         }
+        // Relationship mappings whose links another mapping writes identically: compiled again without them.
+        if migrator.options.skipRepeatedLinks, !Self.keepRepeatedLinks {
+            let omitted = RepeatedLinks.omitted(
+                in: compiled, sourceLayout: source.layout, destinationLayout: destinationLayout, destinationModel: migrator.destinationModel)
+            for (index, names) in omitted {
+                let mapping = compiled[index]
+                compiled[index] = try CompiledMapping(
+                    index: index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: mapping.mapping,
+                    sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
+                    destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
+                    omitting: names)
+            }
+        }
+        // To-ones written with their row in stage 1: decided when the run starts, kept in the destination.
+        if let destination, manager != nil {
+            let decided = try Self.toOnesAtInsert(
+                in: compiled, destination: destination, enabled: migrator.options.toOnesAtInsert && !Self.toOnesInStage2,
+                destinationModel: migrator.destinationModel)
+            var mirrored: Set<Int> = []
+            for (index, names) in decided {
+                let inserted = ToOnesAtInsert.resolve(names, of: compiled[index], in: compiled)
+                mirrored.formUnion(inserted.map(\.lookup))
+                compiled[index] = try Self.recompile(
+                    compiled[index], migrator: migrator, source: source, destinationLayout: destinationLayout, variables: variables,
+                    insertedToOnes: inserted)
+            }
+            for index in mirrored.sorted() {
+                compiled[index] = try Self.recompile(
+                    compiled[index], migrator: migrator, source: source, destinationLayout: destinationLayout, variables: variables,
+                    mirrorsAssociations: true)
+                try destination.database.executeScript(
+                    "CREATE TABLE IF NOT EXISTS main.\(SQLName.quoted(ToOnesAtInsert.mirror(index))) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
+            }
+        }
         mappings = compiled
         manager?.install(compiled)
         if let destination, migrator.options.bulkSQL {
             try destination.database.attachReadOnly(migrator.sourceURL, as: CompiledMapping.attachedSource)
         }
+    }
+
+    /// A mapping compiled again with what the run decided about it (its other decisions kept).
+    private static func recompile(
+        _ mapping: CompiledMapping, migrator: StreamingMigrator, source: SQLiteStore, destinationLayout: StoreLayout,
+        variables: VariableLayout, insertedToOnes: [ToOnesAtInsert.Relationship]? = nil, mirrorsAssociations: Bool? = nil
+    ) throws -> CompiledMapping {
+        try CompiledMapping(
+            index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: mapping.mapping,
+            sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
+            destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
+            omitting: mapping.omittedRelationships, insertedToOnes: insertedToOnes ?? mapping.insertedToOnes,
+            mirrorsAssociations: mirrorsAssociations ?? (mapping.mirrorTable != nil))
+    }
+
+    static let toOnesDecisionKey = "to-ones-at-insert"
+
+    /// Which to-ones are written at insert, by mapping index: what the destination records (a resume
+    /// does as its run began, whatever its options), else decided now and recorded when the run is at
+    /// its start (a run begun by a build that did not decide writes none this way).
+    private static func toOnesAtInsert(
+        in mappings: [CompiledMapping], destination: SQLiteStore, enabled: Bool, destinationModel: ObjectModel
+    ) throws -> [Int: [String]] {
+        let state = PolicyState(database: destination.database, namespace: "moult")
+        var byName: [String: [String]] = [:]
+        if case .string(let recorded)? = try state.value(forKey: toOnesDecisionKey) {
+            for line in recorded.split(separator: "\n") {
+                let parts = line.split(separator: "\t", omittingEmptySubsequences: false)
+                guard parts.count == 2 else { continue }
+                byName[String(parts[0])] = parts[1].split(separator: ",").map(String.init)
+            }
+        } else {
+            let position = try Checkpoint.position(in: destination.database)
+            let atStart = position.stage == .passes && position.pass == 0 && position.chunk == 0
+            if enabled && atStart {
+                let layout = destination.layout
+                for (index, names) in ToOnesAtInsert.eligible(in: mappings, destinationLayout: layout, destinationModel: destinationModel) {
+                    byName[mappings[index].name] = names
+                }
+            }
+            let text = byName.keys.sorted().map { "\($0)\t\(byName[$0]!.joined(separator: ","))" }.joined(separator: "\n")
+            try destination.database.write { try state.set(.string(text), forKey: toOnesDecisionKey) }
+        }
+        var result: [Int: [String]] = [:]
+        for mapping in mappings {
+            if let names = byName[mapping.name] { result[mapping.index] = names }
+        }
+        return result
     }
 
     /// Whether SQLite prepares this SQL on the source: a filter it refuses is evaluated in Swift.
@@ -81,7 +163,8 @@ final class Session {
         let compiled = try CompiledMapping(
             index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: restricted,
             sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
-            destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source))
+            destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
+            omitting: mapping.omittedRelationships, insertedToOnes: mapping.insertedToOnes, mirrorsAssociations: mapping.mirrorTable != nil)
         variants[key] = compiled
         return compiled
     }
@@ -121,9 +204,13 @@ final class Session {
                     bulk = nil  // values the per-object path converts or refuses: it reads this chunk
                 }
                 let keysOnly = pass.stage == .createRelationships && migrator.options.bulkSQL ? compiled.keysOnlyRead : nil
+                // A stage 2 left with no relationship to write (its links written by other mappings, see
+                // `RepeatedLinks`) under a policy whose stage 2 is the default: nothing to read or do.
+                let nothingToRelate = pass.stage == .createRelationships && compiled.relationships.isEmpty
+                    && !(compiled.omittedRelationships.isEmpty && compiled.insertedToOnes.isEmpty)
                 var clock = profile?.start()
                 let objects: [MigrationObject]
-                if let chunk, bulk == nil {
+                if let chunk, bulk == nil, !nothingToRelate {
                     if let keysOnly {
                         objects = try manager.sourceKeys(compiled, keysOnly, after: chunk.lowerBound, through: chunk.upperBound)
                     } else {
@@ -155,6 +242,7 @@ final class Session {
                             }
                             if isLast { try policy.endInstanceCreation(mapping: compiled.mapping, manager: manager) }
                         case .createRelationships:
+                            if nothingToRelate { FaultInjection.reach("relationships-left-out") }
                             try manager.flushAssociations()
                             let destinations = try manager.associations.destinations(
                                 forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
@@ -208,6 +296,14 @@ final class Session {
     /// ``MigrationOptions/setRelationships`` false does: for benchmarks that compare the two.
     private static let perObjectStage2 = ProcessInfo.processInfo.environment["MOULT_PER_OBJECT_STAGE2"] != nil
 
+    /// `MOULT_KEEP_REPEATED_LINKS` set writes every relationship mapping, as
+    /// ``MigrationOptions/skipRepeatedLinks`` false does: for benchmarks and tests that compare the two.
+    private static let keepRepeatedLinks = ProcessInfo.processInfo.environment["MOULT_KEEP_REPEATED_LINKS"] != nil
+
+    /// `MOULT_TO_ONES_IN_STAGE2` set writes every to-one in stage 2, as ``MigrationOptions/toOnesAtInsert``
+    /// false does (for a run that starts; a resume does as its run began).
+    private static let toOnesInStage2 = ProcessInfo.processInfo.environment["MOULT_TO_ONES_IN_STAGE2"] != nil
+
     /// Where a run's time goes, by pass and kind of work, printed to standard error at the end of the
     /// passes when `MOULT_PROFILE` is set (a clock read per chunk and kind, never per object).
     private let profile: StageProfile? = ProcessInfo.processInfo.environment["MOULT_PROFILE"] == nil ? nil : StageProfile()
@@ -255,6 +351,11 @@ final class Session {
         if migrator.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
         try database.write {
             try database.executeScript("DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table)")
+            // Every mirror of associations (see `ToOnesAtInsert`), whichever run made it.
+            let mirrors = try database.query(
+                "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE ? ESCAPE '\\'", [.string(ToOnesAtInsert.mirrorPattern)]
+            ) { $0.string(at: 0) ?? "" }
+            for mirror in mirrors where !mirror.isEmpty { try database.executeScript("DROP TABLE IF EXISTS main.\(SQLName.quoted(mirror))") }
             // The source's application keys (not Core Data's NS… ones) are kept.
             var metadata = StoreMetadata(model: migrator.destinationModel, storeUUID: uuid)
             metadata.keepApplicationKeys(of: try source.metadata())

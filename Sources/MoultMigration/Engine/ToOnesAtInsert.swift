@@ -1,0 +1,90 @@
+import MoultExpressions
+import MoultMapping
+import MoultModel
+import MoultStore
+
+/// To-one relationships written with their row in stage 1, instead of by an `UPDATE` in stage 2, when
+/// the mapping they look up has already made its objects.
+///
+/// `PersonToAdult.address = lookup(AddressToAddress, $source.address)`: AddressToAddress comes first, so
+/// when an adult is inserted its address is already known. Its stage 1 mirrors its associations in a
+/// table of the destination (``Mirror``), which the bulk `INSERT … SELECT` of PersonToAdult joins; the
+/// per-object path looks the association up and inserts the row with it. Stage 2 then leaves the
+/// relationship alone. One `UPDATE` of every row (and of its index entry) is saved.
+///
+/// The store is the same: checked here,
+/// - every policy of the migration is the default or a built-in one (see ``RepeatedLinks``); the
+///   relationship's mapping and the looked-up mapping have the default policy (one object per source,
+///   so the lookup's first object is the only one), and the looked-up mapping comes earlier in the
+///   plan (its stage 1 is over when the relationship's starts);
+/// - the lookup is of a source to-one (`$source.<to-one>`), its target an object of an entity the
+///   relationship can hold;
+/// - no other relationship mapping writes the column (the to-many inverse left out by
+///   ``RepeatedLinks`` does not), and the relationship is not one-to-one (whose inverse update is
+///   stage 2's);
+/// so no write of stage 2 could land on the column after this one, and this one is the value stage 2
+/// would have written. Which relationships are written this way is decided when a run starts and kept
+/// in the destination, so that a resume under other options writes them as the run began.
+enum ToOnesAtInsert {
+    /// A to-one written in stage 1.
+    struct Relationship: Hashable, Sendable {
+        var name: String
+        /// The source slot of the to-one looked up (for the per-object path).
+        var slot: Int
+        /// The source to-one's column whose key is looked up.
+        var sourceColumn: String
+        /// The looked-up mapping's index, and the `Z_ENT` of its objects.
+        var lookup: Int
+        var targetEntity: Int32
+    }
+
+    /// The table mirroring a mapping's associations in the destination: `(source key → destination
+    /// key)`, written in the chunk's transaction, dropped when the run ends.
+    static func mirror(_ mapping: Int) -> String { "Z_MOULT_ASSOCIATIONS_\(mapping)" }
+    /// A `LIKE` pattern (escape `\`) that matches every mirror table's name.
+    static let mirrorPattern = "Z\\_MOULT\\_ASSOCIATIONS\\_%"
+
+    /// The relationships to write at insert, by mapping index (relationship names, for the decision
+    /// kept in the destination).
+    static func eligible(in mappings: [CompiledMapping], destinationLayout: StoreLayout, destinationModel: ObjectModel) -> [Int: [String]] {
+        guard mappings.allSatisfy({ RepeatedLinks.writesOnlyItsOwnRelationships($0.policy) }) else { return [:] }
+        var result: [Int: [String]] = [:]
+        for mapping in mappings {
+            guard mapping.policy is DefaultMigrationPolicy, let layout = mapping.destination, !layout.isAbstract, let source = mapping.source,
+                let schema = mapping.sourceSchema
+            else { continue }
+            for (index, relationship) in mapping.relationships.enumerated() {
+                guard let direct = mapping.directLookups[index], let slot = direct.slot,
+                    let lookedUp = RepeatedLinks.mapping(named: direct.mappingName, in: mappings), lookedUp.index < mapping.index,
+                    lookedUp.policy is DefaultMigrationPolicy, lookedUp.source != nil,
+                    let target = lookedUp.destination, !target.isAbstract,
+                    let toOne = layout.toOne(named: relationship.name),
+                    destinationLayout.entity(named: toOne.destination)?.hierarchyNumbers.contains(target.number) == true,
+                    source.toOne(named: schema.keys[slot]) != nil,
+                    let writers = RepeatedLinks.columnWriters(
+                        table: layout.table, column: toOne.column, in: mappings, destinationModel: destinationModel),
+                    writers.toMany.isEmpty
+                else { continue }
+                if let description = destinationModel.relationship(named: relationship.name, of: layout.name),
+                    let inverse = destinationModel.inverse(of: description), !inverse.isToMany
+                {
+                    continue
+                }
+                result[mapping.index, default: []].append(relationship.name)
+            }
+        }
+        return result
+    }
+
+    /// The relationships of `mapping` named in `names`, resolved.
+    static func resolve(_ names: [String], of mapping: CompiledMapping, in mappings: [CompiledMapping]) -> [Relationship] {
+        guard let source = mapping.source, let schema = mapping.sourceSchema else { return [] }
+        return names.compactMap { name in
+            guard let index = mapping.relationships.firstIndex(where: { $0.name == name }), let direct = mapping.directLookups[index],
+                let slot = direct.slot, let lookedUp = RepeatedLinks.mapping(named: direct.mappingName, in: mappings),
+                let target = lookedUp.destination, let column = source.toOne(named: schema.keys[slot])?.column
+            else { return nil }
+            return Relationship(name: name, slot: slot, sourceColumn: column, lookup: lookedUp.index, targetEntity: target.number)
+        }
+    }
+}
