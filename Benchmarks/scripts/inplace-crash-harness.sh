@@ -3,7 +3,7 @@
 # any instant leaves the store at its old version, intact, or at a later version, whole; run again, it
 # ends identical to a run never interrupted; the NAME~.EXT backup is never lost.
 #
-#     Benchmarks/scripts/inplace-crash-harness.sh [--kills K] [--seed S] [--modes "sql rebuild swap chain deferred"]
+#     Benchmarks/scripts/inplace-crash-harness.sh [--kills K] [--seed S] [--modes "sql rebuild swap chain deferred kinds triggers"]
 #         defaults: 24 random kill points per mode, seed 1, every mode
 #
 # Modes (each on its own store):
@@ -13,6 +13,13 @@
 #   chain    People v1 -> v3: an SQL step then a streamed one, 20,000 persons
 #   deferred Cleanup v1 -> v2 (Tests/InPlaceModels) with --defer-cleanup, then `moult finish` (killed too:
 #            named points inplace-cleanup-statement:n), 200,000 items
+#   kinds    Kinds v1 -> v2 (models/Kinds.xcdatamodeld), by SQL: a to-many made ordered, a to-many made
+#            to-one, Integer 32 -> Decimal, a removed sub-entity whose objects links reach, a derived
+#            count's triggers dropped and made again; 200,000 books, 20,000 shelves (Z_ENT 2 Shelf, 3 the
+#            removed Crate: 16,000 of them), 20,000 tags. Named points inplace-change-<kind>:n before
+#            each change of a kind
+#   triggers People v1 -> v2, 20,000 persons, with an application's trigger on ZPERSON (Photos-like
+#            ZT_): dropped around the change and made again (named point inplace-foreign-triggers)
 # For each mode: an uninterrupted in-place run on a copy is the reference. Then K kills at random instants
 # (the k-th in the k-th of K slices of the reference's wall time) and one kill at each named point
 # (MOULT_FAULT=<point>:<n>). After each kill: PRAGMA integrity_check is ok; the store's entity hashes are
@@ -22,19 +29,20 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-KILLS=24 SEED=1 MODES="sql rebuild swap chain deferred"
+KILLS=24 SEED=1 MODES="sql rebuild swap chain deferred kinds triggers"
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --kills) KILLS=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
     --modes) MODES=$2; shift 2 ;;
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
 RANDOM=$SEED
 WIDENING="$SCRIPTS/models/Widening.xcdatamodeld"
 CLEANUP="$ROOT/Tests/InPlaceModels/Cleanup.xcdatamodeld"
+KINDS="$SCRIPTS/models/Kinds.xcdatamodeld"
 
 build_moult
 make_work inplace-crash-harness
@@ -54,9 +62,13 @@ EOF
 setup_mode() {
     local mode=$1
     case "$mode" in
-    sql | chain)
+    sql | chain | triggers)
         "$MOULT_PEOPLE" generate --model-version 1 --objects 20000 --seed "$SEED" "$WORK/$mode-original.sqlite" >/dev/null
-        if [[ "$mode" == sql ]]; then
+        if [[ "$mode" == triggers ]]; then
+            sqlite3 "$WORK/$mode-original.sqlite" "CREATE TRIGGER ZT_ZPERSON_ZNAME_UPDATE AFTER UPDATE OF ZNAME ON ZPERSON
+                BEGIN UPDATE ZPERSON SET Z_OPT = Z_OPT + 1 WHERE Z_PK = NEW.Z_PK; END"
+            ARGS=(--model "$MODEL" --to v2)
+        elif [[ "$mode" == sql ]]; then
             ARGS=(--model "$MODEL" --to v2)
         else
             ARGS=(--model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --chunk-size 2000)
@@ -78,6 +90,27 @@ setup_mode() {
             INSERT INTO ZRETIRED (Z_PK, Z_ENT, Z_OPT, ZNOTE) VALUES (1, 2, 1, 'gone');
             UPDATE Z_PRIMARYKEY SET Z_MAX = 200000 WHERE Z_ENT = 1; UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_ENT = 2;" >/dev/null
         ARGS=(--model "$CLEANUP" --defer-cleanup) ;;
+    kinds)
+        "$MOULT" create "$WORK/$mode-original.sqlite" --model "$KINDS/v1.xcdatamodel" >/dev/null
+        # The derived count's triggers call Core Data's functions, which the sqlite3 shell lacks: they
+        # are set aside while the rows go in, the counts computed, and the triggers put back.
+        local triggers
+        triggers=$(sqlite3 "$WORK/$mode-original.sqlite" "SELECT sql || ';' FROM sqlite_master WHERE type = 'trigger'")
+        sqlite3 "$WORK/$mode-original.sqlite" "SELECT 'DROP TRIGGER ' || name || ';' FROM sqlite_master WHERE type = 'trigger'" \
+            | sqlite3 "$WORK/$mode-original.sqlite"
+        sqlite3 "$WORK/$mode-original.sqlite" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000)
+            INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZSOLD, ZSHELF, Z2_SHELF, ZTITLE)
+            SELECT i, 1, 1, (i * 7919) % 100003, CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 13) % 20000 + 1 END,
+                CASE WHEN i % 11 = 0 THEN NULL WHEN ((i * 13) % 20000 + 1) % 5 = 0 THEN 2 ELSE 3 END, 'book-' || i FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+            INSERT INTO ZSHELF (Z_PK, Z_ENT, Z_OPT, ZDEPTH, ZNAME) SELECT i, CASE WHEN i % 5 = 0 THEN 2 ELSE 3 END, 1,
+                CASE WHEN i % 5 = 0 THEN i % 7 END, 'shelf-' || i FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+            INSERT INTO ZTAG (Z_PK, Z_ENT, Z_OPT, Z1TAGS, ZLABEL) SELECT i, 4, 1, CASE WHEN i % 3 = 0 THEN NULL ELSE (i * 31) % 5000 + 1 END, 'tag-' || i FROM n;
+            UPDATE ZSHELF SET ZBOOKCOUNT = (SELECT COUNT(*) FROM ZBOOK WHERE ZBOOK.ZSHELF = ZSHELF.Z_PK);
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 200000 WHERE Z_ENT = 1; UPDATE Z_PRIMARYKEY SET Z_MAX = 20000 WHERE Z_ENT IN (2, 4);" >/dev/null
+        sqlite3 "$WORK/$mode-original.sqlite" "$triggers"
+        ARGS=(--model "$KINDS") ;;
     esac
     SRC="$WORK/$mode-original.sqlite"
     sqlite3 "$SRC" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
@@ -167,6 +200,10 @@ for mode in $MODES; do
     swap) POINTS="chunk-start:1 after-rows:2 after-lmdb-commit:3 after-sqlite-commit:5 before-finish:1 after-marker:1 after-rename:1 inplace-before-swap:1 inplace-after-swap:1" ;;
     chain) POINTS="inplace-backup-copied:1 inplace-statement:2 inplace-before-commit:1 chunk-start:1 after-sqlite-commit:4 after-marker:1 after-rename:1 inplace-before-swap:1 inplace-after-swap:1" ;;
     deferred) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:2 inplace-before-commit:1" ;;
+    triggers) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:3 inplace-foreign-triggers:1 inplace-before-commit:1" ;;
+    kinds) POINTS="inplace-backup-copied:1 inplace-change-dropTriggers:1 inplace-change-rebuildTable:1 inplace-change-rebuildTable:2
+        inplace-change-rebuildTable:3 inplace-change-dropTable:2 inplace-change-renameTable:3 inplace-change-createIndex:2
+        inplace-change-primaryKeys:1 inplace-change-computeDerived:1 inplace-change-createTriggers:1 inplace-statement:9 inplace-before-commit:1" ;;
     esac
     for point in $POINTS; do one_kill "$mode" "at $point" "" "$point"; done
     if [[ "$mode" == deferred ]]; then

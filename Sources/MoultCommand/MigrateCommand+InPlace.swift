@@ -14,10 +14,30 @@ extension MigrateCommand {
     }
 
     /// `moult migrate STORE --model M [--to V]` without `--output`: the store migrated where it stands.
+    /// `--events`, the status file (STORE.moult-status.json, for `moult status STORE`), `--max-rate`
+    /// and `--pause-file` work as with `--output`: per chunk in streamed steps; an SQL step is one
+    /// transaction, paused before it (the rate ceiling paces chunks only).
     func runInPlace() async throws {
         try await reportingFailures {
+            let log = try events.open()
+            do {
+                try migrateInPlace(log: log)
+            } catch {
+                log?.fail(error)
+                throw error
+            }
+        }
+    }
+
+    private func migrateInPlace(log: EventLog?) throws {
+        do {
             let chain = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
             if chain.isUpToDate {
+                // The status file of an earlier run killed after its last step (its process gone).
+                if let status = StatusFile.read(output: chain.store), !status.processIsAlive {
+                    try? FileManager.default.removeItem(at: StatusFile.url(for: chain.store))
+                }
+                log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
                 switch InPlaceMigration.cleanUp(chain.store) {
                 case .missing(let backup)?:
                     printError("moult: warning: an earlier, interrupted run of this migration kept the original store as \(backup.path), which is no longer there; the store itself is complete at version \(chain.targetVersion.name)")
@@ -26,7 +46,9 @@ extension MigrateCommand {
                 case nil:
                     break
                 }
-                if json {
+                if log?.toStandardOutput == true {
+                    // The events on standard output end with `finished`, which says so.
+                } else if json {
                     print(
                         "{\"store\":\(JSONText.string(arguments.store)),\"inPlace\":true,\"written\":false,\"from\":\(JSONText.string(chain.sourceVersion.name)),"
                             + "\"to\":\(JSONText.string(chain.targetVersion.name)),\"nothingToMigrate\":true,\"steps\":[]}")
@@ -38,13 +60,32 @@ extension MigrateCommand {
             try chain.checkPolicies()
             var migration = try InPlaceMigration(chain: chain, keepsBackup: !noBackup)
             migration.defersCleanup = deferCleanup
+            Interruption.install()
             let display = ProgressDisplay(enabled: !quiet && !json)
             let start = ContinuousClock.now
-            let report = try migration.run(progress: { display.show($0) })
+            let status = StatusFile(output: chain.store)
+            let pacer = MigrationPacer(
+                maxRate: control.maxRate, pauseFile: control.pauseFile.map { URL(filePath: $0) }, isCancelled: { Interruption.requested },
+                emit: { event in
+                    log?.write(event)
+                    status.record(event)
+                    display.show(event)
+                })
+            // Every rendering (progress line, --events, the status file, pacing) reads the one stream.
+            let report = try migration.run(
+                isCancelled: { Interruption.requested }, beforeStep: { pacer.waitWhilePaused() },
+                events: { event in
+                    log?.write(event)
+                    status.record(event)
+                    display.show(event)
+                    if case .chunk(let chunk) = event, pacer.isActive { pacer.chunkCommitted(chunk) }
+                })
             display.finish()
             let seconds = (ContinuousClock.now - start) / .seconds(1)
             let methods = report.ranBySQL.map { $0 ? "sql" : "streaming" }
-            if json {
+            if log?.toStandardOutput == true {
+                // The events on standard output end with `finished`.
+            } else if json {
                 let steps = zip(chain.steps, methods).map { step, method in
                     "{\"from\":\(JSONText.string(step.from.name)),\"to\":\(JSONText.string(step.to.name)),\"method\":\(JSONText.string(method))}"
                 }

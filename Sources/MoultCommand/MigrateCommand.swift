@@ -102,14 +102,7 @@ struct MigrateCommand: AsyncParsableCommand {
             return try await FleetShardRun(manifest: manifest, shard: shard ?? "0/1", chunkSize: arguments.chunkSize, quiet: quiet).run()
         }
         if arguments.stages != nil { return try await runStaged() }
-        if outputOption == nil {
-            guard events.path == nil, control.maxRate == nil, control.pauseFile == nil else {
-                // The in-place path does not produce the event stream yet.
-                printError("moult: error: --events, --max-rate and --pause-file need --output (not available for an in-place migration yet)")
-                throw ExitCode(FailureCategory.usage.exitCode)
-            }
-            return try await runInPlace()
-        }
+        if outputOption == nil { return try await runInPlace() }
         try checkInPlaceFlagsUnused()
         try await reportingFailures {
             let log = try events.open()

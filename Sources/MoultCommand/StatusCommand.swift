@@ -11,6 +11,8 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: """
             Reads DEST.moult-status.json (written by `moult migrate` as it runs: its process, whether it is \
             paused, its last chunk) and the checkpoints in DEST's work folders (DEST.moult, DEST.moult-steps). \
+            For a migration in place, DEST is the store itself (STORE.moult-status.json, the streamed steps' \
+            checkpoints in .STORE.moult-inplace/). \
             Exit 0 when something was found (or DEST is a finished store), 65 when there is no migration into DEST.
             """
     )
@@ -25,7 +27,8 @@ struct StatusCommand: AsyncParsableCommand {
         try await reportingFailures {
             let output = URL(filePath: destination)
             let live = StatusFile.read(output: output)
-            let checkpoints = MigrationCheckpointStatus.read(output: output)
+            // In place (DEST is the store itself): the streamed steps' checkpoints in its work folder too.
+            let checkpoints = MigrationCheckpointStatus.read(output: output) + InPlaceMigration.checkpoints(of: output)
             let exists = FileManager.default.fileExists(atPath: output.path)
             guard live != nil || !checkpoints.isEmpty || exists else {
                 throw CommandFailure(.badInput, "no migration into \(destination) found (no \(destination).moult-status.json, no work folder, no store)")
@@ -106,6 +109,8 @@ final class StatusFile: @unchecked Sendable {
         case .chunk(let chunk): last = chunk
         case .stage(let stage): lastStage = stage
         case .paused(let paused):
+            // (In place, a pause may come before any step: the run has started all the same.)
+            started = true
             state = paused.paused ? "paused" : "running"
             message = paused.reason
         case .finished:
@@ -121,6 +126,11 @@ final class StatusFile: @unchecked Sendable {
         case .plan:
             started = true
             return
+        case .inPlaceStep(let step):
+            // In place: where the chain stands (an SQL step has no chunk).
+            started = true
+            if step.phase == .started { last = nil }
+            message = "step \(step.step)/\(step.steps) (\(step.from) -> \(step.to)) \(step.method == .sql ? "by SQL" : "streamed, then swapped in"): \(step.phase == .started ? "running" : "done")"
         case .warning: return
         }
         guard started else { return }

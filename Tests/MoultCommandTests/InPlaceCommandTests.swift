@@ -228,3 +228,111 @@ import Testing
         }
     }
 }
+
+/// `--events`, `--pause-file`, SIGTERM and `moult status` on a migration in place.
+@Suite struct InPlaceEventsCommandTests {
+    typealias Events = EventsCommandTests
+    static let model = InPlaceCommandTests.model
+    static let chain = ["--model", model, "--to", "v3", "--mapping", InPlaceCommandTests.mapping("v2-to-v3"), "--chunk-size", "50"]
+
+    /// A chain of an SQL step and a streamed one: each step starts and ends, the streamed one's own
+    /// events between; every line parses; the run ends with `finished`.
+    @Test func eachStepIsReportedAndTheStreamedOneHasItsChunks() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try InPlaceCommandTests.generate("1", persons: 120, in: directory)
+        let log = directory.appending("events.jsonl")
+        let result = try MoultProcess.run(["migrate", store.path] + Self.chain + ["--events", log.path, "--quiet"])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        let events = try Events.events(at: log)
+        let steps = events.filter { $0["event"] as? String == "inplace-step" }
+        let described = steps.map { "\($0["step"] ?? "") \($0["method"] ?? "") \($0["phase"] ?? "")" }
+        #expect(described == ["1 sql started", "1 sql done", "2 streaming started", "2 streaming done"], "\(described)")
+        #expect((steps[0]["changes"] as? Int ?? 0) > 0 && steps[0]["schemaOnly"] as? Bool == true, "\(steps[0])")
+        #expect((steps[2]["reasons"] as? [String])?.isEmpty == false, "\(steps[2])")
+        let kinds = Events.kinds(events)
+        let streamedStart = try #require(kinds.indices.first { kinds[$0] == "inplace-step" && steps.count > 2 && events[$0]["step"] as? Int == 2 })
+        let streamedDone = try #require(kinds.lastIndex(of: "inplace-step"))
+        let between = Array(kinds[streamedStart..<streamedDone])
+        #expect(between.contains("plan") && between.contains("chunk") && between.contains("stage"), "\(kinds)")
+        #expect(events.filter { $0["event"] as? String == "chunk" }.allSatisfy { $0["step"] as? Int == 2 && $0["steps"] as? Int == 2 })
+        #expect(kinds.last == "finished", "\(kinds)")
+        #expect(!FileManager.default.fileExists(atPath: store.path + ".moult-status.json"))
+
+        // On standard output, the events are the whole output.
+        let other = try InPlaceCommandTests.generate("1", persons: 20, in: directory, name: "other.sqlite")
+        let piped = try MoultProcess.run(["migrate", other.path, "--model", Self.model, "--to", "v2", "--events", "-"])
+        #expect(piped.exitCode == 0, "\(piped.standardError)")
+        #expect(Events.kinds(try Events.events(piped.standardOutput)) == ["inplace-step", "inplace-step", "finished"], "\(piped.standardOutput)")
+        // Up to date: one `finished` event saying so.
+        let again = try MoultProcess.run(["migrate", other.path, "--model", Self.model, "--to", "v2", "--events", "-"])
+        let last = try #require(try Events.events(again.standardOutput).last)
+        #expect(last["event"] as? String == "finished" && last["outcome"] as? String == "already-current", "\(again.standardOutput)")
+    }
+
+    /// Killed inside the SQL step's transaction or inside the streamed step: the stream has only whole
+    /// lines and no end; `moult status STORE` says the run was interrupted (with the streamed step's
+    /// checkpoint when there is one); run again, the stream goes on to `finished`.
+    @Test(arguments: ["inplace-statement:2", "after-sqlite-commit:2"])
+    func aKilledRunLeavesWholeLinesAndStatusSaysWhereItStands(_ fault: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try InPlaceCommandTests.generate("1", persons: 120, in: directory)
+        let log = directory.appending("events.jsonl")
+        let arguments = ["migrate", store.path] + Self.chain + ["--events", log.path, "--quiet"]
+        let killed = try MoultProcess.run(arguments, environment: ["MOULT_FAULT": fault])
+        #expect(killed.terminatedBySignal, "\(fault) was not reached: \(killed.standardError)")
+        let events = try Events.events(at: log)
+        #expect(!events.isEmpty && !Events.kinds(events).contains("finished"), "\(fault): \(Events.kinds(events))")
+        let status = try MoultProcess.run(["status", store.path, "--json"])
+        #expect(status.exitCode == 0, "\(status.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any])
+        #expect(object["state"] as? String == "interrupted", "\(status.standardOutput)")
+        let checkpoints = object["checkpoints"] as? [[String: Any]] ?? []
+        if fault.hasPrefix("after-sqlite-commit") {
+            #expect(checkpoints.count == 1 && (checkpoints[0]["done"] as? Int ?? 0) > 0, "\(status.standardOutput)")
+        } else {
+            #expect(checkpoints.isEmpty, "\(status.standardOutput)")
+        }
+        let text = try MoultProcess.run(["status", store.path])
+        #expect(text.standardOutput.contains("step 1/2") || text.standardOutput.contains("step 2/2"), "\(text.standardOutput)")
+
+        let again = try MoultProcess.run(arguments)
+        #expect(again.exitCode == 0, "\(again.standardError)")
+        let all = try Events.events(at: log)
+        #expect(Events.kinds(all).last == "finished")
+        #expect(try InPlaceCommandTests.version(of: store) == "v3")
+    }
+
+    /// A pause file holds an SQL step at its boundary (status says paused); SIGTERM then stops the run
+    /// before the step (75, `failed` / interrupted last), the store untouched at v1; without the pause
+    /// file the same command finishes.
+    @Test func aPauseFileHoldsAnSQLStepAndSIGTERMStopsItResumably() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try InPlaceCommandTests.generate("1", persons: 60, in: directory)
+        let original = try InPlaceCommandTests.digest(store)
+        let log = directory.appending("events.jsonl")
+        let pause = directory.appending("pause")
+        try Data().write(to: pause)
+        let arguments = ["migrate", store.path, "--model", Self.model, "--to", "v2", "--events", log.path, "--pause-file", pause.path, "--max-rate", "1000"]
+        let process = try Events.start(arguments)
+        #expect(try Events.wait(for: "paused", in: log, process: process))
+        let status = try MoultProcess.run(["status", store.path])
+        #expect(status.exitCode == 0 && status.standardOutput.contains("paused"), "\(status.standardOutput)")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 75)
+        let events = try Events.events(at: log)
+        #expect(Events.kinds(events) == ["paused", "resumed", "failed"], "\(Events.kinds(events))")
+        let last = try #require(events.last)
+        #expect(last["outcome"] as? String == "interrupted" && last["exitCode"] as? Int == 75, "\(last)")
+        #expect(try InPlaceCommandTests.digest(store) == original)
+
+        try FileManager.default.removeItem(at: pause)
+        let resumed = try MoultProcess.run(arguments)
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        #expect(try InPlaceCommandTests.version(of: store) == "v2")
+        #expect(Events.kinds(try Events.events(at: log)).suffix(3) == ["inplace-step", "inplace-step", "finished"])
+    }
+}

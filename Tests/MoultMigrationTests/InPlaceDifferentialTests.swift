@@ -16,6 +16,7 @@ import Testing
         var widenPages = false, ratingToDouble = false, ratingRequired = false, renameBooks = false
         var renameTag = false, addPublisher = false, removeTag = false, priceToDouble = false, newParent = false
         var orderedTags = false, unorderedBooks = false, addPaperback = false
+        var removeEbook = false, orderedTagBooks = false, tagsToOne = false, pagesToDecimal = false
 
         init(_ random: inout FuzzRandom) {
             func flip(_ random: inout FuzzRandom) -> Bool { random.next() % 3 == 0 }
@@ -24,8 +25,12 @@ import Testing
             renameBooks = flip(&random); renameTag = flip(&random); addPublisher = flip(&random); removeTag = flip(&random)
             priceToDouble = flip(&random); newParent = flip(&random); orderedTags = random.next() % 8 == 0
             unorderedBooks = flip(&random); addPaperback = flip(&random)
+            removeEbook = flip(&random); orderedTagBooks = random.next() % 5 == 0
+            tagsToOne = random.next() % 5 == 0; pagesToDecimal = random.next() % 5 == 0
             if ratingToDouble { ratingRequired = false }
-            if removeTag { renameTag = false; orderedTags = false }
+            if pagesToDecimal { widenPages = false }
+            if tagsToOne { removeTag = false; orderedTags = false; orderedTagBooks = false }
+            if removeTag { renameTag = false; orderedTags = false; orderedTagBooks = false }
         }
 
         var description: String {
@@ -39,15 +44,18 @@ import Testing
             Attribute("born", .integer16)
             Attribute("rating", .integer32)
             Attribute("bio", .string)
+            Attribute("bookCount", .integer64).derived("books.@count")
             Relationship("books", toMany: "Book", inverse: "author").ordered()
         }
         Entity("Book") {
             Attribute("title", .string)
             Attribute("pages", .integer16)
             Attribute("price", .float)
+            Attribute("sold", .integer64)
             Relationship("author", to: "Author", inverse: "books")
             Relationship("tags", toMany: "Tag", inverse: "books")
         }
+        Entity("Ebook", parent: "Book") { Attribute("format", .string) }
         Entity("Tag") {
             Attribute("label", .string)
             Relationship("books", toMany: "Book", inverse: "tags")
@@ -70,6 +78,8 @@ import Testing
                 Attribute("rating", .integer32)
             }
             if !c.removeBio { Attribute("bio", .string) }
+            // Derived: its triggers are dropped and made again around the change.
+            Attribute("bookCount", .integer64).derived("\(books).@count")
             if c.unorderedBooks {
                 Relationship(books, toMany: "Book", inverse: "author").renamed(from: "books")
             } else {
@@ -84,12 +94,15 @@ import Testing
         entities.append(
             Entity("Book", parent: c.newParent ? "Item" : nil) {
                 if !c.newParent { Attribute(c.renameTitle ? "heading" : "title", .string).renamed(from: "title") }
-                Attribute("pages", c.widenPages ? .integer64 : .integer16)
+                Attribute("pages", c.widenPages ? .integer64 : c.pagesToDecimal ? .decimal : .integer16)
                 Attribute("price", c.priceToDouble ? .double : .float)
+                Attribute("sold", .integer64)
                 if c.addISBN { Attribute("isbn", .string) }
                 if c.addEdition { Attribute("edition", .integer16).defaultValue("1") }
                 Relationship("author", to: author, inverse: books)
-                if !c.removeTag {
+                if c.tagsToOne {
+                    Relationship("tags", to: tag)
+                } else if !c.removeTag {
                     if c.orderedTags {
                         Relationship("tags", toMany: tag, inverse: "books").ordered()
                     } else {
@@ -98,10 +111,15 @@ import Testing
                 }
             })
         if c.addPaperback { entities.append(Entity("Paperback", parent: "Book") { Attribute("weight", .double) }) }
+        if !c.removeEbook { entities.append(Entity("Ebook", parent: "Book") { Attribute("format", .string) }) }
         if !c.removeTag {
             var tagEntity = Entity(tag) {
                 Attribute("label", .string)
-                Relationship("books", toMany: "Book", inverse: "tags")
+                if c.orderedTagBooks {
+                    Relationship("books", toMany: "Book", inverse: "tags").ordered()
+                } else if !c.tagsToOne {
+                    Relationship("books", toMany: "Book", inverse: "tags")
+                }
             }
             if c.renameTag { tagEntity = tagEntity.renamed(from: "Tag") }
             entities.append(tagEntity)
@@ -122,12 +140,15 @@ import Testing
                 ])
             var books: [ObjectID] = []
             for b in 0..<Int(random.next() % 4) {
-                let book = try writer.insert(
-                    "Book",
-                    [
-                        "title": .string("b\(a).\(b)"), "pages": .int(Int64(random.next() % 900)),
-                        "price": random.next() % 4 == 0 ? .null : .double(Double(random.next() % 1000) / 8),
-                    ])
+                let ebook = random.next() % 3 == 0
+                var values: [String: Value] = [
+                    "title": .string("b\(a).\(b)"), "pages": .int(Int64(random.next() % 900)),
+                    "price": random.next() % 4 == 0 ? .null : .double(Double(random.next() % 1000) / 8),
+                    // Large counts too: beyond 2^53 a double rounds.
+                    "sold": random.next() % 2 == 0 ? .int(Int64(random.next() % 100_000)) : .int(Int64(bitPattern: random.next()) >> Int64(random.next() % 8)),
+                ]
+                if ebook { values["format"] = .string("epub") }
+                let book = try writer.insert(ebook ? "Ebook" : "Book", values)
                 books.append(book)
                 let chosen = tags.filter { _ in random.next() % 2 == 0 }
                 if !chosen.isEmpty { try writer.relate("tags", book, to: chosen) }
@@ -160,11 +181,10 @@ import Testing
             try chain.run(output: streamed)
             let inPlace = try directory.copyStore(source, as: "in-place.sqlite")
             let migration = try InPlaceMigration(store: inPlace, model: model, to: "v2", keepsBackup: false)
-            if changes.orderedTags {
-                #expect(!migration.methods[0].isSQL, "case \(iteration) (\(changes)): unordered → ordered cannot run by SQL")
-            }
             let report = try migration.run()
             if report.ranBySQL == [true] { bySQL += 1 }
+            if long && !migration.methods[0].isSQL { print("case \(iteration) (\(changes)) streams: \(migration.methods[0])") }
+            if migration.methods[0].isSQL { #expect(report.ranBySQL == [true], "case \(iteration) (\(changes)): planned by SQL, but copied") }
             let content = try StoreContent(inPlace, model: v2)
             let expected = try StoreContent(streamed, model: v2)
             let difference = content.difference(from: expected)

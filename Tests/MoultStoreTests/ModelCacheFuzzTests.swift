@@ -33,7 +33,37 @@ import Testing
             if attribute.name == "cache" { attribute.customClassName = "NSValue" }
             return attribute
         }
-        return [try ModelCache.archive(try ObjectModel(entities: [shape])), try ModelCache.archive(try ruleModel())]
+        return [
+            try ModelCache.archive(try ObjectModel(entities: [shape])), try ModelCache.archive(try ruleModel()),
+            try ModelCache.archive(try boundsModel()),
+        ]
+    }
+
+    /// A model of our own with the model XML's bounds of every kind written by rule: integer minimum
+    /// and maximum, a negative minimum alone, double and float bounds, string lengths, date bounds, an
+    /// attribute with its own rule before its bounds; `Child` inherits them all.
+    static func boundsModel() throws -> ObjectModel {
+        let base = try ObjectModel {
+            Entity("Bounded") {
+                Attribute("quantity", .integer16).range(min: "1", max: "99")
+                Attribute("offset", .integer64).range(min: "-5")
+                Attribute("ratio", .double).range(min: "0.5", max: "2.5")
+                Attribute("weight", .float).range(max: "100")
+                Attribute("title", .string).range(min: "3", max: "50")
+                Attribute("due", .date).dateRange(min: 0, max: 700_000_000.5)
+                Attribute("plain", .integer32)
+            }
+            Entity("Child", parent: "Bounded") { Attribute("extra", .boolean) }
+        }
+        var entities = base.entities
+        for index in entities.indices where entities[index].name == "Bounded" {
+            for attribute in entities[index].attributes.indices where entities[index].attributes[attribute].name == "title" {
+                entities[index].attributes[attribute].validationRules = [
+                    ValidationRule(predicate: .comparison(.key("length"), .init(type: 4), .constant(.integer(7))), warning: .message("Not seven."))
+                ]
+            }
+        }
+        return try ObjectModel(entities: entities)
     }
 
     /// A model of our own with validation rules of every carried form: `Item.price` with a compound of
@@ -83,6 +113,7 @@ import Testing
         "NSIsOptional", "NSMaxCount", "NSUnderlyingProperty", "_NSDestinationEntityName", "_NSInverseRelationshipName",
         "NSDerivationExpression", "NSKnownKeysDictionary1", "values", "emptyToken", "count:", "NSAttributeValueClassName", "NSValidationPredicates", "NSValidationWarnings", "NSPredicateOperator",
         "NSOperatorType", "NSCompoundPredicate", "NSComparisonPredicateOperator", "NSInPredicateOperator", "NSVariant", "\u{10}", "\u{11}", "\u{13}",
+        "length", "timeIntervalSinceReferenceDate", "NSSelfExpression", "NSConstantValue",
     ]
 
     /// A model Moult wrote that it cannot read back to the same hashes: a finding, never an exit code.
@@ -110,7 +141,7 @@ import Testing
     /// again as DEFLATE: what the decoder walks.
     @Test func archiveDecoderNeverTrapsOrHangs() throws {
         let corpus = try Self.compressed.map { try RawDeflate.inflate($0, limit: ModelCache.inflatedLimit) } + Self.written()
-        #expect(corpus.count == 17)
+        #expect(corpus.count == 18)
         let report = Fuzzer(name: "model cache archive", corpus: corpus, dictionary: Self.dictionary).run(smokeIterations: 300) { bytes in
             try Self.decode(RawDeflate.storedBlocks(bytes))
         }

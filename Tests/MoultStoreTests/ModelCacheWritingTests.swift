@@ -237,8 +237,8 @@ import Testing
     /// A model with a part whose archived form Moult does not write gets an empty cache (as before), and
     /// the reason is given.
     @Test func partsMoultCannotArchiveLeaveTheCacheEmpty() throws {
-        let validated = try ObjectModel { Entity("E") { Attribute("name", .string).range(min: "1", max: "5") } }
-        #expect(throws: ModelCache.Unencodable(message: "the attribute 'E.name' has a bound or a pattern, compiled into validation predicates whose archived form is not confirmed")) {
+        let validated = try ObjectModel { Entity("E") { Attribute("name", .string).regularExpression("[A-Z]+") } }
+        #expect(throws: ModelCache.Unencodable(message: "the attribute 'E.name' has a regular expression, whose compiled form (a MATCHES predicate) is not confirmed")) {
             try ModelCache.encoded(validated)
         }
         let fetched = try ObjectModel { Entity("E") { Attribute("name", .string); FetchedProperty("others", entity: "E", predicate: "name != nil") } }
@@ -385,5 +385,114 @@ import Testing
         #expect(throws: ModelCache.Unencodable(message: "the attribute 'Item.code' has a validation rule with the operator type 7, whose archived form is not confirmed")) {
             try ModelCache.encoded(matches)
         }
+    }
+
+    /// The model XML's bounds, by rule (``ModelCacheFuzzTests/boundsModel()``): integers, doubles and
+    /// floats compare `SELF`, strings `length`, dates `timeIntervalSinceReferenceDate`, `>=` for the
+    /// minimum then `<=` for the maximum, after the attribute's own rules, with the error codes of
+    /// `CoreDataErrors.h` as warnings; `_P` says predicates and warnings follow. A created store carries
+    /// them and they read back as the same bounds (the sub-entity's too); the hashes do not change.
+    @Test func xmlBoundsByRule() throws {
+        let model = try ModelCacheFuzzTests.boundsModel()
+        let item = try #require(model.entities.first { $0.name == "Bounded" })
+        func rules(_ name: String) throws -> [ValidationRule] {
+            try ValidationRule.boundRules(of: try #require(item.attributes.first { $0.name == name }))
+        }
+        func rule(_ left: ValidationRule.Expression, _ type: Int, _ constant: ValidationRule.Constant, _ code: Int) -> ValidationRule {
+            ValidationRule(predicate: .comparison(left, .init(type: type), .constant(constant)), warning: .code(code))
+        }
+        let length = ValidationRule.Expression.key("length"), time = ValidationRule.Expression.key("timeIntervalSinceReferenceDate")
+        #expect(try rules("quantity") == [rule(.evaluatedObject, 3, .integer(1), 1620), rule(.evaluatedObject, 1, .integer(99), 1610)])
+        #expect(try rules("offset") == [rule(.evaluatedObject, 3, .integer(-5), 1620)])
+        #expect(try rules("ratio") == [rule(.evaluatedObject, 3, .real(0.5), 1620), rule(.evaluatedObject, 1, .real(2.5), 1610)])
+        #expect(try rules("weight") == [rule(.evaluatedObject, 1, .real(100), 1610)])
+        #expect(try rules("title") == [rule(length, 3, .integer(3), 1670), rule(length, 1, .integer(50), 1660)])
+        #expect(try rules("due") == [rule(time, 3, .real(0), 1640), rule(time, 1, .real(700_000_000.5), 1630)])
+        #expect(try rules("plain").isEmpty)
+
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteStore.create(at: directory.appending("s.sqlite"), model: model)
+        defer { store.database.close() }
+        let carried = try #require(try ModelCache.model(in: store.database))
+        #expect(carried.entityVersionHashes() == model.entityVersionHashes())
+        for entity in ["Bounded", "Child"] {
+            for attribute in item.attributes {
+                let back = try #require(carried.attribute(named: attribute.name, of: entity))
+                #expect(back.minValueString == attribute.minValueString && back.maxValueString == attribute.maxValueString, "\(entity).\(attribute.name)")
+                #expect(back.minDateTimeInterval == attribute.minDateTimeInterval && back.maxDateTimeInterval == attribute.maxDateTimeInterval)
+                #expect(back.validationRules == attribute.validationRules, "\(entity).\(attribute.name)")
+            }
+        }
+
+        // In the archive: the attribute's own rule first, then its bounds; `_P` clear of 0x30.
+        let archive = try KeyedArchive(try ModelCache.archive(model))
+        var counts: [String: Int] = [:]
+        for uid in archive.objects.indices {
+            guard let record = try? archive.instance(uid), record.className == "NSAttributeDescription",
+                let name = try archive.string(record, "NSPropertyName"), case .integer(let packed)? = record.fields["_P"]
+            else { continue }
+            guard case .uid(let list)? = record.fields["NSValidationPredicates"] else {
+                #expect(["plain", "extra"].contains(name) && packed & 0x30 == 0x30, "\(name)")
+                continue
+            }
+            #expect(packed & 0x30 == 0, "\(name)")
+            counts[name] = try archive.elements(list).count
+        }
+        #expect(counts == ["quantity": 2, "offset": 1, "ratio": 2, "weight": 1, "title": 3, "due": 2])
+
+        // A rule of a bound's form with another warning stays a rule.
+        var coded = item
+        for index in coded.attributes.indices where coded.attributes[index].name == "plain" {
+            coded.attributes[index].validationRules = [rule(.evaluatedObject, 3, .integer(1), 1550)]
+        }
+        let codedBack = try ModelCache.model(compressed: try ModelCache.encoded(try ObjectModel(entities: [coded])))
+        #expect(codedBack.attribute(named: "plain", of: "Bounded")?.validationRules == [rule(.evaluatedObject, 3, .integer(1), 1550)])
+        #expect(codedBack.attribute(named: "plain", of: "Bounded")?.minValueString == nil)
+
+        // What has no confirmed form still leaves the cache empty, with the reason.
+        let refused: [(ObjectModel, String)] = [
+            (try ObjectModel { Entity("E") { Attribute("code", .string).regularExpression("[A-Z]+") } },
+                "the attribute 'E.code' has a regular expression, whose compiled form (a MATCHES predicate) is not confirmed"),
+            (try ObjectModel { Entity("E") { Attribute("amount", .decimal).range(min: "1") } },
+                "the attribute 'E.amount' has a bound on a Decimal attribute, whose compiled form is not confirmed"),
+            (try ObjectModel { Entity("E") { Attribute("count", .integer32).range(max: "ten") } },
+                "the attribute 'E.count' has the maximum 'ten', not an integer"),
+            (try ObjectModel { Entity("E") { Attribute("blob", .binary).range(max: "10") } },
+                "the attribute 'E.blob' has a bound on a Binary attribute, whose compiled form is not confirmed"),
+        ]
+        for (refusedModel, message) in refused {
+            #expect(throws: ModelCache.Unencodable(message: message)) { try ModelCache.encoded(refusedModel) }
+        }
+    }
+
+    /// Bounds in the older archived form Core Data's decoder still reads: `NSFlagsKey` 0x02 and 0x01 with
+    /// `NSMinValueName` and `NSMaxValueName` (integers for an integer type, reals for a double or a date),
+    /// put by hand into Moult's archive of a model of our own, read as the same bounds a rule gives.
+    @Test func boundsInTheOlderArchivedForm() throws {
+        let model = try ObjectModel { Entity("E") { Attribute("count", .integer32); Attribute("ratio", .double); Attribute("due", .date) } }
+        let archive = try KeyedArchive(try ModelCache.archive(model))
+        var objects = archive.objects
+        let values: [String: (PropertyListValue, PropertyListValue)] = [
+            "count": (.integer(2), .integer(9)), "ratio": (.real(0.25), .real(4.5)), "due": (.real(10), .real(20.5)),
+        ]
+        for uid in objects.indices {
+            guard let record = try? archive.instance(uid), record.className == "NSAttributeDescription",
+                let name = try archive.string(record, "NSPropertyName"), let pair = values[name], case .dictionary(var fields) = objects[uid]
+            else { continue }
+            fields["NSFlagsKey"] = .integer(0x03)
+            fields["NSMinValueName"] = pair.0
+            fields["NSMaxValueName"] = pair.1
+            objects[uid] = .dictionary(fields)
+        }
+        let changed = try KeyedArchive(propertyList: .dictionary([
+            "$archiver": .string("NSKeyedArchiver"), "$version": .integer(100_000), "$top": .dictionary(["root": .uid(archive.rootUID)]),
+            "$objects": .array(objects),
+        ]))
+        let back = try ModelCache.decode(changed)
+        #expect(back.attribute(named: "count", of: "E")?.minValueString == "2" && back.attribute(named: "count", of: "E")?.maxValueString == "9")
+        #expect(back.attribute(named: "ratio", of: "E")?.minValueString == "0.25" && back.attribute(named: "ratio", of: "E")?.maxValueString == "4.5")
+        #expect(back.attribute(named: "due", of: "E")?.minDateTimeInterval == 10 && back.attribute(named: "due", of: "E")?.maxDateTimeInterval == 20.5)
+        #expect(back.entityVersionHashes() == model.entityVersionHashes())
     }
 }

@@ -17,6 +17,9 @@ struct Validator {
     let stopAtFirst: Bool
     /// Called with each failure found.
     let report: (ValidationFailure) -> Void
+    /// The rules checked: those of the properties for which it returns true (entity, property), or all
+    /// when nil.
+    var only: ((_ entity: String, _ property: String) -> Bool)? = nil
 
     private struct Stop: Error {}
 
@@ -40,7 +43,9 @@ struct Validator {
     private func check(_ entity: EntityLayout, _ report: (ValidationFailure) throws -> Void) throws {
         let scope = "FROM \(entity.table) WHERE Z_ENT = \(entity.number)"
         for column in entity.attributes {
-            guard let attribute = model.attribute(named: column.name, of: entity.name), !attribute.isTransient else { continue }
+            guard let attribute = model.attribute(named: column.name, of: entity.name), !attribute.isTransient,
+                only?(entity.name, column.name) ?? true
+            else { continue }
             if !attribute.isOptional {
                 try failures("SELECT Z_PK \(scope) AND \(column.column) IS NULL", entity, column.name, "required value is nil", report)
             }
@@ -52,13 +57,13 @@ struct Validator {
             }
         }
         for toOne in entity.toOneRelationships {
-            guard let relationship = model.relationship(named: toOne.name, of: entity.name) else { continue }
+            guard let relationship = model.relationship(named: toOne.name, of: entity.name), only?(entity.name, toOne.name) ?? true else { continue }
             if !relationship.isOptional {
                 try failures("SELECT Z_PK \(scope) AND \(toOne.column) IS NULL", entity, toOne.name, "required relationship is nil", report)
             }
         }
         for toMany in entity.toManyRelationships {
-            guard let relationship = model.relationship(named: toMany.name, of: entity.name) else { continue }
+            guard let relationship = model.relationship(named: toMany.name, of: entity.name), only?(entity.name, toMany.name) ?? true else { continue }
             let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
             let maximum = relationship.maxCount
             guard minimum > 0 || maximum > 0 else { continue }

@@ -54,6 +54,18 @@ extension MigrationEvent {
                 return object.text
             }
             fields.raw("notCarried", "[" + losses.joined(separator: ",") + "]")
+        case .inPlaceStep(let value):
+            fields.add("event", "inplace-step")
+            fields.add("step", value.step)
+            fields.add("steps", value.steps)
+            fields.add("from", value.from)
+            fields.add("to", value.to)
+            fields.add("phase", value.phase.rawValue)
+            fields.add("method", value.method.rawValue)
+            fields.add("changes", value.changes)
+            fields.add("schemaOnly", value.schemaOnly)
+            fields.raw("reasons", "[" + value.reasons.map(EventJSON.string).joined(separator: ",") + "]")
+            fields.add("seconds", value.seconds)
         case .paused(let value):
             fields.add("event", value.paused ? "paused" : "resumed")
             fields.add("reason", value.reason)

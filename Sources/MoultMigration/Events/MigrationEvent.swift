@@ -22,6 +22,9 @@ public enum MigrationEvent: Sendable, Hashable {
     case finished(Finished)
     /// The last event of a run that failed.
     case failed(Failure)
+    /// A step of an in-place migration began, or ended (its SQL transaction committed, or its
+    /// streamed result swapped in). A streamed step's own events come between the two.
+    case inPlaceStep(InPlaceStep)
 
     /// The version of the JSON rendering (``jsonLine``); bumped when a field changes meaning or
     /// goes away (new fields do not bump it).
@@ -131,6 +134,50 @@ public enum MigrationEvent: Sendable, Hashable {
         }
     }
 
+    public struct InPlaceStep: Sendable, Hashable {
+        public enum Phase: String, Sendable, Hashable {
+            case started
+            /// The SQL step's transaction committed, or the streamed step's result was swapped in:
+            /// the store is at the step's version.
+            case done
+        }
+
+        public enum Method: String, Sendable, Hashable {
+            case sql
+            case streaming
+        }
+
+        public var step: Int
+        public var steps: Int
+        public var from: String
+        public var to: String
+        public var phase: Phase
+        public var method: Method
+        /// The SQL step's changes (0 for a streamed step), and whether none touches rows.
+        public var changes: Int
+        public var schemaOnly: Bool
+        /// Why the step streams, for a streamed one.
+        public var reasons: [String]
+        /// Seconds the step took (0 when it starts).
+        public var seconds: Double
+
+        public init(
+            step: Int, steps: Int, from: String, to: String, phase: Phase, method: Method, changes: Int = 0, schemaOnly: Bool = false,
+            reasons: [String] = [], seconds: Double = 0
+        ) {
+            self.step = step
+            self.steps = steps
+            self.from = from
+            self.to = to
+            self.phase = phase
+            self.method = method
+            self.changes = changes
+            self.schemaOnly = schemaOnly
+            self.reasons = reasons
+            self.seconds = seconds
+        }
+    }
+
     public struct Paused: Sendable, Hashable {
         public var paused: Bool
         /// Why: the pause file's path, for example.
@@ -231,7 +278,7 @@ public enum MigrationEvent: Sendable, Hashable {
         case .failed(var value):
             value.step = value.step ?? step
             return .failed(value)
-        case .paused, .finished:
+        case .paused, .finished, .inPlaceStep:
             return self
         }
     }

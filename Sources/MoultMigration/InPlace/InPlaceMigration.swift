@@ -95,10 +95,11 @@ public struct InPlaceMigration {
         }
         let old = try StoreLayout(model: step.from.model)
         let new = try StoreLayout(model: step.to.model)
-        // SQL steps make tables and indexes; a schema with anything else (triggers of derived
-        // attributes, views) is made by the streaming engine's new store.
+        // SQL steps make tables, indexes and the triggers of derived attributes (R-tree indexes are
+        // refused by the layouts' difference); a schema with anything else is made by the streaming
+        // engine's new store.
         let others = (old.schemaSQL + new.schemaSQL).filter { sql in
-            !["CREATE TABLE", "CREATE INDEX", "CREATE UNIQUE INDEX"].contains { sql.uppercased().hasPrefix($0) }
+            !["CREATE TABLE", "CREATE INDEX", "CREATE UNIQUE INDEX", "CREATE TRIGGER", "CREATE VIRTUAL TABLE"].contains { sql.uppercased().hasPrefix($0) }
         }
         if !others.isEmpty {
             return .streaming(["the schema has more than tables and indexes (\(others[0].prefix(60))…): the new store is made whole"])
@@ -128,26 +129,79 @@ public struct InPlaceMigration {
     /// one (never between two), its backup complete or absent; running it again finishes the chain
     /// (a streaming step resumes from its last chunk).
     ///
+    /// - Parameters:
+    ///   - progress: called after every chunk of a streamed step.
+    ///   - isCancelled: polled before each step and between the chunks of a streamed step; when it
+    ///     returns true the run stops there with `.interrupted` (resumable): an SQL step is one
+    ///     transaction, so it stops at its boundary.
+    ///   - beforeStep: called before each step (where a pause file is honoured for SQL steps).
+    ///   - events: the run's ``MigrationEvent``s: `inPlaceStep` when each step starts and ends, a
+    ///     streamed step's own events (plan, stages, chunks) between, and `finished` or `failed` last.
     /// - Throws: ``MigrationError``: `.io` when another process holds a lock on the store (nothing is
     ///   changed) or a file cannot be written; `.interrupted` (resumable) when the disk is full (the
-    ///   store is as it was); what a streaming step throws.
+    ///   store is as it was) or the run was cancelled; what a streaming step throws.
     @discardableResult
-    public func run(progress: ((MigrationProgress) -> Void)? = nil) throws -> Report {
+    public func run(
+        progress: ((MigrationProgress) -> Void)? = nil, isCancelled: () -> Bool = { false }, beforeStep: (() -> Void)? = nil,
+        events: ((MigrationEvent) -> Void)? = nil
+    ) throws -> Report {
+        let start = ContinuousClock.now
+        let seconds = { (ContinuousClock.now - start) / .seconds(1) }
+        do {
+            let (report, objects) = try runSteps(progress: progress, isCancelled: isCancelled, beforeStep: beforeStep, events: events)
+            events?(.finished(MigrationEvent.Finished(outcome: chain.steps.isEmpty ? .alreadyCurrent : .migrated, objects: objects, seconds: seconds())))
+            return report
+        } catch {
+            events?(.failed(MigrationEvent.Failure(error, seconds: seconds())))
+            throw error
+        }
+    }
+
+    private func runSteps(
+        progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool, beforeStep: (() -> Void)?, events: ((MigrationEvent) -> Void)?
+    ) throws -> (Report, [String: Int]) {
         let store = chain.store
         let manager = FileManager.default
+        var objects: [String: Int] = [:]
+        let work = Self.workFolder(for: store)
+        // What a refused run must not leave behind: the backup and work folder it made itself, while the
+        // store is still as it found it.
+        let foundWork = manager.fileExists(atPath: work.path)
+        var madeBackup: URL?
+        var stepsDone = 0
         do {
             try Self.checkpoint(store, timeout: lockTimeout)
             try Self.finishPendingCleanup(of: store, layout: StoreLayout(model: chain.sourceVersion.model), timeout: lockTimeout)
             var ranBySQL: [Bool] = []
-            let work = Self.workFolder(for: store)
             // A run killed after its backup was made keeps that backup (the original): a resumed run
             // must not replace it with a copy of a store already partly migrated.
             var backup = keepsBackup ? Self.recordedBackup(in: work) : nil
             for (offset, (step, method)) in zip(chain.steps, methods).enumerated() {
+                beforeStep?()
+                if isCancelled() {
+                    throw MigrationError(
+                        .interrupted, "stopped before step \(offset + 1) (\(step.from.name) → \(step.to.name)); the store is at version \(step.from.name): run the same command again to go on")
+                }
+                let stepStart = ContinuousClock.now
+                let stepEvent = { (phase: MigrationEvent.InPlaceStep.Phase, method: Method) in
+                    var event = MigrationEvent.InPlaceStep(
+                        step: offset + 1, steps: chain.steps.count, from: step.from.name, to: step.to.name, phase: phase, method: method.isSQL ? .sql : .streaming,
+                        seconds: phase == .done ? (ContinuousClock.now - stepStart) / .seconds(1) : 0)
+                    switch method {
+                    case .sql(let script):
+                        event.changes = script.changes.count
+                        event.schemaOnly = script.isSchemaOnly
+                    case .streaming(let reasons):
+                        event.reasons = reasons
+                    }
+                    events?(.inPlaceStep(event))
+                }
+                stepEvent(.started, method)
                 switch method {
                 case .sql(let script):
                     if keepsBackup && backup == nil {
                         backup = try Self.copyBackup(of: store)
+                        madeBackup = backup
                         try Self.recordBackup(backup!, in: work)
                     }
                     var script = script
@@ -156,25 +210,44 @@ public struct InPlaceMigration {
                     let ran = try Self.runSQL(
                         script, pending: pending, step: step, store: store, timeout: lockTimeout, durable: chain.options.durable)
                     ranBySQL.append(ran)
-                    if !ran {
+                    if ran {
+                        stepEvent(.done, method)
+                    } else {
                         // The store's schema is not what the layout says: stream this step instead.
-                        try streamStep(step, offset: offset, work: work, backup: &backup, progress: progress)
+                        let copied = Method.streaming(["the store's schema is not the one version \(step.from.name) lays out (a trigger, view, table or column of its own)"])
+                        stepEvent(.started, copied)
+                        objects = try streamStep(
+                            step, offset: offset, work: work, backup: &backup, progress: progress, isCancelled: isCancelled, events: events)
+                        stepEvent(.done, copied)
                     }
                 case .streaming:
-                    try streamStep(step, offset: offset, work: work, backup: &backup, progress: progress)
+                    objects = try streamStep(step, offset: offset, work: work, backup: &backup, progress: progress, isCancelled: isCancelled, events: events)
                     ranBySQL.append(false)
+                    stepEvent(.done, method)
                 }
+                stepsDone += 1
+                // Object counts are those of a streamed last step (an SQL step reads no object).
+                if offset < chain.steps.count - 1 { objects = [:] }
             }
             if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
-            return Report(ranBySQL: ranBySQL, backup: backup)
+            return (Report(ranBySQL: ranBySQL, backup: backup), objects)
         } catch {
-            throw StreamingMigrator.classify(error)
+            let classified = StreamingMigrator.classify(error)
+            // Refused (not resumable) before any step changed the store: nothing of this run is kept.
+            if classified.code != .interrupted, stepsDone == 0, !foundWork {
+                if let madeBackup { try? manager.removeItem(at: madeBackup) }
+                if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
+            }
+            throw classified
         }
     }
 
+    /// Streams a step into the work folder and swaps the result in; returns its object counts (empty
+    /// when an earlier run had finished the copy).
     private func streamStep(
-        _ step: ProgressiveMigration.Step, offset: Int, work: URL, backup: inout URL?, progress: ((MigrationProgress) -> Void)?
-    ) throws {
+        _ step: ProgressiveMigration.Step, offset: Int, work: URL, backup: inout URL?, progress: ((MigrationProgress) -> Void)?,
+        isCancelled: () -> Bool, events: ((MigrationEvent) -> Void)?
+    ) throws -> [String: Int] {
         let store = chain.store
         let manager = FileManager.default
         do {
@@ -186,11 +259,12 @@ public struct InPlaceMigration {
         let migrator = chain.migrator(for: step, source: store)
         let finished = manager.fileExists(atPath: output.path) && !manager.fileExists(atPath: migrator.workDirectory(for: output).path)
             && migrator.isFinishedOutput(output)
+        var objects: [String: Int] = [:]
         if !finished {
             if manager.fileExists(atPath: output.path) && !manager.fileExists(atPath: migrator.workDirectory(for: output).path) {
                 try? manager.removeItem(at: output)
             }
-            try migrator.run(
+            objects = try migrator.run(
                 output: output,
                 progress: progress.map { report in
                     { event in
@@ -199,7 +273,11 @@ public struct InPlaceMigration {
                         event.steps = chain.steps.count
                         report(event)
                     }
-                })
+                }, isCancelled: isCancelled,
+                events: events.map { events in
+                    { event in events(event.inStep(offset + 1, of: chain.steps.count, from: step.from.name, to: step.to.name)) }
+                }
+            ).objectCounts
         }
         // The result and the store are checkpointed (their -wal files empty), so that each main file is
         // the whole store. Keep the original by a hard link (its name appears at once, complete), then
@@ -225,6 +303,17 @@ public struct InPlaceMigration {
         for suffix in ["-wal", "-shm"] {
             let companion = URL(filePath: output.path + suffix)
             try? manager.removeItem(at: companion)
+        }
+        return objects
+    }
+
+    /// The checkpoints of the streamed steps of an in-place run of `store` (running or interrupted),
+    /// found in its work folder: what `moult status STORE` reports besides the status file.
+    public static func checkpoints(of store: URL) -> [MigrationCheckpointStatus] {
+        let work = workFolder(for: store)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: work.path) else { return [] }
+        return names.sorted().filter { $0.hasSuffix(".sqlite.moult") }.compactMap { name in
+            MigrationCheckpointStatus.read(work: work.appending(path: name), step: nil)
         }
     }
 
@@ -337,17 +426,30 @@ public struct InPlaceMigration {
         // loss may take the store back to the old version, whole).
         if durable { try database.executeScript("PRAGMA synchronous = FULL") }
         let oldLayout = try StoreLayout(model: step.from.model)
+        let newLayout = try StoreLayout(model: step.to.model)
         do {
             return try database.transaction(.immediate) {
                 guard try schemaMatches(oldLayout, database) else { return false }
+                // An application's triggers (Photos' `ZT_` ones): dropped around the change and made
+                // again, when every table they name keeps every column it had; else the step is copied.
+                let foreign = try foreignTriggers(oldLayout, database)
+                guard foreign.allSatisfy({ survives($0.sql, old: oldLayout, new: newLayout) }) else { return false }
+                for trigger in foreign { try database.execute("DROP TRIGGER \(SQLName.quoted(trigger.name))") }
                 let metadata = try StoreMetadata(reading: database)
                 guard step.from.model.hashDifferences(from: metadata.entityHashes).isEmpty else {
                     throw MigrationError(.incompatibleStore, "the store \(store.path) is no longer at version \(step.from.name)")
                 }
-                for statement in script.statements {
-                    FaultInjection.reach("inplace-statement")
-                    try database.execute(statement.sql, statement.arguments)
+                for change in script.changes {
+                    // A named point per kind of change (`inplace-change-rebuildTable`, …), for the crash harness.
+                    FaultInjection.reach("inplace-change-\(change.kind.rawValue)")
+                    for statement in change.statements {
+                        FaultInjection.reach("inplace-statement")
+                        try database.execute(statement.sql, statement.arguments)
+                    }
                 }
+                FaultInjection.reach("inplace-foreign-triggers")
+                for trigger in foreign { try database.executeScript(trigger.sql) }
+                try validate(step, layout: newLayout, database: database, store: store)
                 var updated = metadata
                 let fresh = StoreMetadata(model: step.to.model)
                 updated.entityHashes = fresh.entityHashes
@@ -373,6 +475,30 @@ public struct InPlaceMigration {
         } catch let error as StoreError where error.code == .diskFull {
             throw MigrationError(
                 .interrupted, "the disk is full; the store was not changed: free some space and run the same command again", underlying: error)
+        }
+    }
+
+    /// Checks, before the step's transaction commits, the rules of the destination model the step can
+    /// break (``rulesTheStepCanBreak(_:source:destination:)``), as the streaming engine's stage 3 does.
+    ///
+    /// - Throws: ``MigrationError`` `.validationFailed` with the failures (up to a hundred listed); the
+    ///   transaction is rolled back, and the store is as it was.
+    static func validate(_ step: ProgressiveMigration.Step, layout: StoreLayout, database: Database, store: URL) throws {
+        guard case .success(let correspondence) = step.mapping.layoutCorrespondence(source: step.from.model, destination: step.to.model)
+        else { return }
+        let checked = rulesTheStepCanBreak(correspondence, source: step.from.model, destination: step.to.model)
+        guard !checked.isEmpty else { return }
+        var failures: [ValidationFailure] = []
+        let validator = Validator(
+            model: step.to.model, layout: layout, database: database, stopAtFirst: false,
+            report: { failure in if failures.count < 100 { failures.append(failure) } },
+            only: { entity, property in checked[entity]?.contains(property) == true })
+        let count = try validator.run()
+        guard count == 0 else {
+            throw MigrationError(
+                .validationFailed,
+                "\(count) object(s) would break version \(step.to.name)'s rules; the store was not changed (still at version \(step.from.name))",
+                failures: failures)
         }
     }
 
@@ -443,7 +569,39 @@ public struct InPlaceMigration {
         }
     }
 
-    /// Whether the store's tables, columns and indexes are exactly those of the layout (no trigger, no view).
+    /// An application's trigger: one the layout does not make.
+    struct ForeignTrigger {
+        var name: String
+        var sql: String
+    }
+
+    /// The store's triggers the layout does not make, in the order SQLite lists them.
+    static func foreignTriggers(_ layout: StoreLayout, _ database: Database) throws -> [ForeignTrigger] {
+        let known = Set(layout.triggerNames)
+        return try database.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND sql IS NOT NULL") { row in
+            ForeignTrigger(name: row.string(at: 0) ?? "", sql: row.string(at: 1) ?? "")
+        }.filter { !known.contains($0.name) }
+    }
+
+    /// Whether a trigger can be made again after the change: every table of the old layout its text
+    /// names (as a word, in any case) is a table of the new layout with every column it had.
+    static func survives(_ sql: String, old: StoreLayout, new: StoreLayout) -> Bool {
+        let text = sql.uppercased()
+        let words = Set(text.split { !($0.isLetter || $0.isNumber || $0 == "_") }.map(String.init))
+        var oldColumns: [String: Set<String>] = [:]
+        for table in old.tables { oldColumns[table.name.uppercased()] = Set(table.columns.map { $0.name.uppercased() }) }
+        for table in old.joinTables { oldColumns[table.name.uppercased()] = Set((table.columns + table.orderColumns).map { $0.uppercased() }) }
+        var newColumns: [String: Set<String>] = [:]
+        for table in new.tables { newColumns[table.name.uppercased()] = Set(table.columns.map { $0.name.uppercased() }) }
+        for table in new.joinTables { newColumns[table.name.uppercased()] = Set((table.columns + table.orderColumns).map { $0.uppercased() }) }
+        for (table, columns) in oldColumns where words.contains(table) {
+            guard let kept = newColumns[table], columns.isSubset(of: kept) else { return false }
+        }
+        return true
+    }
+
+    /// Whether the store's tables, columns and indexes are exactly those of the layout (its triggers
+    /// may be the layout's or an application's; no view).
     static func schemaMatches(_ layout: StoreLayout, _ database: Database) throws -> Bool {
         var tables: [String: Set<String>] = [:]
         var indexes: Set<String> = []
@@ -453,6 +611,7 @@ public struct InPlaceMigration {
             switch row.string(at: 0) {
             case "table": tables[name] = []
             case "index": indexes.insert(name)
+            case "trigger": break
             default: other = true
             }
         }

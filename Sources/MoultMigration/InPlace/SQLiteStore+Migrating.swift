@@ -33,7 +33,7 @@ extension SQLiteStore {
     /// - Returns: the store, open for reading and writing, at the model's current version.
     /// - Throws: ``MigrationError``: `.incompatibleStore` when the store needs a migration the options
     ///   do not allow (or no version matches it), `.noMigrationPath`, and what
-    ///   ``InPlaceMigration/run(progress:)`` throws; ``StoreError`` from opening.
+    ///   ``InPlaceMigration/run(progress:isCancelled:beforeStep:events:)`` throws; ``StoreError`` from opening.
     public static func open(
         at url: URL, model: VersionedModel, options: StoreOpeningOptions = [.migrateAutomatically, .inferMappingAutomatically],
         mappings: [MappingModel] = [], policies: PolicyRegistry = PolicyRegistry(), keepsBackup: Bool = true

@@ -291,7 +291,7 @@ public struct StagedMigration {
     ///   - progress: called after each handler chunk and before each step.
     ///   - isCancelled: checked between chunks; a cancelled run throws `.interrupted` and resumes later.
     /// - Throws: ``MigrationError``: `.interrupted` (resumable), `.io` (a lock held by another
-    ///   process), what a step (``InPlaceMigration/run(progress:)``) or a handler throws. The store is
+    ///   process), what a step (``InPlaceMigration/run(progress:isCancelled:beforeStep:events:)``) or a handler throws. The store is
     ///   always at a version, with the record of where the migration is.
     @discardableResult
     public func run(progress: ((Progress) -> Void)? = nil, isCancelled: @escaping () -> Bool = { false }) throws -> Report {

@@ -53,7 +53,7 @@ public struct InPlaceStatement: Sendable, Hashable, CustomStringConvertible {
 public struct InPlaceChange: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
         case dropIndex, addColumn, renameColumn, dropColumn, fillColumn, renameTable, rebuildTable, createTable,
-            copyJoinTable, dropTable, createIndex, primaryKeys, modelCache
+            copyJoinTable, dropTable, createIndex, primaryKeys, modelCache, dropTriggers, computeDerived, createTriggers, stageLinks
     }
 
     public var kind: Kind

@@ -20,9 +20,79 @@ extension StoreLayout {
     /// - Returns: ``InPlaceOutcome/unsupported(_:)`` with the reasons when a change cannot be made by
     ///   SQL alone with the same result as a copy through the mapping (the caller then streams).
     public func inPlaceChanges(to destination: StoreLayout, correspondence: LayoutCorrespondence) -> InPlaceOutcome {
+        if !rTrees.isEmpty || !destination.rTrees.isEmpty {
+            return .unsupported(["the schema has R-tree fetch indexes (virtual tables kept by triggers): the new store is made whole"])
+        }
         var builder = InPlaceBuilder(old: self, new: destination, correspondence: correspondence)
         builder.build()
-        return builder.problems.isEmpty ? .script(InPlaceScript(changes: builder.changes)) : .unsupported(builder.problems)
+        guard builder.problems.isEmpty else { return .unsupported(builder.problems) }
+        var changes = builder.changes
+        // Derived attributes' triggers (`Z_DA_`), as Core Data rebuilds a schema: dropped before the
+        // tables change (a trigger names the tables and columns it updates), then the new version's
+        // values computed for every row, then the new version's triggers made.
+        if !derivedTriggers.isEmpty {
+            changes.insert(
+                InPlaceChange(
+                    kind: .dropTriggers, summary: "\(derivedTriggers.count) derived attributes' triggers",
+                    statements: triggerNames.map { InPlaceStatement("DROP TRIGGER IF EXISTS \(quoted($0))") }, touchesRows: false),
+                at: 0)
+        }
+        if !destination.derivedTriggers.isEmpty {
+            changes.append(
+                InPlaceChange(
+                    kind: .computeDerived, summary: destination.derivedCounts.map { "\($0.table).\($0.column)" }.joined(separator: ", "),
+                    statements: destination.derivedCounts.map { count in
+                        let target = quoted("moult_target")
+                        return InPlaceStatement(
+                            "UPDATE \(quoted(count.table)) SET \(quoted(count.column)) = (SELECT IFNULL(COUNT(\(target).\(quoted(count.key))), 0) FROM \(quoted(count.destinationTable)) AS \(target) WHERE \(target).\(quoted(count.key)) = \(quoted(count.table)).\(quoted("Z_PK")))")
+                    }, touchesRows: true))
+            changes.append(
+                InPlaceChange(
+                    kind: .createTriggers, summary: "\(destination.derivedTriggers.count) derived attributes' triggers",
+                    statements: destination.derivedTriggers.map { InPlaceStatement($0) }, touchesRows: false))
+        }
+        return .script(InPlaceScript(changes: changes))
+    }
+
+    /// The names of the triggers this layout makes (derived attributes' and R-tree indexes').
+    public var triggerNames: [String] {
+        (derivedTriggers + rTrees.flatMap(\.triggerSQL)).compactMap { sql in
+            // `CREATE TRIGGER name …` or `CREATE TRIGGER "na""me" …`, as the layout writes it.
+            let prefix = "CREATE TRIGGER "
+            guard sql.hasPrefix(prefix) else { return nil }
+            let rest = sql.dropFirst(prefix.count)
+            guard rest.first == "\"" else { return rest.prefix { $0 != " " }.isEmpty ? nil : String(rest.prefix { $0 != " " }) }
+            var name = ""
+            var index = rest.index(after: rest.startIndex)
+            while index < rest.endIndex {
+                let character = rest[index]
+                index = rest.index(after: index)
+                if character == "\"" {
+                    guard index < rest.endIndex, rest[index] == "\"" else { return name }
+                    index = rest.index(after: index)
+                }
+                name.append(character)
+            }
+            return nil
+        }
+    }
+
+    /// The counts (`toMany.@count` through a one-to-many) the derived attributes' triggers keep: the
+    /// table and column of the count, the destination table and its key column naming the counted row.
+    var derivedCounts: [(table: String, column: String, destinationTable: String, key: String)] {
+        var counts: [(table: String, column: String, destinationTable: String, key: String)] = []
+        for entity in model.entities {
+            for attribute in entity.attributes where attribute.isDerived {
+                guard !model.ancestors(of: entity.name).contains(where: { $0.attribute(named: attribute.name) == attribute }),
+                    let text = attribute.derivationExpression, let expression = try? DerivationExpression(text),
+                    case .count(let path) = expression.form, path.count == 1,
+                    let layout = self.entity(named: entity.name), let column = layout.attribute(named: attribute.name)?.column,
+                    let toMany = layout.toMany(named: path[0]), case .destinationColumn(let destinationTable, let key, _, _) = toMany.storage
+                else { continue }
+                counts.append((layout.table, column, destinationTable, key))
+            }
+        }
+        return counts
     }
 }
 
@@ -68,10 +138,13 @@ private enum ColumnValue: Hashable {
     case renumbered(String, [Int32: Int32])
     /// A value when the source column is not nil (a companion `Z_ENT` for a to-one that had none).
     case constantUnlessNull(String, Value)
+    /// An SQL expression over the source row (``InPlaceBuilder/rowAlias``): links cleared where they
+    /// reach removed objects, an order numbered, the first of a to-many. Only a rebuild selects it.
+    case sql(String)
 
     var sourceColumn: String? {
         switch self {
-        case .null, .constant: nil
+        case .null, .constant, .sql: nil
         case .column(let c), .coalesce(let c, _), .renumbered(let c, _), .constantUnlessNull(let c, _): c
         }
     }
@@ -121,7 +194,15 @@ private struct InPlaceBuilder {
     private var newRoles: [String: [String: ColumnRole]] = [:]
     /// Source `Z_ENT` → destination `Z_ENT`, for every migrated entity.
     private var numberMap: [Int32: Int32] = [:]
+    /// The source `Z_ENT` of every removed entity.
+    private var removedNumbers: Set<Int32> = []
+    /// The source table's alias in a rebuild's `INSERT … SELECT`, for ``ColumnValue/sql(_:)``.
+    static let rowAlias = "moult_row"
     private var stageCount = 0
+    /// The temporary tables of the first objects of to-manys made to-one, by "entity.relationship"
+    /// (source), the changes that fill them, in order, and the statements that drop them at the end.
+    private var firstStages: [String: String] = [:]
+    private var stagingChanges: [InPlaceChange] = []
 
     init(old: StoreLayout, new: StoreLayout, correspondence: LayoutCorrespondence) {
         self.old = old
@@ -171,9 +252,12 @@ private struct InPlaceBuilder {
             claimed[source] = destination
             numberMap[oldEntity.number] = newEntity.number
         }
-        // A removed entity's objects disappear: a relationship that kept pointing at them would need
-        // its values cleared, row by row.
+        // A removed entity's objects disappear, and so do links to them: the copy finds no new object
+        // for them and leaves the link out. By SQL, the to-one columns and key columns that can hold
+        // them are cleared and the join rows naming them are left out (see `keptCondition`). A required
+        // relationship that may lose its object streams, so that validation reports it.
         let removed = Set(old.entities.map(\.name)).subtracting(claimed.keys)
+        removedNumbers = Set(removed.compactMap { old.entity(named: $0)?.number })
         guard !removed.isEmpty else { return }
         for destination in new.entities {
             guard let source = source(of: destination.name) else { continue }
@@ -182,12 +266,36 @@ private struct InPlaceBuilder {
                     let sourceRelationship = old.model.relationship(named: sourceName, of: source.name)
                 else { continue }
                 let reachable = old.model.hierarchy(from: sourceRelationship.destinationEntity).map(\.name).filter(removed.contains)
-                if !reachable.isEmpty {
+                if !reachable.isEmpty && (!relationship.isOptional || relationship.minCount > 0) {
                     problems.append(
-                        "\(destination.name).\(relationship.name) may point at objects of the removed entity \(reachable.joined(separator: ", ")): those links must be cleared object by object")
+                        "\(destination.name).\(relationship.name) is required and may point at objects of the removed entity \(reachable.joined(separator: ", ")): the copy validates it object by object")
                 }
             }
         }
+    }
+
+    /// The numbers of removed source entities whose objects a key column referring to `entity`'s
+    /// hierarchy (old model) may name; empty when none.
+    private func removedReachable(from entity: String) -> [Int32] {
+        guard !removedNumbers.isEmpty else { return [] }
+        return old.model.hierarchy(from: entity).compactMap { old.entity(named: $0.name)?.number }.filter(removedNumbers.contains).sorted()
+    }
+
+    /// `column` (a key naming an object of the old entity `entity`'s hierarchy) as an expression of the
+    /// source row that is nil where the object it names is removed; nil when no removed object can be named.
+    private func keptKey(_ column: String, naming entity: String, qualifier: String? = nil) -> String? {
+        let numbers = removedReachable(from: entity)
+        guard !numbers.isEmpty, let table = old.entity(named: entity)?.table else { return nil }
+        let reference = (qualifier.map { quoted($0) + "." } ?? "") + quoted(column)
+        return "CASE WHEN \(reference) IN (SELECT \(quoted("Z_PK")) FROM \(quoted(table)) WHERE \(quoted("Z_ENT")) IN (\(numbers.map(String.init).joined(separator: ", ")))) THEN NULL ELSE \(reference) END"
+    }
+
+    /// A condition on `column` (qualified) that holds when it names no removed object of `entity`'s
+    /// hierarchy (old model); nil when none can be named.
+    private func keptCondition(_ reference: String, naming entity: String) -> String? {
+        let numbers = removedReachable(from: entity)
+        guard !numbers.isEmpty, let table = old.entity(named: entity)?.table else { return nil }
+        return "\(reference) NOT IN (SELECT \(quoted("Z_PK")) FROM \(quoted(table)) WHERE \(quoted("Z_ENT")) IN (\(numbers.map(String.init).joined(separator: ", "))))"
     }
 
     /// A relationship and its inverse must both come from a source pair of inverses, or both be new:
@@ -239,24 +347,39 @@ private struct InPlaceBuilder {
                     "\(entityName).\(name): \(sourceAttribute.type.rawValue) → \(attribute.type.rawValue) changes the stored values; it is copied object by object")
                 return .null
             }
-            if let replacement = correspondence.nilReplacements[entityName]?[name], !replacement.isNull {
-                return .coalesce(sourceAttribute.column, replacement)
+            let replacement = correspondence.nilReplacements[entityName]?[name].flatMap { $0.isNull ? nil : $0 }
+            if attribute.type == .decimal && sourceAttribute.type != .decimal {
+                // Integers → Decimal: the copy writes each as a double (`Decimal` bound as its double
+                // value), which the DECIMAL column's NUMERIC affinity stores back as an integer when
+                // it is one exactly (rounded beyond 2^53, as a double); `CAST(… AS REAL)` does the same.
+                guard replacement == nil else {
+                    problems.append("\(entityName).\(name) becomes Decimal and required: it is copied object by object")
+                    return .null
+                }
+                return .sql("CAST(\(quoted(sourceAttribute.column)) AS REAL)")
             }
+            if let replacement { return .coalesce(sourceAttribute.column, replacement) }
             return .column(sourceAttribute.column)
         case .toOne(let name):
             guard let sourceName = sourceProperty(name, of: entityName) else { return .null }
             guard let sourceToOne = source.toOne(named: sourceName) else {
-                problems.append("\(entityName).\(name) is to-one and comes from the to-many \(source.name).\(sourceName): which object to keep is a choice, not SQL")
-                return .null
+                return firstOfToMany(sourceName, of: source, becoming: name, of: destination, entityNumber: false)
             }
+            if let kept = keptKey(sourceToOne.column, naming: sourceToOne.destination) { return .sql(kept) }
             return .column(sourceToOne.column)
         case .toOneEntity(let name):
-            guard let sourceName = sourceProperty(name, of: entityName), let sourceToOne = source.toOne(named: sourceName) else { return .null }
-            if let companion = sourceToOne.entityColumn { return .renumbered(companion, numberMap) }
-            guard let number = numberMap[sourceToOne.destinationNumber] else {
-                problems.append("\(entityName).\(name) points at \(sourceToOne.destination), which is not migrated")
-                return .null
+            guard let sourceName = sourceProperty(name, of: entityName) else { return .null }
+            guard let sourceToOne = source.toOne(named: sourceName) else {
+                return firstOfToMany(sourceName, of: source, becoming: name, of: destination, entityNumber: true)
             }
+            let kept = keptKey(sourceToOne.column, naming: sourceToOne.destination)
+            if let companion = sourceToOne.entityColumn {
+                guard let kept else { return .renumbered(companion, numberMap) }
+                return .sql("CASE WHEN (\(kept)) IS NULL THEN NULL ELSE \(Self.renumberSQL(quoted(companion), numberMap)) END")
+            }
+            // The destination removed: every link to it is cleared.
+            guard let number = numberMap[sourceToOne.destinationNumber] else { return .null }
+            if let kept { return .sql("CASE WHEN (\(kept)) IS NULL THEN NULL ELSE \(number) END") }
             return .constantUnlessNull(sourceToOne.column, .int(Int64(number)))
         case .toManyKey(let owner, let name), .toManyOrder(let owner, let name):
             guard let (ownerSource, sourceName) = mappedSource(of: name, declaredBy: owner) else { return .null }
@@ -266,13 +389,79 @@ private struct InPlaceBuilder {
                 problems.append("\(owner).\(name) was stored otherwise in the old version (\(ownerSource.name).\(sourceName))")
                 return .null
             }
-            if case .toManyKey = role { return .column(keyColumn) }
+            // The key names an owner: cleared where that owner is removed.
+            let kept = keptKey(keyColumn, naming: ownerSource.rootName)
+            if case .toManyKey = role { return kept.map(ColumnValue.sql) ?? .column(keyColumn) }
+            let key = kept.map { "(\($0))" } ?? quoted(keyColumn)
             guard let orderColumn else {
-                problems.append("\(owner).\(name) becomes ordered: the order of existing objects is not in the store")
-                return .null
+                // Unordered → ordered: each owner's objects numbered from 1 in the order the copy reads
+                // them (by primary key), as the copy writes them.
+                return .sql("CASE WHEN \(key) IS NULL THEN NULL ELSE ROW_NUMBER() OVER (PARTITION BY \(key) ORDER BY \(quoted("Z_PK"))) END")
             }
+            if kept != nil { return .sql("CASE WHEN \(key) IS NULL THEN NULL ELSE \(quoted(orderColumn)) END") }
             return .column(orderColumn)
         }
+    }
+
+    /// A to-one that was a to-many: the first object of the to-many in the order the copy reads it
+    /// (its `Z_FOK_` order for an ordered one, then primary key), among the objects that are migrated;
+    /// its `Z_ENT` (renumbered) when `entityNumber`. The copy keeps that first object too. A to-one
+    /// with an inverse streams: the copy writes the link from both ends, and which write is last
+    /// depends on the order of the entity mappings.
+    private mutating func firstOfToMany(
+        _ sourceName: String, of source: EntityLayout, becoming name: String, of destination: EntityLayout, entityNumber: Bool
+    ) -> ColumnValue {
+        guard let sourceToMany = source.toMany(named: sourceName) else {
+            problems.append("\(destination.name).\(name) comes from \(source.name).\(sourceName), which is not a relationship")
+            return .null
+        }
+        if let relationship = new.model.relationship(named: name, of: destination.name), new.model.inverse(of: relationship) != nil {
+            problems.append(
+                "\(destination.name).\(name) is to-one with an inverse and comes from the to-many \(source.name).\(sourceName): the copy writes the link from both ends, and which write is kept depends on the order of the mappings")
+            return .null
+        }
+        let targets = old.model.hierarchy(from: sourceToMany.destination).compactMap { old.entity(named: $0.name) }.filter { numberMap[$0.number] != nil }
+        guard !targets.isEmpty, let targetTable = old.entity(named: sourceToMany.destination)?.table else { return .null }
+        // The first object of each owner, staged once in a temporary table keyed by the owner (a
+        // lookup per row then costs a key search, not a scan of the to-many's table).
+        let key = "\(source.name).\(sourceName)"
+        let stage: String
+        if let known = firstStages[key] {
+            stage = known
+        } else {
+            stage = "moult_first_\(firstStages.count + 1)"
+            firstStages[key] = stage
+            let target = quoted("moult_target")
+            let numbers = targets.map { String($0.number) }.joined(separator: ", ")
+            let select: String
+            switch sourceToMany.storage {
+            case .destinationColumn(let table, let keyColumn, _, let orderColumn):
+                let owner = "\(target).\(quoted(keyColumn))"
+                let order = orderColumn.map { "\(target).\(quoted($0)), " } ?? ""
+                select = "SELECT \(owner) AS \(quoted("o")), \(target).\(quoted("Z_PK")) AS \(quoted("t")), \(target).\(quoted("Z_ENT")) AS \(quoted("e")), ROW_NUMBER() OVER (PARTITION BY \(owner) ORDER BY \(order)\(target).\(quoted("Z_PK"))) AS \(quoted("n")) FROM \(quoted(table)) AS \(target) WHERE \(owner) IS NOT NULL AND \(target).\(quoted("Z_ENT")) IN (\(numbers))"
+            case .joinTable(let table, let sourceColumn, let destinationColumn, let orderColumn):
+                let link = quoted("moult_link")
+                let owner = "\(link).\(quoted(sourceColumn))"
+                let order = orderColumn.map { "\(link).\(quoted($0)), " } ?? ""
+                select = "SELECT \(owner) AS \(quoted("o")), \(target).\(quoted("Z_PK")) AS \(quoted("t")), \(target).\(quoted("Z_ENT")) AS \(quoted("e")), ROW_NUMBER() OVER (PARTITION BY \(owner) ORDER BY \(order)\(target).\(quoted("Z_PK"))) AS \(quoted("n")) FROM \(quoted(table)) AS \(link) JOIN \(quoted(targetTable)) AS \(target) ON \(target).\(quoted("Z_PK")) = \(link).\(quoted(destinationColumn)) WHERE \(target).\(quoted("Z_ENT")) IN (\(numbers))"
+            }
+            stagingChanges.append(
+                InPlaceChange(
+                    kind: .stageLinks, summary: "the first of \(key) (temporary)",
+                    statements: [
+                        InPlaceStatement("CREATE TEMP TABLE \(quoted(stage)) (\(quoted("owner")) INTEGER PRIMARY KEY, \(quoted("target")) INTEGER, \(quoted("entity")) INTEGER)"),
+                        InPlaceStatement(
+                            "INSERT INTO temp.\(quoted(stage)) SELECT \(quoted("o")), \(quoted("t")), \(quoted("e")) FROM (\(select)) AS \(quoted("ranked")) WHERE \(quoted("n")) = 1"),
+                    ], touchesRows: true))
+        }
+        let selected = entityNumber ? Self.renumberSQL(quoted("entity"), numberMap) : quoted("target")
+        return .sql("(SELECT \(selected) FROM temp.\(quoted(stage)) WHERE \(quoted("owner")) = \(quoted(Self.rowAlias)).\(quoted("Z_PK")))")
+    }
+
+    /// `CASE <expression> WHEN old THEN new … END`: entity numbers translated, nil for a removed entity.
+    static func renumberSQL(_ expression: String, _ map: [Int32: Int32]) -> String {
+        let cases = map.sorted { $0.key < $1.key }.map { "WHEN \($0.key) THEN \($0.value)" }.joined(separator: " ")
+        return "CASE \(expression) \(cases) END"
     }
 
     /// Whether values of one attribute type are stored exactly as another's, or converted by the new
@@ -284,6 +473,8 @@ private struct InPlaceBuilder {
         if integers.contains(a) && integers.contains(b) { return true }
         if floats.contains(a) && floats.contains(b) { return true }
         if integers.contains(a) && floats.contains(b) && a != .integer64 { return true }
+        // Integers → Decimal: see `asDecimal`.
+        if integers.contains(a) && b == .decimal { return true }
         return false
     }
 
@@ -300,11 +491,12 @@ private struct InPlaceBuilder {
             return "COALESCE(\(quoted(column)), ?)"
         case .renumbered(let column, let map):
             if map.allSatisfy({ $0.key == $0.value }) { return quoted(column) }
-            let cases = map.sorted { $0.key < $1.key }.map { "WHEN \($0.key) THEN \($0.value)" }.joined(separator: " ")
-            return "CASE \(quoted(column)) \(cases) END"
+            return Self.renumberSQL(quoted(column), map)
         case .constantUnlessNull(let column, let constant):
             arguments.append(constant)
             return "CASE WHEN \(quoted(column)) IS NULL THEN NULL ELSE ? END"
+        case .sql(let sql):
+            return sql
         }
     }
 
@@ -408,6 +600,7 @@ private struct InPlaceBuilder {
                     statements: oldIndexes.map { InPlaceStatement("DROP INDEX IF EXISTS \(quoted($0.name))") }, touchesRows: false))
         }
         // 2. New tables filled from the old ones, while these stand; 3. tables altered where they stand.
+        changes += stagingChanges
         changes += rebuilds
         changes += alters
         // 4. Old tables neither kept nor renamed.
@@ -426,6 +619,11 @@ private struct InPlaceBuilder {
                 InPlaceChange(
                     kind: .renameTable, summary: "\(final)",
                     statements: [InPlaceStatement("ALTER TABLE \(quoted(stage)) RENAME TO \(quoted(final))")], touchesRows: false))
+        }
+        for stage in firstStages.values.sorted() {
+            changes.append(
+                InPlaceChange(
+                    kind: .stageLinks, summary: "\(stage) dropped", statements: [InPlaceStatement("DROP TABLE temp.\(quoted(stage))")], touchesRows: false))
         }
         // 6. Indexes.
         let created = (new.tables.flatMap(\.indexes) + new.joinTables.flatMap(\.indexes)).filter { !survivingIndexes.contains($0.name) }
@@ -511,6 +709,8 @@ private struct InPlaceBuilder {
                     if let sourceColumn, hasColumn(sourceColumn) { return nil }
                 case .column(let c):
                     _ = c
+                case .sql:
+                    return nil
                 case .renumbered(_, let map):
                     if !map.allSatisfy({ $0.key == $0.value }) { return nil }
                 case .constant(let v), .coalesce(_, let v), .constantUnlessNull(_, let v):
@@ -649,7 +849,7 @@ private struct InPlaceBuilder {
                 }
             }
         }
-        var sql = "INSERT INTO \(quoted(stage)) (\(table.columns.map { quoted($0.name) }.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) FROM \(quoted(sourceTable.name))"
+        var sql = "INSERT INTO \(quoted(stage)) (\(table.columns.map { quoted($0.name) }.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) FROM \(quoted(sourceTable.name)) AS \(quoted(Self.rowAlias))"
         if Set(sourceTable.entityNumbers) != Set(numbers) {
             sql += " WHERE \(quoted("Z_ENT")) IN (\(numbers.map(String.init).joined(separator: ", ")))"
         }
@@ -703,62 +903,76 @@ private struct InPlaceBuilder {
         var columns = [side.sourceColumn, side.destinationColumn]
         var select: [String] = []
         let from: String
-        var condition = ""
+        var conditions: [String] = []
+        // Links to removed objects are left out, as the copy leaves them out.
+        let ownerRoot = ownerSource.rootName
+        // An order the old version did not keep: each object's links numbered from 1 in the order the
+        // copy reads them (by the other object's primary key), as the copy writes them.
+        let numbered = { (partition: String, order: String) in
+            "ROW_NUMBER() OVER (PARTITION BY \(quoted(partition)) ORDER BY \(quoted(order)))"
+        }
         if let sourceToMany = ownerSource.toMany(named: sourceName) {
+            let targetRoot = old.entity(named: sourceToMany.destination)?.rootName ?? sourceToMany.destination
             switch sourceToMany.storage {
             case .joinTable(let table, let sourceColumn, let destinationColumn, let order):
                 select = [quoted(sourceColumn), quoted(destinationColumn)]
                 from = table
+                conditions += [
+                    keptCondition("\(quoted(table)).\(quoted(sourceColumn))", naming: ownerRoot),
+                    keptCondition("\(quoted(table)).\(quoted(destinationColumn))", naming: targetRoot),
+                ].compactMap { $0 }
                 if let sideOrder = side.order {
-                    guard let order else {
-                        problems.append("\(side.owner.name).\(side.toMany.name) becomes ordered: the order of existing links is not in the store")
-                        return nil
-                    }
                     columns.append(sideOrder)
-                    select.append(quoted(order))
+                    select.append(order.map(quoted) ?? numbered(sourceColumn, destinationColumn))
                 }
                 if let otherOrder = otherSide?.order {
                     let oldOther = old.joinTables.first { $0.name == table }?.orderColumns.first { $0 != order }
-                    guard let oldOther else {
-                        problems.append("\(otherSide!.owner.name).\(otherSide!.toMany.name) becomes ordered: the order of existing links is not in the store")
-                        return nil
-                    }
                     columns.append(otherOrder)
-                    select.append(quoted(oldOther))
+                    select.append(oldOther.map(quoted) ?? numbered(destinationColumn, sourceColumn))
                 }
-                // The same table, the same columns: nothing to do.
+                // The same table, the same columns, no link left out: nothing to do.
                 if let oldTable = old.joinTables.first(where: { $0.name == table }), table == joinTable.name,
                     oldTable.columns == joinTable.columns, oldTable.orderColumns == joinTable.orderColumns,
-                    sourceColumn == side.sourceColumn, destinationColumn == side.destinationColumn, columns.count == 2 + joinTable.orderColumns.count
+                    sourceColumn == side.sourceColumn, destinationColumn == side.destinationColumn, columns.count == 2 + joinTable.orderColumns.count,
+                    conditions.isEmpty, !select.contains(where: { $0.hasPrefix("ROW_NUMBER") })
                 {
                     return JoinChange(change: nil, stage: joinTable.name)
                 }
             case .destinationColumn(let table, let keyColumn, _, let order):
                 // One-to-many (or to-many without inverse) becoming many-to-many.
-                if otherSide?.order != nil {
-                    problems.append("\(otherSide!.owner.name).\(otherSide!.toMany.name) becomes ordered: the order of existing links is not in the store")
-                    return nil
-                }
                 select = [quoted(keyColumn), quoted("Z_PK")]
                 from = table
-                condition = " WHERE \(quoted(keyColumn)) IS NOT NULL"
+                conditions = ["\(quoted(keyColumn)) IS NOT NULL"]
+                conditions += [
+                    keptCondition("\(quoted(table)).\(quoted(keyColumn))", naming: ownerRoot),
+                    keptCondition("\(quoted(table)).\(quoted("Z_PK"))", naming: targetRoot),
+                ].compactMap { $0 }
                 if let sideOrder = side.order {
-                    guard let order else {
-                        problems.append("\(side.owner.name).\(side.toMany.name) becomes ordered: the order of existing links is not in the store")
-                        return nil
-                    }
                     columns.append(sideOrder)
-                    select.append(quoted(order))
+                    select.append(order.map(quoted) ?? numbered(keyColumn, "Z_PK"))
+                }
+                if let otherOrder = otherSide?.order {
+                    columns.append(otherOrder)
+                    select.append(numbered("Z_PK", keyColumn))
                 }
             }
         } else if let sourceToOne = ownerSource.toOne(named: sourceName) {
-            if side.order != nil || otherSide?.order != nil {
-                problems.append("\(side.owner.name).\(side.toMany.name) becomes an ordered to-many: the order of existing links is not in the store")
-                return nil
-            }
             select = [quoted("Z_PK"), quoted(sourceToOne.column)]
             from = ownerSource.table
-            condition = " WHERE \(quoted(sourceToOne.column)) IS NOT NULL"
+            conditions = ["\(quoted(sourceToOne.column)) IS NOT NULL"]
+            let targetRoot = old.entity(named: sourceToOne.destination)?.rootName ?? sourceToOne.destination
+            conditions += [
+                keptCondition("\(quoted(from)).\(quoted("Z_PK"))", naming: ownerRoot),
+                keptCondition("\(quoted(from)).\(quoted(sourceToOne.column))", naming: targetRoot),
+            ].compactMap { $0 }
+            if side.order != nil {
+                columns.append(side.order!)
+                select.append(numbered("Z_PK", sourceToOne.column))
+            }
+            if let otherOrder = otherSide?.order {
+                columns.append(otherOrder)
+                select.append(numbered(sourceToOne.column, "Z_PK"))
+            }
         } else {
             problems.append("\(side.owner.name).\(side.toMany.name) comes from \(ownerSource.name).\(sourceName), which is not a relationship")
             return nil
@@ -767,6 +981,7 @@ private struct InPlaceBuilder {
             problems.append("the join table \(joinTable.name): its order columns do not match its relationships")
             return nil
         }
+        let condition = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let insert = InPlaceStatement(
             "INSERT INTO \(quoted(stage)) (\(columns.map(quoted).joined(separator: ", "))) SELECT \(select.joined(separator: ", ")) FROM \(quoted(from))\(condition)")
         return JoinChange(

@@ -11,9 +11,11 @@ extension ModelCache {
     /// The content of `Z_MODELCACHE.Z_CONTENT` for a model: its NSKeyedArchiver archive in the shape of
     /// Core Data's compiled model (see the <doc:StoreLayout> article), as stored DEFLATE blocks.
     ///
-    /// - Throws: ``Unencodable`` for a model with a part whose archived form is not known: bounds and
-    ///   patterns from the model XML (minimum, maximum, regular expression; rules in the forms
-    ///   ``ValidationRule`` carries are written), fetched properties, fetch request templates,
+    /// - Throws: ``Unencodable`` for a model with a part whose archived form is not known: a regular
+    ///   expression from the model XML, and bounds on a Decimal, Boolean or other non-number, non-string,
+    ///   non-date attribute (numbers', strings' and dates' bounds are written by rule as
+    ///   ``ValidationRule/boundRules(of:)`` gives them; rules in the forms ``ValidationRule`` carries are
+    ///   written), fetched properties, fetch request templates,
     ///   configurations used with CloudKit, a partial or expression fetch index, a default value of a type other than
     ///   numbers, Booleans, strings and dates, a derivation Moult does not read, composite and
     ///   object ID attributes, and an undefined attribute that is not transient.
@@ -291,11 +293,15 @@ extension ModelCache {
             guard attribute.attributeType != .undefined || attribute.isTransient else {
                 throw Unencodable(message: "\(subject) is of type Undefined but not transient, which Core Data does not compile")
             }
-            guard attribute.minValueString == nil, attribute.maxValueString == nil, attribute.minDateTimeInterval == nil,
-                attribute.maxDateTimeInterval == nil, attribute.regularExpressionString == nil
-            else {
-                throw Unencodable(message: "\(subject) has a bound or a pattern, compiled into validation predicates whose archived form is not confirmed")
+            // The model XML's bounds, by rule: Core Data's attribute lists them as rules after its own
+            // (the StoreLayout article gives the evidence). A pattern, and bounds of other types, are refused.
+            let boundRules: [ValidationRule]
+            do {
+                boundRules = try ValidationRule.boundRules(of: attribute)
+            } catch {
+                throw Unencodable(message: "\(subject) \(error.message)")
             }
+            let rules = attribute.validationRules + boundRules
             var fields = propertyFields(
                 name: attribute.name, entity: entity, isOptional: attribute.isOptional, isReadOnly: attribute.isReadOnly || attribute.isDerived,
                 isTransient: attribute.isTransient, isOrdered: false, renamingIdentifier: attribute.renamingIdentifier,
@@ -305,8 +311,8 @@ extension ModelCache {
             fields["NSDefaultValue"] = try defaultValue(attribute, subject: subject)
             fields["NSValueTransformerName"] = optionalString(attribute.valueTransformerName)
             fields["NSFlagsKey"] = .integer((attribute.allowsExternalBinaryDataStorage ? 0x04 : 0) | (attribute.preserveAfterDeletion ? 0x10 : 0))
-            if !attribute.validationRules.isEmpty {
-                let lists = try ruleLists(attribute.validationRules, subject: subject)
+            if !rules.isEmpty {
+                let lists = try ruleLists(rules, subject: subject)
                 fields["NSValidationPredicates"] = lists.predicates
                 fields["NSValidationWarnings"] = lists.warnings
                 // `_P`: 0x10 and 0x20 say "no predicates", "no warnings".

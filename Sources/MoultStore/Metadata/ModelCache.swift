@@ -7,7 +7,9 @@ public import MoultModel
 /// Decoding it lets Moult inspect and migrate a store whose model source is lost. What is read: each
 /// entity's name, parent, abstractness, version hash modifier, renaming identifier, properties and
 /// uniqueness constraints; each attribute's type, flags (optional, transient, read-only), modifier,
-/// external-storage and preserve-after-deletion bits (`NSFlagsKey` 0x04 and 0x10) and, for a derived
+/// external-storage and preserve-after-deletion bits (`NSFlagsKey` 0x04 and 0x10), its minimum and
+/// maximum (from rules of a bound's form, or `NSFlagsKey` 0x02 and 0x01 with `NSMinValueName` and
+/// `NSMaxValueName`) and, for a derived
 /// one, its derivation expression; each relationship's destination, inverse, counts, order and delete
 /// rule; an entity's class name, a transformable or Undefined attribute's class name, an attribute's default value of a plain type (number, Boolean,
 /// string, date), the model's configurations, and an attribute's validation rules in the forms
@@ -293,6 +295,22 @@ public enum ModelCache {
                 }
             }
             attribute.validationRules = try validationRules(instance)
+            // Rules of a bound's exact form are the model XML's bounds again (by rule, as written).
+            ValidationRule.extractBounds(&attribute)
+            // The older archived form Core Data's decoder still reads (`initWithCoder:`): `NSFlagsKey` 0x02
+            // and 0x01 say a minimum and a maximum follow in `NSMinValueName` and `NSMaxValueName`. Not seen
+            // in a fixture; a bound already read from a rule is kept.
+            for (bit, key, isMinimum) in [(0x02, "NSMinValueName", true), (0x01, "NSMaxValueName", false)] where flags & bit != 0 {
+                let present = attribute.attributeType == .date
+                    ? (isMinimum ? attribute.minDateTimeInterval != nil : attribute.maxDateTimeInterval != nil)
+                    : (isMinimum ? attribute.minValueString != nil : attribute.maxValueString != nil)
+                guard !present else { continue }
+                switch instance.fields[key] {
+                case .integer(let value)?: ValidationRule.setBound(.integer(value), minimum: isMinimum, of: &attribute)
+                case .real(let value)?: ValidationRule.setBound(.real(value), minimum: isMinimum, of: &attribute)
+                default: break
+                }
+            }
             if instance.classes.contains("NSDerivedAttributeDescription") || instance.fields["NSDerivationExpression"] != nil {
                 attribute.isDerived = true
                 if let expression = try archive.reference(instance, "NSDerivationExpression") {

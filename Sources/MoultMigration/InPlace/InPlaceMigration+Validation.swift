@@ -1,0 +1,80 @@
+import MoultModel
+import MoultStore
+
+extension InPlaceMigration {
+    /// The destination properties whose rules an SQL step must check before it commits: those whose
+    /// rules are new or differ from the rules their source property had. A property whose rules are
+    /// the source's was valid under them already; re-checking it would cost a scan of its table and
+    /// make a schema-only step depend on the number of objects.
+    ///
+    /// The streaming engine checks every rule of the destination model (stage 3). An SQL step checks
+    /// the ones the step itself can break: an attribute made required with no default (nils stay),
+    /// new or tighter bounds, a new regular expression, a type change, a to-one made required, new
+    /// counts on a to-many.
+    static func rulesTheStepCanBreak(
+        _ correspondence: LayoutCorrespondence, source: ObjectModel, destination: ObjectModel
+    ) -> [String: Set<String>] {
+        var checked: [String: Set<String>] = [:]
+        for (destinationEntity, sourceEntity) in correspondence.entities {
+            let names = correspondence.properties[destinationEntity] ?? [:]
+            var properties: Set<String> = []
+            for attribute in destination.attributes(of: destinationEntity) where !attribute.isTransient {
+                guard let from = names[attribute.name], let old = source.attribute(named: from, of: sourceEntity) else {
+                    // A new attribute: existing objects hold its default value, or nil.
+                    if attribute.hasRules { properties.insert(attribute.name) }
+                    continue
+                }
+                if attribute.ruleSignature != old.ruleSignature { properties.insert(attribute.name) }
+            }
+            for relationship in destination.relationships(of: destinationEntity) where !relationship.isTransient {
+                guard let from = names[relationship.name], let old = source.relationship(named: from, of: sourceEntity) else {
+                    if relationship.hasRules { properties.insert(relationship.name) }
+                    continue
+                }
+                if relationship.ruleSignature != old.ruleSignature || relationship.destinationEntity != old.destinationEntity {
+                    properties.insert(relationship.name)
+                }
+            }
+            if !properties.isEmpty { checked[destinationEntity] = properties }
+        }
+        return checked
+    }
+}
+
+extension AttributeDescription {
+    fileprivate var hasRules: Bool {
+        !isOptional || minValueString != nil || maxValueString != nil || minDateTimeInterval != nil || maxDateTimeInterval != nil
+            || !(regularExpressionString ?? "").isEmpty
+    }
+
+    fileprivate struct RuleSignature: Hashable {
+        var type: AttributeType
+        var isOptional: Bool
+        var minimum: String?
+        var maximum: String?
+        var earliest: Double?
+        var latest: Double?
+        var pattern: String?
+    }
+
+    fileprivate var ruleSignature: RuleSignature {
+        RuleSignature(
+            type: attributeType, isOptional: isOptional, minimum: minValueString, maximum: maxValueString,
+            earliest: minDateTimeInterval, latest: maxDateTimeInterval, pattern: regularExpressionString)
+    }
+}
+
+extension RelationshipDescription {
+    fileprivate var hasRules: Bool { !isOptional || minCount > 0 || maxCount > 0 }
+
+    fileprivate struct RuleSignature: Hashable {
+        var isToMany: Bool
+        var isOptional: Bool
+        var minCount: Int
+        var maxCount: Int
+    }
+
+    fileprivate var ruleSignature: RuleSignature {
+        RuleSignature(isToMany: isToMany, isOptional: isOptional, minCount: minCount, maxCount: maxCount)
+    }
+}
