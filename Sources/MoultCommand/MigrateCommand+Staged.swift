@@ -48,15 +48,12 @@ extension MigrateCommand {
         guard control.maxRate == nil, !deferCleanup, !noValidation, !stopAtFirstFailure else {
             throw ValidationError("--stages does not take --max-rate, --defer-cleanup, --no-validation or --stop-at-first-failure")
         }
-        try await reportingFailures {
-            let log = try events.open()
-            let status = StatusFile(output: URL(filePath: arguments.store))
+        let status = StatusFile(output: URL(filePath: arguments.store))
+        try await withEventLog { log in
             do {
                 try migrateStaged(log: log, status: status)
             } catch {
-                let failure = MigrationEvent.failed(MigrationEvent.Failure(error, seconds: log?.seconds ?? 0))
-                log?.write(failure)
-                status.record(failure)
+                status.record(.failed(MigrationEvent.Failure(error, seconds: log?.seconds ?? 0)))
                 throw error
             }
         }

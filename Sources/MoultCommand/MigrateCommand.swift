@@ -104,10 +104,17 @@ struct MigrateCommand: AsyncParsableCommand {
         if arguments.stages != nil { return try await runStaged() }
         if outputOption == nil { return try await runInPlace() }
         try checkInPlaceFlagsUnused()
+        try await withEventLog { log in try migrate(log: log) }
+    }
+
+    /// Runs `body` with the `--events` log open (nil without `--events`); a failure ends the stream
+    /// with `failed` (once: a run whose own events ended it is not written twice) and is reported
+    /// with its exit code.
+    func withEventLog(_ body: (EventLog?) throws -> Void) async throws {
         try await reportingFailures {
             let log = try events.open()
             do {
-                try migrate(log: log)
+                try body(log)
             } catch {
                 log?.fail(error)
                 throw error
