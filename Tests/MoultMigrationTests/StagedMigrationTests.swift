@@ -428,6 +428,55 @@ import Testing
         #expect(again.isUpToDate)
     }
 
+    /// A handler may set a to-one whose inverse is an unordered to-many (its column is the whole link),
+    /// but not one whose inverse stores the link too (a one-to-one, an ordered to-many): refused
+    /// before anything is written, rather than leaving the two sides disagreeing.
+    @Test func settingAToOneWhoseInverseStoresTheLinkIsRefused() throws {
+        func version(_ extra: Bool) throws -> ObjectModel {
+            try ObjectModel {
+                Entity("Person") {
+                    Attribute("name", .string)
+                    if extra { Attribute("note", .string) }
+                    Relationship("passport", to: "Passport", inverse: "holder")
+                    Relationship("team", to: "Team", inverse: "members")
+                    Relationship("list", to: "List", inverse: "people")
+                }
+                Entity("Passport") { Attribute("number", .string); Relationship("holder", to: "Person", inverse: "passport") }
+                Entity("Team") { Attribute("name", .string); Relationship("members", toMany: "Person", inverse: "team") }
+                Entity("List") { Attribute("name", .string); Relationship("people", toMany: "Person", inverse: "list").ordered() }
+            }
+        }
+        let model = try VersionedModel(name: "Links", versions: [.init(name: "v1", model: version(false)), .init(name: "v2", model: version(true))])
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.appending("links.sqlite")
+        let created = try SQLiteStore.create(at: store, model: model.version(named: "v1")!.model)
+        let writer = try created.makeWriter()
+        try writer.write {
+            let passport = try writer.insert("Passport", ["number": .string("p1")])
+            let team = try writer.insert("Team", ["name": .string("t")])
+            try writer.insert("Person", ["name": .string("a"), "passport": .object(passport), "team": .object(team)])
+        }
+        created.database.close()
+        let before = try checksum(store)
+        for key in ["passport", "list"] {
+            let stages: [StagedMigration.Stage] = [
+                .custom(from: "v1", to: "v2", willMigrate: StageHandler(operations: [.update(entity: "Person", where: nil, set: [key: "nil"])]))
+            ]
+            let error = #expect(throws: MigrationError.self) { try StagedMigration(store: store, model: model, stages: stages).run() }
+            #expect(error?.description.contains("Person.\(key) cannot be set by a handler") == true, "\(error?.description ?? "")")
+            #expect(try checksum(store) == before)
+            #expect(!FileManager.default.fileExists(atPath: InPlaceMigration.backupURL(for: store).path))
+        }
+        // The to-one of an unordered to-many is set.
+        let stages: [StagedMigration.Stage] = [
+            .custom(from: "v1", to: "v2", willMigrate: StageHandler(operations: [.update(entity: "Person", where: nil, set: ["team": "nil"])]))
+        ]
+        try StagedMigration(store: store, model: model, stages: stages, keepsBackup: false).run()
+        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZPERSON WHERE ZTEAM IS NULL") == 1)
+        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZPERSON WHERE ZPASSPORT IS NOT NULL") == 1)
+    }
+
     // MARK: - Refused before anything is written
 
     @Test(arguments: [

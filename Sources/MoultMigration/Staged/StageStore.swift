@@ -369,6 +369,26 @@ public final class StageStore {
 
     // MARK: - Writing rows
 
+    /// Setting a to-one writes its own columns only: that is the whole link when its inverse is an
+    /// unordered to-many (or there is none). A one-to-one also stores the link on the other side, and
+    /// an ordered to-many its position (`Z_FOK_`): setting those here would leave the two sides
+    /// disagreeing, so it is refused (raw SQL can do it, keeping both sides).
+    private func refuseToOneWithStoredInverse(_ key: String, of entity: String) throws {
+        try Self.refuseToOneWithStoredInverse(key, of: entity, in: model)
+    }
+
+    static func refuseToOneWithStoredInverse(_ key: String, of entity: String, in model: ObjectModel) throws {
+        guard let relationship = model.relationship(named: key, of: entity), let inverseName = relationship.inverseName,
+            let inverse = model.relationship(named: inverseName, of: relationship.inverseEntity ?? relationship.destinationEntity)
+        else { return }
+        if !inverse.isToMany || inverse.isOrdered {
+            throw MigrationError(
+                .invalidMapping,
+                "\(entity).\(key) cannot be set by a handler: its inverse \(relationship.destinationEntity).\(inverseName) is \(inverse.isToMany ? "an ordered to-many" : "a to-one"), which stores the link on its side too; set it with raw SQL, keeping both sides",
+                entity: entity)
+        }
+    }
+
     private func entityLayout(_ name: String) throws -> EntityLayout {
         guard let entity = layout.entity(named: name) else {
             throw MigrationError(
@@ -389,6 +409,7 @@ public final class StageStore {
             if let attribute = layout.attribute(named: key) {
                 coerced[key] = DefaultValues.coerce(value, to: attribute.type)
             } else {
+                if layout.toOne(named: key) != nil, !value.isNull { try refuseToOneWithStoredInverse(key, of: entity) }
                 coerced[key] = value
             }
         }
@@ -427,6 +448,7 @@ public final class StageStore {
                 sets.append("\(SQLName.quoted(attribute.column)) = ?")
                 arguments.append(value)
             } else if let toOne = layout.toOne(named: key) {
+                try refuseToOneWithStoredInverse(key, of: layout.name)
                 switch value {
                 case .null:
                     sets.append("\(SQLName.quoted(toOne.column)) = NULL")
@@ -566,6 +588,7 @@ public final class StageStore {
             guard layout.attribute(named: key) != nil || layout.toOne(named: key) != nil else {
                 throw MigrationError(.invalidMapping, "\(entity) has no attribute or to-one relationship '\(key)' to set", entity: entity)
             }
+            if layout.toOne(named: key) != nil { try refuseToOneWithStoredInverse(key, of: entity) }
             do {
                 return (key, try compiler.compileExpression(text))
             } catch {

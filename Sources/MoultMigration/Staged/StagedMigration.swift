@@ -476,6 +476,7 @@ extension StageOperation {
                 guard layout.attribute(named: key) != nil || layout.toOne(named: key) != nil else {
                     throw MigrationError(.invalidMapping, "\(name) has no attribute or to-one relationship '\(key)'", entity: name)
                 }
+                if layout.toOne(named: key) != nil { try StageStore.refuseToOneWithStoredInverse(key, of: name, in: version.model) }
                 do {
                     _ = try compiler(name).compileExpression(text)
                 } catch {
