@@ -131,4 +131,38 @@ import Testing
         #expect(result.inPlace?.code == .validationFailed)
         #expect(result.inPlace?.failures.map(\.property) == ["author"])
     }
+
+    /// A to-many made a one-to-one: where an object had several, the copy would leave them all naming
+    /// it while it names one of them, a one-to-one that is not one. Validation refuses it (67), in
+    /// place as in the copy; where each had at most one, both migrate.
+    @Test func aToManyMadeAOneToOneIsRefusedWhereAnObjectHadSeveral() throws {
+        let v1 = try ObjectModel {
+            Entity("Owner") { Attribute("name", .string); Relationship("items", toMany: "Item", inverse: "owner") }
+            Entity("Item") { Attribute("name", .string); Relationship("owner", to: "Owner", inverse: "items") }
+        }
+        let v2 = try ObjectModel {
+            Entity("Owner") { Attribute("name", .string); Relationship("items", to: "Item", inverse: "owner") }
+            Entity("Item") { Attribute("name", .string); Relationship("owner", to: "Owner", inverse: "items") }
+        }
+        for several in [true, false] {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let result = try Self.run(v1, v2, in: directory) { writer in
+                let a = try writer.insert("Owner", ["name": .string("a")])
+                let b = try writer.insert("Owner", ["name": .string("b")])
+                try writer.insert("Item", ["name": .string("i1"), "owner": .object(a)])
+                try writer.insert("Item", ["name": .string("i2"), "owner": .object(several ? a : b)])
+                try writer.insert("Item", ["name": .string("i3"), "owner": .null])
+            }
+            if several {
+                #expect(result.streamed?.code == .validationFailed)
+                #expect(result.inPlace?.code == .validationFailed)
+                #expect(result.inPlace?.failures.contains { $0.rule.contains("does not point back") } == true, "\(result.inPlace?.failures ?? [])")
+                #expect(try Self.hashes(result.store) == Self.hex(StoreMetadata(model: v1).entityHashes))
+            } else {
+                #expect(result.streamed == nil, "\(result.streamed?.description ?? "")")
+                #expect(result.inPlace == nil, "\(result.inPlace?.description ?? "")")
+            }
+        }
+    }
 }

@@ -20,6 +20,8 @@ struct Validator {
     /// The rules checked: those of the properties for which it returns true (entity, property), or all
     /// when nil.
     var only: ((_ entity: String, _ property: String) -> Bool)? = nil
+    /// Whether a one-to-one's object must point back (`moult verify` checks inverses on its own).
+    var checksOneToOnes = true
 
     private struct Stop: Error {}
 
@@ -60,6 +62,18 @@ struct Validator {
             guard let relationship = model.relationship(named: toOne.name, of: entity.name), only?(entity.name, toOne.name) ?? true else { continue }
             if !relationship.isOptional {
                 try failures("SELECT Z_PK \(scope) AND \(toOne.column) IS NULL", entity, toOne.name, "required relationship is nil", report)
+            }
+            // A one-to-one: the object it points at points back (a to-many made a one-to-one can
+            // leave several objects naming one that names only one of them).
+            if checksOneToOnes, let inverse = model.inverse(of: relationship), !inverse.isToMany, let target = layout.entity(named: toOne.destination),
+                let inverseColumn = target.toOne(named: inverse.name)
+            {
+                let numbers = layout.entities.filter { model.entity($0.name, isKindOf: target.name) }.map { String($0.number) }
+                try failures(
+                    "SELECT o.Z_PK, d.\(inverseColumn.column) FROM \(entity.table) o "
+                        + "JOIN \(target.table) d ON d.Z_PK = o.\(toOne.column) AND d.Z_ENT IN (\(numbers.joined(separator: ", "))) "
+                        + "WHERE o.Z_ENT = \(entity.number) AND d.\(inverseColumn.column) IS NOT o.Z_PK",
+                    entity, toOne.name, "its object's inverse \(inverse.name) does not point back (a one-to-one)", report)
             }
         }
         for toMany in entity.toManyRelationships {

@@ -104,9 +104,11 @@ public struct MigrationVerifier {
 
         try checkMetadata(store, target, &result, fail)
         try checkRelationships(store, target, &result, fail)
-        let validator = Validator(
+        var validator = Validator(
             model: target, layout: store.layout, database: store.database, stopAtFirst: false,
             report: { failure in fail(VerificationFailure(check: .validation, message: failure.description)) })
+        // One-to-ones are checked above, as inverses.
+        validator.checksOneToOnes = false
         result.checked[.validation, default: 0] += 1
         try validator.run()
 
