@@ -141,10 +141,13 @@ private enum ColumnValue: Hashable {
     /// An SQL expression over the source row (``InPlaceBuilder/rowAlias``): links cleared where they
     /// reach removed objects, an order numbered, the first of a to-many. Only a rebuild selects it.
     case sql(String)
+    /// An SQL expression over the source row, its nil replaced by a value (a required attribute's
+    /// default where a cast source value is nil). Only a rebuild selects it.
+    case sqlCoalesce(String, Value)
 
     var sourceColumn: String? {
         switch self {
-        case .null, .constant, .sql: nil
+        case .null, .constant, .sql, .sqlCoalesce: nil
         case .column(let c), .coalesce(let c, _), .renumbered(let c, _), .constantUnlessNull(let c, _): c
         }
     }
@@ -255,23 +258,10 @@ private struct InPlaceBuilder {
         // A removed entity's objects disappear, and so do links to them: the copy finds no new object
         // for them and leaves the link out. By SQL, the to-one columns and key columns that can hold
         // them are cleared and the join rows naming them are left out (see `keptCondition`). A required
-        // relationship that may lose its object streams, so that validation reports it.
+        // relationship (or one with a minimum count) that may lose its object is checked before the
+        // step commits, as the copy's validation checks it (`InPlaceMigration.rulesTheStepCanBreak`).
         let removed = Set(old.entities.map(\.name)).subtracting(claimed.keys)
         removedNumbers = Set(removed.compactMap { old.entity(named: $0)?.number })
-        guard !removed.isEmpty else { return }
-        for destination in new.entities {
-            guard let source = source(of: destination.name) else { continue }
-            for relationship in new.model.relationships(of: destination.name) where !relationship.isTransient {
-                guard let sourceName = sourceProperty(relationship.name, of: destination.name),
-                    let sourceRelationship = old.model.relationship(named: sourceName, of: source.name)
-                else { continue }
-                let reachable = old.model.hierarchy(from: sourceRelationship.destinationEntity).map(\.name).filter(removed.contains)
-                if !reachable.isEmpty && (!relationship.isOptional || relationship.minCount > 0) {
-                    problems.append(
-                        "\(destination.name).\(relationship.name) is required and may point at objects of the removed entity \(reachable.joined(separator: ", ")): the copy validates it object by object")
-                }
-            }
-        }
     }
 
     /// The numbers of removed source entities whose objects a key column referring to `entity`'s
@@ -352,11 +342,11 @@ private struct InPlaceBuilder {
                 // Integers → Decimal: the copy writes each as a double (`Decimal` bound as its double
                 // value), which the DECIMAL column's NUMERIC affinity stores back as an integer when
                 // it is one exactly (rounded beyond 2^53, as a double); `CAST(… AS REAL)` does the same.
-                guard replacement == nil else {
-                    problems.append("\(entityName).\(name) becomes Decimal and required: it is copied object by object")
-                    return .null
-                }
-                return .sql("CAST(\(quoted(sourceAttribute.column)) AS REAL)")
+                // Made required with a default, a nil becomes the default, bound as the copy binds a
+                // Decimal (its double value); without one, the nil stays and validation refuses it.
+                let cast = "CAST(\(quoted(sourceAttribute.column)) AS REAL)"
+                if let replacement { return .sqlCoalesce(cast, replacement) }
+                return .sql(cast)
             }
             if let replacement { return .coalesce(sourceAttribute.column, replacement) }
             return .column(sourceAttribute.column)
@@ -497,6 +487,9 @@ private struct InPlaceBuilder {
             return "CASE WHEN \(quoted(column)) IS NULL THEN NULL ELSE ? END"
         case .sql(let sql):
             return sql
+        case .sqlCoalesce(let sql, let constant):
+            arguments.append(constant)
+            return "COALESCE(\(sql), ?)"
         }
     }
 
@@ -709,7 +702,7 @@ private struct InPlaceBuilder {
                     if let sourceColumn, hasColumn(sourceColumn) { return nil }
                 case .column(let c):
                     _ = c
-                case .sql:
+                case .sql, .sqlCoalesce:
                     return nil
                 case .renumbered(_, let map):
                     if !map.allSatisfy({ $0.key == $0.value }) { return nil }
