@@ -20,9 +20,6 @@ extension StoreLayout {
     /// - Returns: ``InPlaceOutcome/unsupported(_:)`` with the reasons when a change cannot be made by
     ///   SQL alone with the same result as a copy through the mapping (the caller then streams).
     public func inPlaceChanges(to destination: StoreLayout, correspondence: LayoutCorrespondence) -> InPlaceOutcome {
-        if !rTrees.isEmpty || !destination.rTrees.isEmpty {
-            return .unsupported(["the schema has R-tree fetch indexes (virtual tables kept by triggers): the new store is made whole"])
-        }
         var builder = InPlaceBuilder(old: self, new: destination, correspondence: correspondence)
         builder.build()
         guard builder.problems.isEmpty else { return .unsupported(builder.problems) }
@@ -30,10 +27,21 @@ extension StoreLayout {
         // Derived attributes' triggers (`Z_DA_`), as Core Data rebuilds a schema: dropped before the
         // tables change (a trigger names the tables and columns it updates), then the new version's
         // values computed for every row, then the new version's triggers made.
-        if !derivedTriggers.isEmpty {
+        // R-tree fetch indexes (`Z_RT_` virtual tables kept by triggers on the entity's table): the old
+        // ones and their triggers dropped first (dropping the virtual table drops its shadow tables), the
+        // new ones made after the tables, filled from every row of their table (the rows the copy's
+        // inserts pass through the insert trigger, each with its final values), then their triggers.
+        if !rTrees.isEmpty {
             changes.insert(
                 InPlaceChange(
-                    kind: .dropTriggers, summary: "\(derivedTriggers.count) derived attributes' triggers",
+                    kind: .dropTable, summary: rTrees.map(\.name).joined(separator: ", ") + " (R-tree indexes)",
+                    statements: rTrees.map { InPlaceStatement("DROP TABLE IF EXISTS \(quoted($0.name))") }, touchesRows: false),
+                at: 0)
+        }
+        if !derivedTriggers.isEmpty || !rTrees.isEmpty {
+            changes.insert(
+                InPlaceChange(
+                    kind: .dropTriggers, summary: "\(derivedTriggers.count) derived attributes' triggers, \(rTrees.count) R-tree indexes' triggers",
                     statements: triggerNames.map { InPlaceStatement("DROP TRIGGER IF EXISTS \(quoted($0))") }, touchesRows: false),
                 at: 0)
         }
@@ -50,6 +58,22 @@ extension StoreLayout {
                 InPlaceChange(
                     kind: .createTriggers, summary: "\(destination.derivedTriggers.count) derived attributes' triggers",
                     statements: destination.derivedTriggers.map { InPlaceStatement($0) }, touchesRows: false))
+        }
+        for rTree in destination.rTrees {
+            let bounds = rTree.columns.flatMap { [quoted($0 + "_MIN"), quoted($0 + "_MAX")] }
+            let values = rTree.columns.flatMap { [quoted($0), quoted($0)] }
+            changes.append(
+                InPlaceChange(
+                    kind: .createTable, summary: "\(rTree.name) (R-tree index of \(rTree.table), filled from its rows)",
+                    statements: [
+                        InPlaceStatement(rTree.createSQL),
+                        InPlaceStatement(
+                            "INSERT INTO \(quoted(rTree.name)) (\((["Z_PK"] + bounds).joined(separator: ", "))) SELECT \((["Z_PK"] + values).joined(separator: ", ")) FROM \(quoted(rTree.table)) ORDER BY Z_PK"),
+                    ], touchesRows: true))
+            changes.append(
+                InPlaceChange(
+                    kind: .createTriggers, summary: "\(rTree.name)'s triggers", statements: rTree.triggerSQL.map { InPlaceStatement($0) },
+                    touchesRows: false))
         }
         return .script(InPlaceScript(changes: changes))
     }
