@@ -45,40 +45,79 @@ extension MigrateCommand {
         if outputOption != nil {
             throw ValidationError("--stages migrates STORE in place (as Core Data's staged migration does): --output does not apply")
         }
-        guard events.path == nil, control.maxRate == nil, control.pauseFile == nil, !deferCleanup, !noValidation, !stopAtFirstFailure else {
-            throw ValidationError("--stages does not take --events, --max-rate, --pause-file, --defer-cleanup, --no-validation or --stop-at-first-failure")
+        guard control.maxRate == nil, !deferCleanup, !noValidation, !stopAtFirstFailure else {
+            throw ValidationError("--stages does not take --max-rate, --defer-cleanup, --no-validation or --stop-at-first-failure")
         }
         try await reportingFailures {
-            let migration = try arguments.stagedMigration(durable: durable, keepsBackup: !noBackup)
-            if migration.isUpToDate {
-                if json {
-                    print("{\"store\":\(JSONText.string(arguments.store)),\"staged\":true,\"written\":false,\"to\":\(JSONText.string(migration.targetVersion.name)),\"stagesRun\":[]}")
-                } else {
-                    print("the store \(arguments.store) is already at version \(migration.targetVersion.name): nothing to migrate, nothing written")
-                }
-                return
+            let log = try events.open()
+            let status = StatusFile(output: URL(filePath: arguments.store))
+            do {
+                try migrateStaged(log: log, status: status)
+            } catch {
+                let failure = MigrationEvent.failed(MigrationEvent.Failure(error, seconds: log?.seconds ?? 0))
+                log?.write(failure)
+                status.record(failure)
+                throw error
             }
-            Interruption.install()
-            let display = StagedDisplay(enabled: !quiet && !json)
-            let start = ContinuousClock.now
-            let report = try migration.run(
-                progress: { display.show($0) }, isCancelled: { Interruption.requested })
-            display.finish()
-            let seconds = (ContinuousClock.now - start) / .seconds(1)
-            if json {
-                print(
-                    "{\"store\":\(JSONText.string(arguments.store)),\"staged\":true,\"to\":\(JSONText.string(migration.targetVersion.name)),"
-                        + "\"stagesRun\":[\(report.stagesRun.map { String($0 + 1) }.joined(separator: ","))],\"resumed\":\(report.resumed),"
-                        + "\"handlerObjects\":\(report.handlerObjects),\"backup\":\(report.backup.map { JSONText.string($0.path) } ?? "null"),"
-                        + "\"seconds\":\(String(format: "%.3f", seconds))}")
+        }
+    }
+
+    private func migrateStaged(log: EventLog?, status: StatusFile) throws {
+        let migration = try arguments.stagedMigration(durable: durable, keepsBackup: !noBackup)
+        if migration.isUpToDate {
+            log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
+            if log?.toStandardOutput == true {
+                // The events on standard output end with `finished`, which says so.
+            } else if json {
+                print("{\"store\":\(JSONText.string(arguments.store)),\"staged\":true,\"written\":false,\"to\":\(JSONText.string(migration.targetVersion.name)),\"stagesRun\":[]}")
             } else {
-                print(
-                    "migrated \(arguments.store) to \(migration.targetVersion.name) in place through \(report.stagesRun.count) stage(s)"
-                        + "\(report.resumed ? " (resumed)" : ""), \(String(format: "%.3f", seconds)) s")
-                for index in report.stagesRun { print(StagedReport.line(migration.stages[index], index: index)) }
-                if report.handlerObjects > 0 { print("handlers read \(report.handlerObjects) object(s)") }
-                if let backup = report.backup { print("the original is kept as \(backup.path)") }
+                print("the store \(arguments.store) is already at version \(migration.targetVersion.name): nothing to migrate, nothing written")
             }
+            return
+        }
+        Interruption.install()
+        let display = StagedDisplay(enabled: !quiet && !json)
+        let start = ContinuousClock.now
+        // The pause file is honoured where a stop request is: between a handler's chunks and
+        // before each step.
+        let pacer = MigrationPacer(
+            maxRate: nil, pauseFile: control.pauseFile.map { URL(filePath: $0) }, isCancelled: { Interruption.requested },
+            emit: { event in
+                log?.write(event)
+                status.record(event)
+            })
+        let report = try migration.run(
+            progress: { progress in
+                display.show(progress)
+                let event = MigrationEvent.staged(
+                    .init(stage: progress.stage, stages: progress.stages, activity: progress.activity, objects: progress.objects))
+                log?.write(event)
+                status.record(event)
+            },
+            isCancelled: {
+                pacer.waitWhilePaused()
+                return Interruption.requested
+            })
+        display.finish()
+        let seconds = (ContinuousClock.now - start) / .seconds(1)
+        let finished = MigrationEvent.Finished(outcome: .migrated, resumed: report.resumed, seconds: seconds)
+        log?.write(.finished(finished))
+        status.record(.finished(finished))
+        if log?.toStandardOutput == true {
+            // The events on standard output end with `finished`.
+        } else if json {
+            print(
+                "{\"store\":\(JSONText.string(arguments.store)),\"staged\":true,\"to\":\(JSONText.string(migration.targetVersion.name)),"
+                    + "\"stagesRun\":[\(report.stagesRun.map { String($0 + 1) }.joined(separator: ","))],\"resumed\":\(report.resumed),"
+                    + "\"handlerObjects\":\(report.handlerObjects),\"backup\":\(report.backup.map { JSONText.string($0.path) } ?? "null"),"
+                    + "\"seconds\":\(String(format: "%.3f", seconds))}")
+        } else {
+            print(
+                "migrated \(arguments.store) to \(migration.targetVersion.name) in place through \(report.stagesRun.count) stage(s)"
+                    + "\(report.resumed ? " (resumed)" : ""), \(String(format: "%.3f", seconds)) s")
+            for index in report.stagesRun { print(StagedReport.line(migration.stages[index], index: index)) }
+            if report.handlerObjects > 0 { print("handlers read \(report.handlerObjects) object(s)") }
+            if let backup = report.backup { print("the original is kept as \(backup.path)") }
         }
     }
 }

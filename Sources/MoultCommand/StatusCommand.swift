@@ -131,6 +131,11 @@ final class StatusFile: @unchecked Sendable {
             started = true
             if step.phase == .started { last = nil }
             message = "step \(step.step)/\(step.steps) (\(step.from) -> \(step.to)) \(step.method == .sql ? "by SQL" : "streamed, then swapped in"): \(step.phase == .started ? "running" : "done")"
+        case .staged(let staged):
+            // A staged migration: the stage and what it is doing (a handler's objects, or a step).
+            started = true
+            last = nil
+            message = "stage \(staged.stage)/\(staged.stages): \(staged.activity)" + (staged.objects > 0 ? ", \(staged.objects) objects read" : "")
         case .warning: return
         }
         guard started else { return }

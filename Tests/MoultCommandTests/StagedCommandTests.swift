@@ -180,4 +180,58 @@ import Testing
         #expect(try Data(contentsOf: store) == before)
         #expect(!FileManager.default.fileExists(atPath: directory.appending("a~.sqlite").path))
     }
+
+    /// `--events` on a staged run: every line parses, with the schema version; `staged` events carry
+    /// the stage and the handler's objects; the stream ends with `finished`. A run killed inside the
+    /// handler leaves whole lines and no end, and `moult status STORE` says it was interrupted.
+    @Test func eventsOfAStagedRunAndOfOneKilledInsideTheHandler() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let stages = try Self.write(Self.fillDates, "fill-dates.json", in: directory)
+        let store = try Self.attachmentStore(3_000, in: directory, name: "attachments.sqlite")
+        let eventsPath = directory.appending("events.jsonl").path
+        func lines() throws -> [[String: Any]] {
+            let text = try String(contentsOfFile: eventsPath, encoding: .utf8)
+            #expect(text.isEmpty || text.hasSuffix("\n"), "a torn last line")
+            return try text.split(separator: "\n").map { line in
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                #expect(object?["v"] as? Int == 1, "\(line)")
+                return object ?? [:]
+            }
+        }
+
+        let killed = try MoultProcess.run(
+            ["migrate", store.path, "--model", Self.attachments.path, "--stages", stages, "--chunk-size", "200", "--quiet", "--events", eventsPath],
+            environment: ["MOULT_FAULT": "staged-before-commit:3"])
+        #expect(killed.terminatedBySignal, "exit \(killed.exitCode): \(killed.standardError)")
+        let cut = try lines()
+        #expect(!cut.isEmpty)
+        #expect(!cut.contains { $0["event"] as? String == "finished" || $0["event"] as? String == "failed" })
+        let status = try MoultProcess.run(["status", store.path, "--json"])
+        #expect(status.exitCode == 0, "\(status.standardError)")
+        let state = try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any]
+        #expect(state?["state"] as? String == "interrupted", "\(status.standardOutput)")
+
+        try FileManager.default.removeItem(atPath: eventsPath)
+        let resumed = try MoultProcess.run(
+            ["migrate", store.path, "--model", Self.attachments.path, "--stages", stages, "--chunk-size", "200", "--quiet", "--events", eventsPath])
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        let events = try lines()
+        let staged = events.filter { $0["event"] as? String == "staged" }
+        #expect(staged.contains { $0["activity"] as? String == "willMigrate" && ($0["objects"] as? Int ?? 0) > 0 }, "\(staged)")
+        #expect(staged.allSatisfy { $0["stage"] as? Int == 1 && $0["stages"] as? Int == 1 })
+        #expect(events.last?["event"] as? String == "finished" && events.last?["outcome"] as? String == "migrated", "\(events.last ?? [:])")
+        #expect(events.last?["resumed"] as? Bool == true)
+        #expect(!FileManager.default.fileExists(atPath: store.path + ".moult-status.json"))
+
+        // A run refused (here: a stages file naming no version of the model) ends its stream with `failed`.
+        try FileManager.default.removeItem(atPath: eventsPath)
+        let wrong = try Self.write(Self.fillDates.replacingOccurrences(of: "\"to\": \"v2\"", with: "\"to\": \"v9\""), "wrong.json", in: directory)
+        let refused = try MoultProcess.run(
+            ["migrate", store.path, "--model", Self.attachments.path, "--stages", wrong, "--quiet", "--events", eventsPath])
+        #expect(refused.exitCode == 65 || refused.exitCode == 66, "\(refused.standardError)")
+        let failed = try lines()
+        #expect(failed.last?["event"] as? String == "failed" && failed.last?["exitCode"] as? Int == Int(refused.exitCode), "\(failed)")
+    }
+
 }

@@ -66,6 +66,12 @@ extension MigrationEvent {
             fields.add("schemaOnly", value.schemaOnly)
             fields.raw("reasons", "[" + value.reasons.map(EventJSON.string).joined(separator: ",") + "]")
             fields.add("seconds", value.seconds)
+        case .staged(let value):
+            fields.add("event", "staged")
+            fields.add("stage", value.stage)
+            fields.add("stages", value.stages)
+            fields.add("activity", value.activity)
+            fields.add("objects", value.objects)
         case .paused(let value):
             fields.add("event", value.paused ? "paused" : "resumed")
             fields.add("reason", value.reason)

@@ -25,6 +25,8 @@ public enum MigrationEvent: Sendable, Hashable {
     /// A step of an in-place migration began, or ended (its SQL transaction committed, or its
     /// streamed result swapped in). A streamed step's own events come between the two.
     case inPlaceStep(InPlaceStep)
+    /// A staged migration's progress: a stage's step starting, or a handler's chunk committed.
+    case staged(Staged)
 
     /// The version of the JSON rendering (``jsonLine``); bumped when a field changes meaning or
     /// goes away (new fields do not bump it).
@@ -178,6 +180,23 @@ public enum MigrationEvent: Sendable, Hashable {
         }
     }
 
+    public struct Staged: Sendable, Hashable {
+        /// The stage, from 1, and how many there are.
+        public var stage: Int
+        public var stages: Int
+        /// `willMigrate`, `didMigrate`, or `step FROM → TO`.
+        public var activity: String
+        /// Objects the current handler has read so far (0 for a step).
+        public var objects: Int
+
+        public init(stage: Int, stages: Int, activity: String, objects: Int) {
+            self.stage = stage
+            self.stages = stages
+            self.activity = activity
+            self.objects = objects
+        }
+    }
+
     public struct Paused: Sendable, Hashable {
         public var paused: Bool
         /// Why: the pause file's path, for example.
@@ -278,7 +297,7 @@ public enum MigrationEvent: Sendable, Hashable {
         case .failed(var value):
             value.step = value.step ?? step
             return .failed(value)
-        case .paused, .finished, .inPlaceStep:
+        case .paused, .finished, .inPlaceStep, .staged:
             return self
         }
     }
