@@ -23,7 +23,8 @@
 # CHUNK_SIZE (default 10000), SCENARIOS (default "v1-v3 v2-v3 v3-v4"; v4-v5 also), TOOLS (default
 # "sql-floor moult-lmdb moult-memory"; also moult-lmdb-per-object: LMDB with stage 2 forced object by
 # object, MOULT_PER_OBJECT_STAGE2=1, the engine before its set operations; moult-lmdb-keep-links: LMDB
-# with both sides of a relationship written, MOULT_KEEP_REPEATED_LINKS=1, the engine before RepeatedLinks).
+# with both sides of a relationship written, MOULT_KEEP_REPEATED_LINKS=1, the engine before RepeatedLinks;
+# moult-lmdb-keep-order: LMDB with the create passes in the mappings' order, MOULT_KEEP_PASS_ORDER=1).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -69,15 +70,17 @@ set_command() {
         CMD=(bash -c 'set -e; "$1" create "$3" --model "$2" --model-version "$4" >/dev/null; sqlite3 -bail "$3" -cmd "ATTACH '"'"'$5'"'"' AS src" <"$6"' \
             floor "$MOULT" "$MODEL" "$dest" "$to" "$src" "$sql")
         return ;;
-    moult-lmdb | moult-memory | moult-lmdb-per-object | moult-lmdb-keep-links) ;;
+    moult-lmdb | moult-memory | moult-lmdb-per-object | moult-lmdb-keep-links | moult-lmdb-keep-order) ;;
     *) die "unknown tool: $tool" ;;
     esac
     local storage=${tool#moult-}
     storage=${storage%-per-object}
-    local options=(--chunk-size "$CHUNK_SIZE" --association "${storage%-keep-links}")
+    storage=${storage%-keep-links}
+    local options=(--chunk-size "$CHUNK_SIZE" --association "${storage%-keep-order}")
     local moult=("$MOULT")
     [[ "$tool" != *-per-object ]] || moult=(env MOULT_PER_OBJECT_STAGE2=1 "$MOULT")
     [[ "$tool" != *-keep-links ]] || moult=(env MOULT_KEEP_REPEATED_LINKS=1 "$MOULT")
+    [[ "$tool" != *-keep-order ]] || moult=(env MOULT_KEEP_PASS_ORDER=1 "$MOULT")
     case "$scenario" in
     v1-v3)
         if "$MOULT" plan "$src" --model "$MODEL" --to v3 >/dev/null 2>&1; then

@@ -18,15 +18,7 @@ extension MigrateCommand {
     /// and `--pause-file` work as with `--output`: per chunk in streamed steps; an SQL step is one
     /// transaction, paused before it (the rate ceiling paces chunks only).
     func runInPlace() async throws {
-        try await reportingFailures {
-            let log = try events.open()
-            do {
-                try migrateInPlace(log: log)
-            } catch {
-                log?.fail(error)
-                throw error
-            }
-        }
+        try await withEventLog { log in try migrateInPlace(log: log) }
     }
 
     private func migrateInPlace(log: EventLog?) throws {

@@ -48,15 +48,12 @@ extension MigrateCommand {
         guard control.maxRate == nil, !deferCleanup, !noValidation, !stopAtFirstFailure else {
             throw ValidationError("--stages does not take --max-rate, --defer-cleanup, --no-validation or --stop-at-first-failure")
         }
-        try await reportingFailures {
-            let log = try events.open()
-            let status = StatusFile(output: URL(filePath: arguments.store))
+        let status = StatusFile(output: URL(filePath: arguments.store))
+        try await withEventLog { log in
             do {
                 try migrateStaged(log: log, status: status)
             } catch {
-                let failure = MigrationEvent.failed(MigrationEvent.Failure(error, seconds: log?.seconds ?? 0))
-                log?.write(failure)
-                status.record(failure)
+                status.record(.failed(MigrationEvent.Failure(error, seconds: log?.seconds ?? 0)))
                 throw error
             }
         }
@@ -76,7 +73,7 @@ extension MigrateCommand {
             return
         }
         Interruption.install()
-        let display = StagedDisplay(enabled: !quiet && !json)
+        let display = ProgressDisplay(enabled: !quiet && !json)
         let start = ContinuousClock.now
         // The pause file is honoured where a stop request is: between a handler's chunks and
         // before each step.
@@ -85,12 +82,13 @@ extension MigrateCommand {
             emit: { event in
                 log?.write(event)
                 status.record(event)
+                display.show(event)
             })
         let report = try migration.run(
             progress: { progress in
-                display.show(progress)
                 let event = MigrationEvent.staged(
                     .init(stage: progress.stage, stages: progress.stages, activity: progress.activity, objects: progress.objects))
+                display.show(event)
                 log?.write(event)
                 status.record(event)
             },
@@ -118,39 +116,6 @@ extension MigrateCommand {
             for index in report.stagesRun { print(StagedReport.line(migration.stages[index], index: index)) }
             if report.handlerObjects > 0 { print("handlers read \(report.handlerObjects) object(s)") }
             if let backup = report.backup { print("the original is kept as \(backup.path)") }
-        }
-    }
-}
-
-/// The progress line of a staged migration on standard error (every few seconds when not a terminal).
-final class StagedDisplay: @unchecked Sendable {
-    private let enabled: Bool
-    private let isTerminal = isatty(STDERR_FILENO) == 1
-    private var last = ContinuousClock.now - .seconds(10)
-    private var lastActivity = ""
-    private var wroteLine = false
-
-    init(enabled: Bool) { self.enabled = enabled }
-
-    func show(_ progress: StagedMigration.Progress) {
-        guard enabled else { return }
-        let now = ContinuousClock.now
-        guard progress.activity != lastActivity || now - last > (isTerminal ? .milliseconds(200) : .seconds(5)) else { return }
-        last = now
-        lastActivity = progress.activity
-        let line = "[stage \(progress.stage)/\(progress.stages)] \(progress.activity)" + (progress.objects > 0 ? "  \(progress.objects) objects" : "")
-        if isTerminal {
-            FileHandleWriter.standardError("\r\u{1B}[K" + line)
-            wroteLine = true
-        } else {
-            FileHandleWriter.standardError(line + "\n")
-        }
-    }
-
-    func finish() {
-        if enabled, isTerminal, wroteLine {
-            FileHandleWriter.standardError("\n")
-            wroteLine = false
         }
     }
 }

@@ -104,10 +104,17 @@ struct MigrateCommand: AsyncParsableCommand {
         if arguments.stages != nil { return try await runStaged() }
         if outputOption == nil { return try await runInPlace() }
         try checkInPlaceFlagsUnused()
+        try await withEventLog { log in try migrate(log: log) }
+    }
+
+    /// Runs `body` with the `--events` log open (nil without `--events`); a failure ends the stream
+    /// with `failed` (once: a run whose own events ended it is not written twice) and is reported
+    /// with its exit code.
+    func withEventLog(_ body: (EventLog?) throws -> Void) async throws {
         try await reportingFailures {
             let log = try events.open()
             do {
-                try migrate(log: log)
+                try body(log)
             } catch {
                 log?.fail(error)
                 throw error
@@ -238,6 +245,11 @@ final class ProgressDisplay: @unchecked Sendable {
         guard enabled else { return }
         switch event {
         case .chunk(let chunk): show(chunk)
+        case .staged(let staged):
+            write(
+                "[stage \(staged.stage)/\(staged.stages)] \(staged.activity)" + (staged.objects > 0 ? "  \(staged.objects) objects" : ""),
+                startsAPart: staged.activity != lastMapping)
+            lastMapping = staged.activity
         case .paused(let paused):
             finish()
             FileHandleWriter.standardError("moult: \(paused.paused ? "paused" : "resumed"): \(paused.reason)\n")
@@ -259,14 +271,19 @@ final class ProgressDisplay: @unchecked Sendable {
 
     private func show(_ chunk: MigrationEvent.Chunk) {
         let progress = chunk.progress
-        let now = ContinuousClock.now
-        let changed = progress.mapping != lastMapping
-        guard changed || now - last > (isTerminal ? .milliseconds(200) : .seconds(5)) else { return }
-        last = now
-        lastMapping = progress.mapping
         let line = String(
             format: "[step %d/%d] %@ %@  %d/%d objects (%.0f%%)  %.0f/s  ETA %.0fs", progress.step, progress.steps,
             progress.stage.rawValue, progress.mapping ?? "", progress.done, progress.total, progress.fraction * 100, chunk.rate, chunk.eta ?? 0)
+        write(line, startsAPart: progress.mapping != lastMapping)
+        lastMapping = progress.mapping
+    }
+
+    /// Writes the progress line: at most every 200 ms on a terminal (in place), every 5 s otherwise,
+    /// and whenever a new part of the run (a mapping, a stage's activity) starts.
+    private func write(_ line: String, startsAPart: Bool) {
+        let now = ContinuousClock.now
+        guard startsAPart || now - last > (isTerminal ? .milliseconds(200) : .seconds(5)) else { return }
+        last = now
         if isTerminal {
             FileHandleWriter.standardError("\r\u{1B}[K" + line)
             wroteLine = true

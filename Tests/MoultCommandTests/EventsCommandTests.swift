@@ -187,7 +187,8 @@ import Testing
         let events = try Self.events(lines.filter { $0.contains("\"event\"") }.joined(separator: "\n") + "\n")
         #expect(Self.kinds(events) == ["plan", "warning", "finished"], "\(events)")
         let passes = try #require(events[0]["passes"] as? [[String: Any]])
-        #expect(passes.first?["estimatedRows"] as? Int == 100 && passes.first?["chunks"] as? Int == 10, "\(passes)")
+        let persons = passes.first { $0["stage"] as? String == "create" && $0["mapping"] as? String == "PersonToPerson" }
+        #expect(persons?["estimatedRows"] as? Int == 100 && persons?["chunks"] as? Int == 10, "\(passes)")
         #expect(events[0]["estimatedRows"] as? Int == passes.reduce(0) { $0 + ($1["estimatedRows"] as? Int ?? 0) })
         #expect(events[0]["chunks"] as? Int == passes.reduce(0) { $0 + ($1["chunks"] as? Int ?? 0) })
         #expect(events[2]["outcome"] as? String == "planned")

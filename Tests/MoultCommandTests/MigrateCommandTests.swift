@@ -84,12 +84,14 @@ import Testing
         // Every stage-1 pass before any stage-2 pass.
         #expect(passes.compactMap { $0["stage"] as? String } == ["create", "create", "relationships", "relationships"])
         func rows(_ pass: [String: Any]) -> Int { (pass["chunks"] as? [[String: Any]] ?? []).compactMap { $0["estimatedRows"] as? Int }.reduce(0, +) }
-        #expect(rows(passes[0]) == 1_000)
-        #expect((passes[0]["chunks"] as? [Any])?.count == 10)
+        // PersonToAddress's objects are made first (PersonToPerson's address is written at insert).
+        #expect(passes.compactMap { $0["mapping"] as? Int } == [1, 0, 0, 1])
+        #expect(rows(passes[1]) == 1_000)
+        #expect((passes[1]["chunks"] as? [Any])?.count == 10)
         // The address filter runs in SQL, so its pass counts exactly the persons with an address.
         let withAddress = try Self.count(source, "SELECT COUNT(*) FROM ZPERSON WHERE ZSTREET IS NOT NULL OR ZSTATE IS NOT NULL")
         #expect(mappings[1]["filterInSQL"] as? Bool == true)
-        #expect(rows(passes[1]) == withAddress && withAddress > 0 && withAddress < 1_000)
+        #expect(rows(passes[0]) == withAddress && withAddress > 0 && withAddress < 1_000)
 
         let text = try MoultProcess.run(["plan", source.path, "--model", Self.model, "--to", "v3", "--mapping", Self.mapping("v2-to-v3")])
         #expect(text.standardOutput.contains("step 1: v2 -> v3"), "\(text.standardOutput)")

@@ -153,10 +153,15 @@ public final class MigrationManager {
     private func insertedToOneValues(_ compiled: CompiledMapping, layout: EntityLayout, source: MigrationObject) throws -> [Value] {
         var values = [Value](repeating: .null, count: layout.toOneRelationships.count)
         for inserted in compiled.insertedToOnes {
-            guard let offset = layout.toOneRelationships.firstIndex(where: { $0.name == inserted.name }),
-                case .object(let key) = source.value(atSlot: inserted.slot)
-            else { continue }
-            // The looked-up mapping ran in an earlier pass: its associations are all written.
+            guard let offset = layout.toOneRelationships.firstIndex(where: { $0.name == inserted.name }) else { continue }
+            let key: ObjectID
+            if let slot = inserted.slot {
+                guard case .object(let held) = source.value(atSlot: slot) else { continue }
+                key = held
+            } else {
+                key = source.objectID
+            }
+            // The looked-up mapping ran in an earlier pass (see `ToOnesAtInsert.createOrder`): its associations are all written.
             if let target = try associations.destinations(forMapping: inserted.lookup, source: key.primaryKey).first {
                 values[offset] = .object(target)
             }

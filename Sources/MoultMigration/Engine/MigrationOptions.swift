@@ -41,6 +41,11 @@ public struct MigrationOptions: Sendable, Hashable {
     /// `ToOnesAtInsert`) instead of by an `UPDATE` in stage 2. Decided when a run starts: a resume
     /// keeps its run's choice. The result is the same either way.
     public var toOnesAtInsert: Bool = true
+    /// Make the objects of a mapping that an earlier mapping's to-one looks up first, so that the
+    /// to-one can be written at insert (see `ToOnesAtInsert.createOrder`). The order is kept in the
+    /// run's plan: a resume keeps it. The result is the same either way; turning it off keeps the
+    /// mappings' order (for comparison).
+    public var reorderCreatePasses: Bool = true
     /// The work directory (checkpointed partial destination, association table); by default beside
     /// the output, named after it with `.moult` appended.
     public var workDirectory: URL?

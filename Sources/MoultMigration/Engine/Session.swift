@@ -13,6 +13,8 @@ final class Session {
     let destination: SQLiteStore?
     let manager: MigrationManager?
     let mappings: [CompiledMapping]
+    /// The order of the create passes, by mapping index (see ``ToOnesAtInsert/createOrder(in:destinationLayout:destinationModel:)``).
+    let createOrder: [Int]
     private var variants: [String: CompiledMapping] = [:]
     private let variables: VariableLayout
     private let destinationLayout: StoreLayout
@@ -62,10 +64,25 @@ final class Session {
                     omitting: names)
             }
         }
+        // The create passes' order: a mapping whose objects an earlier mapping's to-one looks up is made
+        // first. A run keeps the order of the plan it began with (in its checkpoint).
+        if migrator.options.reorderCreatePasses, !Self.keepPassOrder {
+            createOrder = ToOnesAtInsert.createOrder(in: compiled, destinationLayout: destinationLayout, destinationModel: migrator.destinationModel)
+        } else {
+            createOrder = compiled.map(\.index)
+        }
         // To-ones written with their row in stage 1: decided when the run starts, kept in the destination.
         if let destination, manager != nil {
+            var order = createOrder
+            if try destination.database.tableExists(Checkpoint.table) {
+                var planned: [Int] = []
+                for pass in try Checkpoint.plan(in: destination.database).passes where pass.stage == .createObjects && !planned.contains(pass.mapping) {
+                    planned.append(pass.mapping)
+                }
+                order = planned
+            }
             let decided = try Self.toOnesAtInsert(
-                in: compiled, destination: destination, enabled: migrator.options.toOnesAtInsert && !Self.toOnesInStage2,
+                in: compiled, order: order, destination: destination, enabled: migrator.options.toOnesAtInsert && !Self.toOnesInStage2,
                 destinationModel: migrator.destinationModel)
             var mirrored: Set<Int> = []
             for (index, names) in decided {
@@ -109,7 +126,7 @@ final class Session {
     /// does as its run began, whatever its options), else decided now and recorded when the run is at
     /// its start (a run begun by a build that did not decide writes none this way).
     private static func toOnesAtInsert(
-        in mappings: [CompiledMapping], destination: SQLiteStore, enabled: Bool, destinationModel: ObjectModel
+        in mappings: [CompiledMapping], order: [Int], destination: SQLiteStore, enabled: Bool, destinationModel: ObjectModel
     ) throws -> [Int: [String]] {
         let state = PolicyState(database: destination.database, namespace: "moult")
         var byName: [String: [String]] = [:]
@@ -124,7 +141,10 @@ final class Session {
             let atStart = position.stage == .passes && position.pass == 0 && position.chunk == 0
             if enabled && atStart {
                 let layout = destination.layout
-                for (index, names) in ToOnesAtInsert.eligible(in: mappings, destinationLayout: layout, destinationModel: destinationModel) {
+                let position = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($0.element, $0.offset) })
+                for (index, names) in ToOnesAtInsert.eligible(
+                    in: mappings, position: position, destinationLayout: layout, destinationModel: destinationModel)
+                {
                     byName[mappings[index].name] = names
                 }
             }
@@ -150,7 +170,8 @@ final class Session {
 
     func makePlan(fingerprint: String? = nil) throws -> MigrationPlan {
         let fingerprint = try fingerprint ?? migrator.fingerprint(source: source)
-        return try partitioner.plan(mappings: mappings, variant: variant, source: source.database, fingerprint: fingerprint)
+        return try partitioner.plan(
+            mappings: mappings, variant: variant, source: source.database, fingerprint: fingerprint, createOrder: createOrder)
     }
 
     /// The compiled form of a mapping restricted to a partition (the mapping itself without one).
@@ -303,6 +324,10 @@ final class Session {
     /// `MOULT_TO_ONES_IN_STAGE2` set writes every to-one in stage 2, as ``MigrationOptions/toOnesAtInsert``
     /// false does (for a run that starts; a resume does as its run began).
     private static let toOnesInStage2 = ProcessInfo.processInfo.environment["MOULT_TO_ONES_IN_STAGE2"] != nil
+
+    /// `MOULT_KEEP_PASS_ORDER` set keeps the mappings' order for the create passes, as
+    /// ``MigrationOptions/reorderCreatePasses`` false does (for a run that starts; a resume keeps its plan).
+    private static let keepPassOrder = ProcessInfo.processInfo.environment["MOULT_KEEP_PASS_ORDER"] != nil
 
     /// Where a run's time goes, by pass and kind of work, printed to standard error at the end of the
     /// passes when `MOULT_PROFILE` is set (a clock read per chunk and kind, never per object).

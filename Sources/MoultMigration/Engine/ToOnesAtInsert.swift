@@ -17,7 +17,8 @@ import MoultStore
 ///   relationship's mapping and the looked-up mapping have the default policy (one object per source,
 ///   so the lookup's first object is the only one), and the looked-up mapping comes earlier in the
 ///   plan (its stage 1 is over when the relationship's starts);
-/// - the lookup is of a source to-one (`$source.<to-one>`), its target an object of an entity the
+/// - the lookup is of a source to-one (`$source.<to-one>`) or of the source object itself (`$source`,
+///   the looked-up mapping then of the same source table), its target an object of an entity the
 ///   relationship can hold;
 /// - no other relationship mapping writes the column (the to-many inverse left out by
 ///   ``RepeatedLinks`` does not), and the relationship is not one-to-one (whose inverse update is
@@ -29,9 +30,9 @@ enum ToOnesAtInsert {
     /// A to-one written in stage 1.
     struct Relationship: Hashable, Sendable {
         var name: String
-        /// The source slot of the to-one looked up (for the per-object path).
-        var slot: Int
-        /// The source to-one's column whose key is looked up.
+        /// The source slot of the to-one looked up (for the per-object path); nil for `$source` itself.
+        var slot: Int?
+        /// The source to-one's column whose key is looked up (`Z_PK` for `$source` itself).
         var sourceColumn: String
         /// The looked-up mapping's index, and the `Z_ENT` of its objects.
         var lookup: Int
@@ -45,35 +46,82 @@ enum ToOnesAtInsert {
     static let mirrorPattern = "Z\\_MOULT\\_ASSOCIATIONS\\_%"
 
     /// The relationships to write at insert, by mapping index (relationship names, for the decision
-    /// kept in the destination).
-    static func eligible(in mappings: [CompiledMapping], destinationLayout: StoreLayout, destinationModel: ObjectModel) -> [Int: [String]] {
-        guard mappings.allSatisfy({ RepeatedLinks.writesOnlyItsOwnRelationships($0.policy) }) else { return [:] }
+    /// kept in the destination). `position` gives each mapping's place among the create passes (the
+    /// plan's order, see ``createOrder(in:destinationLayout:destinationModel:)``).
+    static func eligible(
+        in mappings: [CompiledMapping], position: [Int: Int], destinationLayout: StoreLayout, destinationModel: ObjectModel
+    ) -> [Int: [String]] {
         var result: [Int: [String]] = [:]
+        for candidate in candidates(in: mappings, destinationLayout: destinationLayout, destinationModel: destinationModel) {
+            guard let lookedUp = position[candidate.lookup], let own = position[candidate.mapping], lookedUp < own else { continue }
+            result[candidate.mapping, default: []].append(candidate.name)
+        }
+        return result
+    }
+
+    /// The to-ones that could be written at insert if their looked-up mapping's create pass came
+    /// first: every condition of ``eligible(in:position:destinationLayout:destinationModel:)`` but the order.
+    static func candidates(
+        in mappings: [CompiledMapping], destinationLayout: StoreLayout, destinationModel: ObjectModel
+    ) -> [(mapping: Int, name: String, lookup: Int)] {
+        guard mappings.allSatisfy({ RepeatedLinks.writesOnlyItsOwnRelationships($0.policy) }) else { return [] }
+        var result: [(mapping: Int, name: String, lookup: Int)] = []
         for mapping in mappings {
             guard mapping.policy is DefaultMigrationPolicy, let layout = mapping.destination, !layout.isAbstract, let source = mapping.source,
                 let schema = mapping.sourceSchema
             else { continue }
             for (index, relationship) in mapping.relationships.enumerated() {
-                guard let direct = mapping.directLookups[index], let slot = direct.slot,
-                    let lookedUp = RepeatedLinks.mapping(named: direct.mappingName, in: mappings), lookedUp.index < mapping.index,
-                    lookedUp.policy is DefaultMigrationPolicy, lookedUp.source != nil,
+                guard let direct = mapping.directLookups[index],
+                    let lookedUp = RepeatedLinks.mapping(named: direct.mappingName, in: mappings), lookedUp.index != mapping.index,
+                    lookedUp.policy is DefaultMigrationPolicy, let lookedUpSource = lookedUp.source,
                     let target = lookedUp.destination, !target.isAbstract,
                     let toOne = layout.toOne(named: relationship.name),
                     destinationLayout.entity(named: toOne.destination)?.hierarchyNumbers.contains(target.number) == true,
-                    source.toOne(named: schema.keys[slot]) != nil,
                     let writers = RepeatedLinks.columnWriters(
                         table: layout.table, column: toOne.column, in: mappings, destinationModel: destinationModel),
                     writers.toMany.isEmpty
                 else { continue }
+                if let slot = direct.slot {
+                    // `$source.<to-one>`: the looked-up mapping's association of the object it holds.
+                    guard source.toOne(named: schema.keys[slot]) != nil else { continue }
+                } else {
+                    // `$source` itself: the looked-up mapping is of the same source table (its keys
+                    // are this mapping's source keys).
+                    guard lookedUpSource.table == source.table else { continue }
+                }
                 if let description = destinationModel.relationship(named: relationship.name, of: layout.name),
                     let inverse = destinationModel.inverse(of: description), !inverse.isToMany
                 {
                     continue
                 }
-                result[mapping.index, default: []].append(relationship.name)
+                result.append((mapping.index, relationship.name, lookedUp.index))
             }
         }
         return result
+    }
+
+    /// The order of the create passes, by mapping index: the mappings' own, except that a mapping
+    /// whose objects a to-one of an earlier mapping looks up (a ``candidates(in:destinationLayout:destinationModel:)``)
+    /// is moved just before that mapping, so that the to-one can be written at insert
+    /// (`PersonToPerson.address = lookup(PersonToAddress, $source)`: PersonToAddress is made first).
+    ///
+    /// A function of the mapping models alone. The store is the same in either order: a mapping moves
+    /// only past mappings of the default policy (whose stage 1 makes its own objects and reads no
+    /// other mapping's; to-ones at insert are decided after the order, from it), itself of the default
+    /// policy, and never past a mapping that makes objects in the same table (primary keys are
+    /// numbered per table, in pass order: each table's keys stay as they were).
+    static func createOrder(in mappings: [CompiledMapping], destinationLayout: StoreLayout, destinationModel: ObjectModel) -> [Int] {
+        var order = mappings.map(\.index)
+        for candidate in candidates(in: mappings, destinationLayout: destinationLayout, destinationModel: destinationModel) {
+            guard let at = order.firstIndex(of: candidate.mapping), let from = order.firstIndex(of: candidate.lookup), from > at,
+                let table = mappings[candidate.lookup].destination?.table
+            else { continue }
+            let passed = order[at..<from].map { mappings[$0] }
+            guard passed.allSatisfy({ $0.policy is DefaultMigrationPolicy && $0.destination?.table != table }) else { continue }
+            order.remove(at: from)
+            order.insert(candidate.lookup, at: at)
+        }
+        return order
     }
 
     /// The relationships of `mapping` named in `names`, resolved.
@@ -81,9 +129,12 @@ enum ToOnesAtInsert {
         guard let source = mapping.source, let schema = mapping.sourceSchema else { return [] }
         return names.compactMap { name in
             guard let index = mapping.relationships.firstIndex(where: { $0.name == name }), let direct = mapping.directLookups[index],
-                let slot = direct.slot, let lookedUp = RepeatedLinks.mapping(named: direct.mappingName, in: mappings),
-                let target = lookedUp.destination, let column = source.toOne(named: schema.keys[slot])?.column
+                let lookedUp = RepeatedLinks.mapping(named: direct.mappingName, in: mappings), let target = lookedUp.destination
             else { return nil }
+            guard let slot = direct.slot else {
+                return Relationship(name: name, slot: nil, sourceColumn: "Z_PK", lookup: lookedUp.index, targetEntity: target.number)
+            }
+            guard let column = source.toOne(named: schema.keys[slot])?.column else { return nil }
             return Relationship(name: name, slot: slot, sourceColumn: column, lookup: lookedUp.index, targetEntity: target.number)
         }
     }

@@ -42,12 +42,13 @@ struct Partitioner {
     /// - Parameters:
     ///   - mappings: the compiled mappings; `variant(mapping, partition)` gives the compiled form of a
     ///     mapping restricted to a partition.
+    ///   - createOrder: the order of the create passes by mapping index (see `ToOnesAtInsert.createOrder`).
     func plan(
         mappings: [CompiledMapping], variant: (CompiledMapping, String?) throws -> CompiledMapping, source: Database,
-        fingerprint: String
+        fingerprint: String, createOrder: [Int]? = nil
     ) throws -> MigrationPlan {
         var planMappings: [MigrationPlan.Mapping] = []
-        var createPasses: [MigrationPlan.Pass] = []
+        var createPasses: [Int: [MigrationPlan.Pass]] = [:]
         var relationshipPasses: [MigrationPlan.Pass] = []
         for mapping in mappings {
             planMappings.append(
@@ -59,13 +60,16 @@ struct Partitioner {
             for partition in effectivePartitions {
                 let compiled = try variant(mapping, partition)
                 let chunks = try self.chunks(compiled, source: source)
-                createPasses.append(MigrationPlan.Pass(stage: .createObjects, mapping: mapping.index, partition: partition, chunks: chunks))
+                createPasses[mapping.index, default: []].append(
+                    MigrationPlan.Pass(stage: .createObjects, mapping: mapping.index, partition: partition, chunks: chunks))
                 relationshipPasses.append(
                     MigrationPlan.Pass(stage: .createRelationships, mapping: mapping.index, partition: partition, chunks: chunks))
             }
         }
-        return MigrationPlan(
-            chunkSize: chunkSize, mappings: planMappings, passes: createPasses + relationshipPasses, fingerprint: fingerprint)
+        // The create passes in `createOrder` (the mappings' own order without one); stage 2 keeps the mappings' order.
+        let order = createOrder ?? mappings.map(\.index)
+        let created = order.flatMap { createPasses[$0] ?? [] }
+        return MigrationPlan(chunkSize: chunkSize, mappings: planMappings, passes: created + relationshipPasses, fingerprint: fingerprint)
     }
 
     /// The chunks of one mapping's source objects.

@@ -162,10 +162,7 @@ public struct StagedMigration {
                     versions = try references.map { try $0.resolve(in: model) }
                     for (from, to) in zip(versions, versions.dropFirst()) {
                         do {
-                            let inferred = try MappingModel.inference(from: from.name, to: to.name, in: model)
-                            steps.append(
-                                ProgressiveMigration.Step(
-                                    from: from, to: to, mappings: [inferred.mapping], inferred: true, mappingLabels: ["inferred"], warnings: inferred.warnings))
+                            steps.append(try Self.inferredStep(from, to, in: model))
                         } catch {
                             problem(index, stage, MigrationError(.noMigrationPath, "\(from.name) → \(to.name) cannot be inferred (a lightweight stage's steps must be)", underlying: error))
                         }
@@ -201,10 +198,7 @@ public struct StagedMigration {
                             ProgressiveMigration.Step(from: from, to: to, mappings: [mapping], inferred: false, mappingLabels: [name]))
                     } else {
                         do {
-                            let inferred = try MappingModel.inference(from: from.name, to: to.name, in: model)
-                            steps.append(
-                                ProgressiveMigration.Step(
-                                    from: from, to: to, mappings: [inferred.mapping], inferred: true, mappingLabels: ["inferred"], warnings: inferred.warnings))
+                            steps.append(try Self.inferredStep(from, to, in: model))
                         } catch {
                             problem(index, stage, MigrationError(.noMigrationPath, "no mapping model is given for \(from.name) → \(to.name) and it cannot be inferred", underlying: error))
                         }
@@ -244,6 +238,13 @@ public struct StagedMigration {
     }
 
     /// The path without the repeated version where consecutive stages join.
+    /// The step from `from` to `to` by the inferred mapping.
+    static func inferredStep(_ from: VersionedModel.Version, _ to: VersionedModel.Version, in model: VersionedModel) throws -> ProgressiveMigration.Step {
+        let inferred = try MappingModel.inference(from: from.name, to: to.name, in: model)
+        return ProgressiveMigration.Step(
+            from: from, to: to, mappings: [inferred.mapping], inferred: true, mappingLabels: ["inferred"], warnings: inferred.warnings)
+    }
+
     static func unique(_ names: [String]) -> [String] {
         var result: [String] = []
         for name in names where result.last != name { result.append(name) }
