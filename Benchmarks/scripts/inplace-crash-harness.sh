@@ -14,10 +14,10 @@
 #   deferred Cleanup v1 -> v2 (Tests/InPlaceModels) with --defer-cleanup, then `moult finish` (killed too:
 #            named points inplace-cleanup-statement:n), 200,000 items
 #   kinds    Kinds v1 -> v2 (models/Kinds.xcdatamodeld), by SQL: a to-many made ordered, a to-many made
-#            to-one, Integer 32 -> Decimal, a removed sub-entity whose objects links reach, a derived
+#            to-one, Integer 32 -> a required Decimal with a default (1 book in 17 has nil), a removed sub-entity whose objects links reach, a derived
 #            count's triggers dropped and made again; 200,000 books, 20,000 shelves (Z_ENT 2 Shelf, 3 the
 #            removed Crate: 16,000 of them), 20,000 tags. Named points inplace-change-<kind>:n before
-#            each change of a kind
+#            each change of a kind; an R-tree index on Book.sold (Z_RT_Book_bySold) dropped and made again
 #   triggers People v1 -> v2, 20,000 persons, with an application's trigger on ZPERSON (Photos-like
 #            ZT_): dropped around the change and made again (named point inplace-foreign-triggers)
 # For each mode: an uninterrupted in-place run on a copy is the reference. Then K kills at random instants
@@ -100,7 +100,7 @@ setup_mode() {
             | sqlite3 "$WORK/$mode-original.sqlite"
         sqlite3 "$WORK/$mode-original.sqlite" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000)
             INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZSOLD, ZSHELF, Z2_SHELF, ZTITLE)
-            SELECT i, 1, 1, (i * 7919) % 100003, CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 13) % 20000 + 1 END,
+            SELECT i, 1, 1, CASE WHEN i % 17 = 0 THEN NULL ELSE (i * 7919) % 100003 END, CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 13) % 20000 + 1 END,
                 CASE WHEN i % 11 = 0 THEN NULL WHEN ((i * 13) % 20000 + 1) % 5 = 0 THEN 2 ELSE 3 END, 'book-' || i FROM n;
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
             INSERT INTO ZSHELF (Z_PK, Z_ENT, Z_OPT, ZDEPTH, ZNAME) SELECT i, CASE WHEN i % 5 = 0 THEN 2 ELSE 3 END, 1,
@@ -110,6 +110,7 @@ setup_mode() {
             UPDATE ZSHELF SET ZBOOKCOUNT = (SELECT COUNT(*) FROM ZBOOK WHERE ZBOOK.ZSHELF = ZSHELF.Z_PK);
             UPDATE Z_PRIMARYKEY SET Z_MAX = 200000 WHERE Z_ENT = 1; UPDATE Z_PRIMARYKEY SET Z_MAX = 20000 WHERE Z_ENT IN (2, 4);" >/dev/null
         sqlite3 "$WORK/$mode-original.sqlite" "$triggers"
+        sqlite3 "$WORK/$mode-original.sqlite" "INSERT INTO Z_RT_Book_bySold (Z_PK, ZSOLD_MIN, ZSOLD_MAX) SELECT Z_PK, ZSOLD, ZSOLD FROM ZBOOK" >/dev/null
         ARGS=(--model "$KINDS") ;;
     esac
     SRC="$WORK/$mode-original.sqlite"
@@ -203,7 +204,8 @@ for mode in $MODES; do
     triggers) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:3 inplace-foreign-triggers:1 inplace-before-commit:1" ;;
     kinds) POINTS="inplace-backup-copied:1 inplace-change-dropTriggers:1 inplace-change-rebuildTable:1 inplace-change-rebuildTable:2
         inplace-change-rebuildTable:3 inplace-change-dropTable:2 inplace-change-renameTable:3 inplace-change-createIndex:2
-        inplace-change-primaryKeys:1 inplace-change-computeDerived:1 inplace-change-createTriggers:1 inplace-statement:9 inplace-before-commit:1" ;;
+        inplace-change-primaryKeys:1 inplace-change-computeDerived:1 inplace-change-createTriggers:1 inplace-statement:9 inplace-before-commit:1
+        inplace-change-dropTable:1 inplace-change-createTable:1 inplace-change-createTriggers:2" ;;
     esac
     for point in $POINTS; do one_kill "$mode" "at $point" "" "$point"; done
     if [[ "$mode" == deferred ]]; then

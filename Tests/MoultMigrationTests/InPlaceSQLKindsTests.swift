@@ -211,6 +211,55 @@ import Testing
         #expect(try Self.rows(result.inPlace, raw) == Self.rows(result.streamed, raw))
     }
 
+    /// An optional integer made a required Decimal: with a default, a nil becomes it (bound as the
+    /// copy binds a Decimal, its double); without one, a nil is refused (67) by both, the store unchanged.
+    static func decimalCase(default value: String?) throws -> (v1: ObjectModel, v2: ObjectModel) {
+        let v1 = try ObjectModel { Entity("Sample") { Attribute("count", .integer32); Attribute("label", .string) } }
+        var count = Attribute("count", .decimal).required()
+        if let value { count = count.defaultValue(value) }
+        let attribute = count
+        let v2 = try ObjectModel { Entity("Sample") { attribute; Attribute("label", .string) } }
+        return (v1, v2)
+    }
+
+    static func fillSamples(_ writer: StoreWriter) throws {
+        for (i, count) in [Int64(3), -7, Int64(Int32.max)].enumerated() {
+            try writer.insert("Sample", ["count": .int(count), "label": .string("s\(i)")])
+        }
+        try writer.insert("Sample", ["count": .null, "label": .string("none")])
+    }
+
+    @Test(arguments: ["2.5", "40"])
+    func anIntegerMadeARequiredDecimalWithADefaultRunsBySQL(_ value: String) throws {
+        let (v1, v2) = try Self.decimalCase(default: value)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try InPlaceValidationTests.run(v1, v2, in: directory) { try Self.fillSamples($0) }
+        InPlaceTests.expectSQL(result.method)
+        #expect(result.streamed == nil)
+        #expect(result.inPlace == nil)
+        let copy = directory.appending("copy.sqlite")
+        try expectSameContent(result.store, copy, model: v2, "integer → required Decimal, default \(value)")
+        let raw = "SELECT Z_PK, ZCOUNT, typeof(ZCOUNT), ZLABEL FROM ZSAMPLE ORDER BY Z_PK"
+        #expect(try Self.rows(result.store, raw) == Self.rows(copy, raw))
+        #expect(try Self.rows(result.store, "SELECT ZCOUNT FROM ZSAMPLE WHERE ZLABEL = 'none'") == [value == "40" ? "40" : "2.5"])
+    }
+
+    @Test func anIntegerMadeARequiredDecimalWithoutDefaultRefusesTheNilsAsTheCopyDoes() throws {
+        let (v1, v2) = try Self.decimalCase(default: nil)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try InPlaceValidationTests.run(v1, v2, in: directory) { try Self.fillSamples($0) }
+        InPlaceTests.expectSQL(result.method)
+        #expect(result.streamed?.code == .validationFailed)
+        let error = try #require(result.inPlace)
+        #expect(error.code == .validationFailed)
+        #expect(error.failures.map(\.property) == ["count"])
+        #expect(error.failures.map(\.primaryKey) == [4])
+        #expect(try InPlaceValidationTests.hashes(result.store) == InPlaceValidationTests.hex(StoreMetadata(model: v1).entityHashes))
+        #expect(try Self.rows(result.store, "SELECT typeof(ZCOUNT) FROM ZSAMPLE WHERE Z_PK = 1") == ["integer"])
+    }
+
     // MARK: - Links that can reach a removed entity
 
     static let zoo: ObjectModel = try! ObjectModel {
@@ -288,19 +337,79 @@ import Testing
         #expect(try Self.rows(result.inPlace, "SELECT count(*) FROM \(joinTable.name)") == Self.rows(result.streamed, "SELECT count(*) FROM \(joinTable.name)"))
     }
 
-    @Test func aRequiredLinkThatCanReachARemovedEntityStreamsForValidation() throws {
-        let method = try InPlaceTests.method(
-            ObjectModel {
-                Entity("Owner") { Relationship("pet", to: "Pet").required() }
-                Entity("Pet") { Attribute("name", .string) }
-                Entity("Fish", parent: "Pet") { Attribute("fins", .integer16) }
-            },
-            ObjectModel {
-                Entity("Owner") { Relationship("pet", to: "Pet").required() }
-                Entity("Pet") { Attribute("name", .string) }
-            })
-        guard case .streaming(let reasons) = method else { Issue.record("a required link to removed objects streams"); return }
-        #expect(reasons.contains { $0.contains("is required") && $0.contains("Fish") }, "\(reasons)")
+    // MARK: - Required links that can reach a removed entity (SQL, then validation before commit)
+
+    static let pets: ObjectModel = try! ObjectModel {
+        Entity("Owner") {
+            Attribute("name", .string)
+            Relationship("pet", to: "Pet").required()
+            Relationship("fed", toMany: "Pet", inverse: "feeder").count(min: 1, max: 0)
+        }
+        Entity("Pet") {
+            Attribute("name", .string)
+            Relationship("feeder", to: "Owner", inverse: "fed")
+        }
+        Entity("Fish", parent: "Pet") { Attribute("fins", .integer16) }
+    }
+
+    static let petsWithoutFish: ObjectModel = try! ObjectModel {
+        Entity("Owner") {
+            Attribute("name", .string)
+            Relationship("pet", to: "Pet").required()
+            Relationship("fed", toMany: "Pet", inverse: "feeder").count(min: 1, max: 0)
+        }
+        Entity("Pet") {
+            Attribute("name", .string)
+            Relationship("feeder", to: "Owner", inverse: "fed")
+        }
+    }
+
+    /// Owners whose pet and fed pets are plain pets, fish left about (some fed by an owner who also
+    /// feeds a pet); with `breaks`, one owner's pet is a fish (`pet`), another feeds only fish (`fed`).
+    static func fillPets(_ writer: StoreWriter, breaks: Set<String>) throws {
+        let pets = try (0..<4).map { try writer.insert("Pet", ["name": .string("p\($0)")]) }
+        let fish = try (0..<4).map { try writer.insert("Fish", ["name": .string("f\($0)"), "fins": .int(Int64($0))]) }
+        for o in 0..<3 {
+            let pet = breaks.contains("pet") && o == 1 ? fish[0] : pets[o]
+            let owner = try writer.insert("Owner", ["name": .string("o\(o)"), "pet": .object(pet)])
+            let fed = breaks.contains("fed") && o == 2 ? [fish[2], fish[3]] : [pets[o], fish[o]]
+            try writer.relate("fed", owner, to: fed)
+        }
+    }
+
+    @Test func aRequiredLinkThatCanReachARemovedEntityRunsBySQLWhenNoObjectLosesIt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try InPlaceValidationTests.run(Self.pets, Self.petsWithoutFish, in: directory) { writer in
+            try Self.fillPets(writer, breaks: [])
+        }
+        InPlaceTests.expectSQL(result.method)
+        #expect(result.streamed == nil)
+        #expect(result.inPlace == nil)
+        try expectSameContent(result.store, directory.appending("copy.sqlite"), model: Self.petsWithoutFish, "required links, fish removed")
+        // The fish fed went with them.
+        #expect(try Self.rows(result.store, "SELECT count(*) FROM ZPET WHERE ZFEEDER IS NOT NULL") == ["3"])
+    }
+
+    @Test(arguments: ["pet", "fed"])
+    func aRequiredLinkThatLosesItsObjectIsRefusedAsTheCopyRefusesIt(_ broken: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try InPlaceValidationTests.run(Self.pets, Self.petsWithoutFish, in: directory) { writer in
+            try Self.fillPets(writer, breaks: [broken])
+        }
+        InPlaceTests.expectSQL(result.method)
+        let streamed = try #require(result.streamed)
+        let inPlace = try #require(result.inPlace)
+        #expect(streamed.code == .validationFailed)
+        #expect(inPlace.code == .validationFailed)
+        #expect(inPlace.category.exitCode == 67)
+        #expect(Set(inPlace.failures.map(\.property)) == [broken])
+        #expect(Set(inPlace.failures.map(\.property)) == Set(streamed.failures.map(\.property)))
+        #expect(inPlace.failures.map(\.primaryKey) == [broken == "pet" ? 2 : 3])
+        // Unchanged, at v1.
+        #expect(try InPlaceValidationTests.hashes(result.store) == InPlaceValidationTests.hex(StoreMetadata(model: Self.pets).entityHashes))
+        #expect(try Self.rows(result.store, "SELECT count(*) FROM ZPET") == ["8"])
     }
 }
 
@@ -413,5 +522,80 @@ import Testing
         #expect(report.ranBySQL == [false])
         #expect(try !Self.triggers(store).contains { $0.contains("ZT_ZPAGE_TOUCH") })
         #expect(try InPlaceSQLKindsTests.rows(store, "SELECT ZPAGESCOUNT FROM ZBOOK") == ["1"])
+    }
+}
+
+/// R-tree fetch indexes (`Z_RT_` virtual tables kept by triggers on the entity's table): in place, the
+/// old ones and their triggers are dropped before the tables change, the new ones made after, filled
+/// from every row of their table, and their triggers made, as a new store has them.
+@Suite struct InPlaceRTreeTests {
+    static func model(rTree: Bool, harbour: Bool) throws -> ObjectModel {
+        let index = rTree
+            ? """
+                <fetchIndex name="boundedByRect">
+                    <fetchIndexElement property="latitude" type="RTree" order="ascending"/>
+                    <fetchIndexElement property="longitude" type="RTree" order="ascending"/>
+                </fetchIndex>
+            """ : ""
+        let more = harbour
+            ? """
+            <entity name="Harbour" representedClassName="Harbour" parentEntity="Place" syncable="YES">
+                <attribute name="depth" optional="YES" attributeType="Integer 32"/>
+            </entity>
+            """ : ""
+        let note = harbour ? #"<attribute name="note" optional="YES" attributeType="String" defaultValueString="none"/>"# : ""
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Place" representedClassName="Place" syncable="YES">
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                    <attribute name="latitude" optional="YES" attributeType="Double"/>
+                    <attribute name="longitude" optional="YES" attributeType="Double"/>
+                    \(note)
+                    \(index)
+                </entity>
+                \(more)
+            </model>
+            """
+        return try ObjectModel(xcodeContents: Data(xml.utf8))
+    }
+
+    static let name = "Z_RT_Place_boundedByRect"
+
+    /// (index at v1, index at v2): kept across a rebuild (a new sub-entity renumbers the rows), added,
+    /// removed.
+    @Test(arguments: [(true, true), (false, true), (true, false)])
+    func anRTreeIndexIsMadeAndFilledAsANewStoreHasIt(_ indexes: (Bool, Bool)) throws {
+        let v1 = try Self.model(rTree: indexes.0, harbour: false)
+        let v2 = try Self.model(rTree: indexes.1, harbour: true)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try InPlaceTests.Case(v1: v1, v2: v2).run(in: directory) { writer, _ in
+            for i in 0..<9 {
+                var values: [String: Value] = ["name": .string("p\(i)")]
+                // A nil coordinate is stored as 0 by the R-tree, by either path; a value between floats rounds outwards.
+                if i != 4 { values["latitude"] = .double(Double(i) * 10.1 - 40) }
+                if i != 7 { values["longitude"] = .double(Double(i) / 3) }
+                try writer.insert("Place", values)
+            }
+        }
+        InPlaceTests.expectSQL(result.method)
+        try InPlaceTests.expectEquivalent(result, model: v2)
+        let schema = "SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'Z_RT_%' ORDER BY name"
+        #expect(try InPlaceSQLKindsTests.rows(result.inPlace, schema) == InPlaceSQLKindsTests.rows(result.streamed, schema))
+        guard indexes.1 else {
+            #expect(try InPlaceSQLKindsTests.rows(result.inPlace, schema).isEmpty)
+            return
+        }
+        let content = "SELECT * FROM \(Self.name) ORDER BY Z_PK"
+        #expect(try InPlaceSQLKindsTests.rows(result.inPlace, content).count == 9)
+        #expect(try InPlaceSQLKindsTests.rows(result.inPlace, content) == InPlaceSQLKindsTests.rows(result.streamed, content))
+        // Its triggers keep it current, in the migrated store as in a new one.
+        let database = try Database(url: result.inPlace, mode: .readWrite)
+        defer { database.close() }
+        try database.execute("UPDATE ZPLACE SET ZLATITUDE = 12.5 WHERE Z_PK = 2")
+        try database.execute("DELETE FROM ZPLACE WHERE Z_PK = 3")
+        #expect(try database.scalar("SELECT ZLATITUDE_MIN FROM \(Self.name) WHERE Z_PK = 2") == .double(12.5))
+        #expect(try database.scalar("SELECT COUNT(*) FROM \(Self.name)") == .int(8))
     }
 }

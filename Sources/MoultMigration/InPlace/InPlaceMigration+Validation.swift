@@ -10,11 +10,13 @@ extension InPlaceMigration {
     /// The streaming engine checks every rule of the destination model (stage 3). An SQL step checks
     /// the ones the step itself can break: an attribute made required with no default (nils stay),
     /// new or tighter bounds, a new regular expression, a type change, a to-one made required, new
-    /// counts on a to-many.
+    /// counts on a to-many, a required relationship (or one with counts) that may lose objects of a
+    /// removed entity (the SQL step clears those links, as the copy leaves them out).
     static func rulesTheStepCanBreak(
         _ correspondence: LayoutCorrespondence, source: ObjectModel, destination: ObjectModel
     ) -> [String: Set<String>] {
         var checked: [String: Set<String>] = [:]
+        let removed = Set(source.entities.map(\.name)).subtracting(correspondence.entities.values)
         for (destinationEntity, sourceEntity) in correspondence.entities {
             let names = correspondence.properties[destinationEntity] ?? [:]
             var properties: Set<String> = []
@@ -32,6 +34,10 @@ extension InPlaceMigration {
                     continue
                 }
                 if relationship.ruleSignature != old.ruleSignature || relationship.destinationEntity != old.destinationEntity {
+                    properties.insert(relationship.name)
+                } else if relationship.hasRules,
+                    source.hierarchy(from: old.destinationEntity).contains(where: { removed.contains($0.name) })
+                {
                     properties.insert(relationship.name)
                 }
             }

@@ -621,6 +621,13 @@ public struct InPlaceMigration {
         ]
         for table in layout.tables { expected[table.name] = Set(table.columns.map(\.name)) }
         for table in layout.joinTables { expected[table.name] = Set(table.columns + table.orderColumns) }
+        // An R-tree index: its virtual table and the shadow tables SQLite keeps for it.
+        for rTree in layout.rTrees {
+            expected[rTree.name] = Set(["Z_PK"] + rTree.columns.flatMap { [$0 + "_MIN", $0 + "_MAX"] })
+            expected[rTree.name + "_node"] = ["nodeno", "data"]
+            expected[rTree.name + "_parent"] = ["nodeno", "parentnode"]
+            expected[rTree.name + "_rowid"] = ["rowid", "nodeno"]
+        }
         guard Set(tables.keys) == Set(expected.keys) else { return false }
         for name in tables.keys {
             guard Set(try database.columns(of: name)) == expected[name] else { return false }

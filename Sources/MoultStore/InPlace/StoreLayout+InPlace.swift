@@ -20,9 +20,6 @@ extension StoreLayout {
     /// - Returns: ``InPlaceOutcome/unsupported(_:)`` with the reasons when a change cannot be made by
     ///   SQL alone with the same result as a copy through the mapping (the caller then streams).
     public func inPlaceChanges(to destination: StoreLayout, correspondence: LayoutCorrespondence) -> InPlaceOutcome {
-        if !rTrees.isEmpty || !destination.rTrees.isEmpty {
-            return .unsupported(["the schema has R-tree fetch indexes (virtual tables kept by triggers): the new store is made whole"])
-        }
         var builder = InPlaceBuilder(old: self, new: destination, correspondence: correspondence)
         builder.build()
         guard builder.problems.isEmpty else { return .unsupported(builder.problems) }
@@ -30,10 +27,21 @@ extension StoreLayout {
         // Derived attributes' triggers (`Z_DA_`), as Core Data rebuilds a schema: dropped before the
         // tables change (a trigger names the tables and columns it updates), then the new version's
         // values computed for every row, then the new version's triggers made.
-        if !derivedTriggers.isEmpty {
+        // R-tree fetch indexes (`Z_RT_` virtual tables kept by triggers on the entity's table): the old
+        // ones and their triggers dropped first (dropping the virtual table drops its shadow tables), the
+        // new ones made after the tables, filled from every row of their table (the rows the copy's
+        // inserts pass through the insert trigger, each with its final values), then their triggers.
+        if !rTrees.isEmpty {
             changes.insert(
                 InPlaceChange(
-                    kind: .dropTriggers, summary: "\(derivedTriggers.count) derived attributes' triggers",
+                    kind: .dropTable, summary: rTrees.map(\.name).joined(separator: ", ") + " (R-tree indexes)",
+                    statements: rTrees.map { InPlaceStatement("DROP TABLE IF EXISTS \(quoted($0.name))") }, touchesRows: false),
+                at: 0)
+        }
+        if !derivedTriggers.isEmpty || !rTrees.isEmpty {
+            changes.insert(
+                InPlaceChange(
+                    kind: .dropTriggers, summary: "\(derivedTriggers.count) derived attributes' triggers, \(rTrees.count) R-tree indexes' triggers",
                     statements: triggerNames.map { InPlaceStatement("DROP TRIGGER IF EXISTS \(quoted($0))") }, touchesRows: false),
                 at: 0)
         }
@@ -50,6 +58,22 @@ extension StoreLayout {
                 InPlaceChange(
                     kind: .createTriggers, summary: "\(destination.derivedTriggers.count) derived attributes' triggers",
                     statements: destination.derivedTriggers.map { InPlaceStatement($0) }, touchesRows: false))
+        }
+        for rTree in destination.rTrees {
+            let bounds = rTree.columns.flatMap { [quoted($0 + "_MIN"), quoted($0 + "_MAX")] }
+            let values = rTree.columns.flatMap { [quoted($0), quoted($0)] }
+            changes.append(
+                InPlaceChange(
+                    kind: .createTable, summary: "\(rTree.name) (R-tree index of \(rTree.table), filled from its rows)",
+                    statements: [
+                        InPlaceStatement(rTree.createSQL),
+                        InPlaceStatement(
+                            "INSERT INTO \(quoted(rTree.name)) (\((["Z_PK"] + bounds).joined(separator: ", "))) SELECT \((["Z_PK"] + values).joined(separator: ", ")) FROM \(quoted(rTree.table)) ORDER BY Z_PK"),
+                    ], touchesRows: true))
+            changes.append(
+                InPlaceChange(
+                    kind: .createTriggers, summary: "\(rTree.name)'s triggers", statements: rTree.triggerSQL.map { InPlaceStatement($0) },
+                    touchesRows: false))
         }
         return .script(InPlaceScript(changes: changes))
     }
@@ -141,10 +165,13 @@ private enum ColumnValue: Hashable {
     /// An SQL expression over the source row (``InPlaceBuilder/rowAlias``): links cleared where they
     /// reach removed objects, an order numbered, the first of a to-many. Only a rebuild selects it.
     case sql(String)
+    /// An SQL expression over the source row, its nil replaced by a value (a required attribute's
+    /// default where a cast source value is nil). Only a rebuild selects it.
+    case sqlCoalesce(String, Value)
 
     var sourceColumn: String? {
         switch self {
-        case .null, .constant, .sql: nil
+        case .null, .constant, .sql, .sqlCoalesce: nil
         case .column(let c), .coalesce(let c, _), .renumbered(let c, _), .constantUnlessNull(let c, _): c
         }
     }
@@ -255,23 +282,10 @@ private struct InPlaceBuilder {
         // A removed entity's objects disappear, and so do links to them: the copy finds no new object
         // for them and leaves the link out. By SQL, the to-one columns and key columns that can hold
         // them are cleared and the join rows naming them are left out (see `keptCondition`). A required
-        // relationship that may lose its object streams, so that validation reports it.
+        // relationship (or one with a minimum count) that may lose its object is checked before the
+        // step commits, as the copy's validation checks it (`InPlaceMigration.rulesTheStepCanBreak`).
         let removed = Set(old.entities.map(\.name)).subtracting(claimed.keys)
         removedNumbers = Set(removed.compactMap { old.entity(named: $0)?.number })
-        guard !removed.isEmpty else { return }
-        for destination in new.entities {
-            guard let source = source(of: destination.name) else { continue }
-            for relationship in new.model.relationships(of: destination.name) where !relationship.isTransient {
-                guard let sourceName = sourceProperty(relationship.name, of: destination.name),
-                    let sourceRelationship = old.model.relationship(named: sourceName, of: source.name)
-                else { continue }
-                let reachable = old.model.hierarchy(from: sourceRelationship.destinationEntity).map(\.name).filter(removed.contains)
-                if !reachable.isEmpty && (!relationship.isOptional || relationship.minCount > 0) {
-                    problems.append(
-                        "\(destination.name).\(relationship.name) is required and may point at objects of the removed entity \(reachable.joined(separator: ", ")): the copy validates it object by object")
-                }
-            }
-        }
     }
 
     /// The numbers of removed source entities whose objects a key column referring to `entity`'s
@@ -352,11 +366,11 @@ private struct InPlaceBuilder {
                 // Integers → Decimal: the copy writes each as a double (`Decimal` bound as its double
                 // value), which the DECIMAL column's NUMERIC affinity stores back as an integer when
                 // it is one exactly (rounded beyond 2^53, as a double); `CAST(… AS REAL)` does the same.
-                guard replacement == nil else {
-                    problems.append("\(entityName).\(name) becomes Decimal and required: it is copied object by object")
-                    return .null
-                }
-                return .sql("CAST(\(quoted(sourceAttribute.column)) AS REAL)")
+                // Made required with a default, a nil becomes the default, bound as the copy binds a
+                // Decimal (its double value); without one, the nil stays and validation refuses it.
+                let cast = "CAST(\(quoted(sourceAttribute.column)) AS REAL)"
+                if let replacement { return .sqlCoalesce(cast, replacement) }
+                return .sql(cast)
             }
             if let replacement { return .coalesce(sourceAttribute.column, replacement) }
             return .column(sourceAttribute.column)
@@ -497,6 +511,9 @@ private struct InPlaceBuilder {
             return "CASE WHEN \(quoted(column)) IS NULL THEN NULL ELSE ? END"
         case .sql(let sql):
             return sql
+        case .sqlCoalesce(let sql, let constant):
+            arguments.append(constant)
+            return "COALESCE(\(sql), ?)"
         }
     }
 
@@ -709,7 +726,7 @@ private struct InPlaceBuilder {
                     if let sourceColumn, hasColumn(sourceColumn) { return nil }
                 case .column(let c):
                     _ = c
-                case .sql:
+                case .sql, .sqlCoalesce:
                     return nil
                 case .renumbered(_, let map):
                     if !map.allSatisfy({ $0.key == $0.value }) { return nil }
