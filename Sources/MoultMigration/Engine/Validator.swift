@@ -8,7 +8,7 @@ import MoultStore
 ///
 /// Rules: non-optional attributes and to-one relationships are set; numbers, dates and string lengths
 /// are within their bounds; strings match their regular expression; to-many relationships have
-/// between their minimum and maximum count.
+/// between their minimum and maximum count; a one-to-one's object points back.
 struct Validator {
     let model: ObjectModel
     let layout: StoreLayout
