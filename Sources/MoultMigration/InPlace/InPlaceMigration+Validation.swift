@@ -16,6 +16,7 @@ extension InPlaceMigration {
         _ correspondence: LayoutCorrespondence, source: ObjectModel, destination: ObjectModel
     ) -> [String: Set<String>] {
         var checked: [String: Set<String>] = [:]
+        var inverses: [String: Set<String>] = [:]
         let removed = Set(source.entities.map(\.name)).subtracting(correspondence.entities.values)
         for (destinationEntity, sourceEntity) in correspondence.entities {
             let names = correspondence.properties[destinationEntity] ?? [:]
@@ -35,14 +36,22 @@ extension InPlaceMigration {
                 }
                 if relationship.ruleSignature != old.ruleSignature || relationship.destinationEntity != old.destinationEntity {
                     properties.insert(relationship.name)
+                    // A relationship made a one-to-one: its inverse's objects must point back too
+                    // (several objects may name one that names only one of them).
+                    if !relationship.isToMany, let inverse = destination.inverse(of: relationship), !inverse.isToMany {
+                        for holder in destination.hierarchy(from: relationship.destinationEntity) {
+                            inverses[holder.name, default: []].insert(inverse.name)
+                        }
+                    }
                 } else if relationship.hasRules,
                     source.hierarchy(from: old.destinationEntity).contains(where: { removed.contains($0.name) })
                 {
                     properties.insert(relationship.name)
                 }
             }
-            if !properties.isEmpty { checked[destinationEntity] = properties }
+            if !properties.isEmpty { checked[destinationEntity, default: []].formUnion(properties) }
         }
+        for (entity, names) in inverses { checked[entity, default: []].formUnion(names) }
         return checked
     }
 }

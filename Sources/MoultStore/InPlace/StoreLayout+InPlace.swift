@@ -429,7 +429,9 @@ private struct InPlaceBuilder {
             problems.append("\(destination.name).\(name) comes from \(source.name).\(sourceName), which is not a relationship")
             return .null
         }
-        if let relationship = new.model.relationship(named: name, of: destination.name), new.model.inverse(of: relationship) != nil {
+        if let relationship = new.model.relationship(named: name, of: destination.name), let inverse = new.model.inverse(of: relationship),
+            !keepsItsToOneInverse(relationship, inverse, sourceName, of: source)
+        {
             problems.append(
                 "\(destination.name).\(name) is to-one with an inverse and comes from the to-many \(source.name).\(sourceName): the copy writes the link from both ends, and which write is kept depends on the order of the mappings")
             return .null
@@ -470,6 +472,24 @@ private struct InPlaceBuilder {
         }
         let selected = entityNumber ? Self.renumberSQL(quoted("entity"), numberMap) : quoted("target")
         return .sql("(SELECT \(selected) FROM temp.\(quoted(stage)) WHERE \(quoted("owner")) = \(quoted(Self.rowAlias)).\(quoted("Z_PK")))")
+    }
+
+    /// Whether a to-many becoming a to-one keeps, as its inverse, the to-one that was its inverse (a
+    /// one-to-many made a one-to-one, both sides carried). The copy writes that link from both ends:
+    /// where an owner had one object, the first object is that one, as here; where it had several, the
+    /// destination's one-to-one check refuses the store (validation, before the step commits), as it
+    /// refuses the copy's.
+    private func keepsItsToOneInverse(
+        _ relationship: RelationshipDescription, _ inverse: RelationshipDescription, _ sourceName: String, of source: EntityLayout
+    ) -> Bool {
+        guard !inverse.isToMany,
+            let sourceRelationship = old.model.relationship(named: sourceName, of: source.name),
+            let sourceInverse = old.model.inverse(of: sourceRelationship), !sourceInverse.isToMany,
+            correspondence.properties[relationship.destinationEntity]?[inverse.name] == sourceInverse.name,
+            let holder = correspondence.entities[relationship.destinationEntity],
+            old.model.entity(holder, isKindOf: sourceRelationship.destinationEntity)
+        else { return false }
+        return true
     }
 
     /// `CASE <expression> WHEN old THEN new … END`: entity numbers translated, nil for a removed entity.
