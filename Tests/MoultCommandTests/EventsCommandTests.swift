@@ -295,5 +295,14 @@ import Testing
         // What is left of the 5 s the 50 objects are due at: the exact figure depends on the clock between
         // the pacer's start and the chunk (delay(done:elapsed:maxRate:) above pins the arithmetic).
         #expect(slept > .zero && slept <= .seconds(5), "\(slept)")
+
+        // The next step of a chain counts `done` from 0 again: its objects add to the earlier step's,
+        // so 50 + 50 objects at 10/s are due at 10 s, not at 5 s.
+        slept = .zero
+        pacer.chunkCommitted(
+            MigrationEvent.Chunk(
+                step: 2, steps: 2, pass: 0, passes: 1, stage: .createObjects, mapping: "N", chunk: 0, chunks: 1, rows: 50, done: 50, total: 50,
+                elapsed: 0, rate: 0, eta: nil))
+        #expect(slept > .seconds(4), "\(slept)")
     }
 }

@@ -510,7 +510,7 @@ import Testing
             let book = try writer.insert("Book", ["title": .string("b")])
             try writer.relate("pages", book, to: [try writer.insert("Page", ["number": .int(1)])])
         }
-        try created.database.execute(trigger)
+        try created.database.executeScript(trigger)
         created.database.close()
         let migration = try InPlaceMigration(store: store, model: model, to: "v2", keepsBackup: false)
         #expect(migration.methods[0].isSQL)
@@ -536,16 +536,36 @@ import Testing
     }
 
     /// An application's trigger on a table the change renames (ZPAGE → ZSHEET): it cannot be made
-    /// again as it was, so the step is copied whole instead (the copy is made from the model, without
-    /// it), and the report says so.
-    @Test func anApplicationsTriggerOnATableThatGoesMakesTheStepACopy() throws {
+    /// again as it was, and a copy made from the model would drop it: the run is refused (66) before
+    /// anything is written, naming the trigger, and the store keeps it.
+    @Test func anApplicationsTriggerOnATableThatGoesIsRefusedNotDropped() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (report, store) = try Self.migrateWithTrigger(
-            "CREATE TRIGGER ZT_ZPAGE_TOUCH AFTER UPDATE OF ZNUMBER ON ZPAGE BEGIN SELECT 1; END", in: directory)
-        #expect(report.ranBySQL == [false])
-        #expect(try !Self.triggers(store).contains { $0.contains("ZT_ZPAGE_TOUCH") })
-        #expect(try InPlaceSQLKindsTests.rows(store, "SELECT ZPAGESCOUNT FROM ZBOOK") == ["1"])
+        let trigger = "CREATE TRIGGER ZT_ZPAGE_TOUCH AFTER UPDATE OF ZNUMBER ON ZPAGE BEGIN SELECT 1; END"
+        let error = #expect(throws: MigrationError.self) { try Self.migrateWithTrigger(trigger, in: directory) }
+        #expect(error?.category.exitCode == 66)
+        #expect(error?.description.contains("trigger ZT_ZPAGE_TOUCH") == true, "\(error?.description ?? "")")
+        let store = directory.appending("store.sqlite")
+        #expect(try Self.triggers(store).contains(trigger))
+        #expect(try InPlaceSQLKindsTests.rows(store, "SELECT count(*) FROM ZPAGE") == ["1"])
+    }
+
+    /// A table and a view of the application's own, and a column added to a model's table: a copy
+    /// would drop them, so the run is refused (66) naming each, the store untouched.
+    @Test func anApplicationsTablesViewsAndColumnsAreRefusedNotDropped() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let error = #expect(throws: MigrationError.self) {
+            try Self.migrateWithTrigger(
+                "CREATE TABLE app_log (x); INSERT INTO app_log VALUES (1); CREATE VIEW app_view AS SELECT * FROM ZBOOK; ALTER TABLE ZBOOK ADD COLUMN app_note",
+                in: directory)
+        }
+        #expect(error?.category.exitCode == 66)
+        for name in ["table app_log", "view app_view", "column ZBOOK.app_note"] {
+            #expect(error?.description.contains(name) == true, "\(name): \(error?.description ?? "")")
+        }
+        #expect(try InPlaceSQLKindsTests.rows(directory.appending("store.sqlite"), "SELECT x FROM app_log") == ["1"])
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("store~.sqlite").path))
     }
 }
 

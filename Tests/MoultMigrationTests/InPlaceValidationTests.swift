@@ -166,4 +166,43 @@ import Testing
             }
         }
     }
+
+    /// A partial fetch index added in place (with an attribute: a fetch index alone changes no hash)
+    /// is made as a new store makes it, with its `WHERE`.
+    @Test func aPartialIndexAddedInPlaceKeepsItsWhere() throws {
+        let v1 = try ObjectModel { Entity("Item") { Attribute("state", .string) } }
+        let v2 = try ObjectModel {
+            Entity("Item") { Attribute("state", .string); Attribute("note", .string); FetchIndex("byState", "state").partial("state != nil") }
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try Self.run(v1, v2, in: directory) { writer in try writer.insert("Item", ["state": .string("a")]) }
+        InPlaceTests.expectSQL(result.method)
+        #expect(result.inPlace == nil)
+        let sql = "SELECT sql FROM sqlite_master WHERE type = 'index' AND name LIKE '%byState%'"
+        let inPlace = try InPlaceSQLKindsTests.rows(result.store, sql)
+        #expect(inPlace.count == 1 && inPlace.allSatisfy { $0.contains("WHERE") }, "\(inPlace)")
+        #expect(try inPlace == InPlaceSQLKindsTests.rows(directory.appending("copy.sqlite"), sql))
+    }
+
+    /// `--defer-cleanup` never defers a new unique index: a store whose rows break it is refused (67)
+    /// as without deferring, not left at the new version breaking its rule.
+    @Test func aDeferredCleanupDoesNotDeferAUniqueIndex() throws {
+        let v1 = try ObjectModel { Entity("Tag") { Attribute("name", .string) } }
+        let v2 = try ObjectModel { Entity("Tag") { Attribute("name", .string); Unique("name") } }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.appending("tags.sqlite")
+        let created = try SQLiteStore.create(at: store, model: v1)
+        let writer = try created.makeWriter()
+        try writer.write {
+            try writer.insert("Tag", ["name": .string("a")])
+            try writer.insert("Tag", ["name": .string("a")])
+        }
+        created.database.close()
+        var migration = try InPlaceMigration(store: store, model: Self.model(v1, v2), to: "v2", keepsBackup: false)
+        migration.defersCleanup = true
+        #expect(throws: (any Error).self) { try migration.run() }
+        #expect(try Self.hashes(store) == Self.hex(StoreMetadata(model: v1).entityHashes))
+    }
 }

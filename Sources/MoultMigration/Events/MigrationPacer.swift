@@ -16,6 +16,10 @@ public final class MigrationPacer: @unchecked Sendable {
     private let sleep: (Duration) -> Void
     private let start = ContinuousClock.now
     private var doneAtStart: Int?
+    /// `done` counts over one step's plan: the objects of the steps before the current one, and the
+    /// step and `done` of the last chunk seen, so that the ceiling holds over the whole chain.
+    private var doneInEarlierSteps = 0
+    private var lastChunk: (step: Int, done: Int)?
     private var pausedTime: Duration = .zero
 
     public init(
@@ -45,11 +49,14 @@ public final class MigrationPacer: @unchecked Sendable {
     /// run says so with `paused`/`resumed` events), then as long as the rate ceiling asks. Returns
     /// early when the run is cancelled (the engine then stops before the next chunk).
     public func chunkCommitted(_ event: MigrationEvent.Chunk) {
-        let base = doneAtStart ?? (event.done - event.rows)
+        if let last = lastChunk, last.step != event.step { doneInEarlierSteps += last.done }
+        lastChunk = (event.step, event.done)
+        let done = doneInEarlierSteps + event.done
+        let base = doneAtStart ?? (done - event.rows)
         doneAtStart = base
         waitWhilePaused()
         if let maxRate, !isCancelled() {
-            let wait = Self.delay(done: event.done - base, elapsed: ContinuousClock.now - start - pausedTime, maxRate: maxRate)
+            let wait = Self.delay(done: done - base, elapsed: ContinuousClock.now - start - pausedTime, maxRate: maxRate)
             var left = wait
             // In slices, so that a stop request is honoured within a poll interval.
             while left > .zero, !isCancelled() {

@@ -171,6 +171,7 @@ public struct InPlaceMigration {
         var stepsDone = 0
         do {
             try Self.checkpoint(store, timeout: lockTimeout)
+            try refuseLosingTheStoresOwnObjects()
             try Self.finishPendingCleanup(of: store, layout: StoreLayout(model: chain.sourceVersion.model), timeout: lockTimeout)
             var ranBySQL: [Bool] = []
             // A run killed after its backup was made keeps that backup (the original): a resumed run
@@ -573,6 +574,60 @@ public struct InPlaceMigration {
     struct ForeignTrigger {
         var name: String
         var sql: String
+    }
+
+    /// Refuses a run that would replace the store by a copy made from the model while the store holds
+    /// tables, views, indexes, columns or triggers of its own: the copy would not have them, and the
+    /// run would exit 0 having dropped an application's data. SQL steps keep an application's
+    /// triggers when their tables keep their columns; anything else makes a step a copy.
+    ///
+    /// - Throws: ``MigrationError`` `.incompatibleStore` (66) naming them; nothing is written.
+    func refuseLosingTheStoresOwnObjects() throws {
+        guard !chain.steps.isEmpty else { return }
+        let database = try Database(url: chain.store, mode: .readOnly)
+        defer { database.close() }
+        let layout = try StoreLayout(model: chain.sourceVersion.model)
+        // Tables and views the layout does not make (an R-tree's tables are the layout's), and columns
+        // it does not lay out in its own tables. Indexes are not data: a copy has the model's.
+        let known = Set(layout.schemaSQL.compactMap { Self.createdName($0) } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+        var own = try database.query("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'") { row in
+            (row.string(at: 0) ?? "", row.string(at: 1) ?? "")
+        }.filter { !known.contains($0.1) && !$0.1.hasPrefix("Z_RT_") }.map { "\($0.0) \($0.1)" }
+        for table in layout.tables {
+            let laidOut = Set(table.columns.map(\.name))
+            own += try database.columns(of: table.name).filter { !laidOut.contains($0) }.map { "column \(table.name).\($0)" }
+        }
+        for table in layout.joinTables {
+            let laidOut = Set(table.columns + table.orderColumns)
+            own += try database.columns(of: table.name).filter { !laidOut.contains($0) }.map { "column \(table.name).\($0)" }
+        }
+        let onlyTriggers = own.isEmpty
+        let triggers = try Self.foreignTriggers(layout, database)
+        own += triggers.map { "trigger \($0.name)" }
+        guard !own.isEmpty else { return }
+        if onlyTriggers {
+            // Kept when every step is by SQL and every trigger survives each step's change.
+            let kept = try zip(chain.steps, methods).allSatisfy { step, method in
+                guard method.isSQL else { return false }
+                let old = try StoreLayout(model: step.from.model)
+                let new = try StoreLayout(model: step.to.model)
+                return triggers.allSatisfy { Self.survives($0.sql, old: old, new: new) }
+            }
+            if kept { return }
+        }
+        throw MigrationError(
+            .incompatibleStore,
+            "the store \(chain.store.path) holds \(own.joined(separator: ", ")) of its own, which the model does not describe: a step of this migration replaces the store by a copy made from the model, which would drop them. Nothing was changed. Migrate with --output (a new store; the original stays as it is), or move them out first")
+    }
+
+    /// The name a `CREATE TABLE|INDEX|VIRTUAL TABLE|TRIGGER` statement makes.
+    static func createdName(_ sql: String) -> String? {
+        let words = sql.split(whereSeparator: { $0 == " " || $0 == "(" }).map(String.init)
+        guard let on = words.firstIndex(where: { ["TABLE", "INDEX", "TRIGGER"].contains($0.uppercased()) }) else { return nil }
+        var index = on + 1
+        if words.count > index + 2, words[index].uppercased() == "IF" { index += 3 }
+        guard index < words.count else { return nil }
+        return words[index].trimmingCharacters(in: CharacterSet(charactersIn: "\"`[]"))
     }
 
     /// The store's triggers the layout does not make, in the order SQLite lists them.

@@ -120,15 +120,9 @@ extension StoreLayout {
     }
 }
 
-/// `CREATE INDEX` for an index of a layout, every identifier quoted.
+/// `CREATE INDEX` for an index of a layout, as a new store makes it (its `WHERE` included).
 func createIndexSQL(_ index: IndexLayout, ifNotExists: Bool = false) -> String {
-    let terms = index.terms.map { term -> String in
-        let first = term.split(separator: " ").first.map(String.init) ?? term
-        let column = first.trimmingCharacters(in: CharacterSet(charactersIn: "\"`[]"))
-        let rest = term.split(separator: " ").dropFirst().joined(separator: " ")
-        return rest.isEmpty ? quoted(column) : "\(quoted(column)) \(rest)"
-    }
-    return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(quoted(index.name)) ON \(quoted(index.table)) (\(terms.joined(separator: ", ")))"
+    index.createSQL(ifNotExists: ifNotExists)
 }
 
 /// An SQL identifier, quoted.
@@ -666,7 +660,12 @@ private struct InPlaceBuilder {
         let created = (new.tables.flatMap(\.indexes) + new.joinTables.flatMap(\.indexes)).filter { !survivingIndexes.contains($0.name) }
         for index in created {
             let statement = InPlaceStatement(Self.createSQL(index))
-            changes.append(InPlaceChange(kind: .createIndex, summary: index.name, statements: [statement], touchesRows: true, deferred: .createIndex(index.name)))
+            // A unique index is a rule of the new version: never deferred (the store would be at the
+            // new version while breaking it).
+            changes.append(
+                InPlaceChange(
+                    kind: .createIndex, summary: index.name, statements: [statement], touchesRows: true,
+                    deferred: index.isUnique ? nil : .createIndex(index.name)))
         }
         // 7. Z_PRIMARYKEY: one row per entity; a root's Z_MAX continues its old root's.
         var primaryKeys = [

@@ -213,9 +213,13 @@ public struct IndexLayout: Sendable, Hashable {
         self.condition = condition
     }
 
-    public var createSQL: String {
+    public var createSQL: String { createSQL(ifNotExists: false) }
+
+    /// `CREATE INDEX`, with its `WHERE` for a partial index; `IF NOT EXISTS` when asked (a deferred
+    /// clean-up run again).
+    public func createSQL(ifNotExists: Bool) -> String {
         // Core Data writes two spaces after WHERE (`… WHERE  ZMONTHHIGHLIGHTBEINGFIRSTASSET IS NOT NULL`).
-        "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(SQLName.quoted(name)) ON \(SQLName.quoted(table)) (\(terms.joined(separator: ", ")))"
+        "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(SQLName.quoted(name)) ON \(SQLName.quoted(table)) (\(terms.joined(separator: ", ")))"
             + (condition.map { " WHERE  \($0)" } ?? "")
     }
 }
