@@ -95,17 +95,23 @@ struct FleetShardRun {
                         if migration.isUpToDate {
                             return FleetResult(store: entry.name, outcome: .alreadyCurrent, exitCode: 0, seconds: seconds())
                         }
+                        // What the steps do not carry, as `migrate` says it (counted in the store for the first step).
+                        let notCarried = migration.steps.enumerated().flatMap { index, step in
+                            migration.dataLosses(of: step, in: index == 0 ? entry.store : nil).map { "step \(index + 1): \(StepReport.describe($0))" }
+                        }
+                        let lossMessage = notCarried.isEmpty ? nil : "not carried: " + notCarried.joined(separator: ", ")
+                        if let lossMessage, !quiet { printError("moult: \(entry.name): \(lossMessage)") }
                         guard let output = entry.output else {
                             // In place, keeping the original as a backup (as `moult migrate` without --output does).
                             try migration.checkPolicies()
-                            _ = try InPlaceMigration(chain: migration, keepsBackup: true).run()
+                            _ = try InPlaceMigration(chain: migration, keepsBackup: true).run(isCancelled: { Interruption.requested })
                             if !quiet { printError("moult: migrated \(entry.name) in place in \(String(format: "%.2f", seconds())) s") }
-                            return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, seconds: seconds())
+                            return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, seconds: seconds(), message: lossMessage)
                         }
                         let reports = try migration.run(output: output, resume: true, isCancelled: { Interruption.requested })
                         let objects = reports.last?.objectCounts ?? [:]
                         if !quiet { printError("moult: migrated \(entry.name) in \(String(format: "%.2f", seconds())) s") }
-                        return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, objects: objects, seconds: seconds())
+                        return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, objects: objects, seconds: seconds(), message: lossMessage)
                     } catch {
                         let category = (error as? any CategorizedError)?.category ?? .internalError
                         lastFailure = category.exitCode

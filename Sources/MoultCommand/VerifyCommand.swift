@@ -41,6 +41,7 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func validate() throws {
         try arguments.requireStoreAndModel()
+        if arguments.stages != nil { throw ValidationError("verify does not take --stages: it checks a migration by its versions and mappings") }
         guard sample >= 0 else { throw ValidationError("--sample must be 0 or more") }
     }
 

@@ -32,6 +32,8 @@ import Testing
         #expect(plan.standardOutput.contains("step 1: v1 -> v2 (inferred mapping)"), "\(plan.standardOutput)")
         #expect(plan.standardOutput.contains("step 2: v2 -> v3 (\(maps.path)/v2-to-v3.json)"), "\(plan.standardOutput)")
         #expect(plan.standardOutput.contains("step 3: v3 -> v4 (\(maps.path)/a/b/v3-to-v4.json)"), "\(plan.standardOutput)")
+        // The JSON file that is no mapping is named, not dropped without a word.
+        #expect(plan.standardError.contains("a/settings.json in the mapping folder is not a mapping model"), "\(plan.standardError)")
         // v4 -> v5 lies beyond the target: not used, not an error.
         let output = directory.appending("v4.sqlite")
         let migrate = try MoultProcess.run([
@@ -77,5 +79,20 @@ import Testing
         }
         let missing = try MoultProcess.run(["plan", store.path, "--model", model, "--mapping", directory.appending("nowhere").path])
         #expect(missing.exitCode != 0 && missing.standardError.contains("nowhere"), "\(missing.standardError)")
+    }
+
+    /// A file that says it is a Moult mapping but does not read as one (here cut short) is an error
+    /// naming it: without it the step would be inferred, leaving out what the mapping carries.
+    @Test func aBrokenMappingInTheFolderIsRefusedNotSkipped() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try MigrateCommandTests.generate("2", persons: 20, in: directory)
+        let maps = try Self.folder(in: directory, withBoth: false)
+        let file = maps.appending(path: "v2-to-v3.json")
+        let text = try Data(contentsOf: file)
+        try text.prefix(text.count / 2).write(to: file)
+        let result = try MoultProcess.run(["plan", source.path, "--model", Self.model, "--to", "v3", "--mapping", maps.path])
+        #expect(result.exitCode == 65, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardError.contains("v2-to-v3.json"), "\(result.standardError)")
     }
 }

@@ -21,8 +21,14 @@ import Testing
         let mappings = [try People.mapping(step.mapping)]
         let sets = directory.appending("sets.sqlite")
         let perObject = directory.appending("per-object.sqlite")
-        try People.migrate(source, to: step.to, mappings: mappings, options: MigrationOptions(chunkSize: chunkSize), output: sets)
-        var options = MigrationOptions(chunkSize: chunkSize)
+        // Every link written in stage 2 (none left out, none written at insert), so that both paths
+        // write them all.
+        var setOptions = MigrationOptions(chunkSize: chunkSize)
+        setOptions.skipRepeatedLinks = false
+        setOptions.toOnesAtInsert = false
+        setOptions.reorderCreatePasses = false
+        try People.migrate(source, to: step.to, mappings: mappings, options: setOptions, output: sets)
+        var options = setOptions
         options.setRelationships = false
         try People.migrate(source, to: step.to, mappings: mappings, options: options, output: perObject)
         try expectIdentical(sets, perObject, "\(step.mapping), chunks of \(chunkSize): set operations vs per object")
