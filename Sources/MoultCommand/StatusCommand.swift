@@ -33,7 +33,9 @@ struct StatusCommand: AsyncParsableCommand {
             guard live != nil || !checkpoints.isEmpty || exists else {
                 throw CommandFailure(.badInput, "no migration into \(destination) found (no \(destination).moult-status.json, no work folder, no store)")
             }
-            var state = live?.state ?? (checkpoints.isEmpty ? "finished" : "interrupted")
+            // Nothing left beside DEST: no run under way or interrupted. A finished run leaves nothing,
+            // but neither does a store never migrated or a refused run: "idle" claims no more.
+            var state = live?.state ?? (checkpoints.isEmpty ? "idle" : "interrupted")
             if let live, state == "running" || state == "paused", !live.processIsAlive {
                 state = "interrupted"
             }
@@ -78,7 +80,9 @@ struct StatusCommand: AsyncParsableCommand {
                     "  checkpoint \(checkpoint.step.map { "of step \($0)" } ?? "of the last step") in \(checkpoint.workDirectory.path): \(where_), "
                         + "\(checkpoint.done)/\(total) objects (\(String(format: "%.0f", percent))%)")
             }
-            if checkpoints.isEmpty, exists, live == nil { print("  \(destination) is there and no work folder is left: finished") }
+            if checkpoints.isEmpty, exists, live == nil {
+                print("  \(destination) is there, with no status file or work folder: no migration is running or interrupted (a finished one leaves nothing behind)")
+            }
         }
     }
 }

@@ -15,6 +15,12 @@ public struct FleetManifest: Sendable {
         public var mappings: [URL]
         /// The destination; nil: migrate in place.
         public var output: URL?
+
+        /// What the line asks, as its results record it: a store done for one request is migrated
+        /// again when its line asks for another version or destination.
+        public var request: String {
+            "to \(to ?? "the current version") " + (output.map { "into \($0.standardizedFileURL.path)" } ?? "in place")
+        }
     }
 
     public var url: URL

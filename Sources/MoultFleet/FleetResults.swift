@@ -14,14 +14,20 @@ public struct FleetResult: Sendable, Hashable {
     public var objects: [String: Int]
     public var seconds: Double
     public var message: String?
+    /// What the manifest line asked (its target version and destination: ``FleetManifest/Entry/request``),
+    /// so that a store whose line changed is migrated again; nil in lines written before it was kept.
+    public var request: String?
 
-    public init(store: String, outcome: Outcome, exitCode: Int, objects: [String: Int] = [:], seconds: Double, message: String? = nil) {
+    public init(
+        store: String, outcome: Outcome, exitCode: Int, objects: [String: Int] = [:], seconds: Double, message: String? = nil, request: String? = nil
+    ) {
         self.store = store
         self.outcome = outcome
         self.exitCode = exitCode
         self.objects = objects
         self.seconds = seconds
         self.message = message
+        self.request = request
     }
 
     /// Whether the store needs nothing more.
@@ -31,7 +37,7 @@ public struct FleetResult: Sendable, Hashable {
     public var jsonLine: String {
         let objects = self.objects.sorted { $0.key < $1.key }.map { "\(Self.string($0.key)):\($0.value)" }.joined(separator: ",")
         return "{\"store\":\(Self.string(store)),\"outcome\":\"\(outcome.rawValue)\",\"exitCode\":\(exitCode),\"objects\":{\(objects)},"
-            + "\"seconds\":\(String(format: "%.3f", seconds)),\"message\":\(message.map(Self.string) ?? "null")}"
+            + "\"seconds\":\(String(format: "%.3f", seconds)),\"message\":\(message.map(Self.string) ?? "null"),\"request\":\(request.map(Self.string) ?? "null")}"
     }
 
     /// Reads a result line; nil for a line that is not one.
@@ -41,7 +47,7 @@ public struct FleetResult: Sendable, Hashable {
         else { return nil }
         self.init(
             store: store, outcome: outcome, exitCode: object["exitCode"] as? Int ?? 0, objects: object["objects"] as? [String: Int] ?? [:],
-            seconds: (object["seconds"] as? NSNumber)?.doubleValue ?? 0, message: object["message"] as? String)
+            seconds: (object["seconds"] as? NSNumber)?.doubleValue ?? 0, message: object["message"] as? String, request: object["request"] as? String)
     }
 
     static func string(_ value: String) -> String {
@@ -57,14 +63,20 @@ public enum FleetResults {
     /// Every result in these files, in order (lines that are not results, such as a torn last line of
     /// a machine that lost power, are passed over).
     public static func read(_ url: URL) -> [FleetResult] {
-        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap(FleetResult.init(line:))
+        // Decoded leniently: a line torn inside a multi-byte character spoils that line, not the file.
+        guard let data = try? Data(contentsOf: url) else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap(FleetResult.init(line:))
     }
 
     /// The stores done (migrated, or already current) according to a results file.
     public static func done(_ url: URL) -> Set<String> {
-        var done: Set<String> = []
-        for result in read(url) where result.isDone { done.insert(result.store) }
+        Set(doneRequests(url).keys)
+    }
+
+    /// The stores done, each with the requests it was done for (nil: a line that does not say).
+    public static func doneRequests(_ url: URL) -> [String: Set<String?>] {
+        var done: [String: Set<String?>] = [:]
+        for result in read(url) where result.isDone { done[result.store, default: []].insert(result.request) }
         return done
     }
 

@@ -28,15 +28,17 @@ public struct FleetRunner {
         var summary = Summary()
         let results = manifest.resultsURL
         // Read once: this shard alone writes its stores' lines.
-        let done = FleetResults.done(results)
+        let done = FleetResults.doneRequests(results)
         for entry in manifest.shard(shard) {
             if shouldStop() { break }
-            if done.contains(entry.name) {
+            // Done for this line's request (or by a line that does not say what it was asked).
+            if let requests = done[entry.name], requests.contains(entry.request) || requests.contains(nil) {
                 summary.skipped += 1
                 continue
             }
             var result = migrate(entry)
             result.store = entry.name
+            result.request = entry.request
             try FleetResults.append(result, to: results)
             switch result.outcome {
             case .migrated: summary.migrated += 1

@@ -206,4 +206,26 @@ import Testing
         ])
         #expect(verify.exitCode == 0, "\(verify.standardOutput)\(verify.standardError)")
     }
+
+    /// A store done for one request is migrated again when its manifest line asks for another version
+    /// or destination; run again unchanged, it is skipped.
+    @Test func aStoreWhoseLineChangedIsMigratedAgain() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let manifest = try Self.fleet(1, in: directory)
+        let first = try MoultProcess.run(["migrate", "--manifest", manifest.path])
+        #expect(first.exitCode == 0, "\(first.standardError)")
+        let folder = Fixtures.datasets.appending(path: "People/Mappings").path
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+            .replacingOccurrences(of: "\"to\":\"v2\"", with: "\"to\":\"v3\",\"mappings\":[\"\(folder)/\"]")
+            .replacingOccurrences(of: "out/s0.sqlite", with: "out/s0-v3.sqlite")
+        try text.write(to: manifest, atomically: true, encoding: .utf8)
+        let second = try MoultProcess.run(["migrate", "--manifest", manifest.path])
+        #expect(second.exitCode == 0, "\(second.standardError)")
+        #expect(FileManager.default.fileExists(atPath: directory.appending("out/s0-v3.sqlite").path))
+        #expect(try Self.results(manifest).map { $0["outcome"] as? String } == ["migrated", "migrated"])
+        let third = try MoultProcess.run(["migrate", "--manifest", manifest.path])
+        #expect(third.exitCode == 0 && third.standardError.contains("1 done before"), "\(third.standardError)")
+        #expect(try Self.results(manifest).count == 2)
+    }
 }
