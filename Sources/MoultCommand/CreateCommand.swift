@@ -72,6 +72,13 @@ struct CreateCommand: AsyncParsableCommand {
             }
             let note = modelVersion == nil ? versioned.currentVersionNote.map { "; \($0)" } ?? "" : ""
             print("created \(store) (\(versioned.name), version \(chosen.name)\(note))")
+            // Said, not left to be found: a model with a part whose archived form is not known gets an
+            // empty Z_MODELCACHE (as stores of older Core Data have).
+            do {
+                _ = try ModelCache.encoded(chosen.model)
+            } catch {
+                printError("moult: note: the store carries no model cache (Z_MODELCACHE is empty): \((error as? ModelCache.Unencodable)?.message ?? "\(error)")")
+            }
 
             func removeTemporary(suffixesOnly: Bool) {
                 for suffix in ["-wal", "-shm"] { try? manager.removeItem(atPath: temporary.path + suffix) }

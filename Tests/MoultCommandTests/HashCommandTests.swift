@@ -229,4 +229,17 @@ import Testing
         try Data(bytes).write(to: folder.appending(path: "contents"))
         try expectFailure(folder, exitCode: 65, mentions: ["Garbage.xcdatamodel/contents", "not UTF-8"])
     }
+
+    /// `create` of a model with a part whose archived form is not known says the store carries no
+    /// model cache, and why, rather than leaving it to be found later.
+    @Test func createSaysWhenTheStoreCarriesNoModelCache() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let model = try writeVersion(
+            in: directory, #"<entity name="Item" representedClassName="Item" syncable="YES"><attribute name="code" optional="YES" attributeType="String" regularExpressionString="[A-Z]+"/></entity>"#,
+            name: "Codes")
+        let create = try MoultProcess.run(["create", directory.appending("s.sqlite").path, "--model", model.path])
+        #expect(create.exitCode == 0, "\(create.standardError)")
+        #expect(create.standardError.contains("no model cache") && create.standardError.contains("Item.code"), "\(create.standardError)")
+    }
 }
