@@ -225,10 +225,12 @@ final class Session {
                     bulk = nil  // values the per-object path converts or refuses: it reads this chunk
                 }
                 let keysOnly = pass.stage == .createRelationships && migrator.options.bulkSQL ? compiled.keysOnlyRead : nil
-                // A stage 2 left with no relationship to write (its links written by other mappings, see
-                // `RepeatedLinks`) under a policy whose stage 2 is the default: nothing to read or do.
+                // A stage 2 with no relationship to write (none mapped, or its links written by other
+                // mappings, see `RepeatedLinks`) under a policy whose stage 2 sets only the mapping's own
+                // relationships: nothing to read or do.
                 let nothingToRelate = pass.stage == .createRelationships && compiled.relationships.isEmpty
-                    && !(compiled.omittedRelationships.isEmpty && compiled.insertedToOnes.isEmpty)
+                    && (!(compiled.omittedRelationships.isEmpty && compiled.insertedToOnes.isEmpty)
+                        || RepeatedLinks.writesOnlyItsOwnRelationships(compiled.policy))
                 var clock = profile?.start()
                 let objects: [MigrationObject]
                 if let chunk, bulk == nil, !nothingToRelate {
