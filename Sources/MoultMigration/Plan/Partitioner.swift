@@ -68,6 +68,8 @@ struct Partitioner {
         }
         // The create passes in `createOrder` (the mappings' own order without one); stage 2 keeps the mappings' order.
         let order = createOrder ?? mappings.map(\.index)
+        // A reordering of every mapping, never a subset: a mapping left out would lose its objects.
+        precondition(Set(order) == Set(mappings.map(\.index)) && order.count == mappings.count, "the create order must name every mapping once")
         let created = order.flatMap { createPasses[$0] ?? [] }
         return MigrationPlan(chunkSize: chunkSize, mappings: planMappings, passes: created + relationshipPasses, fingerprint: fingerprint)
     }
