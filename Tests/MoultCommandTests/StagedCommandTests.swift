@@ -234,4 +234,26 @@ import Testing
         #expect(failed.last?["event"] as? String == "failed" && failed.last?["exitCode"] as? Int == Int(refused.exitCode), "\(failed)")
     }
 
+
+    /// Killed between a stage's phases (after the handler, after the step, as the record is removed):
+    /// the same command ends with the store an uninterrupted run makes.
+    @Test(arguments: ["staged-phase:1", "staged-phase:2", "staged-finished:1"])
+    func killedBetweenPhasesEndsAsTheUninterruptedRun(_ fault: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let stages = try Self.write(Self.fillDates, "fill-dates.json", in: directory)
+        let store = try Self.attachmentStore(3_000, in: directory, name: "attachments.sqlite")
+        let straight = try directory.copyStore(store, as: "straight.sqlite")
+        let arguments = { (url: URL) in ["migrate", url.path, "--model", Self.attachments.path, "--stages", stages, "--chunk-size", "500", "--quiet", "--no-backup"] }
+        let killed = try MoultProcess.run(arguments(store), environment: ["MOULT_FAULT": fault])
+        #expect(killed.terminatedBySignal, "\(fault): exit \(killed.exitCode): \(killed.standardError)")
+        #expect(try Self.rows(store, "PRAGMA integrity_check") == ["\"ok\""])
+        let again = try MoultProcess.run(arguments(store))
+        #expect(again.exitCode == 0, "\(fault): \(again.standardError)")
+        #expect(try MoultProcess.run(arguments(straight)).exitCode == 0)
+        #expect(try Self.version(of: store, Self.attachments) == "v2")
+        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZDATECREATED IS NULL") == 0)
+        let columns = "SELECT Z_PK, Z_ENT, Z_OPT, ZNAME, ZSIZE, CASE WHEN Z_PK % 3 = 1 THEN NULL ELSE ZDATECREATED END FROM ZATTACHMENT ORDER BY Z_PK"
+        #expect(try Self.rows(store, columns) == Self.rows(straight, columns))
+    }
 }
