@@ -127,8 +127,9 @@ extension ModelCache {
         /// Every property an entity has, its ancestors' first, in the order they are declared.
         func propertyNames(of entity: String) -> [String] {
             var names: [String] = []
+            var seen: Set<String> = []
             for ancestor in model.ancestors(of: entity).reversed() + [model.entity(named: entity)].compactMap({ $0 }) {
-                for name in ancestor.attributes.map(\.name) + ancestor.relationships.map(\.name) where !names.contains(name) {
+                for name in ancestor.attributes.map(\.name) + ancestor.relationships.map(\.name) where seen.insert(name).inserted {
                     names.append(name)
                 }
             }
@@ -142,11 +143,15 @@ extension ModelCache {
                 throw Unencodable(message: "\(subject) has the fetched property '\(property.name)', whose archived fetch request Moult does not write")
             }
             var properties: [(key: PropertyListValue, value: PropertyListValue)] = []
+            // The entity's properties looked up once (a lookup per property re-collects the inherited
+            // ones: quadratic in a wide entity).
+            let attributes = Dictionary(model.attributes(of: name).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let relationships = Dictionary(model.relationships(of: name).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
             for property in propertyNames(of: name) {
                 let uid = propertyUIDs[name]![property]!
-                if let attribute = model.attribute(named: property, of: name) {
+                if let attribute = attributes[property] {
                     try encodeAttribute(attribute, uid: uid, entity: name)
-                } else if let relationship = model.relationship(named: property, of: name) {
+                } else if let relationship = relationships[property] {
                     try encodeRelationship(relationship, uid: uid, entity: name)
                 }
                 properties.append((string(property), .uid(uid)))
