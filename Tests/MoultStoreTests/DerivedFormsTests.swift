@@ -215,4 +215,16 @@ import Testing
         #expect(report.exitCodes[0, default: 0] >= corpus.count)
         #expect(Set(report.exitCodes.keys).isSubset(of: [0, 65]))
     }
+
+    /// The text functions Core Data's triggers call read and return the whole value: a NUL inside it
+    /// does not cut it short.
+    @Test func textFunctionsKeepAValueWithANULInside() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(url: directory.appending("f.sqlite"), mode: .create)
+        defer { database.close() }
+        #expect(try database.scalar("SELECT hex(NSCoreDataToLower(CAST(X'41420043' AS TEXT)))") == .string("61620063"))
+        #expect(try database.scalar("SELECT hex(NSCoreDataToUpper(CAST(X'61006263' AS TEXT)))") == .string("41004243"))
+        #expect(try database.scalar("SELECT NSCoreDataToLower('')") == .string(""))
+    }
 }

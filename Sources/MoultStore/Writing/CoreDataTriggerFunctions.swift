@@ -70,7 +70,12 @@ enum CoreDataTriggerFunctions {
             sqlite3_result_null(context)
             return
         }
-        let result = body(String(cString: text))
-        sqlite3_result_text(context, result, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        // The whole value, by its byte count (a NUL inside it does not end it).
+        let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(argument)))
+        let result = Array(body(String(decoding: bytes, as: UTF8.self)).utf8CString)
+        // Its byte count without the closing NUL: NULs inside the value stay.
+        result.withUnsafeBufferPointer { chars in
+            sqlite3_result_text(context, chars.baseAddress, Int32(chars.count - 1), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        }
     }
 }
