@@ -161,10 +161,13 @@ public final class MigrationManager {
             } else {
                 key = source.objectID
             }
-            // The looked-up mapping ran in an earlier pass (see `ToOnesAtInsert.createOrder`): its associations are all written.
-            if let target = try associations.destinations(forMapping: inserted.lookup, source: key.primaryKey).first {
-                values[offset] = .object(target)
-            }
+            // The looked-up mapping ran in an earlier pass (see `ToOnesAtInsert.createOrder`): its mirror is
+            // whole (its associations may not be written, see `UnreadAssociations`).
+            let lookup = try destination.statement(
+                "SELECT destination FROM main.\(SQLName.quoted(ToOnesAtInsert.mirror(inserted.lookup))) WHERE source = ?")
+            try lookup.bind([.int(key.primaryKey)])
+            if try lookup.step() { values[offset] = .object(ObjectID(entity: inserted.targetEntity, primaryKey: lookup.int64(at: 0))) }
+            lookup.reset()
         }
         return values
     }
@@ -178,9 +181,12 @@ public final class MigrationManager {
     /// Stage 1 of a chunk as one `INSERT … SELECT` from the attached source (see ``CompiledMapping/BulkCopy``):
     /// primary keys continue from the writer's counter in source order, and the chunk's associations
     /// are recorded from the same keys.
-    func bulkCreate(_ mapping: CompiledMapping, _ bulk: CompiledMapping.BulkCopy, after lowerBound: Int64, through upperBound: Int64)
-        throws
-    {
+    ///
+    /// A mapping whose associations nothing reads (see ``UnreadAssociations``) records the chunk as one row
+    /// instead, under its pass, without reading the keys.
+    func bulkCreate(
+        _ mapping: CompiledMapping, _ bulk: CompiledMapping.BulkCopy, pass: Int, after lowerBound: Int64, through upperBound: Int64
+    ) throws {
         guard let layout = mapping.destination else { return }
         let filterArguments = mapping.filterSQL?.arguments ?? []
         let first = try writer.lastPrimaryKey(for: layout.name) + 1
@@ -204,6 +210,11 @@ public final class MigrationManager {
             FaultInjection.reach("associations-mirrored")
         }
         _ = try writer.allocatePrimaryKeys(for: layout.name, count: count)
+        if unreadAssociations.contains(mapping.index) {
+            try UnreadAssociations.record(pass: pass, first: first, count: count, lower: lowerBound, upper: upperBound, in: destination)
+            FaultInjection.reach("associations-unwritten")
+            return
+        }
         let keys = try sourceStore.database.statement(bulk.keysSQL)
         try keys.bind([.int(lowerBound), .int(upperBound)] + filterArguments)
         var next = first
@@ -685,18 +696,31 @@ public final class MigrationManager {
     }
 
     /// The source object a destination object was made from, by the association table of the
-    /// mappings that make objects of its entity (nil for an object no mapping made from a source).
+    /// mappings that make objects of its entity, or by the chunks recorded for those whose
+    /// associations were not written (nil for an object no mapping made from a source).
     func sourceObject(ofDestination entity: String, primaryKey: Int64) -> (entity: String, primaryKey: Int64)? {
         guard let number = destinationLayout.entity(named: entity)?.number else { return nil }
         let destination = ObjectID(entity: number, primaryKey: primaryKey)
         for mapping in mappings where mapping.mapping.destinationEntityName == entity && mapping.mapping.sourceEntityName != nil {
-            guard let source = (try? associations.sources(forMapping: mapping.index, destination: destination))?.first,
+            if let source = (try? associations.sources(forMapping: mapping.index, destination: destination))?.first,
                 let layout = sourceLayout.entity(number: source.entity)
-            else { continue }
-            return (layout.name, source.primaryKey)
+            {
+                return (layout.name, source.primaryKey)
+            }
+            if unreadAssociations.contains(mapping.index), let key = unwrittenSource?(mapping.index, primaryKey),
+                let layout = mapping.source
+            {
+                return (layout.name, key)
+            }
         }
         return nil
     }
+
+    /// Mappings whose bulk-copied chunks write no associations (see ``UnreadAssociations``).
+    var unreadAssociations: Set<Int> = []
+    /// The source key of a destination object made by a chunk of such a mapping: (mapping index,
+    /// destination key) → source key. Set by the session, which knows the plan.
+    var unwrittenSource: ((Int, Int64) -> Int64?)?
 
     var validationFailures: [ValidationFailure] { failures }
 

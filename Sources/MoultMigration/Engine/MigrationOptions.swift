@@ -46,6 +46,11 @@ public struct MigrationOptions: Sendable, Hashable {
     /// run's plan: a resume keeps it. The result is the same either way; turning it off keeps the
     /// mappings' order (for comparison).
     public var reorderCreatePasses: Bool = true
+    /// Write no association for the bulk-copied chunks of a mapping whose associations nothing in the
+    /// run reads (see `UnreadAssociations`), one row per chunk instead. A resume that reads them writes
+    /// them first. The result is the same either way; turning it off writes every association (for
+    /// comparison).
+    public var skipUnreadAssociations: Bool = true
     /// The work directory (checkpointed partial destination, association table); by default beside
     /// the output, named after it with `.moult` appended.
     public var workDirectory: URL?

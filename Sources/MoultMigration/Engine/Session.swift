@@ -102,6 +102,10 @@ final class Session {
         }
         mappings = compiled
         manager?.install(compiled)
+        if let destination, let manager, migrator.options.skipUnreadAssociations, !Self.writeAllAssociations {
+            manager.unreadAssociations = UnreadAssociations.mappings(in: compiled, partitions: migrator.options.partitions)
+            if !manager.unreadAssociations.isEmpty { try destination.database.executeScript(UnreadAssociations.createSQL) }
+        }
         if let destination, migrator.options.bulkSQL {
             try destination.database.attachReadOnly(migrator.sourceURL, as: CompiledMapping.attachedSource)
         }
@@ -199,6 +203,7 @@ final class Session {
     ) throws -> Int {
         guard let manager, let destination else { return 0 }
         guard position.stage == .passes else { return 0 }
+        try writeUnwrittenAssociations(plan, manager: manager, destination: destination)
         let total = plan.estimatedRows
         var chunksRun = 0
         let durable = migrator.options.durable
@@ -258,7 +263,7 @@ final class Session {
                         switch pass.stage {
                         case .createObjects:
                             if let bulk, let chunk {
-                                try manager.bulkCreate(compiled, bulk, after: chunk.lowerBound, through: chunk.upperBound)
+                                try manager.bulkCreate(compiled, bulk, pass: passIndex, after: chunk.lowerBound, through: chunk.upperBound)
                             }
                             for object in objects {
                                 try policy.createDestinationInstances(for: object, mapping: compiled.mapping, manager: manager)
@@ -315,6 +320,68 @@ final class Session {
         return chunksRun
     }
 
+    // MARK: - Associations not written
+
+    /// The source keys of a chunk recorded in place of its associations, in the order its objects were made.
+    private func unwrittenKeys(_ chunk: UnreadAssociations.Chunk, _ plan: MigrationPlan) throws -> (CompiledMapping, [Int64]) {
+        let pass = plan.passes[chunk.pass]
+        let compiled = try variant(mappings[pass.mapping], pass.partition)
+        guard let bulk = compiled.bulkCopy else {
+            throw MigrationError(
+                .checkpointMismatch, "a chunk of '\(compiled.name)' was copied in bulk, but this mapping no longer can be; start the migration again",
+                mapping: compiled.name)
+        }
+        let keys = try source.database.query(bulk.keysSQL, [.int(chunk.lower), .int(chunk.upper)] + (compiled.filterSQL?.arguments ?? [])) {
+            $0.int64(at: 0)
+        }
+        guard Int64(keys.count) == chunk.count else {
+            throw MigrationError(
+                .checkpointMismatch, "a chunk of '\(compiled.name)' made \(chunk.count) objects, but its source now holds \(keys.count)",
+                mapping: compiled.name)
+        }
+        return (compiled, keys)
+    }
+
+    /// Writes the associations of the chunks recorded without them (see ``UnreadAssociations``) whose
+    /// mapping this run reads: a resume under options that read more than the run began with.
+    private func writeUnwrittenAssociations(_ plan: MigrationPlan, manager: MigrationManager, destination: SQLiteStore) throws {
+        let passes = Set(plan.passes.indices.filter { !manager.unreadAssociations.contains(plan.passes[$0].mapping) })
+        let chunks = try UnreadAssociations.chunks(ofPasses: passes, in: destination.database)
+        guard !chunks.isEmpty else { return }
+        try manager.associations.beginChunk()
+        do {
+            for chunk in chunks {
+                let (compiled, keys) = try unwrittenKeys(chunk, plan)
+                guard let made = compiled.destination?.number, let from = compiled.source?.number else { continue }
+                try manager.associations.associate(
+                    keys.enumerated().map {
+                        Association(
+                            source: ObjectID(entity: from, primaryKey: $0.element),
+                            destination: ObjectID(entity: made, primaryKey: chunk.first + Int64($0.offset)), mapping: compiled.index)
+                    })
+            }
+            try manager.associations.commitChunk(durable: migrator.options.durable)
+        } catch {
+            manager.associations.abortChunk()
+            throw error
+        }
+    }
+
+    /// The source key of a destination object made by a chunk recorded without its associations.
+    private func unwrittenSource(mapping: Int, destination key: Int64, _ plan: MigrationPlan) -> Int64? {
+        guard let destination else { return nil }
+        let passes = Set(plan.passes.indices.filter { plan.passes[$0].mapping == mapping && plan.passes[$0].stage == .createObjects })
+        guard let chunk = try? UnreadAssociations.chunk(holding: key, ofPasses: passes, in: destination.database),
+            let (_, keys) = try? unwrittenKeys(chunk, plan)
+        else { return nil }
+        let offset = Int(key - chunk.first)
+        return keys.indices.contains(offset) ? keys[offset] : nil
+    }
+
+    /// `MOULT_WRITE_ALL_ASSOCIATIONS` set writes every association, as
+    /// ``MigrationOptions/skipUnreadAssociations`` false does: for benchmarks that compare the two.
+    private static let writeAllAssociations = ProcessInfo.processInfo.environment["MOULT_WRITE_ALL_ASSOCIATIONS"] != nil
+
     /// `MOULT_PER_OBJECT_STAGE2` set forces stage 2's per-object path, as
     /// ``MigrationOptions/setRelationships`` false does: for benchmarks that compare the two.
     private static let perObjectStage2 = ProcessInfo.processInfo.environment["MOULT_PER_OBJECT_STAGE2"] != nil
@@ -343,6 +410,7 @@ final class Session {
         guard position.stage == .passes else { return 0 }
         progress?(MigrationProgress(stage: .validate, done: plan.estimatedRows, total: plan.estimatedRows))
         manager.enter(nil, stage: .validate)
+        manager.unwrittenSource = { [unowned self] mapping, key in unwrittenSource(mapping: mapping, destination: key, plan) }
         let options = migrator.options
         if options.validate {
             let validator = Validator(
@@ -377,7 +445,8 @@ final class Session {
         let database = destination.database
         if migrator.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
         try database.write {
-            try database.executeScript("DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table)")
+            try database.executeScript(
+                "DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table); DROP TABLE IF EXISTS \(UnreadAssociations.table)")
             // Every mirror of associations (see `ToOnesAtInsert`), whichever run made it.
             let mirrors = try database.query(
                 "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE ? ESCAPE '\\'", [.string(ToOnesAtInsert.mirrorPattern)]
