@@ -92,4 +92,44 @@ import Testing
         #expect(error.description.contains("UNIQUE constraint failed: ZCOMPANY.ZNAME"), "\(error)")
         #expect(!FileManager.default.fileExists(atPath: output.path))
     }
+    /// The rules on one row are first tried together, a hundred to a scan: a wide entity (more rules
+    /// than SQLite's expression depth would allow in one condition) validates, and a rule broken by one
+    /// row among hundreds is still found and named, in the order of the rules.
+    @Test(arguments: [0, 150, 1_100])
+    func aWideEntityIsValidatedRuleByRuleWhenARowBreaksOne(broken: Int) throws {
+        let width = 1_200
+        let v1 = try ObjectModel { Entity("Wide") { for n in 0..<width { Attribute("a\(n)", .integer32) } } }
+        let v2 = try ObjectModel {
+            Entity("Wide") { for n in 0..<width { Attribute("a\(n)", .integer32).required().range(min: "0", max: "9") } }
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.appending("wide.sqlite")
+        let created = try SQLiteStore.create(at: store, model: v1)
+        let writer = try created.makeWriter()
+        try writer.write {
+            for row in 0..<3 {
+                var values: [String: Value] = [:]
+                for n in 0..<width { values["a\(n)"] = .int(Int64((n + row) % 10)) }
+                if row == 1, broken > 0 {
+                    values["a\(broken)"] = .null
+                    values["a\(broken + 1)"] = .int(12)
+                }
+                try writer.insert("Wide", values)
+            }
+        }
+        created.database.close()
+        let versions = try VersionedModel(name: "Wide", versions: [.init(name: "v1", model: v1), .init(name: "v2", model: v2)])
+        let output = directory.appending("v2.sqlite")
+        let migration = try ProgressiveMigration(store: store, model: versions, to: "v2")
+        guard broken > 0 else {
+            try migration.run(output: output)
+            return
+        }
+        let error = try #require(throws: MigrationError.self) { try migration.run(output: output) }
+        #expect(error.code == .validationFailed)
+        #expect(error.failures.map(\.property) == ["a\(broken)", "a\(broken + 1)"], "\(error.failures)")
+        #expect(error.failures.map(\.primaryKey) == [2, 2])
+        #expect(error.failures.last?.rule.contains("above the maximum 9") == true, "\(error.failures)")
+    }
 }

@@ -358,7 +358,7 @@ final class CompiledMapping {
         let keys = "SELECT s.Z_PK FROM \(source.table) s WHERE \(condition) ORDER BY s.Z_PK"
         // The per-object cursor reads every row of a table of one entity (and refuses another Z_ENT),
         // but only its own entity's rows of a hierarchy table.
-        var odd = fits.isEmpty ? [] : ["NOT (\(fits.joined(separator: " AND ")))"]
+        var odd = fits.isEmpty ? [] : ["NOT \(SQLTerms.joined(fits, by: "AND"))"]
         var entity = "s.Z_ENT = \(source.number)"
         if tableEntityCount == 1 {
             entity = "1"

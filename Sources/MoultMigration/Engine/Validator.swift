@@ -42,26 +42,73 @@ struct Validator {
         return count
     }
 
+    /// One rule of an entity, in the order its failures are reported.
+    private enum Check {
+        /// A condition on one row: `SELECT Z_PK[, measured] … AND condition`.
+        case row(condition: String, arguments: [Value], measured: String?, property: String, rule: String)
+        case pattern(String, AttributeColumn)
+        case query(sql: String, property: String, rule: String)
+        case count(sql: String, property: String, minimum: Int, maximum: Int)
+    }
+
     private func check(_ entity: EntityLayout, _ report: (ValidationFailure) throws -> Void) throws {
         let scope = "FROM \(entity.table) WHERE Z_ENT = \(entity.number)"
+        let checks = checks(entity)
+        // The rules on one row, tried together first (a scan per 500, within SQLite's limit on
+        // arguments): when no row breaks any of them (the usual case), none is scanned on its own.
+        var rows: [(condition: String, arguments: [Value])] = []
+        for case .row(let condition, let arguments, _, _, _) in checks { rows.append((condition, arguments)) }
+        var rowsMayFail = false
+        for start in stride(from: 0, to: rows.count, by: 500) where !rowsMayFail {
+            let batch = rows[start..<min(start + 500, rows.count)]
+            let statement = try database.makeStatement("SELECT 1 \(scope) AND \(SQLTerms.joined(batch.map(\.condition), by: "OR")) LIMIT 1")
+            try statement.bind(batch.flatMap(\.arguments))
+            rowsMayFail = try statement.step()
+        }
+        for check in checks {
+            switch check {
+            case .row(let condition, let arguments, let measured, let property, let rule):
+                guard rowsMayFail else { continue }
+                try failures(
+                    "SELECT Z_PK\(measured.map { ", \($0)" } ?? "") \(scope) AND \(condition)", entity, property, rule, report,
+                    arguments: arguments)
+            case .pattern(let pattern, let column):
+                try checkPattern(pattern, column, entity, scope, report)
+            case .query(let sql, let property, let rule):
+                try failures(sql, entity, property, rule, report)
+            case .count(let sql, let property, let minimum, let maximum):
+                let statement = try database.makeStatement(sql)
+                while try statement.step() {
+                    let n = statement.int64(at: 1)
+                    let rule = n < minimum ? "has \(n) objects, fewer than the minimum \(minimum)" : "has \(n) objects, more than the maximum \(maximum)"
+                    try report(ValidationFailure(entity: entity.name, primaryKey: statement.int64(at: 0), property: property, rule: rule))
+                }
+            }
+        }
+    }
+
+    /// The rules of an entity: attribute by attribute, then its to-one and to-many relationships.
+    private func checks(_ entity: EntityLayout) -> [Check] {
+        var checks: [Check] = []
         for column in entity.attributes {
             guard let attribute = model.attribute(named: column.name, of: entity.name), !attribute.isTransient,
                 only?(entity.name, column.name) ?? true
             else { continue }
             if !attribute.isOptional {
-                try failures("SELECT Z_PK \(scope) AND \(column.column) IS NULL", entity, column.name, "required value is nil", report)
+                checks.append(.row(condition: "\(column.column) IS NULL", arguments: [], measured: nil, property: column.name, rule: "required value is nil"))
             }
-            try checkBounds(attribute, column, entity, scope, report)
+            checks += bounds(attribute, column)
             if let pattern = attribute.regularExpressionString, !pattern.isEmpty,
                 column.type == .string || column.type == .uri
             {
-                try checkPattern(pattern, column, entity, scope, report)
+                checks.append(.pattern(pattern, column))
             }
         }
         for toOne in entity.toOneRelationships {
             guard let relationship = model.relationship(named: toOne.name, of: entity.name), only?(entity.name, toOne.name) ?? true else { continue }
             if !relationship.isOptional {
-                try failures("SELECT Z_PK \(scope) AND \(toOne.column) IS NULL", entity, toOne.name, "required relationship is nil", report)
+                checks.append(
+                    .row(condition: "\(toOne.column) IS NULL", arguments: [], measured: nil, property: toOne.name, rule: "required relationship is nil"))
             }
             // A one-to-one: the object it points at points back (a to-many made a one-to-one can
             // leave several objects naming one that names only one of them).
@@ -69,11 +116,12 @@ struct Validator {
                 let inverseColumn = target.toOne(named: inverse.name)
             {
                 let numbers = layout.entities.filter { model.entity($0.name, isKindOf: target.name) }.map { String($0.number) }
-                try failures(
-                    "SELECT o.Z_PK, d.\(inverseColumn.column) FROM \(entity.table) o "
-                        + "JOIN \(target.table) d ON d.Z_PK = o.\(toOne.column) AND d.Z_ENT IN (\(numbers.joined(separator: ", "))) "
-                        + "WHERE o.Z_ENT = \(entity.number) AND d.\(inverseColumn.column) IS NOT o.Z_PK",
-                    entity, toOne.name, "its object's inverse \(inverse.name) does not point back (a one-to-one)", report)
+                checks.append(
+                    .query(
+                        sql: "SELECT o.Z_PK, d.\(inverseColumn.column) FROM \(entity.table) o "
+                            + "JOIN \(target.table) d ON d.Z_PK = o.\(toOne.column) AND d.Z_ENT IN (\(numbers.joined(separator: ", "))) "
+                            + "WHERE o.Z_ENT = \(entity.number) AND d.\(inverseColumn.column) IS NOT o.Z_PK",
+                        property: toOne.name, rule: "its object's inverse \(inverse.name) does not point back (a one-to-one)"))
             }
         }
         for toMany in entity.toManyRelationships {
@@ -92,19 +140,13 @@ struct Validator {
             if minimum > 0 { conditions.append("n < \(minimum)") }
             if maximum > 0 { conditions.append("n > \(maximum)") }
             let sql = "SELECT Z_PK, n FROM (SELECT o.Z_PK AS Z_PK, \(counted) AS n FROM \(entity.table) o WHERE o.Z_ENT = \(entity.number)) WHERE \(conditions.joined(separator: " OR "))"
-            let statement = try database.makeStatement(sql)
-            while try statement.step() {
-                let n = statement.int64(at: 1)
-                let rule = n < minimum ? "has \(n) objects, fewer than the minimum \(minimum)" : "has \(n) objects, more than the maximum \(maximum)"
-                try report(ValidationFailure(entity: entity.name, primaryKey: statement.int64(at: 0), property: toMany.name, rule: rule))
-            }
+            checks.append(.count(sql: sql, property: toMany.name, minimum: minimum, maximum: maximum))
         }
+        return checks
     }
 
-    private func checkBounds(
-        _ attribute: AttributeDescription, _ column: AttributeColumn, _ entity: EntityLayout, _ scope: String,
-        _ report: (ValidationFailure) throws -> Void
-    ) throws {
+    /// An attribute's bounds, as rules on one row.
+    private func bounds(_ attribute: AttributeDescription, _ column: AttributeColumn) -> [Check] {
         let type = attribute.attributeType
         var minimum: Value = .null
         var maximum: Value = .null
@@ -129,18 +171,22 @@ struct Validator {
             measured = "length(\(column.column))"
             what = "length"
         default:
-            return
+            return []
         }
+        var checks: [Check] = []
         if !minimum.isNull {
-            try failures(
-                "SELECT Z_PK, \(measured) \(scope) AND \(column.column) IS NOT NULL AND \(measured) < ?", entity, column.name,
-                "\(what) is below the minimum \(minimum)", report, arguments: [minimum])
+            checks.append(
+                .row(
+                    condition: "\(column.column) IS NOT NULL AND \(measured) < ?", arguments: [minimum], measured: measured,
+                    property: column.name, rule: "\(what) is below the minimum \(minimum)"))
         }
         if !maximum.isNull {
-            try failures(
-                "SELECT Z_PK, \(measured) \(scope) AND \(column.column) IS NOT NULL AND \(measured) > ?", entity, column.name,
-                "\(what) is above the maximum \(maximum)", report, arguments: [maximum])
+            checks.append(
+                .row(
+                    condition: "\(column.column) IS NOT NULL AND \(measured) > ?", arguments: [maximum], measured: measured,
+                    property: column.name, rule: "\(what) is above the maximum \(maximum)"))
         }
+        return checks
     }
 
     private func checkPattern(
