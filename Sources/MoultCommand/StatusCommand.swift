@@ -97,6 +97,12 @@ final class StatusFile: @unchecked Sendable {
     /// Whether a step has started (written its plan): before that there is no run to report, and a
     /// refusal leaves no file.
     private var started = false
+    /// When the file was last written, and whether for a chunk: a chunk's event following another's
+    /// rewrites it at most twice a second (each write is a new file renamed over the old, with its
+    /// sync); any other event, and the first chunk after one, at once.
+    private var written: ContinuousClock.Instant?
+    private var writtenForChunk = false
+    static let chunkInterval: Duration = .milliseconds(500)
 
     init(output: URL) {
         url = Self.url(for: output)
@@ -143,6 +149,12 @@ final class StatusFile: @unchecked Sendable {
         case .warning: return
         }
         guard started else { return }
+        let now = ContinuousClock.now
+        var isChunk = false
+        if case .chunk = event { isChunk = true }
+        if isChunk, writtenForChunk, let written, now - written < Self.chunkInterval { return }
+        written = now
+        writtenForChunk = isChunk
         var object = EventJSON()
         object.add("v", MigrationEvent.schemaVersion)
         object.add("state", state)

@@ -383,9 +383,10 @@ public struct ProgressiveMigration {
                 let isLast = offset == steps.count - 1
                 let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
                 let migrator = self.migrator(for: step, source: input)
+                // An intermediate store made by SQL (see `intermediateBySQL`) is at its version as soon as it is there.
                 let finished = (!isLast || chainUnderWay || resume) && manager.fileExists(atPath: stepOutput.path)
                     && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
-                    && migrator.isFinishedOutput(stepOutput)
+                    && (migrator.isFinishedOutput(stepOutput) || (!isLast && Self.store(stepOutput, isAt: step.to)))
                 if !finished {
                     if losses != nil || events != nil {
                         let found = dataLosses(of: step, in: input)
@@ -396,6 +397,15 @@ public struct ProgressiveMigration {
                                 step: offset + 1, message: "step \(offset + 1) (\(step.from.name) -> \(step.to.name)) does not carry: \(what.joined(separator: ", "))",
                                 notCarried: found)))
                         }
+                    }
+                    if !isLast, options.intermediateStepsBySQL, !Self.streamEveryStep,
+                        !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path),
+                        case .sql(let script)? = try? InPlaceMigration.method(for: step),
+                        try intermediateBySQL(
+                            step, script, offset: offset, input: input, output: stepOutput, isCancelled: isCancelled, events: events)
+                    {
+                        input = stepOutput
+                        continue
                     }
                     let report = try migrator.run(
                         output: stepOutput,
@@ -435,6 +445,91 @@ public struct ProgressiveMigration {
         }
         try? manager.removeItem(at: directory)
         return reports
+    }
+
+    // MARK: - Intermediate stores by SQL
+
+    /// `MOULT_STREAM_EVERY_STEP` set streams every step of a chain, as
+    /// ``MigrationOptions/intermediateStepsBySQL`` false does: for benchmarks that compare the two.
+    private static let streamEveryStep = ProcessInfo.processInfo.environment["MOULT_STREAM_EVERY_STEP"] != nil
+
+    /// Whether a store is there, readable, and at a version (by its entity hashes).
+    static func store(_ url: URL, isAt version: VersionedModel.Version) -> Bool {
+        guard let metadata = try? StoreMetadata(contentsOf: url) else { return false }
+        return version.model.hashDifferences(from: metadata.entityHashes).isEmpty
+    }
+
+    /// Makes an intermediate store of the chain by SQL, as an in-place migration would, instead of
+    /// streaming every object through the engine: a page-by-page copy of the step's input (SQLite's
+    /// backup, from a read-only connection: the input is never written), the step's SQL and its
+    /// validation in one transaction on the copy, then the copy renamed into place. A run killed
+    /// before the rename leaves only the copy, which the next run makes again; after it, the step is
+    /// done. The next step streams from the result and numbers its objects in the same order, so the
+    /// chain's output is the one streaming every step makes (only the intermediate store's primary keys
+    /// and store UUID differ, and the output's store UUID, which follows from them).
+    ///
+    /// - Returns: false (nothing made) when the copy's schema is not the layout the step's SQL was made
+    ///   for (an application's own tables, views or triggers): the step is streamed.
+    /// - Throws: ``MigrationError``: `.interrupted` when cancelled or the disk is full, `.io` when the
+    ///   copy cannot be made, `.validationFailed` when the step's objects break the version's rules.
+    private func intermediateBySQL(
+        _ step: Step, _ script: InPlaceScript, offset: Int, input: URL, output: URL, isCancelled: () -> Bool,
+        events: ((MigrationEvent) -> Void)?
+    ) throws -> Bool {
+        let manager = FileManager.default
+        let copy = URL(filePath: output.path + ".copying")
+        let companions = ["", "-wal", "-shm", "-journal"].map { URL(filePath: copy.path + $0) }
+        let removeCopy = { for file in companions { try? manager.removeItem(at: file) } }
+        removeCopy()
+        if isCancelled() {
+            throw MigrationError(.interrupted, "stopped before step \(offset + 1) (\(step.from.name) → \(step.to.name)); run the same command again to go on")
+        }
+        let start = ContinuousClock.now
+        func event(_ phase: MigrationEvent.InPlaceStep.Phase) {
+            events?(
+                .inPlaceStep(
+                    MigrationEvent.InPlaceStep(
+                        step: offset + 1, steps: steps.count, from: step.from.name, to: step.to.name, phase: phase, method: .sql,
+                        changes: script.changes.count, schemaOnly: script.isSchemaOnly,
+                        seconds: phase == .done ? (ContinuousClock.now - start) / .seconds(1) : 0)))
+        }
+        event(.started)
+        do {
+            let source = try Database(url: input, mode: .readOnly)
+            defer { source.close() }
+            try source.copy(to: copy)
+        } catch {
+            let full = error.code == .diskFull || StreamingMigrator.isNearlyFull(output.deletingLastPathComponent())
+            removeCopy()
+            if full {
+                throw MigrationError(.interrupted, "the disk is full: no room for a copy of \(input.path); free some space and run the same command again", underlying: error)
+            }
+            throw MigrationError(.io, "cannot copy \(input.path) to \(copy.path): \(error)", underlying: error)
+        }
+        FaultInjection.reach("chain-step-copied")
+        let ran: Bool
+        do {
+            ran = try InPlaceMigration.runSQL(script, step: step, store: copy, timeout: .seconds(2), durable: options.durable, scratch: true)
+            if ran {
+                // One file, whatever the input's journal mode: the rename moves the whole store.
+                let database = try Database(url: copy, mode: .readWrite)
+                defer { database.close() }
+                try database.executeScript("PRAGMA journal_mode = DELETE")
+            }
+        } catch {
+            removeCopy()
+            throw error
+        }
+        guard ran else {
+            removeCopy()
+            return false
+        }
+        FaultInjection.reach("chain-step-migrated")
+        if options.durable { try StreamingMigrator.syncFile(copy) }
+        try InPlaceMigration.rename(copy, to: output)
+        if options.durable { try StreamingMigrator.syncFile(output.deletingLastPathComponent()) }
+        event(.done)
+        return true
     }
 
     /// Checks that every policy the steps' mappings name can be had (registered, bound, or built in,

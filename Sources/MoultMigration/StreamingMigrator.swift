@@ -176,7 +176,7 @@ public final class StreamingMigrator {
             }
             try created.database.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
             created.database.close()
-            try syncFile(creating)
+            try Self.syncFile(creating)
             try rename(creating, to: partial)
             destination = try SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration)
         }
@@ -218,7 +218,7 @@ public final class StreamingMigrator {
             try session.finalize(plan, uuid: Self.storeUUID(fingerprint))
             let counts = try session.objectCounts()
             store.database.close()
-            try syncFile(partial)
+            try Self.syncFile(partial)
             try writeMarker(marker, fingerprint: fingerprint)
             FaultInjection.reach("after-marker")
             try rename(partial, to: output)
@@ -331,7 +331,7 @@ public final class StreamingMigrator {
     private func writeMarker(_ marker: URL, fingerprint: String) throws {
         do {
             try Data(fingerprint.utf8).write(to: marker, options: .atomic)
-            try syncFile(marker)
+            try Self.syncFile(marker)
         } catch let error as MigrationError {
             throw error
         } catch {
@@ -339,7 +339,7 @@ public final class StreamingMigrator {
         }
     }
 
-    private func syncFile(_ url: URL) throws {
+    static func syncFile(_ url: URL) throws {
         let descriptor = open(url.path, O_RDONLY)
         guard descriptor >= 0 else { throw MigrationError(.io, "cannot open \(url.path) to sync it") }
         defer { close(descriptor) }

@@ -365,9 +365,9 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: work))
         try FileManager.default.removeItem(at: output)
 
-        // A chain v1 -> v3, killed in its second step (the first has 16 chunks).
+        // A chain v1 -> v3, killed in its second step (the first is made by SQL, without chunks).
         let chain = ["--model", Self.model, "--to", "v3", "--mapping", Self.mapping("v2-to-v3"), "--output", output.path, "--quiet", "--chunk-size", "10"]
-        let interrupted = try MoultProcess.run(["migrate", first.path] + chain, environment: ["MOULT_FAULT": "after-sqlite-commit:20"])
+        let interrupted = try MoultProcess.run(["migrate", first.path] + chain, environment: ["MOULT_FAULT": "after-sqlite-commit:4"])
         #expect(interrupted.terminatedBySignal, "\(interrupted.standardError)")
         let steps = output.path + ".moult-steps"
         #expect(FileManager.default.fileExists(atPath: steps + "/step-1-v2.sqlite"))

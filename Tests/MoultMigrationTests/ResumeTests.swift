@@ -104,6 +104,29 @@ import Testing
         try expectIdentical(reference, output, "durable")
     }
 
+    /// A chain whose first step is made by SQL (a copy of the source migrated in one transaction),
+    /// killed after the copy, inside the step's transaction, after its commit, or after the rename,
+    /// resumes to the store of an uninterrupted chain; the source is never written.
+    @Test(arguments: ["chain-step-copied:1", "inplace-statement:1", "chain-step-migrated:1", "chunk-start:3"])
+    func killedChainWithAnSQLStepResumes(fault: String) throws {
+        let job = try Self.job("v1", persons: 150, mappings: ["v2-to-v3"], to: "v3")
+        defer { job.directory.remove() }
+        let before = try checksum(job.source)
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        let killed = try MoultProcess.run(job.arguments(output: output), environment: ["MOULT_FAULT": fault])
+        #expect(killed.terminatedBySignal, "\(fault): \(killed.standardError)")
+        let steps = URL(filePath: output.path + ".moult-steps")
+        let intermediate = steps.appending(path: "step-1-v2.sqlite")
+        #expect(FileManager.default.fileExists(atPath: intermediate.path) == fault.hasPrefix("chunk-start"), "\(fault)")
+        #expect(!FileManager.default.fileExists(atPath: output.path), "\(fault)")
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume"])
+        #expect(resumed.exitCode == 0, "\(fault): \(resumed.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: steps.path), "\(fault)")
+        try expectIdentical(reference, output, "\(fault)")
+        #expect(try checksum(job.source) == before)
+    }
+
     /// A chain killed in its second step resumes in that step; the result equals an uninterrupted chain.
     @Test func killedProgressiveChainResumesInItsStep() throws {
         let job = try Self.job("v2", persons: 200, mappings: ["v2-to-v3", "v3-to-v4"], to: "v4")

@@ -51,6 +51,11 @@ public struct MigrationOptions: Sendable, Hashable {
     /// them first. The result is the same either way; turning it off writes every association (for
     /// comparison).
     public var skipUnreadAssociations: Bool = true
+    /// Make a chain's intermediate stores by SQL where an in-place migration would run the step by SQL
+    /// (a copy of the step's input migrated in one transaction) instead of streaming every object. The
+    /// chain's output holds the same objects either way; turning it off streams every step (for
+    /// comparison).
+    public var intermediateStepsBySQL: Bool = true
     /// The work directory (checkpointed partial destination, association table); by default beside
     /// the output, named after it with `.moult` appended.
     public var workDirectory: URL?

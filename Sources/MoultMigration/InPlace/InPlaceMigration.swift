@@ -417,9 +417,12 @@ public struct InPlaceMigration {
     ///
     /// - Returns: false (nothing changed) when the store's schema is not the layout the script was made
     ///   for (a table, column or index Moult does not lay out, a trigger or a view).
+    ///
+    /// A `scratch` store is a copy Moult made (a chain's intermediate store): a refusal says that
+    /// nothing was written at the output, not that the store is unchanged.
     static func runSQL(
         _ script: InPlaceScript, pending: [InPlaceCleanup] = [], step: ProgressiveMigration.Step, store: URL, timeout: Duration,
-        durable: Bool = false
+        durable: Bool = false, scratch: Bool = false
     ) throws -> Bool {
         let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 8 * 1024, busyTimeout: timeout))
         defer { database.close() }
@@ -450,7 +453,7 @@ public struct InPlaceMigration {
                 }
                 FaultInjection.reach("inplace-foreign-triggers")
                 for trigger in foreign { try database.executeScript(trigger.sql) }
-                try validate(step, layout: newLayout, database: database, store: store)
+                try validate(step, layout: newLayout, database: database, store: store, scratch: scratch)
                 var updated = metadata
                 let fresh = StoreMetadata(model: step.to.model)
                 updated.entityHashes = fresh.entityHashes
@@ -484,7 +487,7 @@ public struct InPlaceMigration {
     ///
     /// - Throws: ``MigrationError`` `.validationFailed` with the failures (up to a hundred listed); the
     ///   transaction is rolled back, and the store is as it was.
-    static func validate(_ step: ProgressiveMigration.Step, layout: StoreLayout, database: Database, store: URL) throws {
+    static func validate(_ step: ProgressiveMigration.Step, layout: StoreLayout, database: Database, store: URL, scratch: Bool = false) throws {
         guard case .success(let correspondence) = step.mapping.layoutCorrespondence(source: step.from.model, destination: step.to.model)
         else { return }
         let checked = rulesTheStepCanBreak(correspondence, source: step.from.model, destination: step.to.model)
@@ -498,7 +501,9 @@ public struct InPlaceMigration {
         guard count == 0 else {
             throw MigrationError(
                 .validationFailed,
-                "\(count) object(s) would break version \(step.to.name)'s rules; the store was not changed (still at version \(step.from.name))",
+                scratch
+                    ? "\(count) object(s) break version \(step.to.name)'s rules; nothing was written at the output"
+                    : "\(count) object(s) would break version \(step.to.name)'s rules; the store was not changed (still at version \(step.from.name))",
                 failures: failures)
         }
     }

@@ -65,8 +65,15 @@ extension MappingModel {
                         continue
                     }
                     from = name
-                } else if propertyMapping == nil, type == .copy, sourceAttributes.contains(attribute.name) {
-                    from = attribute.name
+                } else if propertyMapping != nil || type == .copy {
+                    // A mapping without a value (or none, in a copy) takes the source's property of the
+                    // same name, as the streaming engine does (`$source.<name>`).
+                    if sourceAttributes.contains(attribute.name) {
+                        from = attribute.name
+                    } else if propertyMapping != nil, source.relationship(named: attribute.name, of: sourceName) != nil {
+                        reasons.append("\(mapping.name): the value of \(attribute.name) is the source's relationship of that name")
+                        continue
+                    }
                 }
                 if let from {
                     properties[attribute.name] = from
@@ -99,8 +106,13 @@ extension MappingModel {
                         continue
                     }
                     properties[relationship.name] = candidate.name
-                } else if propertyMapping == nil, type == .copy, sourceRelationships.contains(where: { $0.name == relationship.name }) {
-                    properties[relationship.name] = relationship.name
+                } else if propertyMapping != nil || type == .copy {
+                    // As for attributes: the source's relationship of the same name.
+                    if sourceRelationships.contains(where: { $0.name == relationship.name }) {
+                        properties[relationship.name] = relationship.name
+                    } else if propertyMapping != nil, source.attribute(named: relationship.name, of: sourceName) != nil {
+                        reasons.append("\(mapping.name): the value of \(relationship.name) is the source's attribute of that name")
+                    }
                 }
             }
             correspondence.properties[destinationName] = properties

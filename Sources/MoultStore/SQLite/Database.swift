@@ -104,6 +104,20 @@ public final class Database {
     /// Whether ``close()`` was called.
     public private(set) var isClosed = false
 
+    /// Copies the whole database, page by page (SQLite's online backup), into a new file at `url`: a
+    /// consistent copy, whatever the `-wal` holds, made through this connection (a read-only one
+    /// writes nothing beside its own file). The copy keeps the database's journal mode.
+    ///
+    /// - Throws: ``StoreError``: ``StoreError/Code/diskFull`` when the disk fills (the partial copy is
+    ///   left for the caller to remove), or another code when the file cannot be made.
+    public func copy(to url: URL) throws(StoreError) {
+        let target = url.path(percentEncoded: false)
+        let copy = try SQLite.open(
+            DatabaseFile.uri(target, query: ""), flags: [.uri, .noMutex, .extendedResultCodes, .readWrite, .create], path: target)
+        defer { SQLite.close(copy) }
+        try SQLite.backup(from: handle, to: copy, path: target)
+    }
+
     private func checkOpen(_ sql: String) throws(StoreError) {
         if isClosed { throw StoreError(.sqlite, "the database connection is closed", path: path, sql: sql) }
     }

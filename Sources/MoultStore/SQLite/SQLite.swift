@@ -73,6 +73,17 @@ enum SQLite {
     /// `shim.h`), registered on first use; nil when SQLite has no default VFS to wrap.
     static let privateSharedMemoryVFS: String? = moult_register_private_shm_vfs().map { String(cString: $0) }
 
+    /// Copies every page of `source`'s main database into `target`'s, in one pass.
+    static func backup(from source: OpaquePointer, to target: OpaquePointer, path: String) throws(StoreError) {
+        guard let backup = sqlite3_backup_init(target, "main", source, "main") else {
+            throw error(sqlite3_errcode(target), target, sql: nil, path: path)
+        }
+        let stepped = sqlite3_backup_step(backup, -1)
+        let finished = sqlite3_backup_finish(backup)
+        guard stepped == SQLITE_DONE else { throw error(stepped, target, sql: nil, path: path) }
+        try check(finished, target, path: path)
+    }
+
     static func close(_ connection: OpaquePointer) {
         sqlite3_close_v2(connection)
     }
