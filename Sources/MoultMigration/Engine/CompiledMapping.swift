@@ -51,18 +51,19 @@ final class CompiledMapping {
     struct BulkCopy {
         /// `INSERT INTO <destination> … SELECT … FROM moult_source.<source> …`; its arguments are the
         /// first primary key, ``constants``, the chunk's bounds, then the filter's.
+        ///
+        /// It refuses (with ``CompiledMapping/refusal``, its changes undone) a chunk holding a row whose
+        /// stored values the per-object path would convert or refuse rather than copy as they are (a
+        /// REAL or an out-of-range integer in an integer column, a blob in a string column, a Boolean
+        /// other than 0 or 1, a number that is not finite, a row of another entity in a table of one):
+        /// such a chunk takes the per-object path, so that both paths make the same store or the same
+        /// error. The guard is evaluated on each row as it is inserted, in the same read. One
+        /// difference remains: SQL cannot tell text that is not valid UTF-8, which the bulk copy writes
+        /// byte for byte and the per-object path refuses.
         let insertSQL: String
         let constants: [Value]
         /// The source keys the insert reads, in order, for the associations.
         let keysSQL: String
-        /// Finds a row of the chunk (arguments: its bounds, then the filter's) whose stored values the
-        /// per-object path would convert or refuse rather than copy as they are (a REAL or an
-        /// out-of-range integer in an integer column, a blob in a string column, a Boolean other than
-        /// 0 or 1, a number that is not finite, a row of another entity in a table of one): such a
-        /// chunk takes the per-object path, so that both paths make the same store or the same error.
-        /// One difference remains: SQL cannot tell text that is not valid UTF-8, which the bulk copy
-        /// writes byte for byte and the per-object path refuses.
-        let checkSQL: String
         /// `INSERT INTO main.<mirror> (source, destination) SELECT …`: the chunk's associations mirrored
         /// (arguments: the first primary key, the chunk's bounds, the filter's), when the mapping has a
         /// mirror table.
@@ -347,28 +348,33 @@ final class CompiledMapping {
         }
         var condition = "s.Z_ENT = \(source.number) AND s.Z_PK > ? AND s.Z_PK <= ?"
         if let filterSQL { condition += " AND (\(filterSQL.sql))" }
+        // The per-object cursor reads every row of a table of one entity (and refuses another Z_ENT),
+        // but only its own entity's rows of a hierarchy table: the insert reads the same rows, and its
+        // guard refuses the chunk at a row the per-object path would convert or refuse.
+        var odd = fits.isEmpty ? [] : ["NOT \(SQLTerms.joined(fits, by: "AND"))"]
+        var read = condition
+        if tableEntityCount == 1 {
+            read = "s.Z_PK > ? AND s.Z_PK <= ?" + (filterSQL.map { " AND (\($0.sql))" } ?? "")
+            odd.append("s.Z_ENT IS NOT \(source.number)")
+        }
+        if !odd.isEmpty {
+            // Z_OPT, 1 for every new object, carries the guard.
+            selected[2] = "CASE WHEN \(SQLTerms.joined(odd, by: "OR")) THEN \(MoultFunctions.refuse)('\(refusal)') ELSE 1 END"
+        }
         let mirrorSQL = mirrorTable.map {
             "INSERT INTO main.\(SQLName.quoted($0)) (source, destination) SELECT s.Z_PK, ? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1 "
                 + "FROM \(attachedSource).\(source.table) s WHERE \(condition)"
         }
         let insert = """
             INSERT INTO main.\(destination.table) (\(columns.joined(separator: ", "))) \
-            SELECT \(selected.joined(separator: ", ")) FROM \(attachedSource).\(source.table) s WHERE \(condition)
+            SELECT \(selected.joined(separator: ", ")) FROM \(attachedSource).\(source.table) s WHERE \(read)
             """
         let keys = "SELECT s.Z_PK FROM \(source.table) s WHERE \(condition) ORDER BY s.Z_PK"
-        // The per-object cursor reads every row of a table of one entity (and refuses another Z_ENT),
-        // but only its own entity's rows of a hierarchy table.
-        var odd = fits.isEmpty ? [] : ["NOT \(SQLTerms.joined(fits, by: "AND"))"]
-        var entity = "s.Z_ENT = \(source.number)"
-        if tableEntityCount == 1 {
-            entity = "1"
-            odd.append("s.Z_ENT IS NOT \(source.number)")
-        }
-        var check = "SELECT 1 FROM \(source.table) s WHERE \(entity) AND s.Z_PK > ? AND s.Z_PK <= ?"
-        if let filterSQL { check += " AND (\(filterSQL.sql))" }
-        check += odd.isEmpty ? " AND 0" : " AND (\(odd.joined(separator: " OR ")))"
-        return BulkCopy(insertSQL: insert, constants: constants, keysSQL: keys, checkSQL: check + " LIMIT 1", mirrorSQL: mirrorSQL)
+        return BulkCopy(insertSQL: insert, constants: constants, keysSQL: keys, mirrorSQL: mirrorSQL)
     }
+
+    /// The message of the bulk insert's guard (see ``BulkCopy/insertSQL``).
+    static let refusal = "moult: a row of the chunk is not copied as it is stored"
 
     /// An SQL condition true when a column's stored value is exactly what the store cursor decodes for
     /// this type, so that copying it as it is writes what the per-object path writes.

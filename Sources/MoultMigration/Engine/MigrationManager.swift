@@ -184,23 +184,34 @@ public final class MigrationManager {
     ///
     /// A mapping whose associations nothing reads (see ``UnreadAssociations``) records the chunk as one row
     /// instead, under its pass, without reading the keys.
+    ///
+    /// - Returns: false, with nothing written, when the chunk holds a row the per-object path would
+    ///   convert or refuse rather than copy as it is stored (see ``CompiledMapping/BulkCopy/insertSQL``):
+    ///   that chunk takes the per-object path.
     func bulkCreate(
         _ mapping: CompiledMapping, _ bulk: CompiledMapping.BulkCopy, pass: Int, after lowerBound: Int64, through upperBound: Int64
-    ) throws {
-        guard let layout = mapping.destination else { return }
+    ) throws -> Bool {
+        guard let layout = mapping.destination else { return true }
         let filterArguments = mapping.filterSQL?.arguments ?? []
         let first = try writer.lastPrimaryKey(for: layout.name) + 1
         let insert = try destination.statement(bulk.insertSQL)
+        let count: Int
         do {
-            try insert.bind([.int(first)] + bulk.constants + [.int(lowerBound), .int(upperBound)] + filterArguments)
-            while try insert.step() {}
+            // In a savepoint: a refused chunk leaves nothing of its insert.
+            count = try destination.transaction {
+                try insert.bind([.int(first)] + bulk.constants + [.int(lowerBound), .int(upperBound)] + filterArguments)
+                defer { insert.reset() }
+                while try insert.step() {}
+                return destination.changes
+            }
+        } catch let error as StoreError where error.message.contains(CompiledMapping.refusal) {
+            return false
         } catch {
             throw MigrationError(
                 .evaluationFailed, "inserting the chunk's '\(layout.name)' objects failed", mapping: mapping.name, entity: layout.name,
                 underlying: error)
         }
-        let count = destination.changes
-        guard count > 0 else { return }
+        guard count > 0 else { return true }
         if let mirrorSQL = bulk.mirrorSQL {
             try destination.execute(mirrorSQL, [.int(first), .int(lowerBound), .int(upperBound)] + filterArguments)
             guard destination.changes == count else {
@@ -213,7 +224,7 @@ public final class MigrationManager {
         if unreadAssociations.contains(mapping.index) {
             try UnreadAssociations.record(pass: pass, first: first, count: count, lower: lowerBound, upper: upperBound, in: destination)
             FaultInjection.reach("associations-unwritten")
-            return
+            return true
         }
         let keys = try sourceStore.database.statement(bulk.keysSQL)
         try keys.bind([.int(lowerBound), .int(upperBound)] + filterArguments)
@@ -228,17 +239,7 @@ public final class MigrationManager {
             throw MigrationError(
                 .evaluationFailed, "the chunk inserted \(count) objects but read \(next - first) source keys", mapping: mapping.name)
         }
-    }
-
-    /// Whether every row of a chunk can be copied by the bulk insert as it is stored (see
-    /// ``CompiledMapping/BulkCopy/checkSQL``).
-    func bulkCopyFits(_ mapping: CompiledMapping, _ bulk: CompiledMapping.BulkCopy, after lowerBound: Int64, through upperBound: Int64)
-        throws -> Bool
-    {
-        let statement = try sourceStore.database.statement(bulk.checkSQL)
-        try statement.bind([.int(lowerBound), .int(upperBound)] + (mapping.filterSQL?.arguments ?? []))
-        defer { statement.reset() }
-        return try !statement.step()
+        return true
     }
 
     private func insert(_ row: [Value], toOnes: [Value]? = nil, into layout: EntityLayout) throws -> ObjectID {

@@ -223,12 +223,7 @@ final class Session {
                 FaultInjection.reach("chunk-start")
                 let chunk = pass.chunks.isEmpty ? nil : pass.chunks[position.chunk]
                 let (passIndex, chunkIndex) = (position.pass, position.chunk)
-                var bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
-                if let copy = bulk, let chunk,
-                    try !manager.bulkCopyFits(compiled, copy, after: chunk.lowerBound, through: chunk.upperBound)
-                {
-                    bulk = nil  // values the per-object path converts or refuses: it reads this chunk
-                }
+                let bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
                 let keysOnly = pass.stage == .createRelationships && migrator.options.bulkSQL ? compiled.keysOnlyRead : nil
                 // A stage 2 with no relationship to write (none mapped, or its links written by other
                 // mappings, see `RepeatedLinks`) under a policy whose stage 2 sets only the mapping's own
@@ -237,7 +232,7 @@ final class Session {
                     && (!(compiled.omittedRelationships.isEmpty && compiled.insertedToOnes.isEmpty)
                         || RepeatedLinks.writesOnlyItsOwnRelationships(compiled.policy))
                 var clock = profile?.start()
-                let objects: [MigrationObject]
+                var objects: [MigrationObject]
                 if let chunk, bulk == nil, !nothingToRelate {
                     if let keysOnly {
                         objects = try manager.sourceKeys(compiled, keysOnly, after: chunk.lowerBound, through: chunk.upperBound)
@@ -262,8 +257,11 @@ final class Session {
                     try manager.writer.write {
                         switch pass.stage {
                         case .createObjects:
-                            if let bulk, let chunk {
-                                try manager.bulkCreate(compiled, bulk, pass: passIndex, after: chunk.lowerBound, through: chunk.upperBound)
+                            if let bulk, let chunk,
+                                try !manager.bulkCreate(compiled, bulk, pass: passIndex, after: chunk.lowerBound, through: chunk.upperBound)
+                            {
+                                // Values the per-object path converts or refuses: it reads this chunk.
+                                objects = try manager.sourceObjects(compiled, after: chunk.lowerBound, through: chunk.upperBound)
                             }
                             for object in objects {
                                 try policy.createDestinationInstances(for: object, mapping: compiled.mapping, manager: manager)

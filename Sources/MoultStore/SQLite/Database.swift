@@ -83,6 +83,7 @@ public final class Database {
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         SQLite.busyTimeout(handle, milliseconds: Int32(clamping: milliseconds))
         CoreDataTriggerFunctions.register(on: handle)
+        MoultFunctions.register(on: handle)
         do {
             try SQLite.exec(handle, "PRAGMA cache_size = -\(max(configuration.pageCacheKiB, 64))", path: path)
             // Touch the schema so that a file that is not a database fails here, not at first use.
