@@ -6,7 +6,8 @@
 #         defaults: 20000 persons, 24 random kill points, seed 1, chunk size 500, step v2-v3
 #
 # STEP is the People step migrated: v2-v3 (the address split, the default), v3-v4 (the Adult/Child
-# split, Mappings/v3-to-v4.json) or v4-v5 (unique companies and schools, Mappings/v4-to-v5-builtin.json).
+# split, Mappings/v3-to-v4.json), v4-v5 (unique companies and schools, Mappings/v4-to-v5-builtin.json)
+# or v1-v3 (a chain: v1 -> v2 inferred, its intermediate store made by SQL, then Mappings/v2-to-v3.json).
 #
 # 1. Generates a People v2 store of N persons and runs the address split (v2 -> v3, with
 #    Datasets/People/Mappings/v2-to-v3.json) uninterrupted, twice: the reference, and a check that two
@@ -38,9 +39,13 @@ case "$STEP" in
 v2-v3) FROM=2 TO=v3 MAPPING=v2-to-v3.json ;;
 v3-v4) FROM=3 TO=v4 MAPPING=v3-to-v4.json ;;
 v4-v5) FROM=4 TO=v5 MAPPING=v4-to-v5-builtin.json ;;
-*) die "unknown step: $STEP (v2-v3, v3-v4 or v4-v5)" ;;
+v1-v3) FROM=1 TO=v3 MAPPING=v2-to-v3.json ;;
+*) die "unknown step: $STEP (v2-v3, v3-v4, v4-v5 or v1-v3)" ;;
 esac
-FAULT_POINTS=${FAULT_POINTS:-"store-created chunk-start associations-mirrored relationships-left-out set-links-staged set-links-written after-rows after-lmdb-commit after-sqlite-commit before-finish after-marker after-rename"}
+POINTS="store-created chunk-start associations-mirrored associations-unwritten relationships-left-out set-links-staged set-links-written after-rows after-lmdb-commit after-sqlite-commit before-finish after-marker after-rename"
+# The chain's first step: after its copy, inside and at the end of its transaction, before its rename.
+[[ "$STEP" != v1-v3 ]] || POINTS="chain-step-copied inplace-statement inplace-before-commit chain-step-migrated $POINTS"
+FAULT_POINTS=${FAULT_POINTS:-$POINTS}
 FAULT_COUNTS=${FAULT_COUNTS:-"1 3"}
 MAX_RESUMES=20  # resumes of one kill point before giving up
 RANDOM=$SEED    # the kill delays are reproducible for a seed

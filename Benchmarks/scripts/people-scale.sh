@@ -24,7 +24,10 @@
 # "sql-floor moult-lmdb moult-memory"; also moult-lmdb-per-object: LMDB with stage 2 forced object by
 # object, MOULT_PER_OBJECT_STAGE2=1, the engine before its set operations; moult-lmdb-keep-links: LMDB
 # with both sides of a relationship written, MOULT_KEEP_REPEATED_LINKS=1, the engine before RepeatedLinks;
-# moult-lmdb-keep-order: LMDB with the create passes in the mappings' order, MOULT_KEEP_PASS_ORDER=1).
+# moult-lmdb-keep-order: LMDB with the create passes in the mappings' order, MOULT_KEEP_PASS_ORDER=1;
+# moult-lmdb-write-all: LMDB with every association written and every step of a chain streamed,
+# MOULT_WRITE_ALL_ASSOCIATIONS=1 MOULT_STREAM_EVERY_STEP=1). SCENARIOS may also name v1-v3-chain:
+# v1 -> v3 in two steps, v1 -> v2 inferred and the given Mappings/v2-to-v3.json (floor: v1-to-v3.sql).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -63,24 +66,27 @@ generate() {
 # commands (v1 -> v2, then v2 -> v3) run by one bash, so that peakmem measures both and sums their time.
 # The floor: a new destination by `moult create`, then the hand-written SQL with the source attached.
 set_command() {
-    local scenario=$1 tool=$2 src=$3 dest=$4 to=${1#*-}
+    local scenario=$1 tool=$2 src=$3 dest=$4 steps=${1%-chain}
+    local to=${steps#*-}
     case "$tool" in
     sql-floor)
-        local sql="$SCRIPTS/floor/${scenario%-*}-to-$to.sql"
+        local sql="$SCRIPTS/floor/${steps%-*}-to-$to.sql"
         CMD=(bash -c 'set -e; "$1" create "$3" --model "$2" --model-version "$4" >/dev/null; sqlite3 -bail "$3" -cmd "ATTACH '"'"'$5'"'"' AS src" <"$6"' \
             floor "$MOULT" "$MODEL" "$dest" "$to" "$src" "$sql")
         return ;;
-    moult-lmdb | moult-memory | moult-lmdb-per-object | moult-lmdb-keep-links | moult-lmdb-keep-order) ;;
+    moult-lmdb | moult-memory | moult-lmdb-per-object | moult-lmdb-keep-links | moult-lmdb-keep-order | moult-lmdb-write-all) ;;
     *) die "unknown tool: $tool" ;;
     esac
     local storage=${tool#moult-}
     storage=${storage%-per-object}
     storage=${storage%-keep-links}
+    storage=${storage%-write-all}
     local options=(--chunk-size "$CHUNK_SIZE" --association "${storage%-keep-order}")
     local moult=("$MOULT")
     [[ "$tool" != *-per-object ]] || moult=(env MOULT_PER_OBJECT_STAGE2=1 "$MOULT")
     [[ "$tool" != *-keep-links ]] || moult=(env MOULT_KEEP_REPEATED_LINKS=1 "$MOULT")
     [[ "$tool" != *-keep-order ]] || moult=(env MOULT_KEEP_PASS_ORDER=1 "$MOULT")
+    [[ "$tool" != *-write-all ]] || moult=(env MOULT_WRITE_ALL_ASSOCIATIONS=1 MOULT_STREAM_EVERY_STEP=1 "$MOULT")
     case "$scenario" in
     v1-v3)
         if "$MOULT" plan "$src" --model "$MODEL" --to v3 >/dev/null 2>&1; then
@@ -96,6 +102,8 @@ rm -f "$mid"
 SH
 )" two-steps "$MOULT" "$src" "$MODEL" "$dest" "${options[@]}")
         fi ;;
+    # Two steps, as the issue's "inferred + given": v1 -> v2 inferred, then the given v2 -> v3 mapping.
+    v1-v3-chain) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --output "$dest" "${options[@]}") ;;
     v2-v3) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --output "$dest" "${options[@]}") ;;
     v3-v4) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v4 --mapping "$MAPPINGS/v3-to-v4.json" --output "$dest" "${options[@]}") ;;
     v4-v5) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v5 --mapping "$MAPPINGS/v4-to-v5-builtin.json" --output "$dest" "${options[@]}") ;;
@@ -112,7 +120,7 @@ row() {
 
 for n in "${SIZES[@]}"; do
     for scenario in $SCENARIOS; do
-        from=${scenario%-*}
+        from=${scenario%%-*}
         src="$WORK/$scenario-$n-source.sqlite"
         generate "${from#v}" "$n" "$src"
         sha_before=$(sha256sum "$src" | cut -d' ' -f1)

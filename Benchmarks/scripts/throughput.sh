@@ -3,10 +3,12 @@
 #
 #     Benchmarks/scripts/throughput.sh [SIZES...]        # default: 1000000
 #
-# Runs people-scale.sh with every step (v1-v3, v2-v3, v3-v4, v4-v5) and three tools, one after the
+# Runs people-scale.sh with every step (v1-v3: one command, inferred directly; v1-v3-chain: two
+# steps, v1 -> v2 inferred and the given v2 -> v3; v2-v3, v3-v4, v4-v5) and three tools, one after the
 # other on the same generated store: the SQL floor, moult as it was before the last change measured
-# (BEFORE_TOOL, default moult-lmdb-keep-links: both sides of a relationship written,
-# MOULT_KEEP_REPEATED_LINKS=1; moult-lmdb-per-object is the engine before stage 2's set operations)
+# (BEFORE_TOOL, default moult-lmdb-write-all: every association written and every step streamed,
+# MOULT_WRITE_ALL_ASSOCIATIONS=1 MOULT_STREAM_EVERY_STEP=1; moult-lmdb-keep-links writes both sides of
+# a relationship; moult-lmdb-per-object is the engine before stage 2's set operations)
 # and moult as it is, both with LMDB associations and chunks of 10,000. Each moult destination is
 # checked to hold the floor's rows. Then it replaces the table between the `throughput-table` markers
 # in BENCHMARKS.md with, for every size of the TSV:
@@ -21,8 +23,8 @@ SIZES=("$@")
 [[ ${#SIZES[@]} -gt 0 ]] || SIZES=(1000000)
 NAME=${RESULTS_NAME:-$(date -u +%F)-throughput}
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)  # the engine measured (the build is of the tree as it is)
-BEFORE_TOOL=${BEFORE_TOOL:-moult-lmdb-keep-links}
-SCENARIOS=${SCENARIOS:-"v1-v3 v2-v3 v3-v4 v4-v5"} TOOLS=${TOOLS:-"sql-floor $BEFORE_TOOL moult-lmdb"} RESULTS_NAME=$NAME \
+BEFORE_TOOL=${BEFORE_TOOL:-moult-lmdb-write-all}
+SCENARIOS=${SCENARIOS:-"v1-v3 v1-v3-chain v2-v3 v3-v4 v4-v5"} TOOLS=${TOOLS:-"sql-floor $BEFORE_TOOL moult-lmdb"} RESULTS_NAME=$NAME \
     "$ROOT/Benchmarks/scripts/people-scale.sh" "${SIZES[@]}"
 TSV="$ROOT/Benchmarks/results/$NAME.tsv"
 python3 - "$TSV" "$ROOT/BENCHMARKS.md" "$COMMIT" "$BEFORE_TOOL" <<'PY'
@@ -41,6 +43,7 @@ lines = [
     "| step | persons | floor CPU s (wall) | before CPU s (wall) | moult CPU s (wall) | CPU ratio before | **CPU ratio now** | wall ratio now | peak RssAnon MiB (floor / before / now) | same as floor |",
     "|---|---|---|---|---|---|---|---|---|---|",
 ]
+labels = {"v1-v3": "v1 → v3 (one step, inferred directly)", "v1-v3-chain": "v1 → v2 → v3 (inferred + given, two steps)"}
 def figure(run, key):
     value = run.get(key, "-") if run else "-"
     return None if value in ("-", "", None) else float(value)
@@ -56,7 +59,7 @@ for (scenario, size), tools in runs.items():
     same = "yes" if all(c == "same" for c in checks) else f"no ({'; '.join(checks)})"
     memory = f"{floor['peak_anon_mib']} / {before['peak_anon_mib'] if before else '-'} / {now['peak_anon_mib']}"
     lines.append(
-        f"| {scenario.replace('-', ' → ')} | {int(size):,} | {cell(fc, fw)} | {cell(bc, bw)} | {cell(nc, nw)} | {ratio(fc, bc)} | "
+        f"| {labels.get(scenario, scenario.replace('-', ' → '))} | {int(size):,} | {cell(fc, fw)} | {cell(bc, bw)} | {cell(nc, nw)} | {ratio(fc, bc)} | "
         f"**{ratio(fc, nc)}** | {ratio(fw, nw)} | {memory} | {same} |")
 text = open(md).read()
 start, end = "<!-- throughput-table -->", "<!-- /throughput-table -->"

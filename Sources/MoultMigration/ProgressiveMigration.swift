@@ -345,7 +345,17 @@ public struct ProgressiveMigration {
         let directory = stepsDirectory(for: output)
         let identity = directory.appending(path: "chain")
         let fingerprint = try chainFingerprint()
-        let existed = manager.fileExists(atPath: directory.path)
+        var existed = manager.fileExists(atPath: directory.path)
+        if steps.count > 1 && existed && !manager.fileExists(atPath: identity.path) {
+            // A run killed between making the folder and recording its chain there: the identity is
+            // written before any step runs, so such a folder holds no work (at most the identity's own
+            // temporary file). It is this run's to take.
+            let entries = (try? manager.contentsOfDirectory(atPath: directory.path)) ?? []
+            if !entries.contains(where: { $0.hasSuffix(".sqlite") || $0.hasSuffix(".moult") }) {
+                StreamingMigrator.removeWorkDirectory(directory)
+                existed = false
+            }
+        }
         if steps.count > 1 && existed {
             // The folder of another chain (another source, model, mappings or options) holds that
             // chain's resumable work: refuse rather than delete it.

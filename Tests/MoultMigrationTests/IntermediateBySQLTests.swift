@@ -169,4 +169,27 @@ import Testing
         let migrated = try ObjectGraph(store, model: try #require(model.version(named: "v2")).model)
         #expect(migrated.objects("Item").map { $0["title"] } == [.string("a"), .string("b"), .string("c")])
     }
+    /// A chain killed after making its folder but before recording itself there (found by the crash
+    /// harness: the next run refused the folder as another migration's) leaves a folder with no work
+    /// in it: the next run takes it. A folder without the record but with a store in it is still refused.
+    @Test func aChainFolderWithoutItsRecordIsTakenWhenEmpty() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v1", persons: 40, in: directory)
+        let migration = try ProgressiveMigration(
+            store: source, model: People.model, to: "v3", mappings: [try People.mapping("v2-to-v3")], policies: People.policies)
+        let output = directory.appending("out.sqlite")
+        let folder = migration.stepsDirectory(for: output)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try migration.run(output: output)
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
+
+        let other = directory.appending("other.sqlite")
+        let otherFolder = migration.stepsDirectory(for: other)
+        try FileManager.default.createDirectory(at: otherFolder, withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: otherFolder.appending(path: "step-1-v2.sqlite"))
+        let error = try #require(throws: MigrationError.self) { try migration.run(output: other) }
+        #expect(error.code == .checkpointMismatch, "\(error)")
+        #expect(FileManager.default.fileExists(atPath: otherFolder.appending(path: "step-1-v2.sqlite").path))
+    }
 }

@@ -14,9 +14,10 @@ import MoultStore
 ///
 /// The store is the same: checked here,
 /// - every policy of the migration is the default or a built-in one (see ``RepeatedLinks``); the
-///   relationship's mapping and the looked-up mapping have the default policy (one object per source,
-///   so the lookup's first object is the only one), and the looked-up mapping comes earlier in the
-///   plan (its stage 1 is over when the relationship's starts);
+///   relationship's mapping has the default policy, the looked-up mapping the default or the built-in
+///   uniquing one (at most one object per source, so the lookup's first object is the only one:
+///   `AdultToAdult.company = lookup(AdultToCompany, $source)`), and the looked-up mapping comes earlier
+///   in the plan (its stage 1 is over when the relationship's starts);
 /// - the lookup is of a source to-one (`$source.<to-one>`) or of the source object itself (`$source`,
 ///   the looked-up mapping then of the same source table), its target an object of an entity the
 ///   relationship can hold;
@@ -73,7 +74,7 @@ enum ToOnesAtInsert {
             for (index, relationship) in mapping.relationships.enumerated() {
                 guard let direct = mapping.directLookups[index],
                     let lookedUp = RepeatedLinks.mapping(named: direct.mappingName, in: mappings), lookedUp.index != mapping.index,
-                    lookedUp.policy is DefaultMigrationPolicy, let lookedUpSource = lookedUp.source,
+                    makesOneObjectAtMost(lookedUp.policy), let lookedUpSource = lookedUp.source,
                     let target = lookedUp.destination, !target.isAbstract,
                     let toOne = layout.toOne(named: relationship.name),
                     destinationLayout.entity(named: toOne.destination)?.hierarchyNumbers.contains(target.number) == true,
@@ -108,8 +109,10 @@ enum ToOnesAtInsert {
     /// A function of the mapping models alone. The store is the same in either order: a mapping moves
     /// only past mappings of the default policy (whose stage 1 makes its own objects and reads no
     /// other mapping's; to-ones at insert are decided after the order, from it), itself of the default
-    /// policy, and never past a mapping that makes objects in the same table (primary keys are
-    /// numbered per table, in pass order: each table's keys stay as they were).
+    /// or the built-in uniquing policy (whose stage 1 reads its own source objects and its own state,
+    /// and makes objects of its own entity only), and never past a mapping that makes objects in the
+    /// same table (primary keys are numbered per table, in pass order: each table's keys stay as they
+    /// were).
     static func createOrder(in mappings: [CompiledMapping], destinationLayout: StoreLayout, destinationModel: ObjectModel) -> [Int] {
         var order = mappings.map(\.index)
         for candidate in candidates(in: mappings, destinationLayout: destinationLayout, destinationModel: destinationModel) {
@@ -122,6 +125,13 @@ enum ToOnesAtInsert {
             order.insert(candidate.lookup, at: at)
         }
         return order
+    }
+
+    /// Whether a looked-up mapping's policy makes at most one object per source object, its first
+    /// association then the one stage 2 would set: the default policy, or the built-in uniquing one
+    /// (each source object associated with the one object of its key, made or found; none for nil).
+    static func makesOneObjectAtMost(_ policy: any EntityMigrationPolicy) -> Bool {
+        policy is DefaultMigrationPolicy || policy is UniquingByKeyPolicy
     }
 
     /// The relationships of `mapping` named in `names`, resolved.
