@@ -479,9 +479,10 @@ public struct ProgressiveMigration {
     /// and store UUID differ, and the output's store UUID, which follows from them).
     ///
     /// - Returns: false (nothing made) when the copy's schema is not the layout the step's SQL was made
-    ///   for (an application's own tables, views or triggers): the step is streamed.
-    /// - Throws: ``MigrationError``: `.interrupted` when cancelled or the disk is full, `.io` when the
-    ///   copy cannot be made, `.validationFailed` when the step's objects break the version's rules.
+    ///   for (an application's own tables, views or triggers), or when the copy cannot be made or
+    ///   migrated for another reason than a full disk (a damaged input): the step is streamed.
+    /// - Throws: ``MigrationError``: `.interrupted` when cancelled or the disk is full,
+    ///   `.validationFailed` when the step's objects break the version's rules.
     private func intermediateBySQL(
         _ step: Step, _ script: InPlaceScript, offset: Int, input: URL, output: URL, isCancelled: () -> Bool,
         events: ((MigrationEvent) -> Void)?
@@ -514,7 +515,8 @@ public struct ProgressiveMigration {
             if full {
                 throw MigrationError(.interrupted, "the disk is full: no room for a copy of \(input.path); free some space and run the same command again", underlying: error)
             }
-            throw MigrationError(.io, "cannot copy \(input.path) to \(copy.path): \(error)", underlying: error)
+            // Not the disk (a damaged input, say): the step streams, reading and judging every object.
+            return false
         }
         FaultInjection.reach("chain-step-copied")
         let ran: Bool
@@ -528,6 +530,10 @@ public struct ProgressiveMigration {
             }
         } catch {
             removeCopy()
+            let code = StreamingMigrator.classify(error).code
+            // SQLite says "disk full" or fails to read a damaged copy: when the disk has room, the
+            // input is to blame, and the streamed step says what is wrong with it.
+            if code == .interrupted || code == .io, !StreamingMigrator.isNearlyFull(output.deletingLastPathComponent()) { return false }
             throw error
         }
         guard ran else {
