@@ -59,16 +59,18 @@ extension MigrateCommand {
             let pacer = MigrationPacer(
                 maxRate: control.maxRate, pauseFile: control.pauseFile.map { URL(filePath: $0) }, isCancelled: { Interruption.requested },
                 emit: { event in
-                    log?.write(event)
+                    // The status file first: a reader that saw the event's line finds the status it set.
                     status.record(event)
+                    log?.write(event)
                     display.show(event)
                 })
             // Every rendering (progress line, --events, the status file, pacing) reads the one stream.
             let report = try migration.run(
                 isCancelled: { Interruption.requested }, beforeStep: { pacer.waitWhilePaused() },
                 events: { event in
-                    log?.write(event)
+                    // The status file first: a reader that saw the event's line finds the status it set.
                     status.record(event)
+                    log?.write(event)
                     display.show(event)
                     if case .chunk(let chunk) = event, pacer.isActive { pacer.chunkCommitted(chunk) }
                 })

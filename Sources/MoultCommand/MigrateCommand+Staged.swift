@@ -80,8 +80,9 @@ extension MigrateCommand {
         let pacer = MigrationPacer(
             maxRate: nil, pauseFile: control.pauseFile.map { URL(filePath: $0) }, isCancelled: { Interruption.requested },
             emit: { event in
-                log?.write(event)
+                // The status file first: a reader that saw the event's line finds the status it set.
                 status.record(event)
+                log?.write(event)
                 display.show(event)
             })
         let report = try migration.run(
@@ -89,8 +90,9 @@ extension MigrateCommand {
                 let event = MigrationEvent.staged(
                     .init(stage: progress.stage, stages: progress.stages, activity: progress.activity, objects: progress.objects))
                 display.show(event)
-                log?.write(event)
+                // The status file first: a reader that saw the event's line finds the status it set.
                 status.record(event)
+                log?.write(event)
             },
             isCancelled: {
                 pacer.waitWhilePaused()
