@@ -5,7 +5,8 @@ internal import MoultCSQLite
 public enum MoultFunctions {
     /// `moult_refuse(reason)` fails the statement that evaluates it, with `reason` as SQLite's message:
     /// a guard inside a statement (`CASE WHEN <odd row> THEN moult_refuse('…') ELSE … END`) that stops it
-    /// at the first row it must not take, its changes undone (see ``Database/refusal(_:)``).
+    /// at the first row it must not take. Run it inside a savepoint (``Database/transaction(_:_:)``
+    /// nested in the chunk's) so that the refused statement's rows are rolled back with it.
     public static let refuse = "moult_refuse"
 
     static func register(on handle: OpaquePointer) {
