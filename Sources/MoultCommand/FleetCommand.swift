@@ -114,6 +114,11 @@ struct FleetShardRun {
                         return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, objects: objects, seconds: seconds(), message: lossMessage)
                     } catch {
                         let category = (error as? any CategorizedError)?.category ?? .internalError
+                        if category == .busy {
+                            // Another run (a shard's earlier run still going, or another job) holds it.
+                            if !quiet { printError("moult: \(entry.name): skipped, \(error)") }
+                            return FleetResult(store: entry.name, outcome: .busy, exitCode: Int(category.exitCode), seconds: seconds(), message: "\(error)")
+                        }
                         lastFailure = category.exitCode
                         if !quiet { printError("moult: \(entry.name): \(error)") }
                         return FleetResult(
@@ -125,10 +130,12 @@ struct FleetShardRun {
             }
             if !quiet {
                 printError(
-                    "moult: shard \(shard): \(summary.migrated) migrated, \(summary.alreadyCurrent) already current, \(summary.failed) failed, \(summary.skipped) done before")
+                    "moult: shard \(shard): \(summary.migrated) migrated, \(summary.alreadyCurrent) already current, \(summary.failed) failed, \(summary.skipped) done before"
+                        + (summary.busy > 0 ? ", \(summary.busy) busy (held by another run: run the shard again later)" : ""))
             }
             if Interruption.requested { throw ExitCode(FailureCategory.interrupted.exitCode) }
             if summary.failed > 0 { throw ExitCode(lastFailure) }
+            if summary.busy > 0 { throw ExitCode(FailureCategory.busy.exitCode) }
         }
     }
 }

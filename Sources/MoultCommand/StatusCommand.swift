@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoultMigration
 import MoultModel
+import MoultStore
 
 /// `moult status DEST`: where a running or interrupted migration into DEST stands.
 struct StatusCommand: AsyncParsableCommand {
@@ -30,7 +31,9 @@ struct StatusCommand: AsyncParsableCommand {
             // In place (DEST is the store itself): the streamed steps' checkpoints in its work folder too.
             let checkpoints = MigrationCheckpointStatus.read(output: output) + InPlaceMigration.checkpoints(of: output)
             let exists = FileManager.default.fileExists(atPath: output.path)
-            guard live != nil || !checkpoints.isEmpty || exists else {
+            // The run that holds DEST's lock, if one does (whatever its status file says).
+            let holder = RunLock.holder(of: output)
+            guard live != nil || !checkpoints.isEmpty || exists || holder != nil else {
                 throw CommandFailure(.badInput, "no migration into \(destination) found (no \(destination).moult-status.json, no work folder, no store)")
             }
             // Nothing left beside DEST: no run under way or interrupted. A finished run leaves nothing,
@@ -39,12 +42,14 @@ struct StatusCommand: AsyncParsableCommand {
             if let live, state == "running" || state == "paused", !live.processIsAlive {
                 state = "interrupted"
             }
+            if holder != nil, state != "paused" { state = "running" }
             if json {
                 var fields = EventJSON()
                 fields.add("v", MigrationEvent.schemaVersion)
                 fields.add("destination", destination)
                 fields.add("state", state)
-                fields.add("pid", live?.pid)
+                fields.add("pid", live?.pid ?? holder.map { Int($0.pid) })
+                fields.add("lockHeldBy", holder.map { Int($0.pid) })
                 fields.raw("last", live?.text ?? "null")
                 let steps = checkpoints.map { checkpoint -> String in
                     var object = EventJSON()
@@ -66,6 +71,9 @@ struct StatusCommand: AsyncParsableCommand {
             var line = "\(destination): \(state)"
             if let live, let pid = live.pid { line += " (process \(pid)\(live.processIsAlive ? "" : ", gone"))" }
             print(line)
+            if let holder {
+                print("  locked by process \(holder.pid)\(holder.purpose.isEmpty ? "" : " (\(holder.purpose))"): another run on \(destination) gets exit 73 (busy) until it ends")
+            }
             if let live, let last = live.summary { print("  last: \(last)") }
             for checkpoint in checkpoints {
                 let passes = checkpoint.plan.passes.count
@@ -124,11 +132,13 @@ final class StatusFile: @unchecked Sendable {
             state = paused.paused ? "paused" : "running"
             message = paused.reason
         case .finished:
-            try? FileManager.default.removeItem(at: url)
+            remove()
             return
         case .failed(let failure):
+            // Busy: the file is the other run's, which goes on.
+            if failure.category == .busy { return }
             guard failure.category == .interrupted || failure.category == .io else {
-                try? FileManager.default.removeItem(at: url)
+                remove()
                 return
             }
             state = "interrupted"
@@ -162,7 +172,15 @@ final class StatusFile: @unchecked Sendable {
         object.add("updated", Date().timeIntervalSince1970)
         object.add("message", message)
         last?.add(to: &object, stage: lastStage?.stage)
-        try? Data((object.text + "\n").utf8).write(to: url, options: .atomic)
+        // Through a temporary name of Moult's own beside it, which the next write (or the end) replaces or
+        // removes: a kill never leaves a file of another name behind.
+        try? FileOperations.writeAtomically(Data((object.text + "\n").utf8), to: url, durable: false)
+    }
+
+    /// Removes the file and its temporary (left by a run killed while writing).
+    func remove() {
+        FileOperations.remove(FileOperations.temporaryPath(for: url.path(percentEncoded: false)))
+        FileOperations.remove(url.path(percentEncoded: false))
     }
 
     /// What a status file says.

@@ -6,6 +6,9 @@ public struct FleetResult: Sendable, Hashable {
         case migrated
         case alreadyCurrent = "already-current"
         case failed
+        /// Another run holds the store (or its destination): skipped, not written to the results file, so
+        /// that a later run picks it up.
+        case busy
     }
 
     public var store: String

@@ -1,7 +1,8 @@
 public import Foundation
 
 /// Runs one shard of a fleet: each store of the shard in turn, skipping those the results file says
-/// are done, appending one result line per store migrated or failed. Schedules nothing: the job
+/// are done, appending one result line per store migrated or failed (a store another run holds is
+/// skipped without a line: see ``FleetResult/Outcome/busy``). Schedules nothing: the job
 /// runner starts the shards.
 public struct FleetRunner {
     public var manifest: FleetManifest
@@ -18,6 +19,8 @@ public struct FleetRunner {
         public var migrated = 0
         public var alreadyCurrent = 0
         public var failed = 0
+        /// Stores another run held: skipped, with no result line (a later run picks them up).
+        public var busy = 0
     }
 
     /// Runs the shard. `migrate` migrates one store and says how it went (a thrown error is a bug of
@@ -39,11 +42,16 @@ public struct FleetRunner {
             var result = migrate(entry)
             result.store = entry.name
             result.request = entry.request
+            if result.outcome == .busy {
+                summary.busy += 1
+                continue
+            }
             try FleetResults.append(result, to: results)
             switch result.outcome {
             case .migrated: summary.migrated += 1
             case .alreadyCurrent: summary.alreadyCurrent += 1
             case .failed: summary.failed += 1
+            case .busy: break
             }
         }
         return summary

@@ -340,6 +340,15 @@ public struct ProgressiveMigration {
         let manager = FileManager.default
         // Every policy first: a missing one refuses the run before anything is made.
         try checkPolicies()
+        // One run per destination: a second one fails here (busy), having touched nothing. (The last
+        // step's migrator takes the same lock again, on this thread.)
+        let lock: RunLock
+        do {
+            lock = try RunLock.acquire(for: output, purpose: "migrating into it")
+        } catch {
+            throw StreamingMigrator.classify(error)
+        }
+        defer { lock.release() }
         // The last step's migrator refuses an existing output, unless its own work directory says the
         // output is its finished result.
         let directory = stepsDirectory(for: output)

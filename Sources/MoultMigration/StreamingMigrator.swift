@@ -92,8 +92,12 @@ public final class StreamingMigrator {
         let marker = work.appending(path: "finished")
         let manager = FileManager.default
 
+        // One run per destination: a second one fails here, having touched nothing.
+        let lock = try RunLock.acquire(for: output, purpose: "migrating into it")
+        defer { lock.release() }
         try? manager.removeItem(at: Self.trashDirectory(for: work))
         let source = try openSource()
+        let sourceState = try StoreFileState(of: sourceURL)
         let fingerprint = try self.fingerprint(source: source)
 
         // A run that died after the destination was complete: finish the swap.
@@ -140,6 +144,13 @@ public final class StreamingMigrator {
                         // The associations died with the process: start again.
                         store.database.close()
                     } else {
+                        // The work was made from one state of the source: never resume it from another.
+                        do {
+                            try Self.checkRecordedSourceState(in: work, current: sourceState, source: sourceURL)
+                        } catch {
+                            store.database.close()
+                            throw error
+                        }
                         destination = store
                         resumed = true
                     }
@@ -177,6 +188,8 @@ public final class StreamingMigrator {
             try created.database.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
             created.database.close()
             try Self.syncFile(creating)
+            try FileOperations.writeAtomically(
+                Data(sourceState.text.utf8), to: work.appending(path: Self.sourceStateFile), durable: true)
             try rename(creating, to: partial)
             destination = try SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration)
         }
@@ -208,11 +221,26 @@ public final class StreamingMigrator {
             throw Self.classify(error)
         }
 
+        // Another program writing to the source while it is read would give a destination that no state
+        // of the source had: its files are looked at between chunks, and once more before the end.
+        var sourceWritten: [String] = []
+        let watchSource = {
+            if sourceWritten.isEmpty, let now = try? StoreFileState(of: self.sourceURL) { sourceWritten = now.differences(from: sourceState) }
+            return !sourceWritten.isEmpty
+        }
         do {
             emitter.emit(.plan(MigrationEvent.Plan(plan: plan, resumed: resumed)))
             let report: ((MigrationProgress) -> Void)? = emitter.isEmpty ? nil : { emitter.report($0) }
-            let chunksRun = try session.execute(plan, from: &position, progress: report, isCancelled: isCancelled)
+            let chunksRun: Int
+            do {
+                chunksRun = try session.execute(plan, from: &position, progress: report, isCancelled: { watchSource() || isCancelled() })
+            } catch {
+                // (The stop this check asked for is not the cause worth naming.)
+                if watchSource() { throw sourceChangedWhileRead(sourceWritten, underlying: Self.classify(error).code == .interrupted ? nil : error) }
+                throw error
+            }
             let failures = try session.validateAndEnd(plan, position: &position, progress: report)
+            if watchSource() { throw sourceChangedWhileRead(sourceWritten, underlying: nil) }
             FaultInjection.reach("before-finish")
             emitter.enter(.finishing, total: plan.estimatedRows)
             try session.finalize(plan, uuid: Self.storeUUID(fingerprint))
@@ -239,7 +267,7 @@ public final class StreamingMigrator {
             // same process finds the destination unlocked.
             store.database.close()
             associations.close()
-            if failure.category != .interrupted && failure.category != .io {
+            if (failure.category != .interrupted && failure.category != .io) || failure.code == .sourceChangedWhileRead {
                 // Nothing a resume could fix: leave nothing behind.
                 Self.removeWorkDirectory(work)
             }
@@ -324,6 +352,29 @@ public final class StreamingMigrator {
             "the work directory \(work.path) holds a migration of another source, model, mapping or options; remove it to start again")
     }
 
+    /// The record, in a work folder, of the state of the source its work was made from.
+    static let sourceStateFile = "source-state"
+
+    /// Refuses to resume work made from another state of the source than the one at `source` now.
+    static func checkRecordedSourceState(in work: URL, current: StoreFileState, source: URL) throws {
+        let recorded = (try? String(contentsOf: work.appending(path: sourceStateFile), encoding: .utf8)).flatMap(StoreFileState.init(text:))
+        let changes = recorded.map { current.differences(from: $0) } ?? ["no record of the source's state is in the work folder"]
+        guard !changes.isEmpty else { return }
+        throw MigrationError(
+            .sourceChanged,
+            "the source \(source.path) changed since the interrupted run whose work is in \(work.path) (\(changes.joined(separator: ", "))): "
+                + "that work was made from another state of it and cannot be resumed; remove \(work.path) to start again")
+    }
+
+    private func sourceChangedWhileRead(_ changes: [String], underlying: (any Error)?) -> MigrationError {
+        MigrationError(
+            .sourceChangedWhileRead,
+            "another program wrote to the source \(sourceURL.path) while it was read (\(changes.joined(separator: ", "))): "
+                + "no destination was made, since it would hold no state the source ever had; run again when nothing writes to it "
+                + "(quit the app, or migrate a copy)",
+            underlying: underlying)
+    }
+
     private func outputExists(_ output: URL) -> MigrationError {
         MigrationError(.outputExists, "\(output.path) already exists; Moult never overwrites a store")
     }
@@ -397,6 +448,9 @@ public final class StreamingMigrator {
             }
             return error
         }
+        if let store = error as? StoreError, store.code == .busy {
+            return MigrationError(.busy, (store.path.map { "\($0): " } ?? "") + store.message, underlying: error)
+        }
         if let store = error as? StoreError, store.code == .diskFull {
             return MigrationError(
                 .interrupted, "the disk is full; free some space and run the same command again to resume", underlying: error)
@@ -413,6 +467,8 @@ public final class StreamingMigrator {
                 return MigrationError(.incompatibleStore, categorized.description, underlying: error)
             case .validationFailed:
                 return MigrationError(.validationFailed, categorized.description, underlying: error)
+            case .busy:
+                return MigrationError(.busy, categorized.description, underlying: error)
             case .usage, .internalError:
                 break
             }

@@ -101,7 +101,7 @@ extension MigrationEvent {
 
 extension FailureCategory {
     /// A stable identifier for machine-readable output: `usage`, `bad-input`, `incompatible`,
-    /// `validation`, `io`, `interrupted`, `internal`.
+    /// `validation`, `io`, `busy`, `interrupted`, `internal`.
     public var identifier: String {
         switch self {
         case .internalError: "internal"
@@ -111,6 +111,7 @@ extension FailureCategory {
         case .validationFailed: "validation"
         case .interrupted: "interrupted"
         case .io: "io"
+        case .busy: "busy"
         }
     }
 }

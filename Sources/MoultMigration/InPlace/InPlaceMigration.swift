@@ -148,6 +148,9 @@ public struct InPlaceMigration {
         let start = ContinuousClock.now
         let seconds = { (ContinuousClock.now - start) / .seconds(1) }
         do {
+            // One run per store: a second one fails here (busy), having touched nothing.
+            let lock = try RunLock.acquire(for: chain.store, purpose: "migrating it in place")
+            defer { lock.release() }
             let (report, objects) = try runSteps(progress: progress, isCancelled: isCancelled, beforeStep: beforeStep, events: events)
             events?(.finished(MigrationEvent.Finished(outcome: chain.steps.isEmpty ? .alreadyCurrent : .migrated, objects: objects, seconds: seconds())))
             return report
@@ -265,7 +268,7 @@ public struct InPlaceMigration {
             if manager.fileExists(atPath: output.path) && !manager.fileExists(atPath: migrator.workDirectory(for: output).path) {
                 try? manager.removeItem(at: output)
             }
-            objects = try migrator.run(
+            objects = try Self.namingWorkFolder(work, inner: migrator.workDirectory(for: output), backup: backup) { try migrator.run(
                 output: output,
                 progress: progress.map { report in
                     { event in
@@ -278,7 +281,7 @@ public struct InPlaceMigration {
                 events: events.map { events in
                     { event in events(event.inStep(offset + 1, of: chain.steps.count, from: step.from.name, to: step.to.name)) }
                 }
-            ).objectCounts
+            ) }.objectCounts
         }
         // The result and the store are checkpointed (their -wal files empty), so that each main file is
         // the whole store. Keep the original by a hard link (its name appears at once, complete), then
@@ -306,6 +309,21 @@ public struct InPlaceMigration {
             try? manager.removeItem(at: companion)
         }
         return objects
+    }
+
+    /// Runs a streamed step's migrator; a refusal to resume work made from another state of the store
+    /// names the in-place work folder to remove (which holds the record of the backup too).
+    private static func namingWorkFolder<T>(_ work: URL, inner: URL, backup: URL?, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch var error as MigrationError where error.code == .sourceChanged {
+            error.message = "the store \(error.message.dropFirst("the source ".count))".replacingOccurrences(
+                of: "the interrupted run whose work is in \(inner.path)", with: "the interrupted in-place run whose work is in \(work.path)"
+            ).replacingOccurrences(of: "remove \(inner.path) to start again", with: "remove \(work.path) to start again")
+            error.message += "; the store is as you left it"
+                + (backup.map { ". The backup \($0.path) holds the store as it was before that run; a new run makes a new one" } ?? "")
+            throw error
+        }
     }
 
     /// The checkpoints of the streamed steps of an in-place run of `store` (running or interrupted),

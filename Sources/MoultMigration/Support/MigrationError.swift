@@ -31,6 +31,14 @@ public struct MigrationError: CategorizedError {
         public static let interrupted = Code(rawValue: "interrupted")
         /// Reading or writing a file failed.
         public static let io = Code(rawValue: "I/O")
+        /// Another Moult run holds the store or destination; nothing was touched (exit 73).
+        public static let busy = Code(rawValue: "busy")
+        /// The source store is not the one an interrupted run's checkpoint was made from: it was written
+        /// to since (bad input, exit 65; the work folder is kept for the user to remove).
+        public static let sourceChanged = Code(rawValue: "source changed")
+        /// Another program wrote to the source while Moult read it: no consistent state of it was read
+        /// (I/O, exit 74; nothing is kept).
+        public static let sourceChangedWhileRead = Code(rawValue: "source changed while read")
     }
 
     public var code: Code
@@ -62,10 +70,11 @@ public struct MigrationError: CategorizedError {
     public var category: FailureCategory {
         switch code {
         case .incompatibleStore, .noMigrationPath, .missingPolicy, .unusableMapping: .incompatible
-        case .invalidMapping, .evaluationFailed, .checkpointMismatch: .badInput
+        case .invalidMapping, .evaluationFailed, .checkpointMismatch, .sourceChanged: .badInput
         case .validationFailed: .validationFailed
         case .interrupted: .interrupted
-        case .outputExists, .io: .io
+        case .outputExists, .io, .sourceChangedWhileRead: .io
+        case .busy: .busy
         default: .internalError
         }
     }

@@ -11,8 +11,9 @@
 /// | 65 | bad input (malformed model, mapping, expression or store) |
 /// | 66 | incompatible (no matching version, mapping can't be inferred, no migration path) |
 /// | 67 | validation failed (the migrated data breaks the destination model's rules) |
-/// | 75 | interrupted but resumable (killed, cancelled, disk full: run again with `--resume`) |
+/// | 73 | busy (another Moult run holds the store or destination; nothing was touched: run again later) |
 /// | 74 | I/O failure (cannot read, write, lock or create a file) |
+/// | 75 | interrupted but resumable (killed, cancelled, disk full: run the same command again) |
 public enum FailureCategory: String, Sendable, Hashable, CaseIterable {
     case internalError = "internal error"
     case usage = "bad usage"
@@ -21,6 +22,7 @@ public enum FailureCategory: String, Sendable, Hashable, CaseIterable {
     case validationFailed = "validation failed"
     case interrupted = "interrupted (resumable)"
     case io = "I/O failure"
+    case busy = "busy"
 
     /// The process exit code of this category.
     public var exitCode: Int32 {
@@ -30,6 +32,7 @@ public enum FailureCategory: String, Sendable, Hashable, CaseIterable {
         case .badInput: 65
         case .incompatible: 66
         case .validationFailed: 67
+        case .busy: 73
         case .io: 74
         case .interrupted: 75
         }

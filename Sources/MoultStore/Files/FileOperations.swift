@@ -1,0 +1,195 @@
+import Glibc
+public import Foundation
+import Synchronization
+
+/// The one room through which Moult's own durability-relevant file operations go: creating, writing,
+/// syncing, renaming and removing the files Moult makes beside stores (status files, markers, records,
+/// lock files), and syncing their folders.
+///
+/// SQLite and LMDB keep their own files durable under the `synchronous` and `MDB_NOSYNC` settings the
+/// migrators choose; this room covers everything else. Every operation is reported to ``trace`` when one
+/// is set, so a harness can record the order of writes, syncs and renames of a run and build the states a
+/// power loss could leave.
+///
+/// ```swift
+/// try FileOperations.writeAtomically(Data("{}".utf8), to: statusURL, durable: true)
+/// ```
+public enum FileOperations {
+    /// One operation, as a power-loss harness sees it.
+    public enum Operation: Sendable, Hashable, CustomStringConvertible {
+        /// The whole content of a file was written (created or truncated first).
+        case write(path: String, bytes: Int)
+        /// A file's content was synced (`fsync`).
+        case sync(path: String)
+        /// A file or folder was renamed over another name.
+        case rename(from: String, to: String)
+        /// A folder's entries were synced, making its renames, creations and removals durable.
+        case syncDirectory(path: String)
+        /// A file was removed.
+        case remove(path: String)
+        /// A folder was made.
+        case makeDirectory(path: String)
+
+        public var description: String {
+            switch self {
+            case .write(let path, let bytes): "write \(path) \(bytes)"
+            case .sync(let path): "sync \(path)"
+            case .rename(let from, let to): "rename \(from) \(to)"
+            case .syncDirectory(let path): "syncdir \(path)"
+            case .remove(let path): "remove \(path)"
+            case .makeDirectory(let path): "mkdir \(path)"
+            }
+        }
+    }
+
+    private static let tracer = Mutex<(@Sendable (Operation) -> Void)?>(environmentTracer())
+
+    /// Called with every operation of this room, in order, before it returns. `nil` (the default) unless
+    /// the environment variable `MOULT_FILE_TRACE` names a file, to which each operation is then appended
+    /// as one line (the power-loss harness's recording).
+    public static var trace: (@Sendable (Operation) -> Void)? {
+        get { tracer.withLock { $0 } }
+        set { tracer.withLock { $0 = newValue } }
+    }
+
+    private static func record(_ operation: Operation) {
+        if let trace = tracer.withLock({ $0 }) { trace(operation) }
+    }
+
+    private static func environmentTracer() -> (@Sendable (Operation) -> Void)? {
+        guard let path = ProcessInfo.processInfo.environment["MOULT_FILE_TRACE"], !path.isEmpty else { return nil }
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return nil }
+        return { operation in
+            let line = Array((operation.description + "\n").utf8)
+            _ = line.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        }
+    }
+
+    // MARK: - Whole files
+
+    /// Writes `data` as the whole content of `url`, atomically: into `.<name>.moult-tmp` in the same
+    /// folder (a name of Moult's own, which the next write replaces, so a kill leaves nothing that lives
+    /// on), then renamed over `url`. With `durable`, the content is synced before the rename and the
+    /// folder after it.
+    ///
+    /// A symbolic link at the temporary name is never followed (`O_NOFOLLOW`): the write fails instead.
+    ///
+    /// - Throws: ``StoreError`` (``StoreError/Code/ioFailure``, ``StoreError/Code/diskFull``).
+    public static func writeAtomically(_ data: Data, to url: URL, durable: Bool) throws(StoreError) {
+        let path = url.path(percentEncoded: false)
+        let temporary = temporaryPath(for: path)
+        try write(data, toNew: temporary, durable: durable)
+        try rename(temporary, to: path, durable: durable)
+    }
+
+    /// The temporary name ``writeAtomically(_:to:durable:)`` writes `path` under.
+    public static func temporaryPath(for path: String) -> String {
+        let url = URL(filePath: path)
+        return url.deletingLastPathComponent().appending(path: ".\(url.lastPathComponent).moult-tmp").path(percentEncoded: false)
+    }
+
+    /// Writes `data` as the whole content of the file at `path` (created or truncated), never through a
+    /// symbolic link; with `durable`, synced before returning.
+    public static func write(_ data: Data, toNew path: String, durable: Bool) throws(StoreError) {
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure("cannot create", path) }
+        defer { Glibc.close(descriptor) }
+        var failed: Int32 = 0
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failed = errno
+                    return
+                }
+                offset += written
+            }
+        }
+        if failed != 0 {
+            errno = failed
+            throw failure("cannot write", path)
+        }
+        record(.write(path: path, bytes: data.count))
+        if durable {
+            guard fsync(descriptor) == 0 else { throw failure("cannot sync", path) }
+            record(.sync(path: path))
+        }
+    }
+
+    // MARK: - Syncs, renames, removals
+
+    /// Syncs a file's content to the disk.
+    public static func sync(_ path: String) throws(StoreError) {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure("cannot open to sync", path) }
+        defer { Glibc.close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw failure("cannot sync", path) }
+        record(.sync(path: path))
+    }
+
+    /// Syncs a folder's entries, so that the renames, creations and removals in it survive a power loss.
+    /// A file system that cannot sync folders (some network and FUSE file systems) is tolerated.
+    public static func syncDirectory(_ path: String) {
+        let descriptor = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { Glibc.close(descriptor) }
+        if fsync(descriptor) == 0 { record(.syncDirectory(path: path)) }
+    }
+
+    /// Renames `from` over `to` (one atomic step); with `durable`, the destination's folder is synced
+    /// after it (and the source's, when it is another folder).
+    public static func rename(_ from: String, to: String, durable: Bool) throws(StoreError) {
+        guard Glibc.rename(from, to) == 0 else { throw failure("cannot rename \(from) to", to) }
+        record(.rename(from: from, to: to))
+        if durable {
+            let folder = parent(of: to)
+            syncDirectory(folder)
+            let fromFolder = parent(of: from)
+            if fromFolder != folder { syncDirectory(fromFolder) }
+        }
+    }
+
+    /// Removes a file (not a folder); a missing file is not an error.
+    public static func remove(_ path: String) {
+        if unlink(path) == 0 { record(.remove(path: path)) }
+    }
+
+    /// Makes a folder that must not exist yet, as a new folder (never through, or onto, a symbolic link).
+    ///
+    /// - Throws: ``StoreError/Code/alreadyExists`` when anything is at `path`, a symbolic link included.
+    public static func makeNewDirectory(_ path: String) throws(StoreError) {
+        guard mkdir(path, 0o755) == 0 else {
+            if errno == EEXIST {
+                throw StoreError(.alreadyExists, "something is already at this path (a folder, file or symbolic link)", path: path)
+            }
+            throw failure("cannot create the folder", path)
+        }
+        record(.makeDirectory(path: path))
+    }
+
+    /// Whether `path` is a symbolic link (not followed).
+    public static func isSymbolicLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    static func parent(of path: String) -> String {
+        let folder = URL(filePath: path).deletingLastPathComponent().path(percentEncoded: false)
+        return folder.isEmpty ? "." : folder
+    }
+
+    static func failure(_ what: String, _ path: String) -> StoreError {
+        let number = errno
+        let reason = String(cString: strerror(number))
+        if number == ENOSPC || number == EDQUOT {
+            return StoreError(.diskFull, "\(what) the file: the disk is full (\(reason))", path: path)
+        }
+        if number == ELOOP {
+            return StoreError(.ioFailure, "\(what) the file: a symbolic link is in the way, and Moult does not follow it", path: path)
+        }
+        return StoreError(.ioFailure, "\(what) the file: \(reason) (errno \(number))", path: path)
+    }
+}
