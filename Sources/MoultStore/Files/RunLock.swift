@@ -2,8 +2,8 @@ import Glibc
 public import Foundation
 import Synchronization
 
-/// The lock that keeps one Moult run per store and per destination: an exclusive lock (POSIX `fcntl`)
-/// on `NAME.moult-lock` beside the store migrated in place or the destination being made, held for the
+/// The lock that keeps one Moult run per store and per destination: an exclusive lock (Linux's
+/// open-file-description `fcntl` lock, which no other descriptor's `close` releases) on `NAME.moult-lock` beside the store migrated in place or the destination being made, held for the
 /// run's whole life.
 ///
 /// A second run on the same target, in another process or on another thread of this one, fails at once
@@ -71,7 +71,7 @@ public final class RunLock: Sendable {
                 var request = flock()
                 request.l_type = Int16(F_WRLCK)
                 request.l_whence = Int16(SEEK_SET)
-                guard fcntl(descriptor, F_SETLK, &request) == 0 else {
+                guard fcntl(descriptor, Self.setLock, &request) == 0 else {
                     let number = errno
                     let holder = Self.describe(descriptor: descriptor)
                     close(descriptor)
@@ -145,10 +145,14 @@ public final class RunLock: Sendable {
         var request = flock()
         request.l_type = Int16(F_WRLCK)
         request.l_whence = Int16(SEEK_SET)
-        guard fcntl(descriptor, F_GETLK, &request) == 0, request.l_type != Int16(F_UNLCK) else { return nil }
+        guard fcntl(descriptor, Self.getLock, &request) == 0, request.l_type != Int16(F_UNLCK) else { return nil }
         let written = describe(descriptor: descriptor)
-        return Holder(pid: request.l_pid, purpose: written.purpose)
+        return Holder(pid: written.pid, purpose: written.purpose)
     }
+
+    /// `F_OFD_GETLK` and `F_OFD_SETLK` (Linux 3.15 and later).
+    private static let getLock: Int32 = 36
+    private static let setLock: Int32 = 37
 
     private static func describe(descriptor: Int32) -> (pid: Int32, purpose: String) {
         var buffer = [UInt8](repeating: 0, count: 512)

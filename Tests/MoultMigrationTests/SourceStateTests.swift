@@ -1,0 +1,130 @@
+import Foundation
+import MoultMigration
+import MoultModel
+import MoultStore
+import MoultTestSupport
+import Testing
+
+/// The source's file state (``StoreFileState``): another program writing to the source while a step
+/// reads it stops the run (nothing made); a source changed since an interrupted run is not resumed.
+@Suite struct SourceStateTests {
+    static func migrator(_ source: URL, chunkSize: Int = 25) throws -> StreamingMigrator {
+        StreamingMigrator(
+            source: source, sourceModel: People.version("v2"), destinationModel: People.version("v3"),
+            mappings: [try People.mapping("v2-to-v3")], policies: People.policies,
+            options: MigrationOptions(chunkSize: chunkSize, bulkSQL: false))
+    }
+
+    /// One committed write of another program: two persons swap ages (the sum stays the same, as in
+    /// `faults/concurrent-writer-torn-source-read`).
+    static func swapAges(_ store: URL, _ a: Int64, _ b: Int64) throws {
+        let database = try Database(url: store, mode: .readWrite)
+        defer { database.close() }
+        try database.write {
+            try database.execute(
+                "UPDATE ZPERSON SET ZAGE = (SELECT SUM(ZAGE) FROM ZPERSON WHERE Z_PK IN (?, ?)) - ZAGE WHERE Z_PK IN (?, ?)",
+                [.int(a), .int(b), .int(a), .int(b)])
+        }
+    }
+
+    /// `faults/concurrent-writer-torn-source-read`: an app commits to a rollback-journal source while
+    /// the step reads it (here after the first chunk, deterministically): the run stops with 74 and
+    /// makes nothing, in both journal modes; the same run with no writer finishes.
+    @Test(arguments: ["delete", "wal"])
+    func aSourceWrittenWhileReadStopsTheRun(journalMode: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v2", persons: 200, in: directory)
+        let database = try Database(url: source, mode: .readWrite)
+        try database.executeScript("PRAGMA journal_mode = \(journalMode)")
+        database.close()
+        let output = directory.appending("out.sqlite")
+        var wrote = false
+        #expect {
+            try Self.migrator(source).run(output: output, progress: { _ in
+                if !wrote {
+                    wrote = true
+                    try? Self.swapAges(source, 10, 190)
+                }
+            })
+        } throws: { error in
+            let error = error as? MigrationError
+            return error?.code == .sourceChangedWhileRead && error?.category.exitCode == 74
+                && error?.message.contains("wrote to the source") == true
+        }
+        #expect(wrote)
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+        #expect(!FileManager.default.fileExists(atPath: output.path + ".moult"), "nothing is kept: it could not be resumed")
+
+        // Unwritten, it finishes.
+        try Self.migrator(source).run(output: output)
+        #expect(FileManager.default.fileExists(atPath: output.path))
+    }
+
+    /// `faults/resume-after-source-changed`, in the library: a run stopped after a few chunks, the
+    /// source edited (its `Z_MAX` unchanged), the same run refused with 65, its work kept; a source left
+    /// alone resumes.
+    @Test func aChangedSourceIsNotResumed() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v2", persons: 200, in: directory)
+        let output = directory.appending("out.sqlite")
+        var chunks = 0
+        #expect(throws: MigrationError.self) {
+            try Self.migrator(source).run(output: output, progress: { _ in chunks += 1 }, isCancelled: { chunks >= 3 })
+        }
+        let work = URL(filePath: output.path + ".moult")
+        #expect(FileManager.default.fileExists(atPath: work.appending(path: "source-state").path))
+
+        try Self.swapAges(source, 2, 150)
+        #expect {
+            try Self.migrator(source).run(output: output)
+        } throws: { error in
+            let error = error as? MigrationError
+            return error?.code == .sourceChanged && error?.category.exitCode == 65
+                && error?.message.contains("remove \(work.path) to start again") == true
+        }
+        #expect(FileManager.default.fileExists(atPath: work.path), "the work is the user's to remove")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+
+        // Started again, it finishes.
+        try FileManager.default.removeItem(at: work)
+        let report = try Self.migrator(source).run(output: output)
+        #expect(!report.resumed)
+    }
+
+    /// The resume a source left alone gets (the state check does not refuse its own runs).
+    @Test func anUnchangedSourceResumes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v2", persons: 200, in: directory)
+        let output = directory.appending("out.sqlite")
+        var chunks = 0
+        #expect(throws: MigrationError.self) {
+            try Self.migrator(source).run(output: output, progress: { _ in chunks += 1 }, isCancelled: { chunks >= 3 })
+        }
+        let report = try Self.migrator(source).run(output: output)
+        #expect(report.resumed)
+    }
+
+    /// What ``StoreFileState`` sees: nothing for a read, each kind of write for what it is.
+    @Test func fileStateSeesWritesNotReads() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try People.generate("v2", persons: 20, in: directory)
+        let before = try StoreFileState(of: store)
+        #expect(StoreFileState(text: before.text) == before)
+        let reader = try Database(url: store, mode: .readOnly)
+        _ = try reader.scalar("SELECT COUNT(*) FROM ZPERSON")
+        reader.close()
+        #expect(try StoreFileState(of: store).differences(from: before).isEmpty)
+        try Self.swapAges(store, 1, 2)
+        #expect(!(try StoreFileState(of: store).differences(from: before).isEmpty))
+        // A copy put back in its place is another file, even with the same bytes.
+        let saved = try StoreFileState(of: store)
+        let copy = directory.appending("copy.sqlite")
+        try FileManager.default.copyItem(at: store, to: copy)
+        #expect(rename(copy.path, store.path) == 0)
+        #expect(try StoreFileState(of: store).differences(from: saved).contains { $0.contains("another file") })
+    }
+}
