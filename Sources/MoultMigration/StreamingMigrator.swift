@@ -170,9 +170,11 @@ public final class StreamingMigrator {
             let plan = try Session(migrator: self, source: source, destination: nil).makePlan(fingerprint: fingerprint)
             Self.removeWorkDirectory(work)
             do {
-                try manager.createDirectory(at: work, withIntermediateDirectories: true)
+                try manager.createDirectory(at: work.deletingLastPathComponent(), withIntermediateDirectories: true)
+                // A new folder of its own (never one a symbolic link at its name points to).
+                try FileOperations.makeNewDirectory(work.path(percentEncoded: false))
             } catch {
-                throw MigrationError(.io, "cannot create the work directory \(work.path): \(error.localizedDescription)")
+                throw MigrationError(.io, "cannot create the work directory \(work.path): \(error)")
             }
             // The store and its checkpoint are made under another name and renamed together, so that a
             // store under the partial's name always has its checkpoint. The final UUID is written only
@@ -381,32 +383,26 @@ public final class StreamingMigrator {
 
     private func writeMarker(_ marker: URL, fingerprint: String) throws {
         do {
-            try Data(fingerprint.utf8).write(to: marker, options: .atomic)
-            try Self.syncFile(marker)
-        } catch let error as MigrationError {
-            throw error
+            try FileOperations.writeAtomically(Data(fingerprint.utf8), to: marker, durable: true)
         } catch {
-            throw MigrationError(.io, "cannot write \(marker.path): \(error.localizedDescription)")
+            throw MigrationError(.io, "cannot write \(marker.path): \(error)")
         }
     }
 
+    /// Syncs a file (or a folder's entries) to the disk.
     static func syncFile(_ url: URL) throws {
-        let descriptor = open(url.path, O_RDONLY)
-        guard descriptor >= 0 else { throw MigrationError(.io, "cannot open \(url.path) to sync it") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else {
-            throw MigrationError(.interrupted, "syncing \(url.path) failed (errno \(errno)); run again to resume")
+        do {
+            try FileOperations.sync(url.path(percentEncoded: false))
+        } catch {
+            throw MigrationError(.interrupted, "syncing \(url.path) failed (\(error.message)); run again to resume")
         }
     }
 
     private func rename(_ from: URL, to: URL) throws {
-        guard Foundation.rename(from.path, to.path) == 0 else {
-            throw MigrationError(.io, "cannot move the finished store to \(to.path) (errno \(errno)); it is in \(from.path)")
-        }
-        let directory = open(to.deletingLastPathComponent().path, O_RDONLY)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
+        do {
+            try FileOperations.rename(from.path(percentEncoded: false), to: to.path(percentEncoded: false), durable: true)
+        } catch {
+            throw MigrationError(.io, "cannot move the finished store to \(to.path) (\(error.message)); it is in \(from.path)")
         }
     }
 
@@ -419,7 +415,7 @@ public final class StreamingMigrator {
         let manager = FileManager.default
         let trash = trashDirectory(for: work)
         try? manager.removeItem(at: trash)
-        if Foundation.rename(work.path, trash.path) == 0 {
+        if (try? FileOperations.rename(work.path(percentEncoded: false), to: trash.path(percentEncoded: false), durable: false)) != nil {
             try? manager.removeItem(at: trash)
         } else {
             try? manager.removeItem(at: work)
@@ -462,7 +458,8 @@ public final class StreamingMigrator {
             case .io:
                 return MigrationError(.io, categorized.description, underlying: error)
             case .badInput:
-                return MigrationError(.invalidMapping, categorized.description, underlying: error)
+                // A store's own content (a damaged file, a value its attribute cannot hold) is not the mapping's fault.
+                return MigrationError(error is StoreError ? .invalidStore : .invalidMapping, categorized.description, underlying: error)
             case .incompatible:
                 return MigrationError(.incompatibleStore, categorized.description, underlying: error)
             case .validationFailed:

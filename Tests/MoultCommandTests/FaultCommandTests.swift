@@ -165,3 +165,25 @@ import Testing
         #expect(left == ["s.sqlite", "s~.sqlite"], "\(left)")
     }
 }
+
+extension FaultCommandTests {
+    // MARK: - faults/verify-refuses-what-migrate-accepted
+
+    /// `faults/verify-refuses-what-migrate-accepted`: a name whose bytes are not UTF-8 gets one answer
+    /// on every path: the bulk copy's guard sends its chunk to the per-object path, which refuses it
+    /// (65) naming the store's value, not the mapping; nothing is made at the output.
+    @Test(arguments: [[], ["--no-bulk-sql"]])
+    func textThatIsNotUTF8IsRefusedOnEveryPath(_ extra: [String]) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try StoreRegressionTests.generatePeople(version: 1, persons: 200, in: directory, name: "s.sqlite")
+        try Self.sql(source, "UPDATE ZPERSON SET ZNAME = CAST(x'ff41' AS TEXT) WHERE Z_PK = 3")
+        let output = directory.appending("d.sqlite")
+        let result = try MoultProcess.run(["migrate", source.path, "--model", Self.model, "--to", "v2", "--output", output.path, "--quiet"] + extra)
+        #expect(result.exitCode == 65, "\(extra): \(result.standardError)")
+        #expect(result.standardError.contains("not valid UTF-8") && result.standardError.contains("Z_PK 3"), "\(result.standardError)")
+        #expect(!result.standardError.contains("invalid mapping"), "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+        #expect(!FileManager.default.fileExists(atPath: output.path + ".moult"))
+    }
+}

@@ -57,9 +57,9 @@ final class CompiledMapping {
         /// REAL or an out-of-range integer in an integer column, a blob in a string column, a Boolean
         /// other than 0 or 1, a number that is not finite, a row of another entity in a table of one):
         /// such a chunk takes the per-object path, so that both paths make the same store or the same
-        /// error. The guard is evaluated on each row as it is inserted, in the same read. One
-        /// difference remains: SQL cannot tell text that is not valid UTF-8, which the bulk copy writes
-        /// byte for byte and the per-object path refuses.
+        /// error. The guard is evaluated on each row as it is inserted, in the same read. Text that is
+        /// not valid UTF-8 is told by ``MoultFunctions/validUTF8``: it takes the per-object path too,
+        /// which refuses it (65), as `moult verify` does.
         let insertSQL: String
         let constants: [Value]
         /// The source keys the insert reads, in order, for the associations.
@@ -389,7 +389,7 @@ final class CompiledMapping {
             return "(\(kind) IN ('null', 'integer') OR (\(kind) = 'real' AND abs(\(column)) <= 1.7976931348623157e308))"
         case .decimal:
             return "(\(kind) IN ('null', 'integer') OR (\(kind) = 'real' AND abs(\(column)) <= 1e120 AND (\(column) = 0 OR abs(\(column)) >= 1e-100)))"
-        case .string, .uri: return "\(kind) IN ('null', 'text')"
+        case .string, .uri: return "(\(kind) = 'null' OR (\(kind) = 'text' AND \(MoultFunctions.validUTF8)(\(column))))"
         case .uuid: return "(\(kind) = 'null' OR (\(kind) = 'blob' AND length(\(column)) = 16))"
         case .binary, .transformable: return "\(kind) IN ('null', 'blob')"
         case .composite, .undefined, .objectID: return "1"

@@ -19,6 +19,9 @@ public struct MigrationError: CategorizedError {
         public static let invalidMapping = Code(rawValue: "invalid mapping")
         /// A mapping names a policy class that is neither registered nor bound (incompatible: exit 66).
         public static let missingPolicy = Code(rawValue: "missing policy")
+        /// The source store is damaged, or holds a value its attribute cannot hold (text that is not
+        /// UTF-8, a number out of its type's range).
+        public static let invalidStore = Code(rawValue: "invalid store")
         /// A value expression or policy failed on an object.
         public static let evaluationFailed = Code(rawValue: "evaluation failed")
         /// The destination breaks the destination model's rules.
@@ -70,7 +73,7 @@ public struct MigrationError: CategorizedError {
     public var category: FailureCategory {
         switch code {
         case .incompatibleStore, .noMigrationPath, .missingPolicy, .unusableMapping: .incompatible
-        case .invalidMapping, .evaluationFailed, .checkpointMismatch, .sourceChanged: .badInput
+        case .invalidMapping, .evaluationFailed, .checkpointMismatch, .sourceChanged, .invalidStore: .badInput
         case .validationFailed: .validationFailed
         case .interrupted: .interrupted
         case .outputExists, .io, .sourceChangedWhileRead: .io

@@ -56,6 +56,20 @@ public enum FileOperations {
         if let trace = tracer.withLock({ $0 }) { trace(operation) }
     }
 
+    /// The power-loss harness's stop: with `MOULT_FILE_CRASH=<n>`, the process kills itself (SIGKILL) just
+    /// before its n-th operation of this room, whose trace (`MOULT_FILE_TRACE`) then ends with the n-1
+    /// operations done.
+    private static let crashPoint = Mutex<Int?>(ProcessInfo.processInfo.environment["MOULT_FILE_CRASH"].flatMap { Int($0) })
+
+    private static func willOperate() {
+        let stop = crashPoint.withLock { (remaining: inout Int?) -> Bool in
+            guard let left = remaining else { return false }
+            remaining = left - 1
+            return left <= 1
+        }
+        if stop { kill(getpid(), SIGKILL) }
+    }
+
     private static func environmentTracer() -> (@Sendable (Operation) -> Void)? {
         guard let path = ProcessInfo.processInfo.environment["MOULT_FILE_TRACE"], !path.isEmpty else { return nil }
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
@@ -92,6 +106,7 @@ public enum FileOperations {
     /// Writes `data` as the whole content of the file at `path` (created or truncated), never through a
     /// symbolic link; with `durable`, synced before returning.
     public static func write(_ data: Data, toNew path: String, durable: Bool) throws(StoreError) {
+        willOperate()
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw failure("cannot create", path) }
         defer { Glibc.close(descriptor) }
@@ -123,6 +138,7 @@ public enum FileOperations {
 
     /// Syncs a file's content to the disk.
     public static func sync(_ path: String) throws(StoreError) {
+        willOperate()
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw failure("cannot open to sync", path) }
         defer { Glibc.close(descriptor) }
@@ -133,6 +149,7 @@ public enum FileOperations {
     /// Syncs a folder's entries, so that the renames, creations and removals in it survive a power loss.
     /// A file system that cannot sync folders (some network and FUSE file systems) is tolerated.
     public static func syncDirectory(_ path: String) {
+        willOperate()
         let descriptor = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { Glibc.close(descriptor) }
@@ -142,6 +159,7 @@ public enum FileOperations {
     /// Renames `from` over `to` (one atomic step); with `durable`, the destination's folder is synced
     /// after it (and the source's, when it is another folder).
     public static func rename(_ from: String, to: String, durable: Bool) throws(StoreError) {
+        willOperate()
         guard Glibc.rename(from, to) == 0 else { throw failure("cannot rename \(from) to", to) }
         record(.rename(from: from, to: to))
         if durable {
@@ -154,6 +172,7 @@ public enum FileOperations {
 
     /// Removes a file (not a folder); a missing file is not an error.
     public static func remove(_ path: String) {
+        willOperate()
         if unlink(path) == 0 { record(.remove(path: path)) }
     }
 
@@ -161,6 +180,7 @@ public enum FileOperations {
     ///
     /// - Throws: ``StoreError/Code/alreadyExists`` when anything is at `path`, a symbolic link included.
     public static func makeNewDirectory(_ path: String) throws(StoreError) {
+        willOperate()
         guard mkdir(path, 0o755) == 0 else {
             if errno == EEXIST {
                 throw StoreError(.alreadyExists, "something is already at this path (a folder, file or symbolic link)", path: path)

@@ -9,7 +9,67 @@ public enum MoultFunctions {
     /// nested in the chunk's) so that the refused statement's rows are rolled back with it.
     public static let refuse = "moult_refuse"
 
+    /// `moult_utf8(value)` is 1 when a text value's bytes are valid UTF-8 (and for any value that is not
+    /// text), 0 otherwise: the bulk copy's guard uses it so that text the per-object path would refuse is
+    /// never copied as it is.
+    public static let validUTF8 = "moult_utf8"
+
+    /// Whether `bytes` are valid UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
+    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            // ASCII eight bytes at a time.
+            if index + 8 <= count && bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                index += 8
+                continue
+            }
+            let lead = bytes[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            let length: Int
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; high = 0x9F
+            case 0xF0: length = 4; low = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; high = 0x8F
+            default: return false
+            }
+            guard index + length <= count else { return false }
+            let second = bytes[index + 1]
+            guard second >= low && second <= high else { return false }
+            for offset in 2..<max(length, 2) where offset < length {
+                guard bytes[index + offset] & 0xC0 == 0x80 else { return false }
+            }
+            index += length
+        }
+        return true
+    }
+
     static func register(on handle: OpaquePointer) {
+        _ = sqlite3_create_function_v2(
+            handle, validUTF8, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+            { context, count, arguments in
+                guard count == 1, let argument = arguments?[0], sqlite3_value_type(argument) == SQLITE_TEXT else {
+                    sqlite3_result_int(context, 1)
+                    return
+                }
+                // The bytes as stored (no conversion: the store's encoding is UTF-8).
+                let length = Int(sqlite3_value_bytes(argument))
+                guard length > 0, let start = sqlite3_value_text(argument) else {
+                    sqlite3_result_int(context, 1)
+                    return
+                }
+                let valid = MoultFunctions.isValidUTF8(UnsafeRawBufferPointer(start: start, count: length))
+                sqlite3_result_int(context, valid ? 1 : 0)
+            }, nil, nil, nil)
         _ = sqlite3_create_function_v2(
             handle, refuse, 1, SQLITE_UTF8, nil,
             { context, count, arguments in
