@@ -45,9 +45,9 @@ for mode in output inplace; do
             target="$T/s.sqlite"; cp "$WORK/src.sqlite" "$target"; run=("$MOULT" migrate "$target" "${ARGS[@]}" --no-backup)
         fi
         set +e
-        "${run[@]}" 2>"$T.e1" & p1=$!
+        "${run[@]}" >/dev/null 2>"$T.e1" & p1=$!
         sleep "$delay"
-        "${run[@]}" 2>"$T.e2" & p2=$!
+        "${run[@]}" >/dev/null 2>"$T.e2" & p2=$!
         wait $p1; r1=$?; wait $p2; r2=$?
         set -e
         case "$mode:$r1:$r2" in

@@ -198,7 +198,7 @@ import Testing
         ("UPDATE ZPERSON SET ZAGE = 'forty' WHERE Z_PK = 3", "column ZAGE holds text"),
         ("UPDATE ZPERSON SET ZAGE = x'0102' WHERE Z_PK = 3", "column ZAGE holds a blob of 2 bytes"),
         ("UPDATE ZPERSON SET ZAGE = -1e999 WHERE Z_PK = 3", "column ZAGE holds the real -inf"),
-        ("UPDATE ZPERSON SET ZNAME = x'FF00FE' WHERE Z_PK = 3", "column ZNAME holds a blob that is not UTF-8 text"),
+        ("UPDATE ZPERSON SET ZNAME = x'FF00FE' WHERE Z_PK = 3", "column ZNAME holds a blob of 3 bytes where Core Data stores text"),
         ("UPDATE ZPERSON SET ZNAME = CAST(x'C328' AS TEXT) WHERE Z_PK = 3", "column ZNAME holds text that is not valid UTF-8"),
         ("UPDATE ZPERSON SET Z_ENT = 7 WHERE Z_PK = 3", "column Z_ENT of table ZPERSON holds 7"),
     ])

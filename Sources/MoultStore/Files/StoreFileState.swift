@@ -7,8 +7,9 @@ public import Foundation
 /// Any committed write through SQLite changes at least one of these: in rollback-journal mode the main
 /// file's change counter (header bytes 24–27) and its modification time; in WAL mode the `-wal` file's
 /// size, modification time or header (its salts change each time the log restarts), and the main file's
-/// when the log is checkpointed into it. The file's identity (device and inode) tells a store put back
-/// from a copy.
+/// when the log is checkpointed into it. The file's identity (device and inode) is recorded but not
+/// compared: a copy with the same bytes and times (`cp -p`, a restore that keeps times) is the same store,
+/// and a copy of another state of it differs in its time or counter.
 ///
 /// Moult records the state of a source when a migration starts, checks it between chunks (another
 /// program writing to the source while it is read is refused rather than giving a destination no state
@@ -65,7 +66,6 @@ public struct StoreFileState: Sendable, Hashable {
     /// What differs from `other`, in words (empty when nothing does).
     public func differences(from other: StoreFileState) -> [String] {
         var found: [String] = []
-        if device != other.device || inode != other.inode { found.append("it is another file (replaced or restored from a copy)") }
         if size != other.size { found.append("its size (\(other.size) → \(size) bytes)") }
         if changeCounter != other.changeCounter { found.append("its change counter (\(other.changeCounter) → \(changeCounter))") }
         if modified != other.modified && found.isEmpty { found.append("its modification time") }

@@ -175,6 +175,8 @@ enum SQLite {
         let count = Int(sqlite3_column_bytes(statement, index))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
+    /// The column's size in bytes.
+    static func columnBytes(_ statement: OpaquePointer, _ index: Int32) -> Int { Int(sqlite3_column_bytes(statement, index)) }
     /// Calls `body` with the column's bytes; the pointer is valid only inside the closure.
     static func withColumnBytes<T>(_ statement: OpaquePointer, _ index: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
         let pointer = sqlite3_column_blob(statement, index)

@@ -257,11 +257,13 @@ public final class Statement {
             }
         case .string, .uri:
             switch storage {
-            case .text, .blob:
-                guard let text = utf8Text(at: index) else {
-                    throw invalid(storage == .blob ? "a blob that is not UTF-8 text" : "text that is not valid UTF-8")
-                }
+            case .text:
+                guard let text = utf8Text(at: index) else { throw invalid("text that is not valid UTF-8") }
                 return .string(text)
+            case .blob:
+                // Core Data binds a string as text, never as a blob: bytes are not taken for text (nor
+                // brought into memory to find out whether they could be).
+                throw invalid("a blob of \(SQLite.columnBytes(handle, column)) bytes where Core Data stores text")
             default:
                 // SQLite's text of a number: what Core Data gets when it asks for text.
                 return .string(SQLite.columnText(handle, column))
