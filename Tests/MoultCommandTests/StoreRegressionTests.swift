@@ -209,22 +209,9 @@ import Testing
         let store = try Self.generatePeople(version: 2, persons: 20, in: directory, name: "src/people.sqlite")
         try Self.alter(store, script)
         let before = try Self.snapshot(directory.appending("src"))
-        // The bulk SQL path checks each chunk and leaves one with such a value to the per-object path:
-        // the same error either way. Text that is not UTF-8 is the exception: SQL cannot tell, so the
-        // bulk copy writes its bytes unchanged (and exits 0), where the per-object path refuses it.
-        let undetectableInSQL = message.contains("not valid UTF-8")
-        if undetectableInSQL {
-            let output = directory.appending("bulk.sqlite")
-            try Self.run(
-                ["migrate", store.path, "--model", Self.peopleModel, "--to", "v3", "--mapping", Self.peopleMapping("v2-to-v3"),
-                 "--output", output.path, "--quiet"],
-                expecting: 0)
-            let database = try Database(url: output, mode: .readOnly)
-            #expect(try database.scalar("SELECT hex(ZNAME) FROM ZPERSON WHERE ZNAME = CAST(x'C328' AS TEXT)") == .string("C328"))
-            database.close()
-            try FileManager.default.removeItem(at: output)
-        }
-        for bulk in undetectableInSQL ? [["--no-bulk-sql"]] : [[], ["--no-bulk-sql"]] {
+        // The bulk SQL path checks each chunk (text that is not UTF-8 included, through moult_utf8) and
+        // leaves one with such a value to the per-object path: the same error either way.
+        for bulk in [[], ["--no-bulk-sql"]] {
             let result = try Self.run(
                 ["migrate", store.path, "--model", Self.peopleModel, "--to", "v3", "--mapping", Self.peopleMapping("v2-to-v3"),
                  "--output", directory.appending("out.sqlite").path, "--quiet"] + bulk,
@@ -237,7 +224,8 @@ import Testing
     }
 
     /// Values in another storage class that keep their meaning are converted as SQLite converts them
-    /// for Core Data: a whole REAL in an integer column, a number in a string column, UTF-8 in a blob.
+    /// for Core Data: a whole REAL in an integer column, a number in a string column. (A blob in a string
+    /// column is refused: Core Data stores text there.)
     @Test func convertibleValuesMigrate() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -246,8 +234,7 @@ import Testing
             store,
             """
             UPDATE ZPERSON SET ZAGE = 41.9 WHERE Z_PK = 3;
-            UPDATE ZPERSON SET ZNAME = 1234 WHERE Z_PK = 4;
-            UPDATE ZPERSON SET ZNAME = CAST('Zoë' AS BLOB) WHERE Z_PK = 5
+            UPDATE ZPERSON SET ZNAME = 1234 WHERE Z_PK = 4
             """)
         var rows: [[[Value]]] = []
         for bulk in [[], ["--no-bulk-sql"]] {
@@ -257,7 +244,6 @@ import Testing
                  "--output", output.path, "--quiet"] + bulk,
                 expecting: 0)
             let database = try Database(url: output, mode: .readOnly)
-            #expect(try database.scalar("SELECT COUNT(*) FROM ZPERSON WHERE ZNAME = 'Zoë'") == .int(1))
             #expect(try database.scalar("SELECT COUNT(*) FROM ZPERSON WHERE ZAGE = 41 AND typeof(ZAGE) = 'integer'") == .int(1))
             #expect(try database.scalar("SELECT COUNT(*) FROM ZPERSON WHERE ZNAME = '1234'") == .int(1))
             rows.append(try database.query("SELECT * FROM ZPERSON ORDER BY Z_PK") { row in (0..<row.columnCount).map { row.value(at: $0) } })
