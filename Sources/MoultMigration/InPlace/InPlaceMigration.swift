@@ -125,9 +125,10 @@ public struct InPlaceMigration {
 
     // MARK: - Run
 
-    /// Runs every step. A run killed at any instant leaves the store at its old version or at a later
-    /// one (never between two), its backup complete or absent; running it again finishes the chain
-    /// (a streaming step resumes from its last chunk).
+    /// Runs every step. The store changes once, atomically, or not at all (see the in-place article):
+    /// a run killed at any instant leaves the store at its old version or at the target one, its backup
+    /// complete or absent; running it again finishes the chain (a streaming step resumes from its last
+    /// chunk). A refused run leaves the store's files byte for byte as they were.
     ///
     /// - Parameters:
     ///   - progress: called after every chunk of a streamed step.
