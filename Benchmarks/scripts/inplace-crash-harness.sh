@@ -69,6 +69,7 @@ EOF
 # Per mode and journal mode: SRC (the original), ARGS (migrate's arguments after the store), VERSIONS (old first).
 setup_mode() {
     local mode=$1
+    rm -f "$WORK/$mode-original.sqlite" "$WORK/$mode-original.sqlite-wal" "$WORK/$mode-original.sqlite-shm"
     case "$mode" in
     sql | chain | triggers)
         "$MOULT_PEOPLE" generate --model-version 1 --objects 20000 --seed "$SEED" "$WORK/$mode-original.sqlite" >/dev/null
@@ -157,7 +158,11 @@ one_kill() {
     fi
     local state problem=""
     local check
-    check=$(sqlite3 "file:$dir/store.sqlite?mode=ro" "PRAGMA integrity_check" 2>&1 || true)
+    # A rollback-journal store killed mid-transaction has a hot journal, which only a read-write
+    # connection can roll back (as any next open does); a read-only one fails on it.
+    local uri="file:$dir/store.sqlite?mode=ro"
+    [[ -e "$dir/store.sqlite-journal" ]] && uri="$dir/store.sqlite"
+    check=$(sqlite3 "$uri" "PRAGMA integrity_check" 2>&1 || true)
     [[ "$check" == ok ]] || problem="integrity_check after the kill: $check"
     if [[ -z "$problem" && "$(hashes "$dir/store.sqlite")" == "$OLD_HASHES" ]]; then
         state="old"
@@ -199,7 +204,7 @@ one_kill() {
 for journal in $JOURNALS; do
 for mode in $MODES; do
     setup_mode "$mode" "$journal"
-    mkdir -p "$WORK/$mode-reference"
+    rm -rf "$WORK/$mode-reference"; mkdir -p "$WORK/$mode-reference"
     cp "$SRC" "$WORK/$mode-reference/store.sqlite"
     start=$(date +%s.%N)
     "$MOULT" migrate "$WORK/$mode-reference/store.sqlite" "${ARGS[@]}" --quiet >"$WORK/$mode-reference/log" 2>&1 \
