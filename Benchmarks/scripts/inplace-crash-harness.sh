@@ -4,7 +4,9 @@
 # ends identical to a run never interrupted; the NAME~.EXT backup is never lost.
 #
 #     Benchmarks/scripts/inplace-crash-harness.sh [--kills K] [--seed S] [--modes "sql rebuild swap chain deferred kinds triggers"]
-#         defaults: 24 random kill points per mode, seed 1, every mode
+#         [--journal "rollback wal"] [--binaries DIR]
+#         defaults: 24 random kill points per mode, seed 1, every mode, each store in WAL mode then in
+#         rollback-journal mode; the release build (--binaries: DIR/moult and DIR/moult-people, not built)
 #
 # Modes (each on its own store):
 #   sql      People v1 -> v2 (two ADD COLUMN), 20,000 persons, backup kept
@@ -29,13 +31,15 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-KILLS=24 SEED=1 MODES="sql rebuild swap chain deferred kinds triggers"
+KILLS=24 SEED=1 MODES="sql rebuild swap chain deferred kinds triggers" JOURNALS="wal rollback" BINARIES=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --kills) KILLS=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
     --modes) MODES=$2; shift 2 ;;
-    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
+    --journal) JOURNALS=$2; shift 2 ;;
+    --binaries) BINARIES=$2; shift 2 ;;
+    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
@@ -44,7 +48,11 @@ WIDENING="$SCRIPTS/models/Widening.xcdatamodeld"
 CLEANUP="$ROOT/Tests/InPlaceModels/Cleanup.xcdatamodeld"
 KINDS="$SCRIPTS/models/Kinds.xcdatamodeld"
 
-build_moult
+if [[ -n "$BINARIES" ]]; then
+    MOULT="$BINARIES/moult" MOULT_PEOPLE="$BINARIES/moult-people"
+else
+    build_moult
+fi
 make_work inplace-crash-harness
 
 # hashes STORE: the entity version hashes recorded in the store's metadata, one line per entity.
@@ -58,9 +66,10 @@ for name, value in sorted(plist["NSStoreModelVersionHashes"].items()):
 EOF
 }
 
-# Per mode: SRC (the original), ARGS (migrate's arguments after the store), VERSIONS (old first).
+# Per mode and journal mode: SRC (the original), ARGS (migrate's arguments after the store), VERSIONS (old first).
 setup_mode() {
     local mode=$1
+    rm -f "$WORK/$mode-original.sqlite" "$WORK/$mode-original.sqlite-wal" "$WORK/$mode-original.sqlite-shm"
     case "$mode" in
     sql | chain | triggers)
         "$MOULT_PEOPLE" generate --model-version 1 --objects 20000 --seed "$SEED" "$WORK/$mode-original.sqlite" >/dev/null
@@ -115,6 +124,12 @@ setup_mode() {
     esac
     SRC="$WORK/$mode-original.sqlite"
     sqlite3 "$SRC" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+    # The store's journal mode, recorded in its header: what every copy of it opens in.
+    case "$2" in
+    wal) sqlite3 "$SRC" "PRAGMA journal_mode = WAL" >/dev/null ;;
+    rollback) sqlite3 "$SRC" "PRAGMA journal_mode = DELETE" >/dev/null ;;
+    *) die "unknown journal mode: $2 (wal or rollback)" ;;
+    esac
     ORIGINAL_DIGEST=$(python3 "$SCRIPTS/store-digest.py" "$SRC")
     OLD_HASHES=$(hashes "$SRC")
 }
@@ -125,7 +140,7 @@ TOTAL=0 OK=0 FAILED=()
 # at FAULT), checks the store, runs again until done, compares.
 one_kill() {
     local mode=$1 label=$2 delay=$3 fault=$4
-    local dir="$WORK/$mode-$TOTAL"
+    local dir="$WORK/$mode-$journal-$TOTAL"
     TOTAL=$((TOTAL + 1))
     rm -rf "$dir"; mkdir -p "$dir"
     cp "$SRC" "$dir/store.sqlite"
@@ -143,7 +158,11 @@ one_kill() {
     fi
     local state problem=""
     local check
-    check=$(sqlite3 "file:$dir/store.sqlite?mode=ro" "PRAGMA integrity_check" 2>&1 || true)
+    # A rollback-journal store killed mid-transaction has a hot journal, which only a read-write
+    # connection can roll back (as any next open does); a read-only one fails on it.
+    local uri="file:$dir/store.sqlite?mode=ro"
+    [[ -e "$dir/store.sqlite-journal" ]] && uri="$dir/store.sqlite"
+    check=$(sqlite3 "$uri" "PRAGMA integrity_check" 2>&1 || true)
     [[ "$check" == ok ]] || problem="integrity_check after the kill: $check"
     if [[ -z "$problem" && "$(hashes "$dir/store.sqlite")" == "$OLD_HASHES" ]]; then
         state="old"
@@ -174,17 +193,18 @@ one_kill() {
     fi
     if [[ -z "$problem" ]]; then
         OK=$((OK + 1))
-        printf '  %-8s %-34s after the kill: %-24s runs to finish %d  identical\n' "$mode" "$label" "$state" "$runs"
+        printf '  %-8s %-8s %-34s after the kill: %-24s runs to finish %d  identical\n' "$mode" "$journal" "$label" "$state" "$runs"
         rm -rf "$dir"
     else
-        FAILED+=("$mode $label: $problem")
-        printf '  %-8s %-34s FAILED: %s (kept: %s)\n' "$mode" "$label" "$problem" "${dir#"$ROOT"/}"
+        FAILED+=("$mode ($journal) $label: $problem")
+        printf '  %-8s %-8s %-34s FAILED: %s (kept: %s)\n' "$mode" "$journal" "$label" "$problem" "${dir#"$ROOT"/}"
     fi
 }
 
+for journal in $JOURNALS; do
 for mode in $MODES; do
-    setup_mode "$mode"
-    mkdir -p "$WORK/$mode-reference"
+    setup_mode "$mode" "$journal"
+    rm -rf "$WORK/$mode-reference"; mkdir -p "$WORK/$mode-reference"
     cp "$SRC" "$WORK/$mode-reference/store.sqlite"
     start=$(date +%s.%N)
     "$MOULT" migrate "$WORK/$mode-reference/store.sqlite" "${ARGS[@]}" --quiet >"$WORK/$mode-reference/log" 2>&1 \
@@ -194,12 +214,12 @@ for mode in $MODES; do
     fi
     wall=$(python3 -c "print(round($(date +%s.%N) - $start, 3))")
     REFERENCE_DIGEST=$(python3 "$SCRIPTS/store-digest.py" "$WORK/$mode-reference/store.sqlite")
-    echo "inplace-crash-harness: $mode: uninterrupted in place ${wall}s ($(tail -n 1 "$WORK/$mode-reference/log" | head -c 120))"
+    echo "inplace-crash-harness: $mode ($journal journal): uninterrupted in place ${wall}s ($(tail -n 1 "$WORK/$mode-reference/log" | head -c 120))"
     case "$mode" in
     sql) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:2 inplace-statement:3 inplace-statement:5 inplace-statement:8 inplace-before-commit:1" ;;
     rebuild) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:2 inplace-statement:3 inplace-statement:4 inplace-statement:6 inplace-before-commit:1" ;;
     swap) POINTS="chunk-start:1 after-rows:2 after-lmdb-commit:3 after-sqlite-commit:5 before-finish:1 after-marker:1 after-rename:1 inplace-before-swap:1 inplace-after-swap:1" ;;
-    chain) POINTS="inplace-backup-copied:1 inplace-statement:2 inplace-before-commit:1 chunk-start:1 after-sqlite-commit:4 after-marker:1 after-rename:1 inplace-before-swap:1 inplace-after-swap:1" ;;
+    chain) POINTS="chain-step-copied:1 inplace-statement:2 inplace-before-commit:1 chain-step-migrated:1 chunk-start:1 after-sqlite-commit:4 after-marker:1 after-rename:1 inplace-before-swap:1 inplace-after-swap:1" ;;
     deferred) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:2 inplace-before-commit:1" ;;
     triggers) POINTS="inplace-backup-copied:1 inplace-statement:1 inplace-statement:3 inplace-foreign-triggers:1 inplace-before-commit:1" ;;
     kinds) POINTS="inplace-backup-copied:1 inplace-change-dropTriggers:1 inplace-change-rebuildTable:1 inplace-change-rebuildTable:2
@@ -217,6 +237,7 @@ for mode in $MODES; do
         delay=$(python3 -c "import random; random.seed($SEED * 1000 + $k + ${#mode}); print(round($wall * ($k - 1 + random.random()) / $KILLS, 4))")
         one_kill "$mode" "random kill $k after ${delay}s" "$delay" ""
     done
+done
 done
 
 echo "inplace-crash-harness: $TOTAL kill points, $OK ended identical to the uninterrupted run with the backup intact, ${#FAILED[@]} failed"

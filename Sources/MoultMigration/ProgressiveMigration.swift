@@ -492,7 +492,7 @@ public struct ProgressiveMigration {
     ///   migrated for another reason than a full disk (a damaged input): the step is streamed.
     /// - Throws: ``MigrationError``: `.interrupted` when cancelled or the disk is full,
     ///   `.validationFailed` when the step's objects break the version's rules.
-    private func intermediateBySQL(
+    func intermediateBySQL(
         _ step: Step, _ script: InPlaceScript, offset: Int, input: URL, output: URL, isCancelled: () -> Bool,
         events: ((MigrationEvent) -> Void)?
     ) throws -> Bool {

@@ -358,8 +358,8 @@ public final class StreamingMigrator {
     static let sourceStateFile = "source-state"
 
     /// Refuses to resume work made from another state of the source than the one at `source` now.
-    static func checkRecordedSourceState(in work: URL, current: StoreFileState, source: URL) throws {
-        let recorded = (try? String(contentsOf: work.appending(path: sourceStateFile), encoding: .utf8)).flatMap(StoreFileState.init(text:))
+    static func checkRecordedSourceState(in work: URL, file: String = sourceStateFile, current: StoreFileState, source: URL) throws {
+        let recorded = (try? String(contentsOf: work.appending(path: file), encoding: .utf8)).flatMap(StoreFileState.init(text:))
         let changes = recorded.map { current.differences(from: $0) } ?? ["no record of the source's state is in the work folder"]
         guard !changes.isEmpty else { return }
         throw MigrationError(

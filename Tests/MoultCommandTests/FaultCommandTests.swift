@@ -116,9 +116,9 @@ import Testing
     }
 
     /// `faults/inplace-resume-loses-edits`: in place v1 → v3 (an SQL step, then a streamed one) killed in
-    /// the streamed step; the user puts the backup back and the app edits two persons; the same command is
-    /// refused (65) and the store keeps both edits. Started over, both edits are migrated, and the new
-    /// backup holds them.
+    /// the streamed step; the store is as it was (the chain runs in the work folder) and the app edits two
+    /// persons; the same command is refused (65) and the store keeps both edits. Started over, both edits
+    /// are migrated, and the backup holds them.
     @Test func anInPlaceResumeAfterTheStoreChangedIsRefused() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -128,8 +128,7 @@ import Testing
         let command = ["migrate", store.path] + Self.toV3
         let killed = try MoultProcess.run(command, environment: ["MOULT_FAULT": "after-sqlite-commit:3"])
         #expect(killed.terminatedBySignal)
-        try FileManager.default.removeItem(at: store)
-        try FileManager.default.copyItem(at: backup, to: store)
+        #expect(FileManager.default.fileExists(atPath: work.path))
         try Self.sql(store, "UPDATE ZPERSON SET ZNAME = 'EDITED' WHERE Z_PK = 3; UPDATE ZPERSON SET ZAGE = 99 WHERE Z_PK = 150;")
         let edited = try Self.names(store, [3, 150])
 

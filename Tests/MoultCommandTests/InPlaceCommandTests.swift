@@ -172,8 +172,10 @@ import Testing
 
     /// Killed at each named point of a chain mixing SQL and streaming: the store is at v1 intact or at a
     /// later version, whole; run again, it ends as the uninterrupted run, and the backup is the original.
+    /// (The chain runs in the work folder, its SQL step on a copy: `chain-step-copied` and
+    /// `chain-step-migrated` are its points; the backup is a hard link made at the swap.)
     @Test(arguments: [
-        "inplace-backup-copied:1", "inplace-statement:1", "inplace-statement:2", "inplace-before-commit:1", "chunk-start:1",
+        "chain-step-copied:1", "chain-step-migrated:1", "inplace-statement:1", "inplace-statement:2", "inplace-before-commit:1", "chunk-start:1",
         "after-sqlite-commit:2", "after-rename:1", "inplace-before-swap:1", "inplace-after-swap:1",
     ])
     func killedAtANamedPointEndsAsTheUninterruptedRun(_ fault: String) throws {

@@ -61,6 +61,33 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: output.path))
     }
 
+    /// In place, another program writing to the store while it is migrated: the migrated copy is not
+    /// swapped in (it would lose the write), the run stops with 74, and nothing of it is left.
+    @Test func aStoreWrittenWhileMigratedInPlaceIsNotReplaced() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try People.generate("v2", persons: 200, in: directory, name: "s.sqlite")
+        let chain = try ProgressiveMigration(
+            store: store, model: People.model, to: "v3", mappings: [try People.mapping("v2-to-v3")], policies: People.policies,
+            options: MigrationOptions(chunkSize: 25))
+        var wrote = false
+        #expect {
+            try InPlaceMigration(chain: chain, keepsBackup: true).run(progress: { _ in
+                if !wrote {
+                    wrote = true
+                    try? Self.swapAges(store, 10, 190)
+                }
+            })
+        } throws: { error in
+            (error as? MigrationError)?.code == .sourceChangedWhileRead && (error as? MigrationError)?.category.exitCode == 74
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { !$0.hasPrefix("s.sqlite") || $0.contains("moult") }
+        #expect(left.isEmpty, "\(left)")
+        let database = try Database(url: store, mode: .readOnly)
+        defer { database.close() }
+        #expect(try database.scalar("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ZADDRESS'") == .int(0), "still at v2")
+    }
+
     /// `faults/resume-after-source-changed`, in the library: a run stopped after a few chunks, the
     /// source edited (its `Z_MAX` unchanged), the same run refused with 65, its work kept; a source left
     /// alone resumes.

@@ -125,9 +125,10 @@ public struct InPlaceMigration {
 
     // MARK: - Run
 
-    /// Runs every step. A run killed at any instant leaves the store at its old version or at a later
-    /// one (never between two), its backup complete or absent; running it again finishes the chain
-    /// (a streaming step resumes from its last chunk).
+    /// Runs every step. The store changes once, atomically, or not at all (see the in-place article):
+    /// a run killed at any instant leaves the store at its old version or at the target one, its backup
+    /// complete or absent; running it again finishes the chain (a streaming step resumes from its last
+    /// chunk). A refused run leaves the store's files byte for byte as they were.
     ///
     /// - Parameters:
     ///   - progress: called after every chunk of a streamed step.
@@ -160,172 +161,6 @@ public struct InPlaceMigration {
         }
     }
 
-    private func runSteps(
-        progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool, beforeStep: (() -> Void)?, events: ((MigrationEvent) -> Void)?
-    ) throws -> (Report, [String: Int]) {
-        let store = chain.store
-        let manager = FileManager.default
-        var objects: [String: Int] = [:]
-        let work = Self.workFolder(for: store)
-        // What a refused run must not leave behind: the backup and work folder it made itself, while the
-        // store is still as it found it.
-        let foundWork = manager.fileExists(atPath: work.path)
-        var madeBackup: URL?
-        var stepsDone = 0
-        do {
-            try Self.checkpoint(store, timeout: lockTimeout)
-            try refuseLosingTheStoresOwnObjects()
-            try Self.finishPendingCleanup(of: store, layout: StoreLayout(model: chain.sourceVersion.model), timeout: lockTimeout)
-            var ranBySQL: [Bool] = []
-            // A run killed after its backup was made keeps that backup (the original): a resumed run
-            // must not replace it with a copy of a store already partly migrated.
-            var backup = keepsBackup ? Self.recordedBackup(in: work) : nil
-            for (offset, (step, method)) in zip(chain.steps, methods).enumerated() {
-                beforeStep?()
-                if isCancelled() {
-                    throw MigrationError(
-                        .interrupted, "stopped before step \(offset + 1) (\(step.from.name) → \(step.to.name)); the store is at version \(step.from.name): run the same command again to go on")
-                }
-                let stepStart = ContinuousClock.now
-                let stepEvent = { (phase: MigrationEvent.InPlaceStep.Phase, method: Method) in
-                    var event = MigrationEvent.InPlaceStep(
-                        step: offset + 1, steps: chain.steps.count, from: step.from.name, to: step.to.name, phase: phase, method: method.isSQL ? .sql : .streaming,
-                        seconds: phase == .done ? (ContinuousClock.now - stepStart) / .seconds(1) : 0)
-                    switch method {
-                    case .sql(let script):
-                        event.changes = script.changes.count
-                        event.schemaOnly = script.isSchemaOnly
-                    case .streaming(let reasons):
-                        event.reasons = reasons
-                    }
-                    events?(.inPlaceStep(event))
-                }
-                stepEvent(.started, method)
-                switch method {
-                case .sql(let script):
-                    if keepsBackup && backup == nil {
-                        backup = try Self.copyBackup(of: store)
-                        madeBackup = backup
-                        try Self.recordBackup(backup!, in: work)
-                    }
-                    var script = script
-                    var pending: [InPlaceCleanup] = []
-                    if defersCleanup && offset == chain.steps.count - 1 { (script, pending) = script.deferringCleanup() }
-                    let ran = try Self.runSQL(
-                        script, pending: pending, step: step, store: store, timeout: lockTimeout, durable: chain.options.durable)
-                    ranBySQL.append(ran)
-                    if ran {
-                        stepEvent(.done, method)
-                    } else {
-                        // The store's schema is not what the layout says: stream this step instead.
-                        let copied = Method.streaming(["the store's schema is not the one version \(step.from.name) lays out (a trigger, view, table or column of its own)"])
-                        stepEvent(.started, copied)
-                        objects = try streamStep(
-                            step, offset: offset, work: work, backup: &backup, progress: progress, isCancelled: isCancelled, events: events)
-                        stepEvent(.done, copied)
-                    }
-                case .streaming:
-                    objects = try streamStep(step, offset: offset, work: work, backup: &backup, progress: progress, isCancelled: isCancelled, events: events)
-                    ranBySQL.append(false)
-                    stepEvent(.done, method)
-                }
-                stepsDone += 1
-                // Object counts are those of a streamed last step (an SQL step reads no object).
-                if offset < chain.steps.count - 1 { objects = [:] }
-            }
-            if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
-            return (Report(ranBySQL: ranBySQL, backup: backup), objects)
-        } catch {
-            let classified = StreamingMigrator.classify(error)
-            // Refused (not resumable) before any step changed the store: nothing of this run is kept.
-            if classified.code != .interrupted, stepsDone == 0, !foundWork {
-                if let madeBackup { try? manager.removeItem(at: madeBackup) }
-                if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
-            }
-            throw classified
-        }
-    }
-
-    /// Streams a step into the work folder and swaps the result in; returns its object counts (empty
-    /// when an earlier run had finished the copy).
-    private func streamStep(
-        _ step: ProgressiveMigration.Step, offset: Int, work: URL, backup: inout URL?, progress: ((MigrationProgress) -> Void)?,
-        isCancelled: () -> Bool, events: ((MigrationEvent) -> Void)?
-    ) throws -> [String: Int] {
-        let store = chain.store
-        let manager = FileManager.default
-        do {
-            try manager.createDirectory(at: work, withIntermediateDirectories: true)
-        } catch {
-            throw MigrationError(.io, "cannot create the work folder \(work.path): \(error.localizedDescription)")
-        }
-        let output = work.appending(path: "\(step.from.name)-to-\(step.to.name).sqlite")
-        let migrator = chain.migrator(for: step, source: store)
-        let finished = manager.fileExists(atPath: output.path) && !manager.fileExists(atPath: migrator.workDirectory(for: output).path)
-            && migrator.isFinishedOutput(output)
-        var objects: [String: Int] = [:]
-        if !finished {
-            if manager.fileExists(atPath: output.path) && !manager.fileExists(atPath: migrator.workDirectory(for: output).path) {
-                try? manager.removeItem(at: output)
-            }
-            objects = try Self.namingWorkFolder(work, inner: migrator.workDirectory(for: output), backup: backup) { try migrator.run(
-                output: output,
-                progress: progress.map { report in
-                    { event in
-                        var event = event
-                        event.step = offset + 1
-                        event.steps = chain.steps.count
-                        report(event)
-                    }
-                }, isCancelled: isCancelled,
-                events: events.map { events in
-                    { event in events(event.inStep(offset + 1, of: chain.steps.count, from: step.from.name, to: step.to.name)) }
-                }
-            ) }.objectCounts
-        }
-        // The result and the store are checkpointed (their -wal files empty), so that each main file is
-        // the whole store. Keep the original by a hard link (its name appears at once, complete), then
-        // swap by one rename.
-        try Self.checkpoint(output, timeout: lockTimeout)
-        try Self.checkpoint(store, timeout: lockTimeout)
-        if keepsBackup && backup == nil {
-            let target = Self.backupURL(for: store)
-            let temporary = URL(filePath: target.path + ".moult-tmp")
-            try? manager.removeItem(at: temporary)
-            if link(store.path, temporary.path) == 0 {
-                try Self.rename(temporary, to: target)
-            } else {
-                // A filesystem without hard links: a copy.
-                _ = try Self.copyBackup(of: store)
-            }
-            backup = target
-            try Self.recordBackup(target, in: work)
-        }
-        FaultInjection.reach("inplace-before-swap")
-        try Self.rename(output, to: store)
-        FaultInjection.reach("inplace-after-swap")
-        for suffix in ["-wal", "-shm"] {
-            let companion = URL(filePath: output.path + suffix)
-            try? manager.removeItem(at: companion)
-        }
-        return objects
-    }
-
-    /// Runs a streamed step's migrator; a refusal to resume work made from another state of the store
-    /// names the in-place work folder to remove (which holds the record of the backup too).
-    private static func namingWorkFolder<T>(_ work: URL, inner: URL, backup: URL?, _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch var error as MigrationError where error.code == .sourceChanged {
-            error.message = "the store \(error.message.dropFirst("the source ".count))".replacingOccurrences(
-                of: "the interrupted run whose work is in \(inner.path)", with: "the interrupted in-place run whose work is in \(work.path)"
-            ).replacingOccurrences(of: "remove \(inner.path) to start again", with: "remove \(work.path) to start again")
-            error.message += "; the store is as you left it"
-                + (backup.map { ". The backup \($0.path) holds the store as it was before that run; a new run makes a new one" } ?? "")
-            throw error
-        }
-    }
-
     /// The checkpoints of the streamed steps of an in-place run of `store` (running or interrupted),
     /// found in its work folder: what `moult status STORE` reports besides the status file.
     public static func checkpoints(of store: URL) -> [MigrationCheckpointStatus] {
@@ -351,6 +186,10 @@ public struct InPlaceMigration {
     public static func cleanUp(_ store: URL) -> RecordedBackup? {
         let work = workFolder(for: store)
         let manager = FileManager.default
+        // A lock file a killed run left (nobody holds it): taken and given up, which removes it. Held by a
+        // live run, it stays, and so does that run's work folder.
+        guard let lock = try? RunLock.acquire(for: store, purpose: "cleaning up after a finished run") else { return nil }
+        defer { lock.release() }
         guard manager.fileExists(atPath: work.path) else { return nil }
         var recorded: RecordedBackup?
         if let path = try? String(contentsOf: work.appending(path: "backup"), encoding: .utf8), !path.isEmpty {
@@ -370,7 +209,7 @@ public struct InPlaceMigration {
 
     static func recordBackup(_ backup: URL, in work: URL) throws {
         do {
-            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            try makeWorkFolder(work)
             try backup.path.write(to: work.appending(path: "backup"), atomically: true, encoding: .utf8)
         } catch {
             throw MigrationError(.io, "cannot write in the work folder \(work.path): \(error.localizedDescription)", underlying: error)
@@ -442,62 +281,101 @@ public struct InPlaceMigration {
         _ script: InPlaceScript, pending: [InPlaceCleanup] = [], step: ProgressiveMigration.Step, store: URL, timeout: Duration,
         durable: Bool = false, scratch: Bool = false
     ) throws -> Bool {
+        try runSQL([SQLStep(script: script, pending: pending, step: step)], store: store, timeout: timeout, durable: durable, scratch: scratch)
+    }
+
+    /// One step of an SQL chain: its script, the clean-up it leaves pending (deferred), and the step.
+    struct SQLStep {
+        var script: InPlaceScript
+        var pending: [InPlaceCleanup]
+        var step: ProgressiveMigration.Step
+    }
+
+    /// Runs the steps' SQL, each with its validation and new metadata, in one transaction: the store is
+    /// at the first step's version or at the last one's, never between.
+    ///
+    /// - Parameters:
+    ///   - starting: called inside the transaction before each step, with its offset; what it throws
+    ///     rolls the whole transaction back.
+    /// - Returns: false (nothing changed) when a step finds the store's schema is not the layout it was
+    ///   made for (a table, column or index Moult does not lay out, a trigger it cannot keep, a view).
+    static func runSQL(
+        _ steps: [SQLStep], store: URL, timeout: Duration, durable: Bool = false, scratch: Bool = false,
+        starting: (Int) throws -> Void = { _ in }
+    ) throws -> Bool {
         let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 8 * 1024, busyTimeout: timeout))
         defer { database.close() }
         // Durable: the commit is on disk when it returns, even against a power loss (without it, a power
         // loss may take the store back to the old version, whole).
         if durable { try database.executeScript("PRAGMA synchronous = FULL") }
-        let oldLayout = try StoreLayout(model: step.from.model)
-        let newLayout = try StoreLayout(model: step.to.model)
         do {
-            return try database.transaction(.immediate) {
-                guard try schemaMatches(oldLayout, database) else { return false }
-                // An application's triggers (Photos' `ZT_` ones): dropped around the change and made
-                // again, when every table they name keeps every column it had; else the step is copied.
-                let foreign = try foreignTriggers(oldLayout, database)
-                guard foreign.allSatisfy({ survives($0.sql, old: oldLayout, new: newLayout) }) else { return false }
-                for trigger in foreign { try database.execute("DROP TRIGGER \(SQLName.quoted(trigger.name))") }
-                let metadata = try StoreMetadata(reading: database)
-                guard step.from.model.hashDifferences(from: metadata.entityHashes).isEmpty else {
-                    throw MigrationError(.incompatibleStore, "the store \(store.path) is no longer at version \(step.from.name)")
+            try database.transaction(.immediate) {
+                for (offset, sqlStep) in steps.enumerated() {
+                    try starting(offset)
+                    try apply(sqlStep, database: database, store: store, scratch: scratch)
                 }
-                for change in script.changes {
-                    // A named point per kind of change (`inplace-change-rebuildTable`, …), for the crash harness.
-                    FaultInjection.reach("inplace-change-\(change.kind.rawValue)")
-                    for statement in change.statements {
-                        FaultInjection.reach("inplace-statement")
-                        try database.execute(statement.sql, statement.arguments)
-                    }
-                }
-                FaultInjection.reach("inplace-foreign-triggers")
-                for trigger in foreign { try database.executeScript(trigger.sql) }
-                try validate(step, layout: newLayout, database: database, store: store, scratch: scratch)
-                var updated = metadata
-                let fresh = StoreMetadata(model: step.to.model)
-                updated.entityHashes = fresh.entityHashes
-                updated.hashesVersion = fresh.hashesVersion
-                updated.versionIdentifiers = fresh.versionIdentifiers
-                updated.hashesDigest = fresh.hashesDigest
-                updated.checksum = fresh.checksum
-                if pending.isEmpty {
-                    updated.additionalKeys[pendingCleanupKey] = nil
-                } else {
-                    // The records name the version they are for: a copy of the metadata into another
-                    // store (a streamed output keeps an application's keys) finds them stale.
-                    updated.additionalKeys[pendingCleanupKey] = .array(
-                        [.string(versionRecordPrefix + VersionHashes.digest(fresh.entityHashes))] + pending.map { .string($0.record) })
-                }
-                try database.execute("DELETE FROM \"Z_METADATA\"")
-                try updated.write(to: database)
-                FaultInjection.reach("inplace-before-commit")
-                return true
             }
+            return true
+        } catch is SchemaNotLaidOut {
+            return false
         } catch let error as StoreError where error.code == .locked {
             throw MigrationError(.io, "another process holds a lock on \(store.path); the store was not changed", underlying: error)
         } catch let error as StoreError where error.code == .diskFull {
             throw MigrationError(
                 .interrupted, "the disk is full; the store was not changed: free some space and run the same command again", underlying: error)
         }
+    }
+
+    /// One step's SQL, validation and metadata, inside the caller's transaction.
+    ///
+    /// The store's own triggers never run inside Moult's SQL: they are dropped before the first
+    /// statement and made again last, after `Z_PRIMARYKEY` and the metadata are written.
+    ///
+    /// - Throws: ``SchemaNotLaidOut`` when the store's schema is not the step's old layout.
+    private static func apply(_ sqlStep: SQLStep, database: Database, store: URL, scratch: Bool) throws {
+        let (script, pending, step) = (sqlStep.script, sqlStep.pending, sqlStep.step)
+        let oldLayout = try StoreLayout(model: step.from.model)
+        let newLayout = try StoreLayout(model: step.to.model)
+        guard try schemaMatches(oldLayout, database) else { throw SchemaNotLaidOut() }
+        // An application's triggers (Photos' `ZT_` ones): dropped around the change and made
+        // again, when every table they name keeps every column it had; else the step is copied.
+        let foreign = try foreignTriggers(oldLayout, database)
+        guard foreign.allSatisfy({ survives($0.sql, old: oldLayout, new: newLayout) }) else { throw SchemaNotLaidOut() }
+        for trigger in foreign { try database.execute("DROP TRIGGER \(SQLName.quoted(trigger.name))") }
+        let metadata = try StoreMetadata(reading: database)
+        guard step.from.model.hashDifferences(from: metadata.entityHashes).isEmpty else {
+            throw MigrationError(.incompatibleStore, "the store \(store.path) is no longer at version \(step.from.name)")
+        }
+        for change in script.changes {
+            // A named point per kind of change (`inplace-change-rebuildTable`, …), for the crash harness.
+            FaultInjection.reach("inplace-change-\(change.kind.rawValue)")
+            for statement in change.statements {
+                FaultInjection.reach("inplace-statement")
+                try database.execute(statement.sql, statement.arguments)
+            }
+        }
+        try validate(step, layout: newLayout, database: database, store: store, scratch: scratch)
+        var updated = metadata
+        let fresh = StoreMetadata(model: step.to.model)
+        updated.entityHashes = fresh.entityHashes
+        updated.hashesVersion = fresh.hashesVersion
+        updated.versionIdentifiers = fresh.versionIdentifiers
+        updated.hashesDigest = fresh.hashesDigest
+        updated.checksum = fresh.checksum
+        if pending.isEmpty {
+            updated.additionalKeys[pendingCleanupKey] = nil
+        } else {
+            // The records name the version they are for: a copy of the metadata into another
+            // store (a streamed output keeps an application's keys) finds them stale.
+            updated.additionalKeys[pendingCleanupKey] = .array(
+                [.string(versionRecordPrefix + VersionHashes.digest(fresh.entityHashes))] + pending.map { .string($0.record) })
+        }
+        try database.execute("DELETE FROM \"Z_METADATA\"")
+        try updated.write(to: database)
+        // Last: nothing Moult writes after this point, so an application's trigger never fires on it.
+        FaultInjection.reach("inplace-foreign-triggers")
+        for trigger in foreign { try database.executeScript(trigger.sql) }
+        FaultInjection.reach("inplace-before-commit")
     }
 
     /// Checks, before the step's transaction commits, the rules of the destination model the step can
@@ -579,8 +457,12 @@ public struct InPlaceMigration {
                     try database.execute(statement.sql, statement.arguments)
                 }
                 metadata.additionalKeys[pendingCleanupKey] = nil
+                // An application's triggers do not fire on Moult's metadata write: dropped, made again after.
+                let foreign = try foreignTriggers(layout, database)
+                for trigger in foreign { try database.execute("DROP TRIGGER \(SQLName.quoted(trigger.name))") }
                 try database.execute("DELETE FROM \"Z_METADATA\"")
                 try metadata.write(to: database)
+                for trigger in foreign { try database.executeScript(trigger.sql) }
                 return pending.count
             }
         } catch let error as StoreError where error.code == .locked {

@@ -66,6 +66,10 @@ enum SQLite {
             throw error
         }
         sqlite3_extended_result_codes(handle, 1)
+        // `PRAGMA trusted_schema` stays ON: with it OFF, SQLite (3.40) refuses the R-tree virtual tables
+        // Core Data's own `Z_RT_` triggers write ("unsafe use of virtual table"). What a store's schema
+        // must not reach is kept from it otherwise: Moult's own functions are `SQLITE_DIRECTONLY`
+        // (`MoultFunctions`), and no database is attached while Moult's SQL runs on a store.
         return handle
     }
 

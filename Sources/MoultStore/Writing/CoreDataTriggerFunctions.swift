@@ -23,16 +23,19 @@ enum CoreDataTriggerFunctions {
         "NSCoreDataTriggerUpdateAffectedObjectValue",
     ]
 
-    /// Registers the functions on a connection.
+    /// Registers the functions on a connection. They are called from a store's triggers: they are
+    /// registered `SQLITE_INNOCUOUS` (no side effect, nothing read but their arguments and the clock), so
+    /// that they keep working on a connection that does not trust the schema (`PRAGMA trusted_schema = OFF`).
     static func register(on handle: OpaquePointer) {
+        let innocuous = SQLITE_UTF8 | SQLITE_INNOCUOUS
         for name in names {
             _ = sqlite3_create_function_v2(
-                handle, name, -1, SQLITE_UTF8, nil, { context, _, _ in sqlite3_result_null(context) }, nil, nil, nil)
+                handle, name, -1, innocuous, nil, { context, _, _ in sqlite3_result_null(context) }, nil, nil, nil)
         }
         _ = sqlite3_create_function_v2(
-            handle, "NSCoreDataNow", 0, SQLITE_UTF8, nil,
+            handle, "NSCoreDataNow", 0, innocuous, nil,
             { context, _, _ in sqlite3_result_double(context, Date().timeIntervalSinceReferenceDate) }, nil, nil, nil)
-        let deterministic = SQLITE_UTF8 | SQLITE_DETERMINISTIC
+        let deterministic = innocuous | SQLITE_DETERMINISTIC
         _ = sqlite3_create_function_v2(
             handle, "NSCoreDataToLower", 1, deterministic, nil, { context, count, arguments in
                 CoreDataTriggerFunctions.transform(context, count, arguments) { $0.lowercased() }

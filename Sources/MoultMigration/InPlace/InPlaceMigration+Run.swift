@@ -1,0 +1,323 @@
+import Foundation
+import MoultModel
+import MoultStore
+
+// MARK: - Running the chain
+
+/// The store changes once, atomically, or not at all:
+/// - a chain of SQL steps runs in one transaction on the store (every step, its validation and its
+///   metadata), so a refusal or a kill at any step leaves the store as it was;
+/// - a chain with a streamed step (or a WAL store whose `-wal` holds data) runs out of place, in the work
+///   folder: its SQL steps on page copies, its streamed steps from the store's read-only view, and the
+///   last step's result replaces the store by one rename. Until that rename, the store's files are not
+///   opened for writing: a refusal leaves them byte for byte as they were.
+extension InPlaceMigration {
+    /// A step of an SQL chain's transaction found the store's schema is not its layout: the whole
+    /// transaction rolls back and the chain runs out of place (the step streamed).
+    struct SchemaNotLaidOut: Error {}
+
+    func runSteps(
+        progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool, beforeStep: (() -> Void)?, events: ((MigrationEvent) -> Void)?
+    ) throws -> (Report, [String: Int]) {
+        let store = chain.store
+        let manager = FileManager.default
+        let work = Self.workFolder(for: store)
+        // A link or a file at the work folder's name is refused before anything is read or written.
+        let foundWork = try Self.workFolderExists(work)
+        var madeBackup: URL?
+        do {
+            // What can be refused from a read-only view is refused before anything is written.
+            try refuseLosingTheStoresOwnObjects()
+            var backup = keepsBackup ? Self.recordedBackup(in: work) : nil
+            if methods.allSatisfy(\.isSQL), !Self.walHoldsData(store) {
+                try Self.checkpoint(store, timeout: lockTimeout)
+                try Self.finishPendingCleanup(of: store, layout: StoreLayout(model: chain.sourceVersion.model), timeout: lockTimeout)
+                beforeStep?()
+                if isCancelled() { throw stopped(before: 0) }
+                if keepsBackup && backup == nil {
+                    backup = try Self.copyBackup(of: store)
+                    madeBackup = backup
+                    try Self.recordBackup(backup!, in: work)
+                }
+                if try runAllBySQL(isCancelled: isCancelled, events: events) {
+                    if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
+                    return (Report(ranBySQL: methods.map { _ in true }, backup: backup), [:])
+                }
+            }
+            let (ranBySQL, objects) = try runOutOfPlace(
+                work: work, backup: &backup, progress: progress, isCancelled: isCancelled, beforeStep: beforeStep, events: events)
+            if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
+            return (Report(ranBySQL: ranBySQL, backup: backup), objects)
+        } catch {
+            var classified = StreamingMigrator.classify(error)
+            // Refused (not resumable): the store was not changed, and nothing of this run is kept.
+            if (classified.category != .interrupted && classified.category != .io) || classified.code == .sourceChangedWhileRead {
+                if let madeBackup { try? manager.removeItem(at: madeBackup) }
+                // (Work made from a state of the store that is gone is of no use to a rerun either.)
+                if !foundWork || classified.code == .sourceChangedWhileRead, manager.fileExists(atPath: work.path) {
+                    StreamingMigrator.removeWorkDirectory(work)
+                }
+                let unchanged = "the store \(store.path) was not changed (still at version \(chain.sourceVersion.name))"
+                if classified.message.contains("nothing was written at the output") {
+                    classified.message = classified.message.replacingOccurrences(of: "nothing was written at the output", with: unchanged)
+                } else if !classified.message.contains("not changed") && !classified.message.contains("Nothing was changed") {
+                    classified.message += "; \(unchanged)"
+                }
+            }
+            throw classified
+        }
+    }
+
+    private func stopped(before offset: Int) -> MigrationError {
+        let step = chain.steps[offset]
+        return MigrationError(
+            .interrupted,
+            "stopped before step \(offset + 1) (\(step.from.name) → \(step.to.name)); the store is at version \(chain.sourceVersion.name), as it was: run the same command again to go on")
+    }
+
+    /// Whether the store's `-wal` holds frames not yet in its main file (the store in WAL mode).
+    static func walHoldsData(_ store: URL) -> Bool {
+        let size = (try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
+        return size > 0
+    }
+
+    // MARK: - SQL chain, one transaction
+
+    /// Every step by SQL, in one transaction on the store.
+    ///
+    /// - Returns: false (nothing changed) when a step finds the store's schema is not its layout.
+    private func runAllBySQL(isCancelled: () -> Bool, events: ((MigrationEvent) -> Void)?) throws -> Bool {
+        var sqlSteps: [SQLStep] = []
+        for (offset, (step, method)) in zip(chain.steps, methods).enumerated() {
+            guard case .sql(var script) = method else { return false }
+            var pending: [InPlaceCleanup] = []
+            if defersCleanup && offset == chain.steps.count - 1 { (script, pending) = script.deferringCleanup() }
+            sqlSteps.append(SQLStep(script: script, pending: pending, step: step))
+        }
+        let start = ContinuousClock.now
+        var stepStarts: [ContinuousClock.Instant] = []
+        let ran = try Self.runSQL(
+            sqlSteps, store: chain.store, timeout: lockTimeout, durable: chain.options.durable,
+            starting: { offset in
+                if offset > 0, isCancelled() { throw stopped(before: offset) }
+                stepStarts.append(ContinuousClock.now)
+                events?(.inPlaceStep(stepEvent(offset, .started, methods[offset], since: start)))
+            })
+        guard ran else { return false }
+        for offset in chain.steps.indices {
+            events?(.inPlaceStep(stepEvent(offset, .done, methods[offset], since: stepStarts[offset])))
+        }
+        return true
+    }
+
+    private func stepEvent(
+        _ offset: Int, _ phase: MigrationEvent.InPlaceStep.Phase, _ method: Method, since start: ContinuousClock.Instant
+    ) -> MigrationEvent.InPlaceStep {
+        let step = chain.steps[offset]
+        var event = MigrationEvent.InPlaceStep(
+            step: offset + 1, steps: chain.steps.count, from: step.from.name, to: step.to.name, phase: phase,
+            method: method.isSQL ? .sql : .streaming, seconds: phase == .done ? (ContinuousClock.now - start) / .seconds(1) : 0)
+        switch method {
+        case .sql(let script):
+            event.changes = script.changes.count
+            event.schemaOnly = script.isSchemaOnly
+        case .streaming(let reasons):
+            event.reasons = reasons
+        }
+        return event
+    }
+
+    // MARK: - Out of place, then one swap
+
+    /// Where step `offset`'s result is kept in the work folder: a streamed step's output (its own work
+    /// folder beside it until it is finished), or an SQL step's copy (there only once migrated).
+    private func stepOutput(_ offset: Int, work: URL, bySQL: Bool) -> URL {
+        let step = chain.steps[offset]
+        return work.appending(path: "\(step.from.name)-to-\(step.to.name)\(bySQL ? ".by-sql" : "").sqlite")
+    }
+
+    /// Whether an earlier run finished step `offset` in the work folder: its result, if so.
+    private func finishedOutput(_ offset: Int, work: URL, input: URL) -> URL? {
+        let manager = FileManager.default
+        let step = chain.steps[offset]
+        let copied = stepOutput(offset, work: work, bySQL: true)
+        if manager.fileExists(atPath: copied.path), ProgressiveMigration.store(copied, isAt: step.to) { return copied }
+        let streamed = stepOutput(offset, work: work, bySQL: false)
+        let migrator = chain.migrator(for: step, source: input)
+        if manager.fileExists(atPath: streamed.path), !manager.fileExists(atPath: migrator.workDirectory(for: streamed).path),
+            migrator.isFinishedOutput(streamed)
+        {
+            return streamed
+        }
+        return nil
+    }
+
+    /// Runs every step in the work folder, the first reading the store, each next one the result of
+    /// the one before; then swaps the last result in. Resumes at the last step an earlier run finished.
+    private func runOutOfPlace(
+        work: URL, backup: inout URL?, progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool, beforeStep: (() -> Void)?,
+        events: ((MigrationEvent) -> Void)?
+    ) throws -> ([Bool], [String: Int]) {
+        let store = chain.store
+        let manager = FileManager.default
+        try Self.makeWorkFolder(work)
+        // The store's state when the chain began reading it: a rerun never goes on from work made from
+        // another state of it, and the swap never replaces a store another program wrote to meanwhile.
+        let startState = try StoreFileState(of: store)
+        let stateRecord = work.appending(path: Self.storeStateFile)
+        if manager.fileExists(atPath: stateRecord.path) {
+            try StreamingMigrator.checkRecordedSourceState(in: work, file: Self.storeStateFile, current: startState, source: store)
+        } else {
+            try FileOperations.writeAtomically(Data(startState.text.utf8), to: stateRecord, durable: true)
+        }
+        var input = store
+        var first = 0
+        // The latest step an earlier run finished: the chain goes on from its result.
+        for offset in chain.steps.indices.reversed() {
+            if let done = finishedOutput(offset, work: work, input: offset == 0 ? store : stepOutput(offset - 1, work: work, bySQL: false)) {
+                input = done
+                first = offset + 1
+                break
+            }
+        }
+        // Steps an earlier run finished: reported by the method planned for them.
+        var ranBySQL = methods[..<first].map(\.isSQL)
+        var objects: [String: Int] = [:]
+        for offset in first..<chain.steps.count {
+            let step = chain.steps[offset]
+            let method = methods[offset]
+            beforeStep?()
+            if isCancelled() { throw stopped(before: offset) }
+            let start = ContinuousClock.now
+            var output: URL?
+            if case .sql(let script) = method {
+                let copied = stepOutput(offset, work: work, bySQL: true)
+                // Emits the step's own `inPlaceStep` events; false: the input's schema is not the layout.
+                if try chain.intermediateBySQL(
+                    step, script, offset: offset, input: input, output: copied, isCancelled: isCancelled, events: events)
+                {
+                    output = copied
+                }
+            }
+            if output == nil {
+                let streamedMethod = method.isSQL
+                    ? Method.streaming(["the store's schema is not the one version \(step.from.name) lays out (a trigger, view, table or column of its own)"])
+                    : method
+                events?(.inPlaceStep(stepEvent(offset, .started, streamedMethod, since: start)))
+                let streamed = stepOutput(offset, work: work, bySQL: false)
+                let migrator = chain.migrator(for: step, source: input)
+                if manager.fileExists(atPath: streamed.path) && !manager.fileExists(atPath: migrator.workDirectory(for: streamed).path) {
+                    // A result left without its checkpoint and not finished: made again.
+                    Self.removeStore(streamed)
+                }
+                objects = try migrator.run(
+                    output: streamed,
+                    progress: progress.map { report in
+                        { event in
+                            var event = event
+                            event.step = offset + 1
+                            event.steps = chain.steps.count
+                            report(event)
+                        }
+                    }, isCancelled: isCancelled,
+                    events: events.map { events in
+                        { event in events(event.inStep(offset + 1, of: chain.steps.count, from: step.from.name, to: step.to.name)) }
+                    }
+                ).objectCounts
+                events?(.inPlaceStep(stepEvent(offset, .done, streamedMethod, since: start)))
+                output = streamed
+            } else {
+                objects = [:]
+            }
+            ranBySQL.append(output == stepOutput(offset, work: work, bySQL: true))
+            // The step before's result is not needed any more (a rerun goes on from this one).
+            if input != store { Self.removeStore(input) }
+            input = output!
+            // Object counts are those of a streamed last step (an SQL step reads no object).
+            if offset < chain.steps.count - 1 { objects = [:] }
+        }
+        let changes = try StoreFileState(of: store).differences(from: startState)
+        guard changes.isEmpty else {
+            throw MigrationError(
+                .sourceChangedWhileRead,
+                "another program wrote to the store \(store.path) while it was migrated (\(changes.joined(separator: ", "))): "
+                    + "its migrated copy would lose those writes, so it was not swapped in; run again when nothing writes to the store (quit the app)")
+        }
+        try swapIn(input, backup: &backup, work: work)
+        return (ranBySQL, objects)
+    }
+
+    /// The record, in the work folder, of the store's state when the chain began reading it.
+    static let storeStateFile = "store-state"
+
+    /// Replaces the store by the chain's result: the store checkpointed (no other connection may hold
+    /// a lock), the original kept by a hard link (its name appears at once, complete), one rename.
+    private func swapIn(_ result: URL, backup: inout URL?, work: URL) throws {
+        let store = chain.store
+        let manager = FileManager.default
+        try Self.checkpoint(result, timeout: lockTimeout)
+        // Only now, the run known to succeed, is the store opened for writing.
+        try Self.checkpoint(store, timeout: lockTimeout)
+        // Its checkpoint moved its -wal into its main file (the same content, other files): a rerun after
+        // a kill from here on compares the store with this state.
+        try FileOperations.writeAtomically(
+            Data(try StoreFileState(of: store).text.utf8), to: work.appending(path: Self.storeStateFile), durable: chain.options.durable)
+        if keepsBackup && backup == nil {
+            let target = Self.backupURL(for: store)
+            let temporary = URL(filePath: target.path + ".moult-tmp")
+            try? manager.removeItem(at: temporary)
+            if link(store.path, temporary.path) == 0 {
+                try Self.rename(temporary, to: target)
+            } else {
+                // A filesystem without hard links: a copy.
+                _ = try Self.copyBackup(of: store)
+            }
+            backup = target
+            try Self.recordBackup(target, in: work)
+        }
+        if chain.options.durable { try StreamingMigrator.syncFile(result) }
+        FaultInjection.reach("inplace-before-swap")
+        try Self.rename(result, to: store)
+        if chain.options.durable { try StreamingMigrator.syncFile(store.deletingLastPathComponent()) }
+        FaultInjection.reach("inplace-after-swap")
+        for suffix in ["-wal", "-shm", "-journal"] {
+            try? manager.removeItem(at: URL(filePath: result.path + suffix))
+        }
+    }
+
+    /// Removes a store of the work folder with its companion files.
+    private static func removeStore(_ url: URL) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            try? FileManager.default.removeItem(at: URL(filePath: url.path + suffix))
+        }
+    }
+
+    // MARK: - The work folder
+
+    /// Whether the work folder is there, as a folder.
+    ///
+    /// - Throws: ``MigrationError`` `.io` when something else has its name (a symbolic link, which
+    ///   would make the run write into another folder, or a file); nothing is changed.
+    static func workFolderExists(_ work: URL) throws -> Bool {
+        var info = stat()
+        guard lstat(work.path, &info) == 0 else {
+            if errno == ENOENT { return false }
+            throw MigrationError(.io, "cannot examine the work folder \(work.path): \(String(cString: strerror(errno))); nothing was changed")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            let what = info.st_mode & S_IFMT == S_IFLNK ? "a symbolic link" : "not a folder"
+            throw MigrationError(
+                .io, "the work folder \(work.path) is \(what), not a folder Moult made: move it away and run again; nothing was changed")
+        }
+        return true
+    }
+
+    /// Makes the work folder (a folder already there is used; a link or a file is refused).
+    static func makeWorkFolder(_ work: URL) throws {
+        if mkdir(work.path, 0o755) == 0 { return }
+        let failure = errno
+        guard failure == EEXIST, try workFolderExists(work) else {
+            throw MigrationError(.io, "cannot create the work folder \(work.path): \(String(cString: strerror(failure)))")
+        }
+    }
+}
