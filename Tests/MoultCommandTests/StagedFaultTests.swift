@@ -20,38 +20,6 @@ import Testing
         return destination
     }
 
-    /// Every file under a folder with its bytes: equal snapshots mean nothing was created, removed or changed.
-    static func snapshot(_ folder: URL) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        let manager = FileManager.default
-        guard let enumerator = manager.enumerator(atPath: folder.path) else { return files }
-        for case let relative as String in enumerator {
-            var isDirectory: ObjCBool = false
-            let path = folder.appending(path: relative).path
-            if manager.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
-                files[relative] = manager.contents(atPath: path) ?? Data()
-            }
-        }
-        return files
-    }
-
-    static func rows(_ url: URL, _ sql: String) throws -> [String] {
-        let database = try Database(url: url, mode: .readOnly)
-        defer { database.close() }
-        return try database.query(sql) { row in (0..<row.columnCount).map { "\(row.value(at: $0))" }.joined(separator: "|") }
-    }
-
-    static func scalar(_ url: URL, _ sql: String) throws -> Int64 {
-        let database = try Database(url: url, mode: .readOnly)
-        defer { database.close() }
-        guard case .int(let value)? = try database.scalar(sql) else { return -1 }
-        return value
-    }
-
-    static func version(of url: URL, _ model: URL) throws -> String? {
-        try VersionedModel(contentsOf: model).version(matchingEntityHashes: try StoreMetadata(contentsOf: url).entityHashes)?.name
-    }
-
     // MARK: - A refused run leaves the store as it found it
 
     /// `faults/staged-refusal-locks-store`: Tags v1 → v2 adds a uniqueness constraint; a stages file
@@ -67,18 +35,18 @@ import Testing
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let store = work.appending(path: "s.sqlite")
         try FileManager.default.copyItem(at: fault.appending(path: "notes1.sqlite"), to: store)
-        let before = try Self.snapshot(work)
+        let before = try StoreRegressionTests.snapshot(work)
 
         let refused = try MoultProcess.run(["migrate", store.path, "--model", Self.tags.path, "--stages", fault.appending(path: "bad.json").path])
         #expect(refused.exitCode == 67, "\(refused.standardError)")
         #expect(refused.standardError.contains("nothing was changed"), "\(refused.standardError)")
-        #expect(try Self.snapshot(work) == before)
+        #expect(try StoreRegressionTests.snapshot(work) == before)
         #expect(try StoreMetadata(contentsOf: store).additionalKeys["MoultStagedMigration"] == nil)
 
         let fixed = try MoultProcess.run(["migrate", store.path, "--model", Self.tags.path, "--stages", fault.appending(path: "good.json").path])
         #expect(fixed.exitCode == 0, "\(fixed.standardError)")
-        #expect(try Self.version(of: store, Self.tags) == "v2")
-        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM (SELECT ZNAME FROM ZTAG WHERE ZNAME IS NOT NULL GROUP BY ZNAME HAVING COUNT(*) > 1)") == 0)
+        #expect(try StagedCommandTests.version(of: store, Self.tags) == "v2")
+        #expect(try StagedCommandTests.scalar(store, "SELECT COUNT(*) FROM (SELECT ZNAME FROM ZTAG WHERE ZNAME IS NOT NULL GROUP BY ZNAME HAVING COUNT(*) > 1)") == 0)
         #expect(try StoreMetadata(contentsOf: store).additionalKeys["MoultStagedMigration"] == nil)
         // The backup of the run that did the work is the original.
         #expect(FileManager.default.contents(atPath: work.appending(path: "s~.sqlite").path) == before["s.sqlite"])
@@ -97,7 +65,7 @@ import Testing
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let store = work.appending(path: "s.sqlite")
         try FileManager.default.copyItem(at: fault.appending(path: "notes1.sqlite"), to: store)
-        let before = try Self.snapshot(work)
+        let before = try StoreRegressionTests.snapshot(work)
         let options = ["--chunk-size", "10"] + (noBackup ? ["--no-backup"] : [])
 
         let failed = try MoultProcess.run(
@@ -105,14 +73,14 @@ import Testing
         #expect(failed.exitCode == 65, "\(failed.standardError)")
         #expect(failed.standardError.contains("evaluation failed"), "\(failed.standardError)")
         #expect(failed.standardError.contains("nothing was changed"), "\(failed.standardError)")
-        #expect(try Self.snapshot(work) == before)
-        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZNOTE WHERE ZTITLE = 'done'") == 0)
+        #expect(try StoreRegressionTests.snapshot(work) == before)
+        #expect(try StagedCommandTests.scalar(store, "SELECT COUNT(*) FROM ZNOTE WHERE ZTITLE = 'done'") == 0)
 
         let fixed = try MoultProcess.run(
             ["migrate", store.path, "--model", Self.tags.path, "--stages", fault.appending(path: "good.json").path] + options)
         #expect(fixed.exitCode == 0, "\(fixed.standardError)")
-        #expect(try Self.version(of: store, Self.tags) == "v2")
-        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZNOTE WHERE ZTITLE = 'done'") == 200)
+        #expect(try StagedCommandTests.version(of: store, Self.tags) == "v2")
+        #expect(try StagedCommandTests.scalar(store, "SELECT COUNT(*) FROM ZNOTE WHERE ZTITLE = 'done'") == 200)
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: work.path))
         #expect(left == (noBackup ? ["s.sqlite"] : ["s.sqlite", "s~.sqlite"]))
     }
@@ -128,7 +96,7 @@ import Testing
         let fault = try Self.copy("stages-repeated-version-half-migrates", into: directory)
         let store = fault.appending(path: "p1.sqlite")
         let stages = fault.appending(path: "stages.json").path
-        let before = try Self.snapshot(fault)
+        let before = try StoreRegressionTests.snapshot(fault)
         for arguments in [
             ["plan", "--model", Self.people.path, "--stages", stages],
             ["plan", store.path, "--model", Self.people.path, "--stages", stages],
@@ -137,7 +105,7 @@ import Testing
             let result = try MoultProcess.run(arguments)
             #expect(result.exitCode == 65, "\(arguments[0]): \(result.standardError)")
             #expect(result.standardError.contains("$.stages[0].lightweight[2]"), "\(arguments[0]): \(result.standardError)")
-            #expect(try Self.snapshot(fault) == before)
+            #expect(try StoreRegressionTests.snapshot(fault) == before)
         }
     }
 
@@ -206,10 +174,10 @@ import Testing
         let clean = try MoultProcess.run(["migrate", straight.path] + arguments)
         #expect(clean.exitCode == 0, "\(clean.standardError)")
         for table in ["ZTASK", "ZLIST"] {
-            #expect(try Self.rows(store, "SELECT * FROM \(table) ORDER BY Z_PK") == Self.rows(straight, "SELECT * FROM \(table) ORDER BY Z_PK"))
+            #expect(try StagedCommandTests.rows(store, "SELECT * FROM \(table) ORDER BY Z_PK") == StagedCommandTests.rows(straight, "SELECT * FROM \(table) ORDER BY Z_PK"))
         }
-        #expect(try Self.version(of: store, model) == "t2")
-        #expect(try Self.rows(store, "PRAGMA integrity_check") == ["\"ok\""])
+        #expect(try StagedCommandTests.version(of: store, model) == "t2")
+        #expect(try StagedCommandTests.rows(store, "PRAGMA integrity_check") == ["\"ok\""])
         #expect(try StoreMetadata(contentsOf: store).additionalKeys["MoultStagedMigration"] == nil)
     }
 
@@ -234,7 +202,7 @@ import Testing
         #expect(killed.terminatedBySignal, "exit \(killed.exitCode): \(killed.standardError)")
         try? FileManager.default.removeItem(at: source.appending(path: ".s.sqlite.moult-staged-original"))
         try #require(Self.isHot(journal: store.path + "-journal"))
-        let before = try Self.snapshot(source)
+        let before = try StoreRegressionTests.snapshot(source)
 
         let refused = try MoultProcess.run(
             ["migrate", store.path, "--model", model.path, "--to", "t2", "--output", directory.appending("out.sqlite").path])
@@ -242,7 +210,7 @@ import Testing
         #expect(refused.standardError.contains("s.sqlite-journal"), "\(refused.standardError)")
         #expect(refused.standardError.contains("roll"), "\(refused.standardError)")
         #expect(!refused.standardError.contains("permissions"), "\(refused.standardError)")
-        #expect(try Self.snapshot(source) == before)
+        #expect(try StoreRegressionTests.snapshot(source) == before)
         #expect(!FileManager.default.fileExists(atPath: directory.appending("out.sqlite").path))
     }
 }
