@@ -502,6 +502,9 @@ public struct StagedMigration {
         } catch var error as MigrationError {
             error.message = "\(stages[stage].label), \(which) (\(handler.name)): " + error.message
             throw error
+        } catch is CancellationError {
+            // A cancelled handler is interrupted, not refused: its committed chunks stay, a rerun resumes.
+            throw MigrationError(.interrupted, "\(stages[stage].label), \(which) (\(handler.name)) was cancelled: run again to resume")
         } catch {
             throw MigrationError(.evaluationFailed, "\(stages[stage].label), \(which) (\(handler.name)) failed", underlying: error)
         }
