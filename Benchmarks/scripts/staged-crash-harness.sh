@@ -5,7 +5,8 @@
 # and the NAME~.EXT backup is the original.
 #
 #     Benchmarks/scripts/staged-crash-harness.sh [--kills K] [--seed S] [--modes "fill dedupe people"]
-#         defaults: 24 random kill points per mode, seed 1, every mode
+#                                                 [--journals "rollback wal"]
+#         defaults: 24 random kill points per mode, seed 1, every mode, both journal modes
 #
 # Modes (each on its own store, stages files written by the script):
 #   fill    Attachments v1 -> v2 (Tests/StagedModels): willMigrate fills the nil dates of 200,000
@@ -18,21 +19,25 @@
 #           didMigrate gives the persons over 30 an address; custom v2 -> v3 with its mapping (streamed,
 #           swapped in) whose didMigrate upper-cases the addresses' states; custom v3 -> v4 and v4 -> v5
 #           with their mappings (built-in policies); 20,000 persons.
+# Each mode runs on its store in each journal mode: `rollback` (PRAGMA journal_mode = DELETE, as `moult
+# create` makes stores: a kill inside a transaction leaves a hot -journal) and `wal` (a kill leaves a -wal).
 # For each mode an uninterrupted run on a copy is the reference. Then K kills at random instants (the
 # k-th in the k-th of K slices of the reference's wall time) and one at each named point
 # (MOULT_FAULT=<point>:<n>). After each kill: PRAGMA integrity_check is ok and the store is at a
-# version of the model. The same command is then run until it exits 0 (at most 5 runs): the store's
+# version of the model, both checked on a copy of the store and its -journal/-wal (a read-write check
+# of the store itself would roll its hot journal back before Moult's next run sees it). The same command is then run until it exits 0 (at most 5 runs): the store's
 # digest must equal the reference's, and the backup's the original's. Exits 1 on any failure.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-KILLS=24 SEED=1 MODES="fill dedupe people"
+KILLS=24 SEED=1 MODES="fill dedupe people" JOURNALS="rollback wal"
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --kills) KILLS=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
     --modes) MODES=$2; shift 2 ;;
-    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    --journals) JOURNALS=$2; shift 2 ;;
+    -h | --help) sed -n '2,32p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
@@ -54,7 +59,7 @@ EOF
 }
 
 setup_mode() {
-    local mode=$1
+    local mode=$1 journal=$2
     case "$mode" in
     fill)
         MODEL_PATH="$STAGED_MODELS/Attachments.xcdatamodeld"
@@ -98,6 +103,12 @@ EOF
     esac
     SRC="$WORK/$mode-original.sqlite"
     sqlite3 "$SRC" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+    case "$journal" in
+    rollback) sqlite3 "$SRC" "PRAGMA journal_mode = DELETE" >/dev/null ;;
+    wal) sqlite3 "$SRC" "PRAGMA journal_mode = WAL; PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null ;;
+    *) die "unknown journal mode: $journal (rollback or wal)" ;;
+    esac
+    [[ "$(sqlite3 "$SRC" "PRAGMA journal_mode")" == "$([[ $journal == wal ]] && echo wal || echo delete)" ]] || die "$mode: the store is not in $journal mode"
     ORIGINAL_DIGEST=$(python3 "$SCRIPTS/store-digest.py" "$SRC")
 }
 
@@ -107,7 +118,7 @@ TOTAL=0 OK=0 FAILED=()
 # at FAULT), checks the store, runs again until done, compares.
 one_kill() {
     local mode=$1 label=$2 delay=$3 fault=$4
-    local dir="$WORK/$mode-$TOTAL"
+    local dir="$WORK/$mode-$JOURNAL-$TOTAL"
     TOTAL=$((TOTAL + 1))
     rm -rf "$dir"; mkdir -p "$dir"
     cp "$SRC" "$dir/store.sqlite"
@@ -121,11 +132,17 @@ one_kill() {
         kill -9 "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || rc=$?
     fi
-    local problem="" state check
-    # Read-write, as any next open is: a hot rollback journal a kill left is rolled back first.
-    check=$(sqlite3 "$dir/store.sqlite" "PRAGMA integrity_check" 2>&1 || true)
+    local problem="" state check companions=""
+    # On a copy with its companions: read-write, as any next open is (a hot journal the kill left is
+    # rolled back first), while the store itself is left as the kill left it for Moult's next run.
+    mkdir -p "$dir/check"
+    for suffix in "" -journal -wal; do
+        [[ -e "$dir/store.sqlite$suffix" ]] && cp "$dir/store.sqlite$suffix" "$dir/check/store.sqlite$suffix" && companions+="${suffix:+$suffix }"
+    done
+    check=$(sqlite3 "$dir/check/store.sqlite" "PRAGMA integrity_check" 2>&1 || true)
     [[ "$check" == ok ]] || problem="integrity_check after the kill: $check"
-    state=$(version "$dir/store.sqlite" "$MODEL_PATH" | tr '\n' ' ')
+    state=$(version "$dir/check/store.sqlite" "$MODEL_PATH" | tr '\n' ' ')
+    [[ -n "$companions" ]] && state="$state(left ${companions% })"
     [[ "$state" == *none* ]] && problem="${problem:-the store is at no version after the kill}"
     [[ "$rc" == 0 ]] && state="$state(run had finished)"
     local runs=0
@@ -143,24 +160,25 @@ one_kill() {
     fi
     if [[ -z "$problem" ]]; then
         OK=$((OK + 1))
-        printf '  %-7s %-36s after the kill: %-28s runs to finish %d  identical\n' "$mode" "$label" "$state" "$runs"
+        printf '  %-7s %-8s %-36s after the kill: %-40s runs to finish %d  identical\n' "$mode" "$JOURNAL" "$label" "$state" "$runs"
         rm -rf "$dir"
     else
-        FAILED+=("$mode $label: $problem")
-        printf '  %-7s %-36s FAILED: %s (kept: %s)\n' "$mode" "$label" "$problem" "${dir#"$ROOT"/}"
+        FAILED+=("$mode $JOURNAL $label: $problem")
+        printf '  %-7s %-8s %-36s FAILED: %s (kept: %s)\n' "$mode" "$JOURNAL" "$label" "$problem" "${dir#"$ROOT"/}"
     fi
 }
 
+for JOURNAL in $JOURNALS; do
 for mode in $MODES; do
-    setup_mode "$mode"
-    mkdir -p "$WORK/$mode-reference"
+    setup_mode "$mode" "$JOURNAL"
+    rm -rf "$WORK/$mode-reference"; mkdir -p "$WORK/$mode-reference"
     cp "$SRC" "$WORK/$mode-reference/store.sqlite"
     start=$(date +%s.%N)
     "$MOULT" migrate "$WORK/$mode-reference/store.sqlite" "${ARGS[@]}" --quiet >"$WORK/$mode-reference/log" 2>&1 \
         || { cat "$WORK/$mode-reference/log"; die "$mode: the uninterrupted staged run failed"; }
     wall=$(python3 -c "print(round($(date +%s.%N) - $start, 3))")
     REFERENCE_DIGEST=$(python3 "$SCRIPTS/store-digest.py" "$WORK/$mode-reference/store.sqlite")
-    echo "staged-crash-harness: $mode: uninterrupted ${wall}s ($(head -n 1 "$WORK/$mode-reference/log" | head -c 120))"
+    echo "staged-crash-harness: $mode ($JOURNAL journal): uninterrupted ${wall}s ($(head -n 1 "$WORK/$mode-reference/log" | head -c 120))"
     case "$mode" in
     fill) POINTS="inplace-backup-copied:1 staged-chunk-start:1 staged-before-commit:1 staged-after-commit:1 staged-before-commit:40 staged-after-commit:150 staged-phase:1 inplace-statement:1 inplace-before-commit:1 staged-phase:2 staged-finished:1" ;;
     dedupe) POINTS="inplace-backup-copied:1 staged-chunk-start:1 staged-before-commit:1 staged-after-commit:1 staged-before-commit:77 staged-after-commit:150 staged-phase:1 inplace-statement:1 inplace-before-commit:1 staged-phase:2 staged-finished:1" ;;
@@ -171,6 +189,7 @@ for mode in $MODES; do
         delay=$(python3 -c "import random; random.seed($SEED * 1000 + $k + ${#mode}); print(round($wall * ($k - 1 + random.random()) / $KILLS, 4))")
         one_kill "$mode" "random kill $k after ${delay}s" "$delay" ""
     done
+done
 done
 
 echo "staged-crash-harness: $TOTAL kill points, $OK ended identical to the uninterrupted run with the backup intact, ${#FAILED[@]} failed"

@@ -60,6 +60,9 @@ extension MigrateCommand {
     }
 
     private func migrateStaged(log: EventLog?, status: StatusFile) throws {
+        // A run killed while it wrote a rollback-journal store left a hot journal: roll it back before
+        // anything reads the store read-only.
+        try StagedMigration.rollBackUnfinishedTransaction(of: URL(filePath: arguments.store))
         let migration = try arguments.stagedMigration(durable: durable, keepsBackup: !noBackup)
         if migration.isUpToDate {
             log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))

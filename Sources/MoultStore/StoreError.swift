@@ -30,6 +30,9 @@ public struct StoreError: CategorizedError, Hashable {
         public static let locked = Code(rawValue: "store locked")
         /// The store or its folder cannot be written.
         public static let readOnly = Code(rawValue: "read-only")
+        /// A program stopped in the middle of a transaction (killed, crashed) and left its hot
+        /// `-journal` beside the store, which a read-only connection cannot roll back.
+        public static let unfinishedTransaction = Code(rawValue: "unfinished transaction")
         /// The disk (or the file system quota) is full: the work done so far is kept and can be resumed.
         public static let diskFull = Code(rawValue: "disk full")
         /// The file does not exist.
@@ -86,6 +89,12 @@ public struct StoreError: CategorizedError, Hashable {
         case .busy, .locked:
             code = .locked
             message = "the store is locked by another connection (\(sqliteMessage)); close the other program or try again"
+        case .readOnly where resultCode.rawValue == Self.readOnlyRollback:
+            code = .unfinishedTransaction
+            let journal = path.map { "\($0)-journal" } ?? "the -journal file beside the store"
+            message = "another program stopped in the middle of writing the store (killed or crashed) and left its unfinished transaction in "
+                + "\(journal), which a read-only open cannot roll back (\(sqliteMessage)): open the store once read-write, with its app or "
+                + "`sqlite3 STORE 'PRAGMA quick_check'`, to roll the transaction back, then run again"
         case .readOnly, .permission:
             code = .readOnly
             message = "the store cannot be written (\(sqliteMessage)): check the permissions of the file and its folder"
@@ -123,6 +132,9 @@ public struct StoreError: CategorizedError, Hashable {
         self.init(code, message, path: path, sql: sql, resultCode: resultCode)
     }
 
+    /// SQLITE_READONLY_ROLLBACK: a hot journal that a read-only connection cannot roll back.
+    static let readOnlyRollback = ResultCode.readOnly.rawValue | (3 << 8)
+
     /// The same error, with a path, entity or SQL filled in where it had none.
     func located(path: String? = nil, entity: String? = nil, primaryKey: Int64? = nil, sql: String? = nil) -> StoreError {
         var copy = self
@@ -141,7 +153,7 @@ public struct StoreError: CategorizedError, Hashable {
     public var category: FailureCategory {
         switch code {
         case .notADatabase, .corrupt, .notCoreData, .unknownVersion, .schemaMismatch, .invalidValue, .unknownName: .badInput
-        case .locked, .readOnly, .diskFull, .notFound, .alreadyExists, .ioFailure: .io
+        case .locked, .readOnly, .unfinishedTransaction, .diskFull, .notFound, .alreadyExists, .ioFailure: .io
         case .constraint: .validationFailed
         case .busy: .busy
         case .changed: .badInput

@@ -238,8 +238,8 @@ public struct InPlaceMigration {
 
     /// Copies the checkpointed store to `NAME~.EXT` (through a temporary name, so the backup appears
     /// whole or not at all), synced before the store changes.
-    static func copyBackup(of store: URL) throws -> URL {
-        let target = backupURL(for: store)
+    static func copyBackup(of store: URL, to target: URL? = nil) throws -> URL {
+        let target = target ?? backupURL(for: store)
         let temporary = URL(filePath: target.path + ".moult-tmp")
         let manager = FileManager.default
         try? manager.removeItem(at: temporary)

@@ -133,6 +133,25 @@ public struct StagedMigration {
         }
     }
 
+    /// Rolls back the unfinished transaction of a run killed while it wrote the store (its hot
+    /// `-journal`, in rollback-journal mode), as a read-write connection does on its first read, so
+    /// that the read-only reads of ``init(store:model:stages:policies:options:keepsBackup:)`` see the
+    /// store as its last commit left it. Does nothing when no `-journal` is beside the store.
+    ///
+    /// ```swift
+    /// try StagedMigration.rollBackUnfinishedTransaction(of: url)
+    /// let migration = try StagedMigration(store: url, model: model, stages: stages)
+    /// ```
+    ///
+    /// - Throws: `StoreError` when the store cannot be opened for writing (locked by
+    ///   another process, read-only).
+    public static func rollBackUnfinishedTransaction(of store: URL, timeout: Duration = .milliseconds(500)) throws {
+        guard FileManager.default.fileExists(atPath: store.path + "-journal") else { return }
+        // Opening reads the schema: SQLite sees the hot journal and rolls it back.
+        let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 1024, busyTimeout: timeout))
+        database.close()
+    }
+
     // MARK: - Planning
 
     /// Resolves and checks stages without a store: every version exists, consecutive stages chain (each
@@ -160,6 +179,13 @@ public struct StagedMigration {
                 case .lightweight(let references):
                     guard !references.isEmpty else { throw MigrationError(.invalidMapping, "a lightweight stage lists no version") }
                     versions = try references.map { try $0.resolve(in: model) }
+                    for (offset, version) in versions.enumerated() {
+                        if let first = versions[..<offset].firstIndex(where: { $0.name == version.name }) {
+                            throw MigrationError(
+                                .invalidMapping,
+                                "its version \(offset + 1) (\(references[offset])) is \(version.name), as its version \(first + 1) is: a version comes once in a lightweight stage")
+                        }
+                    }
                     for (from, to) in zip(versions, versions.dropFirst()) {
                         do {
                             steps.append(try Self.inferredStep(from, to, in: model))
@@ -226,7 +252,8 @@ public struct StagedMigration {
             planned.append(PlannedStage(stage: stage, label: label, versions: versions, steps: steps))
         }
         if problems.isEmpty {
-            let path = unique(planned.flatMap(\.versions).map(\.name))
+            // Each stage after the first starts where the one before ends: its first version is not repeated.
+            let path = planned.enumerated().flatMap { $0 == 0 ? $1.versions : Array($1.versions.dropFirst()) }.map(\.name)
             if Set(path).count != path.count {
                 problems.append(MigrationError(.invalidMapping, "the stages go through a version twice (\(path.joined(separator: " → "))): a staged migration cannot loop"))
             }
@@ -300,6 +327,8 @@ public struct StagedMigration {
         if isUpToDate {
             return report
         }
+        // The copy of the store this run made before writing anything: what a refused run puts back.
+        var original: URL?
         do {
             try InPlaceMigration.checkpoint(store, timeout: lockTimeout)
             var record: StagedRecord
@@ -309,7 +338,8 @@ public struct StagedMigration {
                 if keepsBackup, FileManager.default.fileExists(atPath: backup.path) { report.backup = backup }
             } else {
                 guard let version = storeVersion, let (stage, phase) = Self.start(of: version, in: stages) else { return report }
-                if keepsBackup { report.backup = try InPlaceMigration.copyBackup(of: store) }
+                // Without a backup, a private copy, removed when the run ends.
+                original = try InPlaceMigration.copyBackup(of: store, to: keepsBackup ? nil : Self.originalURL(for: store))
                 record = StagedRecord(fingerprint: fingerprint, stage: stage, phase: phase, now: startDate ?? Date())
                 try writeRecord(record)
             }
@@ -350,10 +380,45 @@ public struct StagedMigration {
             }
             try writeRecord(nil)
             FaultInjection.reach("staged-finished")
+            if keepsBackup { report.backup = report.backup ?? original }
+            // The private copy of a run without a backup (this one's or a killed one's).
+            try? FileManager.default.removeItem(at: Self.originalURL(for: store))
             return report
         } catch {
-            throw StreamingMigrator.classify(error)
+            var classified = StreamingMigrator.classify(error)
+            if let original, [.badInput, .incompatible, .validationFailed].contains(classified.category) {
+                classified = putBack(original, after: classified)
+            }
+            throw classified
         }
+    }
+
+    // MARK: - A refused run
+
+    /// `.NAME.moult-staged-original` beside the store: the copy a run without a backup makes of the
+    /// store before writing, to put it back if the run is refused.
+    static func originalURL(for store: URL) -> URL {
+        store.deletingLastPathComponent().appending(path: ".\(store.lastPathComponent).moult-staged-original")
+    }
+
+    /// Puts the copy made before this run wrote anything back in place of the store, so that a run
+    /// refused for its input (a handler that fails on a row, a step refused by validation) leaves the
+    /// store as it found it: no half-run handler, no record of the run, no backup.
+    ///
+    /// - Returns: `error` saying that nothing was changed, or, when the copy cannot be put back, what
+    ///   the store holds now and where the copy is.
+    private func putBack(_ original: URL, after error: MigrationError) -> MigrationError {
+        var error = error
+        do {
+            // The WAL emptied into the main file, so that no frame of this run applies to the copy.
+            try InPlaceMigration.checkpoint(store, timeout: lockTimeout)
+            FaultInjection.reach("staged-before-put-back")
+            try InPlaceMigration.rename(original, to: store)
+            error.message += "\nnothing was changed: the store is as it was before the run (no backup kept)"
+        } catch let failure {
+            error.message += "\nthe store could not be put back as it was (\(failure)): the original is kept as \(original.path)"
+        }
+        return error
     }
 
     private func currentVersion() throws -> VersionedModel.Version {
@@ -437,6 +502,9 @@ public struct StagedMigration {
         } catch var error as MigrationError {
             error.message = "\(stages[stage].label), \(which) (\(handler.name)): " + error.message
             throw error
+        } catch is CancellationError {
+            // A cancelled handler is interrupted, not refused: its committed chunks stay, a rerun resumes.
+            throw MigrationError(.interrupted, "\(stages[stage].label), \(which) (\(handler.name)) was cancelled: run again to resume")
         } catch {
             throw MigrationError(.evaluationFailed, "\(stages[stage].label), \(which) (\(handler.name)) failed", underlying: error)
         }

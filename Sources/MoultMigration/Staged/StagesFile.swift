@@ -125,7 +125,17 @@ public struct StagesFile: Sendable {
             case (let versions?, nil):
                 let list = try array(versions, "\(path).lightweight")
                 guard !list.isEmpty else { throw fail("\(path).lightweight", "no version") }
-                return .lightweight(try list.enumerated().map { try version($1, "\(path).lightweight[\($0)]") }, label: label)
+                var references: [VersionReference] = []
+                for (index, item) in list.enumerated() {
+                    let reference = try version(item, "\(path).lightweight[\(index)]")
+                    if let first = references.firstIndex(of: reference) {
+                        throw fail(
+                            "\(path).lightweight[\(index)]",
+                            "\(reference) comes twice (also at \(path).lightweight[\(first)]): each step of a lightweight stage goes to another version")
+                    }
+                    references.append(reference)
+                }
+                return .lightweight(references, label: label)
             case (nil, let custom?):
                 let path = "\(path).custom"
                 let fields = try self.object(custom, path, keys: ["from", "to", "mapping", "willMigrate", "didMigrate"])
