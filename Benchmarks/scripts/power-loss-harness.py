@@ -8,15 +8,15 @@ command ends as an uninterrupted run does.
 A kill -9 leaves the page cache intact; a power loss drops whatever was not synced. Moult's own files
 (markers, records, status and lock files, the renames that swap a store in) go through one room,
 `FileOperations` (Sources/MoultStore/Files): with MOULT_FILE_TRACE=FILE every operation of it is
-appended to FILE (write, sync, rename, syncdir, remove, mkdir), and with MOULT_FILE_CRASH=n the process
+appended to FILE (write, sync, rename, link, syncdir, remove, mkdir), and with MOULT_FILE_CRASH=n the process
 kills itself just before its n-th operation. For each n from 1 to the number of operations of an
 uninterrupted run, the harness runs the command stopped there, reads the trace of what had been done, and
 builds the crash states a power loss at that instant could leave:
 
   - as it is (the page cache survived: a kill);
-  - each write not yet synced undone on its own (the file as it was before: gone if it was new, empty
-    otherwise), and each rename whose folder was not synced since undone on its own (the file back
-    under its old name);
+  - each write not yet synced undone on its own (the file left empty), each rename whose folder was
+    not synced since undone on its own (the file back under its old name), and each hard link made since
+    the folder's last sync removed;
   - all of those undone together.
 
 SQLite's files (the partial store, the stores swapped by renames) and LMDB's are left as the kill left
@@ -206,13 +206,15 @@ def unsynced(ops):
             pending.append(op)
         elif kind == "sync":
             pending = [p for p in pending if not (p[0] == "write" and p[1] == op[1])]
+        elif kind == "link":
+            pending.append(op)
         elif kind == "rename":
             # A write under the old name travels with it.
             pending = [["write", op[2]] + p[2:] if p[0] == "write" and p[1] == op[1] else p for p in pending]
             pending.append(op)
         elif kind == "syncdir":
             folder = op[1].rstrip("/")
-            pending = [p for p in pending if not (p[0] == "rename" and (os.path.dirname(p[2]) == folder))]
+            pending = [p for p in pending if not (p[0] in ("rename", "link") and (os.path.dirname(p[2]) == folder))]
     return pending
 
 
@@ -225,6 +227,9 @@ def undo(op, folder):
         if os.path.exists(path):
             with open(path, "w"):
                 pass
+    elif kind == "link":
+        if os.path.lexists(op[2]):
+            os.remove(op[2])
     elif kind == "rename":
         source, target = op[1], op[2]
         if os.path.lexists(target) and not os.path.lexists(source):

@@ -387,7 +387,7 @@ public struct ProgressiveMigration {
         if steps.count > 1 && !existed {
             do {
                 try manager.createDirectory(at: directory, withIntermediateDirectories: true)
-                try Data(fingerprint.utf8).write(to: identity, options: .atomic)
+                try FileOperations.writeAtomically(Data(fingerprint.utf8), to: identity, durable: true)
             } catch {
                 try? manager.removeItem(at: directory)
                 throw MigrationError(.io, "cannot create \(directory.path): \(error.localizedDescription)")

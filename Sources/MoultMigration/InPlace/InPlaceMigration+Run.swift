@@ -266,7 +266,7 @@ extension InPlaceMigration {
             let target = Self.backupURL(for: store)
             let temporary = URL(filePath: target.path + ".moult-tmp")
             try? manager.removeItem(at: temporary)
-            if link(store.path, temporary.path) == 0 {
+            if FileOperations.hardLink(store.path(percentEncoded: false), to: temporary.path(percentEncoded: false)) {
                 try Self.rename(temporary, to: target)
             } else {
                 // A filesystem without hard links: a copy.

@@ -210,7 +210,7 @@ public struct InPlaceMigration {
     static func recordBackup(_ backup: URL, in work: URL) throws {
         do {
             try makeWorkFolder(work)
-            try backup.path.write(to: work.appending(path: "backup"), atomically: true, encoding: .utf8)
+            try FileOperations.writeAtomically(Data(backup.path.utf8), to: work.appending(path: "backup"), durable: true)
         } catch {
             throw MigrationError(.io, "cannot write in the work folder \(work.path): \(error.localizedDescription)", underlying: error)
         }
@@ -264,9 +264,12 @@ public struct InPlaceMigration {
         return target
     }
 
+    /// Renames `from` over `to`, the folder synced after it (a store swapped in, a backup named).
     static func rename(_ from: URL, to: URL) throws {
-        guard Foundation.rename(from.path, to.path) == 0 else {
-            throw MigrationError(.io, "cannot rename \(from.path) to \(to.path): \(String(cString: strerror(errno)))")
+        do {
+            try FileOperations.rename(from.path(percentEncoded: false), to: to.path(percentEncoded: false), durable: true)
+        } catch {
+            throw MigrationError(.io, "cannot rename \(from.path) to \(to.path): \(error.message)")
         }
     }
 

@@ -29,6 +29,8 @@ public enum FileOperations {
         case remove(path: String)
         /// A folder was made.
         case makeDirectory(path: String)
+        /// A second name was made for a file (a hard link).
+        case link(from: String, to: String)
 
         public var description: String {
             switch self {
@@ -38,6 +40,7 @@ public enum FileOperations {
             case .syncDirectory(let path): "syncdir \(path)"
             case .remove(let path): "remove \(path)"
             case .makeDirectory(let path): "mkdir \(path)"
+            case .link(let from, let to): "link \(from) \(to)"
             }
         }
     }
@@ -168,6 +171,15 @@ public enum FileOperations {
             let fromFolder = parent(of: from)
             if fromFolder != folder { syncDirectory(fromFolder) }
         }
+    }
+
+    /// Makes `to` a second name of the file at `from` (a hard link); false when the file system cannot
+    /// (the caller copies instead) or `to` exists.
+    public static func hardLink(_ from: String, to: String) -> Bool {
+        willOperate()
+        guard link(from, to) == 0 else { return false }
+        record(.link(from: from, to: to))
+        return true
     }
 
     /// Removes a file (not a folder); a missing file is not an error.
