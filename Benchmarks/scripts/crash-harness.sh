@@ -3,7 +3,9 @@
 # stopped, and the source never changes.
 #
 #     Benchmarks/scripts/crash-harness.sh [--objects N] [--kills K] [--seed S] [--chunk-size C] [--step STEP]
-#         defaults: 20000 persons, 24 random kill points, seed 1, chunk size 500, step v2-v3
+#         [--journal wal|rollback]
+#         defaults: 20000 persons, 24 random kill points, seed 1, chunk size 500, step v2-v3, a WAL source
+#         (--journal rollback: the source in rollback-journal mode, as many Core Data stores are)
 #
 # STEP is the People step migrated: v2-v3 (the address split, the default), v3-v4 (the Adult/Child
 # split, Mappings/v3-to-v4.json), v4-v5 (unique companies and schools, Mappings/v4-to-v5-builtin.json)
@@ -23,7 +25,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-OBJECTS=20000 KILLS=24 SEED=1 CHUNK=500 STEP=v2-v3
+OBJECTS=20000 KILLS=24 SEED=1 CHUNK=500 STEP=v2-v3 JOURNAL=wal
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --objects) OBJECTS=$2; shift 2 ;;
@@ -31,7 +33,8 @@ while [[ $# -gt 0 ]]; do
     --seed) SEED=$2; shift 2 ;;
     --chunk-size) CHUNK=$2; shift 2 ;;
     --step) STEP=$2; shift 2 ;;
-    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    --journal) JOURNAL=$2; shift 2 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
@@ -55,6 +58,9 @@ make_work crash-harness
 SRC="$WORK/source-v$FROM.sqlite"
 echo "crash-harness: moult-people generate --model-version $FROM --objects $OBJECTS --seed $SEED; step $STEP"
 "$MOULT_PEOPLE" generate --model-version "$FROM" --objects "$OBJECTS" --seed "$SEED" "$SRC" >/dev/null
+# The source in the journal mode asked (the generator writes WAL; Core Data's stores come in both).
+[[ "$JOURNAL" == wal ]] || sqlite3 "$SRC" "PRAGMA journal_mode = DELETE" >/dev/null
+echo "crash-harness: source in $(sqlite3 "$SRC" 'PRAGMA journal_mode') mode"
 SRC_SHA=$(sha256sum "$SRC" | cut -d' ' -f1)
 
 migrate() { # DEST [extra options...]

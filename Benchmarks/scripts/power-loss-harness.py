@@ -53,7 +53,9 @@ def sha(path):
 def entity_hash_set(path):
     """The store's version, as the set of entity names its metadata lists (enough to tell People's versions)."""
     try:
-        c = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        # Read as Moult reads a store it does not write: nothing made beside it.
+        immutable = "&immutable=1" if not os.path.exists(path + "-wal") else ""
+        c = sqlite3.connect(f"file:{path}?mode=ro{immutable}", uri=True)
         names = sorted(r[0] for r in c.execute("SELECT Z_NAME FROM Z_PRIMARYKEY"))
         ok = c.execute("PRAGMA integrity_check").fetchone()[0]
         c.close()

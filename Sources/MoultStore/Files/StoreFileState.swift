@@ -69,12 +69,14 @@ public struct StoreFileState: Sendable, Hashable {
         if size != other.size { found.append("its size (\(other.size) → \(size) bytes)") }
         if changeCounter != other.changeCounter { found.append("its change counter (\(other.changeCounter) → \(changeCounter))") }
         if modified != other.modified && found.isEmpty { found.append("its modification time") }
-        switch (other.walSize, walSize) {
+        // An empty -wal holds nothing: the same as none (a reader of a WAL store may make one).
+        switch (other.walSize.flatMap { $0 > 0 ? $0 : nil }, walSize.flatMap { $0 > 0 ? $0 : nil }) {
         case (nil, nil): break
         case (nil, _?): found.append("a -wal file appeared")
         case (_?, nil): found.append("its -wal file went away (checkpointed into the store)")
         case (let before?, let now?):
             if before != now || other.walHeader != walHeader || other.walModified != walModified {
+                // (Frames appended, or the log restarted: new salts in its header.)
                 found.append("its -wal file (\(before) → \(now) bytes)")
             }
         }
