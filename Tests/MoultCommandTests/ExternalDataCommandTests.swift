@@ -14,6 +14,8 @@ import Testing
     static let folder = Fixtures.url("regressions/fidelity/external-binary-storage")
     static let model = folder.appending(path: "B.xcdatamodeld").path
     static let removedModel = folder.appending(path: "Removed.xcdatamodeld").path
+    /// v1 -> v3 not inferable directly (`score` String -> Integer 64), v1 -> v2 (by SQL) -> v3 is.
+    static let chainModel = folder.appending(path: "Chain.xcdatamodeld").path
     static let names = ["6F1C2B3A-0000-4000-8000-000000000001", "6F1C2B3A-0000-4000-8000-000000000002", "6F1C2B3A-0000-4000-8000-000000000003"]
 
     /// A v1 store of `model` as the regression case builds it, with objects: 1, 2 and 3 external (their
@@ -187,6 +189,43 @@ import Testing
         let entries = try FileManager.default.contentsOfDirectory(atPath: directory.appending(".bo_SUPPORT/_EXTERNAL_DATA").path)
         #expect(Set(entries) == Set(Self.names), "\(entries)")
         #expect(try MoultProcess.run(["verify", source.path, output.path, "--model", Self.model, "--to", "v2"]).exitCode == 0)
+    }
+
+    /// A chain whose first step is made by SQL (an intermediate store in the steps folder) carries the
+    /// files through it: the second step finds them beside the intermediate store, with no warning.
+    @Test func aChainCarriesTheFilesThroughAnIntermediateStoreMadeBySQL() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try Self.makeStore(directory, model: Self.chainModel)
+        let output = directory.appending("bo.sqlite")
+        let migrated = try MoultProcess.run(["migrate", source.path, "--model", Self.chainModel, "--to", "v3", "--output", output.path])
+        #expect(migrated.exitCode == 0, "\(migrated.standardError)")
+        #expect(migrated.standardOutput.contains("2 step(s)"), "\(migrated.standardOutput)")
+        #expect(!migrated.standardError.contains("warning"), "\(migrated.standardError)")
+        for (index, name) in Self.names.enumerated() {
+            #expect(try Self.column(output, index + 1) == Self.reference(name))
+            #expect(Self.file(output, name) != nil && Self.file(output, name) == Self.file(source, name), "\(name)")
+        }
+        let verify = try MoultProcess.run(["verify", source.path, output.path, "--model", Self.chainModel, "--to", "v3"])
+        #expect(verify.exitCode == 0, "\(verify.standardOutput)")
+    }
+
+    // MARK: - In place
+
+    /// In place (a step by SQL), the references keep their names and the store its name: the files stay
+    /// in `.b_SUPPORT/_EXTERNAL_DATA/`, untouched, and every reference still finds its file.
+    @Test func inPlaceTheFilesStayWithTheStore() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.makeStore(directory)
+        let before = Self.names.map { Self.file(store, $0) }
+        let migrated = try MoultProcess.run(["migrate", store.path] + Self.toV2)
+        #expect(migrated.exitCode == 0, "\(migrated.standardError)")
+        #expect(!migrated.standardError.contains("warning"), "\(migrated.standardError)")
+        #expect(Self.names.map { Self.file(store, $0) } == before)
+        for (index, name) in Self.names.enumerated() { #expect(try Self.column(store, index + 1) == Self.reference(name)) }
+        let inspect = try MoultProcess.run(["inspect", store.path, "--model", Self.model])
+        #expect(inspect.standardOutput.contains("3 reference(s) in the store, 0 with no file"), "\(inspect.standardOutput)")
     }
 
     // MARK: - inspect
