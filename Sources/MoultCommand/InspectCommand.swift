@@ -58,6 +58,7 @@ struct InspectCommand: AsyncParsableCommand {
                 storeModelError = error.message
             }
             let storeModelHashes = storeModel?.entityVersionHashes() ?? [:]
+            let external = ExternalDataCount(store: url, model: matching?.model ?? (storeModelHashes == metadata.entityHashes ? storeModel : nil))
             if json {
                 var object: [String: Any] = [
                     "storeUUID": metadata.storeUUID,
@@ -86,6 +87,7 @@ struct InspectCommand: AsyncParsableCommand {
                     object["versionDifferences"] = Dictionary(
                         differences.map { ($0.version, $0.differences.map(\.description)) }, uniquingKeysWith: { $1 })
                 }
+                if !external.isEmpty { object["externalData"] = external.json }
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
                 print(String(decoding: data, as: UTF8.self))
             } else {
@@ -100,6 +102,7 @@ struct InspectCommand: AsyncParsableCommand {
                     let count = counts[name].map { "  \($0) objects" } ?? ""
                     print("  \(name)  \(metadata.entityHashes[name]!.hex)\(count)")
                 }
+                if !external.isEmpty { print(external.line) }
                 if let storeModel {
                     let agreement = storeModelHashes == metadata.entityHashes ? "its hashes are the metadata's" : "its hashes differ from the metadata's"
                     print("store model (Z_MODELCACHE): \(storeModel.entities.count) entities, \(agreement)")

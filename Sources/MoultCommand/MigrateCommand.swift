@@ -174,6 +174,11 @@ struct MigrateCommand: AsyncParsableCommand {
                     log?.write(event)
                     display.show(event)
                     if case .chunk(let chunk) = event, pacer.isActive { pacer.chunkCommitted(chunk) }
+                    // A warning about what a step carries (the losses are said above, from `losses`).
+                    if case .warning(let warning) = event, warning.notCarried.isEmpty {
+                        display.finish()
+                        printError("moult: warning: \(warning.message)")
+                    }
                 })
             // Steps an earlier run finished: listed, not counted.
             let stepLosses = migration.steps.enumerated().map { index, step in

@@ -550,6 +550,7 @@ public struct ProgressiveMigration {
             return false
         }
         FaultInjection.reach("chain-step-migrated")
+        try carryExternalData(of: copy, step: step, input: input, output: output, events: events)
         if options.durable { try StreamingMigrator.syncFile(copy) }
         try InPlaceMigration.rename(copy, to: output)
         if options.durable { try StreamingMigrator.syncFile(output.deletingLastPathComponent()) }

@@ -105,6 +105,7 @@ public final class StreamingMigrator {
             guard recorded == fingerprint else { throw mismatch(work) }
             if manager.fileExists(atPath: partial.path) {
                 guard !manager.fileExists(atPath: output.path) else { throw outputExists(output) }
+                try carryExternalData(of: partial, to: output, emitter: emitter)
                 try rename(partial, to: output)
             }
             FaultInjection.reach("after-rename")
@@ -251,6 +252,7 @@ public final class StreamingMigrator {
             try Self.syncFile(partial)
             try writeMarker(marker, fingerprint: fingerprint)
             FaultInjection.reach("after-marker")
+            try carryExternalData(of: partial, to: output, emitter: emitter)
             try rename(partial, to: output)
             FaultInjection.reach("after-rename")
             associations.close()

@@ -7,7 +7,8 @@ import Foundation
 /// `<point>` (n defaults to 1). Points: `store-created` (the new destination made, its checkpoint
 /// not yet), `chunk-start`, `after-rows` (a chunk's rows written, nothing
 /// committed), `after-lmdb-commit` (associations committed, destination not), `after-sqlite-commit`,
-/// `before-finish`, `after-marker` (finished marker written, not yet renamed), `after-rename` (output
+/// `before-finish`, `after-marker` (finished marker written, not yet renamed), `after-external-file` (one
+/// external binary data file carried beside the output, see `ExternalDataCarrier`), `after-rename` (output
 /// in place, work directory not yet removed). Unset, a check is one comparison.
 enum FaultInjection {
     nonisolated(unsafe) private static var target: (point: String, count: Int)? = {

@@ -22,6 +22,8 @@ public struct VerificationFailure: Sendable, Hashable, CustomStringConvertible {
         case validation
         /// A sampled source object with no destination object holding the values its mapping gives.
         case sample
+        /// An external binary data reference whose file is not beside the destination with the source's bytes.
+        case externalData = "external-data"
     }
 
     public var check: Check
@@ -104,6 +106,7 @@ public struct MigrationVerifier {
 
         try checkMetadata(store, target, &result, fail)
         try checkRelationships(store, target, &result, fail)
+        try checkExternalData(store, &result, fail)
         var validator = Validator(
             model: target, layout: store.layout, database: store.database, stopAtFirst: false,
             report: { failure in fail(VerificationFailure(check: .validation, message: failure.description)) })

@@ -202,6 +202,44 @@ public enum FileOperations {
         record(.makeDirectory(path: path))
     }
 
+    /// Copies the content of the file at `from` into a new file at `path` (created or truncated, never
+    /// through a symbolic link), a block at a time; with `durable`, synced before returning. Recorded as
+    /// one whole-file write.
+    public static func copyFile(_ from: String, toNew path: String, durable: Bool) throws(StoreError) {
+        willOperate()
+        let input = Glibc.open(from, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw failure("cannot open", from) }
+        defer { Glibc.close(input) }
+        let output = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard output >= 0 else { throw failure("cannot create", path) }
+        defer { Glibc.close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var total = 0
+        while true {
+            let read = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
+            if read < 0 {
+                if errno == EINTR { continue }
+                throw failure("cannot read", from)
+            }
+            if read == 0 { break }
+            var offset = 0
+            while offset < read {
+                let written = buffer.withUnsafeBytes { Glibc.write(output, $0.baseAddress! + offset, read - offset) }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw failure("cannot write", path)
+                }
+                offset += written
+            }
+            total += read
+        }
+        record(.write(path: path, bytes: total))
+        if durable {
+            guard fsync(output) == 0 else { throw failure("cannot sync", path) }
+            record(.sync(path: path))
+        }
+    }
+
     /// Whether `path` is a symbolic link (not followed).
     public static func isSymbolicLink(_ path: String) -> Bool {
         var info = stat()

@@ -1,0 +1,58 @@
+public import Foundation
+public import MoultModel
+
+// MARK: - External references
+
+/// One column value of a store that refers to an external file (see ``ExternalDataReference``).
+public struct ExternalReferenceRow: Sendable, Hashable, CustomStringConvertible {
+    /// The object's entity (its own, not its root's).
+    public var entity: String
+    /// The object's `Z_PK`.
+    public var primaryKey: Int64
+    /// The Binary Data attribute.
+    public var attribute: String
+    /// The reference, or nil when the value starts with the external marker but names no plain file.
+    public var reference: ExternalDataReference?
+
+    /// `Entity.attribute of Z_PK n`, as messages name the object.
+    public var description: String { "\(entity) \(primaryKey) (Z_PK), attribute \(attribute)" }
+}
+
+extension SQLiteStore {
+    /// The attributes of the store's model whose column may hold an external reference: Binary Data
+    /// attributes with `allowsExternalBinaryDataStorage`, each with the entity whose rows it is read in
+    /// (every entity, for the attributes it has, inherited ones included).
+    public var externalStorageColumns: [(entity: EntityLayout, attribute: AttributeColumn)] {
+        layout.entities.flatMap { entity in
+            entity.attributes.compactMap { column in
+                guard column.type == .binary,
+                    layout.model.attribute(named: column.name, of: entity.name)?.allowsExternalBinaryDataStorage == true
+                else { return nil }
+                return (entity, column)
+            }
+        }
+    }
+
+    /// Calls `body` with every column value of the store that refers to an external file, entity by
+    /// entity (each object under its own entity), in primary-key order.
+    ///
+    /// ```swift
+    /// try store.forEachExternalReference { row in print(row, row.reference?.fileName ?? "malformed") }
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` reading the store, or what `body` throws.
+    public func forEachExternalReference(_ body: (ExternalReferenceRow) throws -> Void) throws {
+        for (entity, attribute) in externalStorageColumns {
+            let column = SQLName.quoted(attribute.column)
+            let sql = "SELECT Z_PK, \(column) FROM \(SQLName.quoted(entity.table)) WHERE Z_ENT = \(entity.number) "
+                + "AND typeof(\(column)) = 'blob' AND substr(\(column), 1, 1) = x'02' ORDER BY Z_PK"
+            try database.forEachRow(sql) { statement in
+                let bytes = statement.bytes(at: 1) ?? []
+                try body(
+                    ExternalReferenceRow(
+                        entity: entity.name, primaryKey: statement.int64(at: 0), attribute: attribute.name,
+                        reference: ExternalDataReference(columnBytes: bytes)))
+            }
+        }
+    }
+}
