@@ -3,9 +3,11 @@ public import MoultModel
 /// Core Data's SQLite schema for a model: entity numbers, tables, columns, join tables and indexes.
 ///
 /// The rules are those of CORE-DATA-FORMATS.md §3 (see the <doc:StoreLayout> article): entities are
-/// numbered (`Z_ENT`) roots first in name order, each followed by its sub-entities depth first; each
-/// inheritance root gets one table `Z<ROOT>`; each persistent attribute and to-one relationship a column
-/// `Z<NAME>`; a to-many is stored through its inverse's column, a hidden key column, or a join table.
+/// numbered (`Z_ENT`) roots first in case-insensitive name order, each followed by its sub-entities depth
+/// first; each inheritance root gets one table `Z<ROOT>`; each persistent attribute and to-one
+/// relationship a column `Z<NAME>`; a to-many is stored through its inverse's column, a hidden key
+/// column, or a join table whose owner and names follow Core Data's walk over entities and each
+/// entity's property order (`PropertyOrder`).
 ///
 /// ```swift
 /// let layout = try StoreLayout(model: model)
