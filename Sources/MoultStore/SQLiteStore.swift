@@ -32,11 +32,12 @@ public final class SQLiteStore {
     public init(url: URL, model: ObjectModel, mode: Database.OpenMode = .readOnly, configuration: Database.Configuration = .init())
         throws(StoreError)
     {
-        database = try Database(url: url, mode: mode, configuration: configuration)
-        layout = try StoreLayout(model: model)
+        let database = try Database(url: url, mode: mode, configuration: configuration)
+        self.database = database
         guard try database.tableExists("Z_PRIMARYKEY"), try database.tableExists("Z_METADATA") else {
             throw StoreError(.notCoreData, "the database has no Z_PRIMARYKEY or Z_METADATA table: it is not a Core Data store", path: database.path)
         }
+        layout = try Self.layout(of: model, in: database)
         try checkLayout()
     }
 

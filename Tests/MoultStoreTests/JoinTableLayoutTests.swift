@@ -9,8 +9,10 @@ import Testing
 /// our own that have each quirk seen in Apple's Photos libraries.
 @Suite struct JoinTableLayoutTests {
     /// Asset (1) ↔ Memory (2) and Asset ↔ Suggestion (3), both named `representativeAssets` on the far
-    /// side: Asset's two columns collide. Asset declares the Suggestion side first, so only the rule (the
-    /// pair whose other entity has the lower Z_ENT keeps the plain name) gives Photos' answer.
+    /// side: Asset's two columns collide. Asset declares the Suggestion side first, but its property
+    /// order (`_opt memoriesBeingRepresentativeAssets _ent suggestionsBeingRepresentativeAssets _pk`, by
+    /// Tests/Fixtures/layout-order/compute.py) meets the Memory side first, which makes its table first
+    /// and keeps the plain name: Photos' answer.
     static func representativeModel() throws -> ObjectModel {
         try ObjectModel(entities: [
             EntityDescription(
@@ -40,7 +42,7 @@ import Testing
         ])
     }
 
-    @Test func collidingJoinColumnsFollowTheOtherEntitysNumber() throws {
+    @Test func collidingJoinColumnsFollowThePropertyOrder() throws {
         let layout = try StoreLayout(model: Self.representativeModel())
         let tables = Dictionary(uniqueKeysWithValues: layout.joinTables.map { ($0.name, $0) })
         let memory = try #require(tables["Z_1MEMORIESBEINGREPRESENTATIVEASSETS"])

@@ -14,7 +14,10 @@ import Testing
         let root = Fixtures.root
         let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
         while let url = enumerator?.nextObject() as? URL {
-            guard url.pathExtension == "sqlite", !url.path.contains("/regressions/") else { continue }
+            // Photos.sqlite (FixtureLayoutTests) is left out: its cache's fetch index AlbumList.byAlbumsIndex
+            // names a to-many relationship, which Moult's layout does not create, and Photos alters its own
+            // schema (RADAR_* indexes, ZT_* triggers).
+            guard url.pathExtension == "sqlite", !url.path.contains("/regressions/"), url.lastPathComponent != "Photos.sqlite" else { continue }
             result.append(String(url.path.dropFirst(root.path.count + 1)))
         }
         return result.sorted()

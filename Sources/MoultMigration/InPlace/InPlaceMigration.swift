@@ -595,6 +595,10 @@ public struct InPlaceMigration {
         for name in tables.keys {
             guard Set(try database.columns(of: name)) == expected[name] else { return false }
         }
+        // Entity numbers: a store numbered otherwise than the layout (by an older Moult) is streamed,
+        // whose reading takes the store's own numbers, rather than rewritten with the layout's.
+        let numbers = try database.query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < 16000") { ($0.int64(at: 0), $0.string(at: 1) ?? "") }
+        guard numbers.allSatisfy({ number, name in layout.entity(named: name).map { Int64($0.number) == number } ?? true }) else { return false }
         let known = Set(layout.tables.flatMap(\.indexes).map(\.name) + layout.joinTables.flatMap(\.indexes).map(\.name))
         return indexes.isSubset(of: known)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import MoultModel
 
 /// Builds a ``StoreLayout`` from a model, rule by rule (CORE-DATA-FORMATS.md §3).
@@ -21,10 +22,9 @@ struct LayoutBuilder {
     private var declaredToOnes: [String: [ToOneColumn]] = [:]
     private var declaredAttributes: [String: [AttributeColumn]] = [:]
     private var declaredToManys: [String: [ToManyLayout]] = [:]
-    /// Join-table column names taken, per entity number: one name space across that entity's join tables.
-    private var joinColumnsTaken: [Int32: Set<String>] = [:]
-    /// Many-to-many pairs found, laid out once all are known.
-    private var pendingPairs: [PendingPair] = []
+    /// Join-table column names taken, per inheritance root: one name space across the join tables of a
+    /// hierarchy.
+    private var joinColumnsTaken: [String: Set<String>] = [:]
 
     private struct PendingColumn {
         var column: ColumnLayout
@@ -34,7 +34,13 @@ struct LayoutBuilder {
         var sortName: String
     }
 
-    init(model: ObjectModel) { self.model = model }
+    /// Entity numbers read from a store (`Z_PRIMARYKEY`), used instead of computed ones.
+    private let givenNumbers: [String: Int32]?
+
+    init(model: ObjectModel, numbers: [String: Int32]? = nil) {
+        self.model = model
+        givenNumbers = numbers
+    }
 
     // MARK: - Rules
 
@@ -57,6 +63,49 @@ struct LayoutBuilder {
     }
 
     static func uppercasedName(_ name: String) -> String { name.uppercased() }
+
+    /// Core Data's order of entity names: Foundation's `caseInsensitiveCompare`, so `_` sorts before
+    /// letters and `Item10` before `Item2`. Names equal but for case fall back to byte order (unverified).
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        switch a.caseInsensitiveCompare(b) {
+        case .orderedAscending: true
+        case .orderedDescending: false
+        case .orderedSame: a.utf8.lexicographicallyPrecedes(b.utf8)
+        }
+    }
+
+    /// The entity and its descendants in numbering order: depth first, parents before children,
+    /// siblings in ``precedes(_:_:)`` order.
+    func hierarchy(from entityName: String) -> [EntityDescription] {
+        guard let entity = model.entity(named: entityName) else { return [] }
+        return [entity] + model.subentities(of: entityName).sorted { Self.precedes($0.name, $1.name) }.flatMap { hierarchy(from: $0.name) }
+    }
+
+    /// The keys of an entity's SQL properties in declaration order, inherited ones first: `_ent`, `_pk`,
+    /// `_opt`; each attribute's name; for a to-one `_Z<NAME>`, `_Z<n>_<NAME>` when it has a companion
+    /// column, and its name; each to-many's name. Transient properties are left out (unverified: no
+    /// decision seen depends on them). Within one entity, attributes come before relationships, as
+    /// Xcode lists them.
+    func propertyKeys(of entityName: String) -> [String] {
+        var keys = ["_ent", "_pk", "_opt"]
+        var seen: Set<String> = []
+        for entity in model.ancestors(of: entityName).reversed() + [model.entity(named: entityName)].compactMap({ $0 }) {
+            for attribute in entity.attributes
+            where (!attribute.isTransient || attribute.isDerived) && Self.declaredType(attribute) != nil && seen.insert(attribute.name).inserted {
+                keys.append(attribute.name)
+            }
+            for relationship in entity.relationships where !relationship.isTransient && seen.insert(relationship.name).inserted {
+                if !relationship.isToMany {
+                    keys.append("_Z" + Self.uppercasedName(relationship.name))
+                    if !model.subentities(of: relationship.destinationEntity).isEmpty {
+                        keys.append("_Z\(rootNumber(of: relationship.destinationEntity))_" + Self.uppercasedName(relationship.name))
+                    }
+                }
+                keys.append(relationship.name)
+            }
+        }
+        return keys
+    }
 
     /// Whether a root entity's user info asks Core Data to leave out its `Z_ENT` index:
     /// `_NSEntityOmitSubentityColumnIndex`, `yes` or `1` in any case.
@@ -85,14 +134,17 @@ struct LayoutBuilder {
         return name
     }
 
-    private mutating func claimJoinColumn(_ base: String, entity: Int32) -> String {
+    /// Claims a join key-column name in the name space of the hierarchy of `entityName`, whose number
+    /// the name carries: a name taken gets `1`, then `2`….
+    private mutating func claimJoinColumn(_ base: String, of entityName: String) -> String {
+        let space = model.root(of: entityName)?.name ?? entityName
         var name = base
         var suffix = 1
-        while joinColumnsTaken[entity, default: []].contains(name) {
+        while joinColumnsTaken[space, default: []].contains(name) {
             name = base + String(suffix)
             suffix += 1
         }
-        joinColumnsTaken[entity, default: []].insert(name)
+        joinColumnsTaken[space, default: []].insert(name)
         return name
     }
 
@@ -121,10 +173,11 @@ struct LayoutBuilder {
         model.ancestors(of: entity.name).contains { $0.relationship(named: relationship.name) == relationship }
     }
 
-    /// The entity among `entityName` and its ancestors that declares a relationship with this name.
+    /// The entity among `entityName` and its ancestors that declares a relationship with this name: the
+    /// topmost, as a sub-entity may list what it inherits again (models rebuilt from a model cache do).
     private func declaringEntity(ofRelationship name: String, from entityName: String) -> EntityDescription? {
         ([model.entity(named: entityName)].compactMap { $0 } + model.ancestors(of: entityName))
-            .first { $0.relationship(named: name) != nil }
+            .last { $0.relationship(named: name) != nil }
     }
 
     /// The column of a property as seen from an entity (declared there or inherited).
@@ -138,10 +191,13 @@ struct LayoutBuilder {
     // MARK: - Build
 
     mutating func build() throws(StoreError) {
-        let roots = model.entities.filter { $0.parentName == nil }
-            .sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-        let ordered = roots.flatMap { model.hierarchy(from: $0.name) }
-        for (index, entity) in ordered.enumerated() { numbers[entity.name] = Int32(index + 1) }
+        let roots = model.entities.filter { $0.parentName == nil }.sorted { Self.precedes($0.name, $1.name) }
+        let ordered = roots.flatMap { hierarchy(from: $0.name) }
+        if let given = givenNumbers {
+            numbers = given
+        } else {
+            for (index, entity) in ordered.enumerated() { numbers[entity.name] = Int32(index + 1) }
+        }
 
         // Attributes and to-one relationships, entity by entity in Z_ENT order: a lower Z_ENT claims a
         // name first, so a later sub-entity declaring the same attribute gets the suffixed column.
@@ -185,7 +241,6 @@ struct LayoutBuilder {
         }
 
         // To-many relationships.
-        var joinedPairs: Set<String> = []
         for entity in ordered {
             let number = numbers[entity.name]!
             for relationship in entity.relationships
@@ -211,14 +266,8 @@ struct LayoutBuilder {
                     }
                     storage = .destinationColumn(
                         table: destinationTable, column: column, entityColumn: inverseToOne?.entityColumn, orderColumn: orderColumn)
-                } else if let inverse {
-                    let inverseOwner = declaringEntity(
-                        ofRelationship: inverse.name, from: relationship.inverseEntity ?? relationship.destinationEntity)
-                    let inverseOwnerName = inverseOwner?.name ?? relationship.destinationEntity
-                    let pairKey = [entity.name + "." + relationship.name, inverseOwnerName + "." + inverse.name].sorted().joined(separator: "|")
-                    guard joinedPairs.insert(pairKey).inserted else { continue }
-                    storeManyToMany(entity: entity.name, relationship, inverseEntity: inverseOwnerName, inverse)
-                    continue
+                } else if inverse != nil {
+                    continue  // many-to-many: a join table, laid out by layOutManyToMany()
                 } else {
                     // No inverse: a hidden key on the destination table, Z<N><NAME> (unverified), indexed.
                     let column = claim("Z\(number)" + Self.uppercasedName(relationship.name), in: destinationTable)
@@ -250,7 +299,7 @@ struct LayoutBuilder {
             // Data's store migrator then drops `<TABLE>_Z_ENT_INDEX` (its decompiled form). Photos'
             // ZGENERICASSET has no such index; the Photos model in the fixtures was rebuilt without user
             // info, so whether GenericAsset carries the key cannot be seen (see the StoreLayout docs).
-            if entity.parentName == nil && model.hierarchy(from: entity.name).count > 1 && !Self.omitsSubentityColumnIndex(entity) {
+            if entity.parentName == nil && hierarchy(from: entity.name).count > 1 && !Self.omitsSubentityColumnIndex(entity) {
                 indexes[table, default: []].append(IndexLayout(name: "\(table)_Z_ENT_INDEX", table: table, isUnique: false, terms: ["Z_ENT"]))
             }
             for constraint in entity.uniquenessConstraints {
@@ -279,9 +328,11 @@ struct LayoutBuilder {
             }.map(\.column)
             tables.append(
                 TableLayout(
-                    name: name, rootEntity: root.name, entityNumbers: model.hierarchy(from: root.name).compactMap { numbers[$0.name] },
+                    name: name, rootEntity: root.name, entityNumbers: hierarchy(from: root.name).compactMap { numbers[$0.name] },
                     columns: columns, indexes: indexes[name] ?? []))
         }
+        // With a store's own numbers, the walk's order need not be Z_ENT order.
+        tables.sort { (numbers[$0.rootEntity] ?? 0) < (numbers[$1.rootEntity] ?? 0) }
         uniqueIndexNames()
         try checkLimits()
         for entity in ordered {
@@ -291,125 +342,86 @@ struct LayoutBuilder {
                     name: entity.name, number: numbers[entity.name]!, superNumber: entity.parentName.flatMap { numbers[$0] } ?? 0,
                     rootName: model.root(of: entity.name)?.name ?? entity.name, rootNumber: rootNumber(of: entity.name),
                     table: table(of: entity.name),
-                    hierarchyNumbers: model.hierarchy(from: entity.name).compactMap { numbers[$0.name] },
+                    hierarchyNumbers: hierarchy(from: entity.name).compactMap { numbers[$0.name] },
                     isAbstract: entity.isAbstract,
                     attributes: chain.flatMap { declaredAttributes[$0] ?? [] },
                     toOneRelationships: chain.flatMap { declaredToOnes[$0] ?? [] },
                     toManyRelationships: chain.flatMap { declaredToManys[$0] ?? [] }))
         }
+        entities.sort { $0.number < $1.number }
     }
 
-    /// A many-to-many pair waiting for its join table: its columns are named once every pair is known.
-    private struct PendingPair {
-        var entity: String
-        var relationship: RelationshipDescription
-        var inverseEntity: String
-        var inverse: RelationshipDescription
-    }
-
-    /// A many-to-many pair, laid out after all pairs are collected (see ``layOutManyToMany()``).
-    private mutating func storeManyToMany(
-        entity: String, _ relationship: RelationshipDescription, inverseEntity: String, _ inverse: RelationshipDescription
-    ) {
-        pendingPairs.append(PendingPair(entity: entity, relationship: relationship, inverseEntity: inverseEntity, inverse: inverse))
-    }
-
-    /// Lays out every many-to-many pair: one join table each, named and ordered by the byte order of its
-    /// two column names, with an index on both columns, the second first (CORE-DATA-FORMATS.md §3).
+    /// Lays out every many-to-many pair: one join table each (CORE-DATA-FORMATS.md §3).
     ///
-    /// Join-table columns of one entity share one name space. On a collision the column of the pair
-    /// whose other entity has the lower `Z_ENT` keeps the plain name and the next gets `1`, as in Apple's
-    /// Photos libraries (Asset's column is `Z_34REPRESENTATIVEASSETS` beside Memory, 40, and
-    /// `Z_34REPRESENTATIVEASSETS1` beside Suggestion, 51). Between two pairs with the same other entity
-    /// the order of the relationships' names decides (unverified).
+    /// Every entity in case-insensitive name order (a sub-entity at its own place, not under its parent)
+    /// meets its relationships, inherited ones included, in its ``PropertyOrder``; the first side of a
+    /// pair met owns the table. With the owner O declared on the entity numbered n_O and its inverse I
+    /// declared on n_I: table `Z_<n_O><O>`, columns `Z_<n_O><I>` (the owner side's keys) and
+    /// `Z_<n_I><O>` (the other side's), then `Z_FOK_` twins of the columns named after an ordered
+    /// relationship (the first column's, then the second's). A relationship that is its own inverse
+    /// gets `Z_<n><NAME> ( Z_<n><NAME>, REFLEXIVE )`. A key-column name is unique within the hierarchy
+    /// of the entity whose number it carries: in the order tables are made, a name taken gets `1`, `2`….
+    /// Each table is indexed on both columns, the second first.
     private mutating func layOutManyToMany() {
-        struct Request {
-            var pair: Int
-            var side: Int
-            var entity: Int32
-            var other: Int32
-            var base: String
-            var tieBreak: String
-        }
-        var requests: [Request] = []
-        for (position, pair) in pendingPairs.enumerated() {
-            let numberA = numbers[pair.entity]!
-            let numberB = numbers[pair.inverseEntity]!
-            if pair.entity == pair.inverseEntity && pair.inverse.name == pair.relationship.name {
-                requests.append(
-                    Request(
-                        pair: position, side: 0, entity: numberA, other: numberA,
-                        base: "Z_\(numberA)" + Self.uppercasedName(pair.relationship.name), tieBreak: pair.relationship.name))
-                continue
+        var made: Set<String> = []
+        for entity in model.entities.sorted(by: { Self.precedes($0.name, $1.name) }) {
+            for key in PropertyOrder.order(propertyKeys(of: entity.name)) {
+                guard let relationship = model.relationship(named: key, of: entity.name), !relationship.isTransient, relationship.isToMany,
+                    let inverse = model.inverse(of: relationship), inverse.isToMany,
+                    let owner = declaringEntity(ofRelationship: relationship.name, from: entity.name)?.name,
+                    let inverseOwner = declaringEntity(
+                        ofRelationship: inverse.name, from: relationship.inverseEntity ?? relationship.destinationEntity)?.name
+                else { continue }
+                let pair = [owner + "." + relationship.name, inverseOwner + "." + inverse.name].sorted().joined(separator: "|")
+                guard made.insert(pair).inserted else { continue }
+                layOutJoinTable(owner: owner, relationship, inverseOwner: inverseOwner, inverse)
             }
-            // Side A's column: A's Z_ENT + the name of the relationship pointing to A (the inverse).
-            requests.append(
-                Request(
-                    pair: position, side: 0, entity: numberA, other: numberB,
-                    base: "Z_\(numberA)" + Self.uppercasedName(pair.inverse.name), tieBreak: pair.inverse.name))
-            requests.append(
-                Request(
-                    pair: position, side: 1, entity: numberB, other: numberA,
-                    base: "Z_\(numberB)" + Self.uppercasedName(pair.relationship.name), tieBreak: pair.relationship.name))
         }
-        var names: [Int: [Int: String]] = [:]
-        let ordered = requests.sorted { a, b in
-            if a.entity != b.entity { return a.entity < b.entity }
-            if a.other != b.other { return a.other < b.other }
-            if a.tieBreak != b.tieBreak { return a.tieBreak.utf8.lexicographicallyPrecedes(b.tieBreak.utf8) }
-            return (a.pair, a.side) < (b.pair, b.side)
-        }
-        for request in ordered {
-            names[request.pair, default: [:]][request.side] = claimJoinColumn(request.base, entity: request.entity)
-        }
-        for (position, pair) in pendingPairs.enumerated() {
-            let (entity, relationship, inverseEntity, inverse) = (pair.entity, pair.relationship, pair.inverseEntity, pair.inverse)
-            let numberA = numbers[entity]!
-            let columnA = names[position]![0]!
-            if entity == inverseEntity && inverse.name == relationship.name {
-                // Its own inverse: Z_<N><NAME> ( Z_<N><NAME>, REFLEXIVE ), indexed (REFLEXIVE, Z_<N><NAME>).
-                let name = "Z_\(numberA)" + Self.uppercasedName(relationship.name)
-                var order: [String] = []
-                if relationship.isOrdered { order.append("Z_FOK_" + columnA.dropFirst(2)) }  // unverified
-                joinTables.append(
-                    JoinTableLayout(
-                        name: name, columns: [columnA, "REFLEXIVE"], orderColumns: order,
-                        indexes: [
-                            IndexLayout(
-                                name: "\(name)_REFLEXIVE_INDEX", table: name, isUnique: false,
-                                terms: ["REFLEXIVE", SQLName.quoted(columnA)])
-                        ]))
-                declaredToManys[entity, default: []].append(
-                    ToManyLayout(
-                        name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered,
-                        storage: .joinTable(table: name, sourceColumn: columnA, destinationColumn: "REFLEXIVE", orderColumn: order.first)))
-                continue
-            }
-            let numberB = numbers[inverseEntity]!
-            let columnB = names[position]![1]!
-            let aFirst = columnA.utf8.lexicographicallyPrecedes(columnB.utf8)
-            let name = aFirst ? "Z_\(numberA)" + Self.uppercasedName(relationship.name) : "Z_\(numberB)" + Self.uppercasedName(inverse.name)
-            let columns = aFirst ? [columnA, columnB] : [columnB, columnA]
-            // An ordered side orders its destinations: Z_FOK_ + the destination side's column without `Z_`.
-            let orderA = relationship.isOrdered ? "Z_FOK_" + columnB.dropFirst(2) : nil
-            let orderB = inverse.isOrdered ? "Z_FOK_" + columnA.dropFirst(2) : nil
-            // The index covers both columns, the second first: Z_1KEYWORDS_Z_37KEYWORDS_INDEX ON
-            // Z_1KEYWORDS (Z_37KEYWORDS, Z_1ASSETATTRIBUTES) in every many-to-many of real stores.
-            let index = IndexLayout(
-                name: "\(name)_\(columns[1])_INDEX", table: name, isUnique: false,
-                terms: [SQLName.quoted(columns[1]), SQLName.quoted(columns[0])])
+    }
+
+    /// One join table, its owner side O (`relationship`, declared on `owner`) already chosen.
+    private mutating func layOutJoinTable(
+        owner: String, _ relationship: RelationshipDescription, inverseOwner: String, _ inverse: RelationshipDescription
+    ) {
+        let ownerNumber = numbers[owner]!
+        let inverseNumber = numbers[inverseOwner]!
+        let name = "Z_\(ownerNumber)" + Self.uppercasedName(relationship.name)
+        let first = claimJoinColumn("Z_\(ownerNumber)" + Self.uppercasedName(inverse.name), of: owner)
+        let twin = { (column: String) in "Z_FOK_" + column.dropFirst(2) }
+        if owner == inverseOwner && inverse.name == relationship.name {
+            // Its own inverse: Z_<N><NAME> ( Z_<N><NAME>, REFLEXIVE ), indexed (REFLEXIVE, Z_<N><NAME>).
+            let order = relationship.isOrdered ? [twin(first)] : []  // unverified
             joinTables.append(
-                JoinTableLayout(name: name, columns: columns, orderColumns: [orderA, orderB].compactMap { $0 }, indexes: [index]))
-            declaredToManys[entity, default: []].append(
+                JoinTableLayout(
+                    name: name, columns: [first, "REFLEXIVE"], orderColumns: order,
+                    indexes: [
+                        IndexLayout(name: "\(name)_REFLEXIVE_INDEX", table: name, isUnique: false, terms: ["REFLEXIVE", SQLName.quoted(first)])
+                    ]))
+            declaredToManys[owner, default: []].append(
                 ToManyLayout(
                     name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered,
-                    storage: .joinTable(table: name, sourceColumn: columnA, destinationColumn: columnB, orderColumn: orderA)))
-            declaredToManys[inverseEntity, default: []].append(
-                ToManyLayout(
-                    name: inverse.name, destination: inverse.destinationEntity, isOrdered: inverse.isOrdered,
-                    storage: .joinTable(table: name, sourceColumn: columnB, destinationColumn: columnA, orderColumn: orderB)))
+                    storage: .joinTable(table: name, sourceColumn: first, destinationColumn: "REFLEXIVE", orderColumn: order.first)))
+            return
         }
-        pendingPairs = []
+        let second = claimJoinColumn("Z_\(inverseNumber)" + Self.uppercasedName(relationship.name), of: inverseOwner)
+        // A twin per column named after an ordered relationship: the first column's (named after I),
+        // then the second's (named after O). Both ordered: their order is unverified.
+        let firstTwin = inverse.isOrdered ? twin(first) : nil
+        let secondTwin = relationship.isOrdered ? twin(second) : nil
+        // Z_1KEYWORDS_Z_37KEYWORDS_INDEX ON Z_1KEYWORDS (Z_37KEYWORDS, Z_1ASSETATTRIBUTES) in every
+        // many-to-many of real stores from framework 637 on.
+        let index = IndexLayout(
+            name: "\(name)_\(second)_INDEX", table: name, isUnique: false, terms: [SQLName.quoted(second), SQLName.quoted(first)])
+        joinTables.append(
+            JoinTableLayout(name: name, columns: [first, second], orderColumns: [firstTwin, secondTwin].compactMap { $0 }, indexes: [index]))
+        declaredToManys[owner, default: []].append(
+            ToManyLayout(
+                name: relationship.name, destination: relationship.destinationEntity, isOrdered: relationship.isOrdered,
+                storage: .joinTable(table: name, sourceColumn: first, destinationColumn: second, orderColumn: secondTwin)))
+        declaredToManys[inverseOwner, default: []].append(
+            ToManyLayout(
+                name: inverse.name, destination: inverse.destinationEntity, isOrdered: inverse.isOrdered,
+                storage: .joinTable(table: name, sourceColumn: second, destinationColumn: first, orderColumn: firstTwin)))
     }
 
     // MARK: - Derived attributes
@@ -463,7 +475,7 @@ struct LayoutBuilder {
     /// `3 = NEW.Z_ENT`, or `3 <= NEW.Z_ENT AND NEW.Z_ENT <= 5` with sub-entities; nil for a root.
     private func entityCondition(_ entityName: String, row: String) -> String? {
         guard model.entity(named: entityName)?.parentName != nil, let number = numbers[entityName] else { return nil }
-        let last = model.hierarchy(from: entityName).compactMap { numbers[$0.name] }.max() ?? number
+        let last = hierarchy(from: entityName).compactMap { numbers[$0.name] }.max() ?? number
         let column = row.isEmpty ? "Z_ENT" : "\(row).Z_ENT"
         return last > number ? "\(number) <= \(column) AND \(column) <= \(last)" : "\(number) = \(column)"
     }

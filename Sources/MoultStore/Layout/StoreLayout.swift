@@ -3,9 +3,11 @@ public import MoultModel
 /// Core Data's SQLite schema for a model: entity numbers, tables, columns, join tables and indexes.
 ///
 /// The rules are those of CORE-DATA-FORMATS.md §3 (see the <doc:StoreLayout> article): entities are
-/// numbered (`Z_ENT`) roots first in name order, each followed by its sub-entities depth first; each
-/// inheritance root gets one table `Z<ROOT>`; each persistent attribute and to-one relationship a column
-/// `Z<NAME>`; a to-many is stored through its inverse's column, a hidden key column, or a join table.
+/// numbered (`Z_ENT`) roots first in case-insensitive name order, each followed by its sub-entities depth
+/// first; each inheritance root gets one table `Z<ROOT>`; each persistent attribute and to-one
+/// relationship a column `Z<NAME>`; a to-many is stored through its inverse's column, a hidden key
+/// column, or a join table whose owner and names follow Core Data's walk over entities and each
+/// entity's property order (`PropertyOrder`).
 ///
 /// ```swift
 /// let layout = try StoreLayout(model: model)
@@ -35,8 +37,29 @@ public struct StoreLayout: Sendable, Hashable {
     /// - Throws: ``StoreError`` (``StoreError/Code/unknownName``) when a uniqueness constraint or fetch
     ///   index names a property that has no column.
     public init(model: ObjectModel) throws(StoreError) {
+        try self.init(model: model, numbers: nil)
+    }
+
+    /// Lays out a model with the entity numbers a store gives it (its `Z_PRIMARYKEY`) rather than
+    /// computed ones: a store Core Data (or an earlier Moult) numbered otherwise is read as it is.
+    ///
+    /// Join-table names carry these numbers too.
+    ///
+    /// - Parameter numbers: `Z_ENT` by entity name, one distinct positive number for every entity.
+    /// - Throws: ``StoreError`` as ``init(model:)``, and `.schemaMismatch` when `numbers` misses an
+    ///   entity or gives two entities one number.
+    public init(model: ObjectModel, numbers: [String: Int32]?) throws(StoreError) {
+        if let numbers {
+            for entity in model.entities where (numbers[entity.name] ?? 0) <= 0 {
+                throw StoreError(.schemaMismatch, "entity \(entity.name) has no entity number", entity: entity.name)
+            }
+            let used = model.entities.compactMap { numbers[$0.name] }
+            guard Set(used).count == used.count else {
+                throw StoreError(.schemaMismatch, "two entities have the same entity number")
+            }
+        }
         self.model = model
-        var builder = LayoutBuilder(model: model)
+        var builder = LayoutBuilder(model: model, numbers: numbers.map { given in given.filter { name, _ in model.entity(named: name) != nil } })
         try builder.build()
         entities = builder.entities
         tables = builder.tables
@@ -53,7 +76,8 @@ public struct StoreLayout: Sendable, Hashable {
     /// The layout of the entity with this `Z_ENT`.
     public func entity(number: Int32) -> EntityLayout? {
         let index = Int(number) - 1
-        return entities.indices.contains(index) ? entities[index] : nil
+        if entities.indices.contains(index), entities[index].number == number { return entities[index] }
+        return entities.first { $0.number == number }
     }
 
     /// Checks that a store of this model can be written as Core Data writes it: every entity has a

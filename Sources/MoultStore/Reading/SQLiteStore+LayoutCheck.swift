@@ -1,6 +1,29 @@
 import MoultModel
 
 extension SQLiteStore {
+    /// The layout a store of this model is read with: the computed one, or, when the store's
+    /// `Z_PRIMARYKEY` names every entity of the model under other numbers (a store numbered by an
+    /// older rule, Moult's before it followed Core Data's case-insensitive order among them), the
+    /// layout with the store's numbers. Reading never assumes its own numbering: ``checkLayout()``
+    /// then compares the store with the layout it gets here.
+    static func layout(of model: ObjectModel, in database: Database) throws(StoreError) -> StoreLayout {
+        let computed = try StoreLayout(model: model)
+        // Rows 16001… are persistent history's, no entities of the model.
+        guard
+            let rows = try? database.query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT BETWEEN 1 AND 16000", row: {
+                (Int32(truncatingIfNeeded: $0.int64(at: 0)), $0.string(at: 1) ?? "")
+            })
+        else { return computed }
+        var numbers: [String: Int32] = [:]
+        for (number, name) in rows where model.entity(named: name) != nil {
+            guard numbers.updateValue(number, forKey: name) == nil else { return computed }  // a name twice: not a numbering
+        }
+        guard numbers.count == model.entities.count, computed.entities.contains(where: { numbers[$0.name] != $0.number }) else {
+            return computed
+        }
+        return (try? StoreLayout(model: model, numbers: numbers)) ?? computed
+    }
+
     /// Checks that the store has its model's layout before anything reads it: Core Data's own tables,
     /// a table (not a view) for every inheritance root and join table with every column the layout
     /// names, and a `Z_PRIMARYKEY` row for each entity number with the model's parent and no other

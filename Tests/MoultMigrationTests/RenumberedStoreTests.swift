@@ -1,0 +1,62 @@
+import Foundation
+import MoultMigration
+import MoultModel
+import MoultStore
+import MoultTestSupport
+import Testing
+
+/// A store whose entity numbers are not the ones Moult computes (an older Moult numbered entities in
+/// byte order: `SubB` before `Sub_a`) keeps its objects' entities through a migration in place: the
+/// SQL step, which would rewrite the store with the computed numbers, is not taken; the step streams,
+/// reading the store with its own numbers.
+@Suite struct RenumberedStoreTests {
+    static func model(extra: Bool) throws -> ObjectModel {
+        try ObjectModel(entities: [
+            EntityDescription(
+                name: "Item",
+                attributes: [AttributeDescription(name: "title", type: .string, isOptional: true)]
+                    + (extra ? [AttributeDescription(name: "note", type: .string, isOptional: true)] : [])),
+            EntityDescription(name: "SubB", parent: "Item"),
+            EntityDescription(name: "Sub_a", parent: "Item"),
+        ])
+    }
+
+    @Test func aStoreNumberedInByteOrderMigratesInPlaceWithItsObjectsEntities() throws {
+        let (v1, v2) = (try Self.model(extra: false), try Self.model(extra: true))
+        let versioned = try VersionedModel(name: "Renumbered", versions: [.init(name: "v1", model: v1), .init(name: "v2", model: v2)])
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.appending("old.sqlite")
+        let created = try SQLiteStore.create(at: url, model: v1)
+        #expect(created.layout.entities.map { "\($0.number) \($0.name)" } == ["1 Item", "2 Sub_a", "3 SubB"])
+        let writer = try created.makeWriter()
+        try writer.write {
+            _ = try writer.insert("SubB", ["title": .string("b")])
+            _ = try writer.insert("Sub_a", ["title": .string("a1")])
+            _ = try writer.insert("Sub_a", ["title": .string("a2")])
+        }
+        // Renumbered as byte order numbers them: SubB 2, Sub_a 3, rows and Z_PRIMARYKEY alike.
+        try created.database.executeScript(
+            """
+            UPDATE ZITEM SET Z_ENT = 5 - Z_ENT WHERE Z_ENT IN (2, 3);
+            UPDATE Z_PRIMARYKEY SET Z_ENT = -Z_ENT WHERE Z_ENT IN (2, 3);
+            UPDATE Z_PRIMARYKEY SET Z_ENT = 5 + Z_ENT WHERE Z_ENT IN (-2, -3);
+            PRAGMA wal_checkpoint(TRUNCATE)
+            """)
+        created.database.close()
+
+        let migration = try InPlaceMigration(store: url, model: versioned, to: "v2", keepsBackup: false)
+        #expect(migration.methods[0].isSQL)  // planned by SQL from the models alone
+        let report = try migration.run()
+        #expect(report.ranBySQL == [false])  // the store's numbers are not the layout's: streamed
+
+        let store = try SQLiteStore(url: url, model: v2)
+        defer { store.database.close() }
+        #expect(try store.count(of: "SubB") == 1)
+        #expect(try store.count(of: "Sub_a") == 2)
+        var titles: [String] = []
+        let cursor = try store.objects(of: "Sub_a", batchSize: 10)
+        while let row = try cursor.next() { if case .string(let title) = row["title"] { titles.append(title) } }
+        #expect(titles.sorted() == ["a1", "a2"])
+    }
+}
