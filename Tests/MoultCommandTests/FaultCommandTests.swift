@@ -186,3 +186,26 @@ extension FaultCommandTests {
         #expect(!FileManager.default.fileExists(atPath: output.path + ".moult"))
     }
 }
+
+extension FaultCommandTests {
+    /// Issue 22, item 9: a migration in place keeps the store's UUID, as Core Data's do, streamed steps too
+    /// (v1 → v3: an SQL step then a streamed one, run out of place and swapped in); killed after the UUID
+    /// is set in the result and before the swap, the same command ends with the same store.
+    @Test(arguments: [nil, "inplace-before-swap:1"])
+    func inPlaceKeepsTheStoresUUID(fault: String?) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StoreRegressionTests.generatePeople(version: 1, persons: 100, in: directory, name: "s.sqlite")
+        let before = try StoreMetadata(contentsOf: store).storeUUID
+        let command = ["migrate", store.path] + Self.toV3
+        if let fault {
+            let killed = try MoultProcess.run(command, environment: ["MOULT_FAULT": fault])
+            #expect(killed.terminatedBySignal, "\(killed.standardError)")
+        }
+        let run = try MoultProcess.run(command)
+        #expect(run.exitCode == 0, "\(run.standardError)")
+        let after = try StoreMetadata(contentsOf: store)
+        #expect(after.storeUUID == before)
+        #expect(after.entityHashes.keys.contains("Address"), "migrated to v3")
+    }
+}

@@ -145,11 +145,30 @@ extension InPlaceMigration {
         let streamed = stepOutput(offset, work: work, bySQL: false)
         let migrator = chain.migrator(for: step, source: input)
         if manager.fileExists(atPath: streamed.path), !manager.fileExists(atPath: migrator.workDirectory(for: streamed).path),
-            migrator.isFinishedOutput(streamed)
+            migrator.isFinishedOutput(streamed) || (offset == chain.steps.count - 1 && hasTheStoresUUID(streamed, at: step.to))
         {
             return streamed
         }
         return nil
+    }
+
+    /// Whether `result` is the chain's last result, its UUID already set to the store's (see ``swapIn``).
+    private func hasTheStoresUUID(_ result: URL, at version: VersionedModel.Version) -> Bool {
+        guard let mine = try? StoreMetadata(contentsOf: result), let theirs = try? StoreMetadata(contentsOf: chain.store) else { return false }
+        return mine.storeUUID == theirs.storeUUID && ProgressiveMigration.store(result, isAt: version)
+    }
+
+    /// Gives the chain's result the store's UUID, as Core Data's migrations in place keep it (object IDs an
+    /// app saved stay valid); the rest of its metadata is the migration's.
+    private func keepTheStoresUUID(in result: URL) throws {
+        let original = try StoreMetadata(contentsOf: chain.store)
+        let database = try Database(url: result, mode: .readWrite)
+        defer { database.close() }
+        var metadata = try StoreMetadata(reading: database)
+        guard metadata.storeUUID != original.storeUUID else { return }
+        metadata.storeUUID = original.storeUUID
+        try database.write { try metadata.write(to: database) }
+        try database.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     /// Runs every step in the work folder, the first reading the store, each next one the result of
@@ -255,6 +274,7 @@ extension InPlaceMigration {
     private func swapIn(_ result: URL, backup: inout URL?, work: URL) throws {
         let store = chain.store
         let manager = FileManager.default
+        try keepTheStoresUUID(in: result)
         try Self.checkpoint(result, timeout: lockTimeout)
         // Only now, the run known to succeed, is the store opened for writing.
         try Self.checkpoint(store, timeout: lockTimeout)
