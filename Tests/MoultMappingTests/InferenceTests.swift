@@ -177,6 +177,50 @@ private func issues(_ body: () throws -> MappingModel) -> [MappingIssue] {
         #expect(found.first?.property == "friends")
     }
 
+    /// `fidelity/required-to-many-empty`: a new non-optional to-many without a minimum count is
+    /// inferred (existing objects get an empty set, which Core Data accepts); one with `minCount` is not.
+    @Test func newNonOptionalToManyWithoutMinimumIsInferred() throws {
+        let v1 = try model(person([name]))
+        func withTags(minCount: Int) throws -> ObjectModel {
+            try model(
+                person([name], relationships: [
+                    RelationshipDescription(name: "tags", destination: "Person", inverse: "taggedBy", isToMany: true, isOptional: false, minCount: minCount),
+                    RelationshipDescription(name: "taggedBy", destination: "Person", inverse: "tags"),
+                ]))
+        }
+        let added = try MappingModel.inference(from: v1, to: withTags(minCount: 0))
+        #expect(added.mapping.entityMappings[0].relationshipMapping(named: "tags") == PropertyMapping("tags"))
+        #expect(added.warnings.isEmpty)
+        let found = issues { try MappingModel.inferred(from: v1, to: withTags(minCount: 2)) }
+        #expect(found.map(\.reason) == [.requiredRelationshipAdded])
+        #expect(found.first?.property == "tags")
+    }
+
+    /// `fidelity/integer64-to-double`: integers to Double or Float are inferred as Core Data infers
+    /// them, with a warning naming the attribute where integers beyond 2^53 (2^24 for Float) round;
+    /// none where every value is exact.
+    @Test(arguments: [
+        (AttributeType.integer64, AttributeType.double, "2^53" as String?), (.integer32, .float, "2^24"), (.integer64, .float, "2^24"),
+        (.integer32, .double, nil), (.integer16, .float, nil),
+    ])
+    func integersToFloatingPointAreInferred(from: AttributeType, to: AttributeType, bound: String?) throws {
+        let v1 = try model(person([AttributeDescription(name: "amount", type: from)]))
+        let v2 = try model(person([AttributeDescription(name: "amount", type: to)]))
+        let inferred = try MappingModel.inference(from: v1, to: v2)
+        #expect(inferred.mapping.entityMappings[0].attributeMapping(named: "amount")?.valueExpression == "$source.amount")
+        #expect(AttributeConversion.isInferable(from: from, to: to))
+        if let bound {
+            #expect(inferred.warnings.map(\.reason) == [.roundingTypeChange])
+            #expect(inferred.warnings.first?.property == "amount")
+            #expect(inferred.warnings.first?.message.contains("Person.amount") == true)
+            #expect(inferred.warnings.first?.message.contains(bound) == true, "\(inferred.warnings)")
+        } else {
+            #expect(inferred.warnings.isEmpty, "\(inferred.warnings)")
+        }
+        // The way back still loses values: refused.
+        #expect(reasons { try MappingModel.inferred(from: v2, to: v1) } == [.lossyTypeChange])
+    }
+
     /// Older Xcode writes `optional="YES" minCount="1"` on optional to-one relationships; Core Data
     /// treats them as optional, so adding one is inferable (a to-many with a minimum is still required).
     @Test func optionalToOneWithMinimumCountOneIsOptional() throws {

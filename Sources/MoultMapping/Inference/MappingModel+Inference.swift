@@ -14,7 +14,10 @@ extension MappingModel {
     /// a new parent or new children, and properties may move up or down their hierarchy; hierarchies are
     /// never merged. An attribute's type may change only where every value converts without loss
     /// (integer widening, Integer 16/32 to Double, Float to Double, integers to Decimal, Boolean to
-    /// integers).
+    /// integers), or from an integer type to Double or Float, which Core Data infers too: inferred
+    /// with a warning (``MappingIssue/Reason/roundingTypeChange``) that integers beyond 2^53 (2^24
+    /// for Float) round. A to-many relationship is required only by a minimum count, so a new
+    /// non-optional to-many without one is inferred (existing objects get an empty set).
     ///
     /// An attribute that was optional and becomes required keeps the expression `$source.<name>`: the
     /// engine gives a nil the destination attribute's default value, as Core Data does; with no default
@@ -335,7 +338,15 @@ private struct Inference {
                 result.append(PropertyMapping(attribute.name))
                 continue
             }
-            if !AttributeConversion.isLossless(from: old.attributeType, to: attribute.attributeType) {
+            if let exponent = AttributeConversion.roundingExponent(from: old.attributeType, to: attribute.attributeType) {
+                // Core Data infers integers to Double or Float; the values beyond the destination's
+                // exact integers round (inferred, said).
+                warnings.append(
+                    MappingIssue(
+                        .roundingTypeChange,
+                        "\(sourceName).\(old.name) is \(old.attributeType.rawValue) and \(destinationName).\(attribute.name) is \(attribute.attributeType.rawValue): integers beyond 2^\(exponent) in magnitude round to the nearest \(attribute.attributeType.rawValue)",
+                        entity: destinationName, property: attribute.name))
+            } else if !AttributeConversion.isLossless(from: old.attributeType, to: attribute.attributeType) {
                 issues.append(
                     MappingIssue(
                         .lossyTypeChange,
@@ -373,7 +384,9 @@ private struct Inference {
             guard let sourceProperty, let old = source.relationship(named: sourceProperty, of: sourceName), !old.isTransient else {
                 // A to-one relationship is required only when not optional: older Xcode writes
                 // optional="YES" minCount="1" on optional to-ones, and Core Data treats them as optional.
-                if !relationship.isOptional || (relationship.isToMany && relationship.minCount > 0) {
+                // A to-many is required only by a minimum count: existing objects get an empty set,
+                // which Core Data accepts for a non-optional to-many without `minCount`.
+                if relationship.isToMany ? relationship.minCount > 0 : !relationship.isOptional {
                     issues.append(
                         MappingIssue(
                             .requiredRelationshipAdded,
@@ -408,8 +421,30 @@ private struct Inference {
     }
 }
 
-/// Which attribute type changes keep every value.
+/// Which attribute type changes keep every value, and which Core Data infers though some values round.
 public enum AttributeConversion {
+    /// Whether a lightweight migration converts `from` to `to`: every lossless change
+    /// (``isLossless(from:to:)``), and integers to Double or Float, which Core Data infers though the
+    /// integers beyond the destination's exact range round (``roundingExponent(from:to:)``).
+    public static func isInferable(from: AttributeType, to: AttributeType) -> Bool {
+        isLossless(from: from, to: to) || roundingExponent(from: from, to: to) != nil
+    }
+
+    /// For an integer type converted to a floating type that cannot hold all its values: `e` such that
+    /// integers beyond 2^e in magnitude may round (53 for Double, 24 for Float); nil otherwise.
+    ///
+    /// ```swift
+    /// AttributeConversion.roundingExponent(from: .integer64, to: .double)   // 53
+    /// AttributeConversion.roundingExponent(from: .integer32, to: .double)   // nil: every value is exact
+    /// ```
+    public static func roundingExponent(from: AttributeType, to: AttributeType) -> Int? {
+        switch (from, to) {
+        case (.integer64, .double): 53
+        case (.integer32, .float), (.integer64, .float): 24
+        default: nil
+        }
+    }
+
     /// Whether every value of `from` converts to `to` without loss.
     ///
     /// Same type; Integer 16 → 32 → 64; Boolean → any integer; Integer 16 → Float; Integer 16/32 →

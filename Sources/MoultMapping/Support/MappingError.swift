@@ -95,6 +95,9 @@ public struct MappingIssue: Sendable, Hashable, CustomStringConvertible {
         public static let ambiguousRename = Reason(rawValue: "ambiguous rename")
         /// A destination attribute's type cannot hold every value of the source attribute's type.
         public static let lossyTypeChange = Reason(rawValue: "lossy type change")
+        /// An integer attribute became Double or Float (inferred, a warning): integers beyond the
+        /// destination's exact range (2^53, 2^24) round.
+        public static let roundingTypeChange = Reason(rawValue: "integers may round")
         /// A new or newly required attribute has no default value to give existing objects.
         public static let requiredWithoutDefault = Reason(rawValue: "required without default")
         /// A new required relationship: existing objects would have nothing to point to.

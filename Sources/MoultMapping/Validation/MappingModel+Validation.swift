@@ -95,7 +95,7 @@ private struct EntityMappingValidator {
             issues += expressionIssues(property, sourceEntity: sourceEntity)
             if let attribute, let expression = property.valueExpression, let sourceEntity, let key = plainSourceKey(expression),
                 let sourceAttribute = source.attribute(named: key, of: sourceEntity.name),
-                !AttributeConversion.isLossless(from: sourceAttribute.attributeType, to: attribute.attributeType)
+                !AttributeConversion.isInferable(from: sourceAttribute.attributeType, to: attribute.attributeType)
             {
                 issues.append(
                     issue(

@@ -8,7 +8,8 @@ import MoultStore
 ///
 /// Rules: non-optional attributes and to-one relationships are set; numbers, dates and string lengths
 /// are within their bounds; strings match their regular expression; to-many relationships have
-/// between their minimum and maximum count; a one-to-one's object points back.
+/// between their minimum and maximum count (optional or not: a to-many without a minimum count may be
+/// empty); a one-to-one's object points back.
 struct Validator {
     let model: ObjectModel
     let layout: StoreLayout
@@ -126,7 +127,9 @@ struct Validator {
         }
         for toMany in entity.toManyRelationships {
             guard let relationship = model.relationship(named: toMany.name, of: entity.name), only?(entity.name, toMany.name) ?? true else { continue }
-            let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
+            // A non-optional to-many may be empty: only its minimum count bounds it below, as Core Data
+            // validates it (a to-many without `minCount` has none).
+            let minimum = relationship.minCount
             let maximum = relationship.maxCount
             guard minimum > 0 || maximum > 0 else { continue }
             let counted: String

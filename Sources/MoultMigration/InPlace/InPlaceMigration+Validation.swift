@@ -80,7 +80,9 @@ extension AttributeDescription {
 }
 
 extension RelationshipDescription {
-    fileprivate var hasRules: Bool { !isOptional || minCount > 0 || maxCount > 0 }
+    /// A to-one's rule is its being required; a to-many's are its counts (required or not, it may be
+    /// empty without a minimum count, as the streaming engine's validation says).
+    fileprivate var hasRules: Bool { isToMany ? minCount > 0 || maxCount > 0 : !isOptional }
 
     fileprivate struct RuleSignature: Hashable {
         var isToMany: Bool

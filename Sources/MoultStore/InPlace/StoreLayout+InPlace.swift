@@ -46,14 +46,14 @@ extension StoreLayout {
                 at: 0)
         }
         if !destination.derivedTriggers.isEmpty {
+            // Every derived attribute computed for every row, as the copy's triggers compute them: one
+            // added, or whose derivation or inputs the step changed, is never left nil or stale.
+            let derived = destination.derivedValueUpdates()
+            guard derived.problems.isEmpty else { return .unsupported(derived.problems) }
             changes.append(
                 InPlaceChange(
-                    kind: .computeDerived, summary: destination.derivedCounts.map { "\($0.table).\($0.column)" }.joined(separator: ", "),
-                    statements: destination.derivedCounts.map { count in
-                        let target = quoted("moult_target")
-                        return InPlaceStatement(
-                            "UPDATE \(quoted(count.table)) SET \(quoted(count.column)) = (SELECT IFNULL(COUNT(\(target).\(quoted(count.key))), 0) FROM \(quoted(count.destinationTable)) AS \(target) WHERE \(target).\(quoted(count.key)) = \(quoted(count.table)).\(quoted("Z_PK")))")
-                    }, touchesRows: true))
+                    kind: .computeDerived, summary: derived.updates.map(\.target).joined(separator: ", "),
+                    statements: derived.updates.map { InPlaceStatement($0.sql) }, touchesRows: true))
             changes.append(
                 InPlaceChange(
                     kind: .createTriggers, summary: "\(destination.derivedTriggers.count) derived attributes' triggers",
@@ -99,24 +99,6 @@ extension StoreLayout {
             }
             return nil
         }
-    }
-
-    /// The counts (`toMany.@count` through a one-to-many) the derived attributes' triggers keep: the
-    /// table and column of the count, the destination table and its key column naming the counted row.
-    var derivedCounts: [(table: String, column: String, destinationTable: String, key: String)] {
-        var counts: [(table: String, column: String, destinationTable: String, key: String)] = []
-        for entity in model.entities {
-            for attribute in entity.attributes where attribute.isDerived {
-                guard !model.ancestors(of: entity.name).contains(where: { $0.attribute(named: attribute.name) == attribute }),
-                    let text = attribute.derivationExpression, let expression = try? DerivationExpression(text),
-                    case .count(let path) = expression.form, path.count == 1,
-                    let layout = self.entity(named: entity.name), let column = layout.attribute(named: attribute.name)?.column,
-                    let toMany = layout.toMany(named: path[0]), case .destinationColumn(let destinationTable, let key, _, _) = toMany.storage
-                else { continue }
-                counts.append((layout.table, column, destinationTable, key))
-            }
-        }
-        return counts
     }
 }
 
@@ -500,7 +482,9 @@ private struct InPlaceBuilder {
         let floats: Set<AttributeType> = [.float, .double]
         if integers.contains(a) && integers.contains(b) { return true }
         if floats.contains(a) && floats.contains(b) { return true }
-        if integers.contains(a) && floats.contains(b) && a != .integer64 { return true }
+        // Integers → Double/Float: the REAL affinity converts each as the copy does (`Double(i)`, the
+        // integers beyond 2^53 rounded to the nearest, ties to even).
+        if integers.contains(a) && floats.contains(b) { return true }
         // Integers → Decimal: see `asDecimal`.
         if integers.contains(a) && b == .decimal { return true }
         return false
