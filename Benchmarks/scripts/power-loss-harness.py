@@ -14,9 +14,10 @@ uninterrupted run, the harness runs the command stopped there, reads the trace o
 builds the crash states a power loss at that instant could leave:
 
   - as it is (the page cache survived: a kill);
-  - each write not yet synced undone on its own (the file left empty), each rename whose folder was
-    not synced since undone on its own (the file back under its old name), and each hard link made since
-    the folder's last sync removed;
+  - each write not yet synced undone on its own (the file as it was just before the write: the harness
+    keeps the folder as every earlier crash point left it), each rename whose folder was not synced since
+    undone on its own (the file back under its old name, the name it took as it was before), and each
+    hard link made since the folder's last sync removed;
   - all of those undone together.
 
 SQLite's files (the partial store, the stores swapped by renames) and LMDB's are left as the kill left
@@ -187,47 +188,60 @@ class Staged(InPlace):
 
 
 def read_trace(path):
+    """The operations of a trace, each with its number (1-based): (n, [kind, path, ...])."""
     ops = []
     if os.path.exists(path):
         with open(path) as f:
             for line in f:
                 parts = line.rstrip("\n").split(" ")
                 if parts and parts[0]:
-                    ops.append(parts)
+                    ops.append((len(ops) + 1, parts))
     return ops
 
 
 def unsynced(ops):
-    """The operations a power loss could undo: writes not synced since, renames whose folders were not
-    synced since (in the order they were done)."""
+    """The operations a power loss could undo: writes not synced since, renames and links whose folders
+    were not synced since (in the order they were done)."""
     pending = []
-    for op in ops:
+    for number, op in ops:
         kind = op[0]
         if kind == "write":
-            pending = [p for p in pending if not (p[0] == "write" and p[1] == op[1])]
-            pending.append(op)
+            pending = [(n, p) for n, p in pending if not (p[0] == "write" and p[1] == op[1])]
+            pending.append((number, op))
         elif kind == "sync":
-            pending = [p for p in pending if not (p[0] == "write" and p[1] == op[1])]
-        elif kind == "link":
-            pending.append(op)
-        elif kind == "rename":
-            # A write under the old name travels with it.
-            pending = [["write", op[2]] + p[2:] if p[0] == "write" and p[1] == op[1] else p for p in pending]
-            pending.append(op)
+            pending = [(n, p) for n, p in pending if not (p[0] == "write" and p[1] == op[1])]
+        elif kind in ("link", "rename"):
+            pending.append((number, op))
         elif kind == "syncdir":
             folder = op[1].rstrip("/")
-            pending = [p for p in pending if not (p[0] in ("rename", "link") and (os.path.dirname(p[2]) == folder))]
+            pending = [(n, p) for n, p in pending if not (p[0] in ("rename", "link") and os.path.dirname(p[2]) == folder)]
     return pending
 
 
-def undo(op, folder):
-    """Undoes one operation in the folder's files, as a power loss would (a best effort: a write made
-    empty, a rename moved back)."""
+def put_back(path, folder, before):
+    """Makes `path` what it was just before an operation: from the folder's copy taken when a run was
+    stopped there (`before`), or absent when it was not there then."""
+    relative = os.path.relpath(path, folder)
+    old = os.path.join(before, relative) if before else None
+    if os.path.lexists(path) and not os.path.isdir(path):
+        os.remove(path)
+    if old and os.path.lexists(old) and not os.path.isdir(old):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        shutil.copy2(old, path)
+
+
+def undo(entry, folder, before):
+    """Undoes one operation in the folder's files, as a power loss would: a write's file as it was before
+    it, a rename's file back under its old name and the new name as it was before, a link's name gone.
+    `before` is the copy of the folder taken when a run was stopped just before that operation (None when
+    none was: a write is then left empty, a rename's old target left absent)."""
+    _, op = entry
     kind = op[0]
     if kind == "write":
-        path = op[1]
-        if os.path.exists(path):
-            with open(path, "w"):
+        if before:
+            put_back(op[1], folder, before)
+        elif os.path.exists(op[1]):
+            with open(op[1], "w"):
                 pass
     elif kind == "link":
         if os.path.lexists(op[2]):
@@ -236,6 +250,8 @@ def undo(op, folder):
         source, target = op[1], op[2]
         if os.path.lexists(target) and not os.path.lexists(source):
             os.rename(target, source)
+        if before:
+            put_back(target, folder, before)
 
 
 def snapshot_folder(folder, into):
@@ -278,6 +294,7 @@ def main():
         os.remove(os.path.join(work, name + ".trace"))
         states = 0
         crash_points = 0
+        befores = {}
         for n in range(1, operations + 1):
             scenario.reset()
             trace = os.path.join(work, f"{name}-{n}.trace")
@@ -292,17 +309,29 @@ def main():
             if os.path.exists(trace):
                 os.remove(trace)
             pending = unsynced(done)
-            variants = [("as killed", [])] + [(f"undone: {' '.join(op)}", [op]) for op in pending]
+            variants = [("as killed", [])] + [(f"undone: {' '.join(op)}", [(n, op)]) for n, op in pending]
             if len(pending) > 1:
                 variants.append(("all unsynced undone", list(reversed(pending))))
-            saved = os.path.join(work, name + "-saved")
+            # The folder as the kill left it: this crash point's base, and what an operation n undone
+            # by a later power loss puts back.
+            saved = os.path.join(work, f"{name}-before-{n}")
             snapshot_folder(folder, saved)
+            befores[n] = (saved, [op for _, op in done])
+
+            def before(number):
+                # The copy taken before operation `number` is this run's state there only if that run did
+                # the same operations up to it (status writes are paced by time, so runs can differ).
+                if number not in befores:
+                    return None
+                copy, trace = befores[number]
+                return copy if trace == [op for _, op in done[: number - 1]] else None
+
             for label, undone in variants:
                 if args.max_states and states >= args.max_states:
                     break
                 restore_folder(saved, folder)
-                for op in undone:
-                    undo(op, folder)
+                for entry in undone:
+                    undo(entry, folder, before(entry[0]))
                 states += 1
                 problem = scenario.check_crash_state()
                 runs = []
@@ -324,7 +353,8 @@ def main():
                 if problem:
                     failures += 1
                     print(f"FAIL {name} crash before operation {n} ({label}): {problem}", flush=True)
-            shutil.rmtree(saved)
+        for copy, _ in befores.values():
+            shutil.rmtree(copy, ignore_errors=True)
         total_states += states
         print(f"{name}: {operations} operations in an uninterrupted run, {crash_points} crash points, {states} crash states", flush=True)
     shutil.rmtree(work)

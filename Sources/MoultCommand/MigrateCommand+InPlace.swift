@@ -25,9 +25,10 @@ extension MigrateCommand {
         do {
             let chain = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
             if chain.isUpToDate {
-                // The status file of an earlier run killed after its last step (its process gone).
-                if let status = StatusFile.read(output: chain.store), !status.processIsAlive {
-                    try? FileManager.default.removeItem(at: StatusFile.url(for: chain.store))
+                // The status file of an earlier run killed after its last step (its process gone), or one a
+                // power loss left empty or torn (nothing can read it), unless a live run holds the store.
+                if RunLock.holder(of: chain.store) == nil, StatusFile.read(output: chain.store).map({ !$0.processIsAlive }) ?? true {
+                    StatusFile(output: chain.store).remove()
                 }
                 log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
                 switch InPlaceMigration.cleanUp(chain.store) {
