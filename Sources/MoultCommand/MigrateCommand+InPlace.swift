@@ -25,11 +25,7 @@ extension MigrateCommand {
         do {
             let chain = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
             if chain.isUpToDate {
-                // The status file of an earlier run killed after its last step (its process gone), or one a
-                // power loss left empty or torn (nothing can read it), unless a live run holds the store.
-                if RunLock.holder(of: chain.store) == nil, StatusFile.read(output: chain.store).map({ !$0.processIsAlive }) ?? true {
-                    StatusFile(output: chain.store).remove()
-                }
+                Self.removeStatusOfAFinishedRun(chain.store)
                 log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
                 switch InPlaceMigration.cleanUp(chain.store) {
                 case .missing(let backup)?:
@@ -123,6 +119,16 @@ enum InPlaceReport {
             return "{\"method\":\"sql\",\"schemaOnly\":\(script.isSchemaOnly),\"changes\":[\(script.changes.map { JSONText.string($0.description) }.joined(separator: ","))]}"
         case .streaming(let reasons):
             return "{\"method\":\"streaming\",\"reasons\":[\(reasons.map(JSONText.string).joined(separator: ","))]}"
+        }
+    }
+}
+
+extension MigrateCommand {
+    /// Removes the status file of an earlier run killed after its last step (its process gone), or one a
+    /// power loss left empty or torn (nothing can read it), unless a live run holds the store.
+    static func removeStatusOfAFinishedRun(_ store: URL) {
+        if RunLock.holder(of: store) == nil, StatusFile.read(output: store).map({ !$0.processIsAlive }) ?? true {
+            StatusFile(output: store).remove()
         }
     }
 }

@@ -65,6 +65,9 @@ extension MigrateCommand {
         try StagedMigration.rollBackUnfinishedTransaction(of: URL(filePath: arguments.store))
         let migration = try arguments.stagedMigration(durable: durable, keepsBackup: !noBackup)
         if migration.isUpToDate {
+            // What an earlier run killed after its last step left: its status file, lock file and work folder.
+            Self.removeStatusOfAFinishedRun(URL(filePath: arguments.store))
+            _ = InPlaceMigration.cleanUp(URL(filePath: arguments.store))
             log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
             if log?.toStandardOutput == true {
                 // The events on standard output end with `finished`, which says so.

@@ -388,6 +388,8 @@ public struct StagedMigration {
                 }
             }
             try writeRecord(nil)
+            // A step's work folder that a run killed after that step's swap left behind.
+            _ = InPlaceMigration.cleanUp(store)
             FaultInjection.reach("staged-finished")
             if keepsBackup { report.backup = report.backup ?? original }
             // The private copy of a run without a backup (this one's or a killed one's).
