@@ -14,10 +14,11 @@ uninterrupted run, the harness runs the command stopped there, reads the trace o
 builds the crash states a power loss at that instant could leave:
 
   - as it is (the page cache survived: a kill);
-  - each write not yet synced undone on its own (the file as it was just before the write: the harness
-    keeps the folder as every earlier crash point left it), each rename whose folder was not synced since
-    undone on its own (the file back under its old name, the name it took as it was before), and each
-    hard link made since the folder's last sync removed;
+  - each write not yet synced undone on its own (the file as it was before the write, absent when it
+    was new), each rename whose folder was not synced since undone on its own (the file back under its
+    old name, and the name it took as it was before), and each hard link made since the folder's last
+    sync removed (with MOULT_FILE_KEEP=DIR, Moult copies a file into DIR before an operation replaces it,
+    and says so in the trace, so that the harness can put it back exactly);
   - all of those undone together.
 
 SQLite's files (the partial store, the stores swapped by renames) and LMDB's are left as the kill left
@@ -193,14 +194,21 @@ class Staged(InPlace):
 
 
 def read_trace(path):
-    """The operations of a trace, each with its number (1-based): (n, [kind, path, ...])."""
+    """The operations of a trace, each with its number (1-based) and the copy of the file it replaced, if
+    any (a `kept` line, written before it with MOULT_FILE_KEEP): (n, [kind, path, ...], copy or None)."""
     ops = []
+    kept = {}
     if os.path.exists(path):
         with open(path) as f:
             for line in f:
                 parts = line.rstrip("\n").split(" ")
-                if parts and parts[0]:
-                    ops.append((len(ops) + 1, parts))
+                if not parts or not parts[0]:
+                    continue
+                if parts[0] == "kept":
+                    kept[parts[1]] = parts[2]
+                    continue
+                replaced = parts[2] if parts[0] == "rename" else parts[1]
+                ops.append((len(ops) + 1, parts, kept.pop(replaced, None) if parts[0] in ("write", "rename") else None))
     return ops
 
 
@@ -208,59 +216,48 @@ def unsynced(ops):
     """The operations a power loss could undo: writes not synced since, renames and links whose folders
     were not synced since (in the order they were done)."""
     pending = []
-    for number, op in ops:
+    for entry in ops:
+        _, op, _ = entry
         kind = op[0]
         if kind == "write":
-            pending = [(n, p) for n, p in pending if not (p[0] == "write" and p[1] == op[1])]
-            pending.append((number, op))
+            pending = [p for p in pending if not (p[1][0] == "write" and p[1][1] == op[1])]
+            pending.append(entry)
         elif kind == "sync":
-            pending = [(n, p) for n, p in pending if not (p[0] == "write" and p[1] == op[1])]
+            pending = [p for p in pending if not (p[1][0] == "write" and p[1][1] == op[1])]
         elif kind in ("link", "rename"):
-            pending.append((number, op))
+            pending.append(entry)
         elif kind == "syncdir":
             folder = op[1].rstrip("/")
-            pending = [(n, p) for n, p in pending if not (p[0] in ("rename", "link") and os.path.dirname(p[2]) == folder)]
+            pending = [p for p in pending if not (p[1][0] in ("rename", "link") and os.path.dirname(p[1][2]) == folder)]
     return pending
 
 
-def put_back(path, folder, before):
-    """Makes `path` what it was just before an operation: from the folder's copy taken when a run was
-    stopped there (`before`), or absent when it was not there then."""
-    relative = os.path.relpath(path, folder)
-    old = os.path.join(before, relative) if before else None
+def put_back(path, copy):
+    """Makes `path` what it was before an operation replaced it: the kept copy, or absent."""
     if os.path.lexists(path) and not os.path.isdir(path):
         os.remove(path)
-    if old and os.path.lexists(old) and not os.path.isdir(old):
+    if copy:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        shutil.copy2(old, path)
+        shutil.copy2(copy, path)
 
 
-def undo(entry, folder, before):
-    """Undoes one operation in the folder's files, as a power loss would: a write's file as it was before
-    it, a rename's file back under its old name and the new name as it was before, a link's name gone.
-    `before` is the copy of the folder taken when a run was stopped just before that operation (None when
-    none was: a write is then left empty; a rename is not undone, and False says the state is not built)."""
-    _, op = entry
+def undo(entry):
+    """Undoes one operation, as a power loss would: a write's file as it was before it (absent when it
+    was new), a rename's file back under its old name and the name it took as it was before, a link's
+    name gone."""
+    _, op, copy = entry
     kind = op[0]
     if kind == "write":
-        if before:
-            put_back(op[1], folder, before)
-        elif os.path.exists(op[1]):
-            with open(op[1], "w"):
-                pass
+        put_back(op[1], copy)
     elif kind == "link":
         if os.path.lexists(op[2]):
             os.remove(op[2])
     elif kind == "rename":
         source, target = op[1], op[2]
-        if not before:
-            # What the name held before cannot be known here: this state is not built.
-            return False
         if os.path.lexists(target) and not os.path.lexists(source):
             os.rename(target, source)
-        if before:
-            put_back(target, folder, before)
-    return True
+        if not os.path.isdir(source):
+            put_back(target, copy)
 
 
 def snapshot_folder(folder, into):
@@ -303,12 +300,14 @@ def main():
         os.remove(os.path.join(work, name + ".trace"))
         states = 0
         crash_points = 0
-        befores = {}
-        not_built = 0
+
         for n in range(1, operations + 1):
             scenario.reset()
             trace = os.path.join(work, f"{name}-{n}.trace")
-            killed = scenario.run({"MOULT_FILE_CRASH": str(n), "MOULT_FILE_TRACE": trace})
+            keep = os.path.join(work, "kept")
+            shutil.rmtree(keep, ignore_errors=True)
+            os.makedirs(keep)
+            killed = scenario.run({"MOULT_FILE_CRASH": str(n), "MOULT_FILE_TRACE": trace, "MOULT_FILE_KEEP": keep})
             if killed.returncode == 0:
                 # This run had fewer operations (a status write skipped by its rate limit): past the end.
                 if os.path.exists(trace):
@@ -319,30 +318,17 @@ def main():
             if os.path.exists(trace):
                 os.remove(trace)
             pending = unsynced(done)
-            variants = [("as killed", [])] + [(f"undone: {' '.join(op)}", [(n, op)]) for n, op in pending]
+            variants = [("as killed", [])] + [(f"undone: {' '.join(entry[1])}", [entry]) for entry in pending]
             if len(pending) > 1:
                 variants.append(("all unsynced undone", list(reversed(pending))))
-            # The folder as the kill left it: this crash point's base, and what an operation n undone
-            # by a later power loss puts back.
-            saved = os.path.join(work, f"{name}-before-{n}")
+            saved = os.path.join(work, name + "-saved")
             snapshot_folder(folder, saved)
-            befores[n] = (saved, [op for _, op in done])
-
-            def before(number):
-                # The copy taken before operation `number` is this run's state there only if that run did
-                # the same operations up to it (status writes are paced by time, so runs can differ).
-                if number not in befores:
-                    return None
-                copy, trace = befores[number]
-                return copy if trace == [op for _, op in done[: number - 1]] else None
-
             for label, undone in variants:
                 if args.max_states and states >= args.max_states:
                     break
                 restore_folder(saved, folder)
-                if not all(undo(entry, folder, before(entry[0])) for entry in undone):
-                    not_built += 1
-                    continue
+                for entry in undone:
+                    undo(entry)
                 states += 1
                 problem = scenario.check_crash_state()
                 runs = []
@@ -364,11 +350,9 @@ def main():
                 if problem:
                     failures += 1
                     print(f"FAIL {name} crash before operation {n} ({label}): {problem}", flush=True)
-        for copy, _ in befores.values():
-            shutil.rmtree(copy, ignore_errors=True)
+        shutil.rmtree(os.path.join(work, name + "-saved"), ignore_errors=True)
         total_states += states
-        print(f"{name}: {operations} operations in an uninterrupted run, {crash_points} crash points, {states} crash states"
-              + (f" ({not_built} not built: a rename over a name whose earlier file the harness did not keep)" if not_built else ""), flush=True)
+        print(f"{name}: {operations} operations in an uninterrupted run, {crash_points} crash points, {states} crash states", flush=True)
     shutil.rmtree(work)
     print(f"power loss: {total_states} crash states, {failures} failures")
     sys.exit(1 if failures else 0)

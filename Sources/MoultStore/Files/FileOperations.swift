@@ -31,6 +31,9 @@ public enum FileOperations {
         case makeDirectory(path: String)
         /// A second name was made for a file (a hard link).
         case link(from: String, to: String)
+        /// (The power-loss harness's record, not an operation:) the file at `path`, about to be replaced by
+        /// the next operation, was copied to `copy` (`MOULT_FILE_KEEP`).
+        case kept(path: String, copy: String)
 
         public var description: String {
             switch self {
@@ -41,6 +44,7 @@ public enum FileOperations {
             case .remove(let path): "remove \(path)"
             case .makeDirectory(let path): "mkdir \(path)"
             case .link(let from, let to): "link \(from) \(to)"
+            case .kept(let path, let copy): "kept \(path) \(copy)"
             }
         }
     }
@@ -63,6 +67,25 @@ public enum FileOperations {
     /// before its n-th operation of this room, whose trace (`MOULT_FILE_TRACE`) then ends with the n-1
     /// operations done.
     private static let crashPoint = Mutex<Int?>(ProcessInfo.processInfo.environment["MOULT_FILE_CRASH"].flatMap { Int($0) })
+
+    /// With `MOULT_FILE_KEEP=<folder>` (the power-loss harness), a file about to be replaced (renamed over,
+    /// or written anew) is first copied into that folder and the copy recorded, so that the harness can put
+    /// back what a power loss would leave under that name.
+    private static let keepFolder = ProcessInfo.processInfo.environment["MOULT_FILE_KEEP"].flatMap { $0.isEmpty ? nil : $0 }
+    private static let keptCount = Mutex(0)
+
+    private static func keep(_ path: String) {
+        guard let keepFolder else { return }
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
+        let number = keptCount.withLock { count in
+            count += 1
+            return count
+        }
+        let copy = "\(keepFolder)/\(getpid())-\(number)"
+        guard (try? FileManager.default.copyItem(atPath: path, toPath: copy)) != nil else { return }
+        record(.kept(path: path, copy: copy))
+    }
 
     private static func willOperate() {
         let stop = crashPoint.withLock { (remaining: inout Int?) -> Bool in
@@ -110,6 +133,7 @@ public enum FileOperations {
     /// symbolic link; with `durable`, synced before returning.
     public static func write(_ data: Data, toNew path: String, durable: Bool) throws(StoreError) {
         willOperate()
+        keep(path)
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw failure("cannot create", path) }
         defer { Glibc.close(descriptor) }
@@ -163,6 +187,7 @@ public enum FileOperations {
     /// after it (and the source's, when it is another folder).
     public static func rename(_ from: String, to: String, durable: Bool) throws(StoreError) {
         willOperate()
+        keep(to)
         guard Glibc.rename(from, to) == 0 else { throw failure("cannot rename \(from) to", to) }
         record(.rename(from: from, to: to))
         if durable {
