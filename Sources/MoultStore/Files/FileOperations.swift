@@ -84,6 +84,9 @@ public enum FileOperations {
         }
         let copy = "\(keepFolder)/\(getpid())-\(number)"
         guard (try? FileManager.default.copyItem(atPath: path, toPath: copy)) != nil else { return }
+        // With its times: a store's modification time is part of its state (``StoreFileState``).
+        var times = [info.st_atim, info.st_mtim]
+        _ = utimensat(AT_FDCWD, copy, &times, 0)
         record(.kept(path: path, copy: copy))
     }
 
