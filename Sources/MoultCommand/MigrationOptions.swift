@@ -56,6 +56,9 @@ struct MigrationArguments: ParsableArguments {
     @Option(help: "SQLite's page cache per connection, in KiB.")
     var pageCache: Int = 4 * 1024
 
+    @Option(help: "The largest value (string or blob) a store may hold, in bytes; a larger one is refused (65) before it is read. Default 268435456 (256 MiB).")
+    var maxValueSize: Int = Database.Configuration.defaultMaxValueBytes
+
     @Option(
         name: .customLong("policy"),
         help: ArgumentHelp(
@@ -118,9 +121,11 @@ struct MigrationArguments: ParsableArguments {
     }
 
     func options(durable: Bool = false, validate: Bool = true, stopAtFirst: Bool = false) -> MigrationOptions {
-        MigrationOptions(
+        var options = MigrationOptions(
             chunkSize: chunkSize, associations: MigrationOptions.AssociationStorage(rawValue: association) ?? .lmdb, durable: durable, pageCacheKiB: pageCache, validate: validate,
             stopAtFirstValidationFailure: stopAtFirst, partitions: partitions, bulkSQL: !noBulkSQL)
+        options.maxValueBytes = maxValueSize
+        return options
     }
 
     /// The `--mapping` models with their labels: a file is read; a folder (not an `.xcmappingmodel`)

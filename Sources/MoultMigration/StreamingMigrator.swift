@@ -297,7 +297,7 @@ public final class StreamingMigrator {
     // MARK: - Helpers
 
     var databaseConfiguration: Database.Configuration {
-        Database.Configuration(pageCacheKiB: options.pageCacheKiB)
+        Database.Configuration(pageCacheKiB: options.pageCacheKiB, maxValueBytes: options.maxValueBytes)
     }
 
     private func openSource() throws -> SQLiteStore {

@@ -114,7 +114,11 @@ public struct StoreError: CategorizedError, Hashable {
             // The file ends before the pages its header and b-trees point to: a truncated store.
             code = .corrupt
             message = "the store is truncated: it ends before the pages it refers to (\(sqliteMessage))"
-        case .ioError, .noMemory, .tooBig:
+        case .tooBig:
+            // Over the connection's length limit (Database.Configuration.maxValueBytes).
+            code = .invalidValue
+            message = "a value is larger than the limit Moult reads or writes (\(sqliteMessage)): raise it with --max-value-size BYTES (MigrationOptions.maxValueBytes), with the memory to hold such a value several times over"
+        case .ioError, .noMemory:
             code = .ioFailure
             message = "reading or writing the store failed (\(sqliteMessage))"
         case .constraint:

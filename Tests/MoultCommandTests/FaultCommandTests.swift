@@ -209,3 +209,33 @@ extension FaultCommandTests {
         #expect(after.entityHashes.keys.contains("Address"), "migrated to v3")
     }
 }
+
+extension FaultCommandTests {
+    // MARK: - faults/huge-value-memory
+
+    /// `faults/huge-value-memory`: a value over the limit (here 2 MiB, `--max-value-size`; 256 MiB by
+    /// default) is refused (65) before SQLite brings it into memory, on the bulk and per-object paths, with
+    /// the way to raise the limit; under the limit it migrates. A blob in a String attribute is refused
+    /// whatever its size (Core Data stores text there).
+    @Test(arguments: [[], ["--no-bulk-sql"]])
+    func aValueOverTheLimitIsRefusedBeforeItIsRead(_ extra: [String]) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try StoreRegressionTests.generatePeople(version: 2, persons: 200, in: directory, name: "s.sqlite")
+        try Self.sql(source, "UPDATE ZPERSON SET ZSTREET = CAST(zeroblob(3000000) AS TEXT) WHERE Z_PK = 7")
+        let output = directory.appending("d.sqlite")
+        let migrate = ["migrate", source.path] + Self.toV3 + ["--output", output.path] + extra
+        let refused = try MoultProcess.run(migrate + ["--max-value-size", "\(2 << 20)"])
+        #expect(refused.exitCode == 65, "\(extra): \(refused.standardError)")
+        #expect(refused.standardError.contains("--max-value-size"), "\(refused.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+
+        let ran = try MoultProcess.run(migrate + ["--max-value-size", "\(4 << 20)"])
+        #expect(ran.exitCode == 0, "\(extra): \(ran.standardError)")
+
+        try FileManager.default.removeItem(at: output)
+        try Self.sql(source, "UPDATE ZPERSON SET ZSTREET = zeroblob(1000) WHERE Z_PK = 7")
+        let blob = try MoultProcess.run(migrate)
+        #expect(blob.exitCode == 65 && blob.standardError.contains("where Core Data stores text"), "\(blob.standardError)")
+    }
+}

@@ -1,4 +1,5 @@
 public import Foundation
+import MoultStore
 
 /// How a migration runs.
 public struct MigrationOptions: Sendable, Hashable {
@@ -18,6 +19,9 @@ public struct MigrationOptions: Sendable, Hashable {
     public var durable: Bool
     /// SQLite's page cache per connection, in KiB.
     public var pageCacheKiB: Int
+    /// The largest value (string or blob) read or written, in bytes; a larger one is refused (65) before it
+    /// is brought into memory. See `Database.Configuration.maxValueBytes`.
+    public var maxValueBytes: Int = Database.Configuration.defaultMaxValueBytes
     /// Run stage 3 (the destination model's rules).
     public var validate: Bool
     /// Stop validation at the first failure instead of reporting every one.

@@ -33,10 +33,18 @@ public final class Database {
         public var pageCacheKiB: Int
         /// How long a statement waits for another connection's lock before failing with ``StoreError/Code/locked``.
         public var busyTimeout: Duration
+        /// The largest value (string or blob) the connection reads or writes, in bytes: a larger one is
+        /// refused (``StoreError/Code/invalidValue``, exit 65) before it is brought into memory, which
+        /// bounds what one value can cost (a value is held several times over while its row is migrated).
+        public var maxValueBytes: Int
 
-        public init(pageCacheKiB: Int = 8 * 1024, busyTimeout: Duration = .seconds(2)) {
+        /// The default of ``maxValueBytes``: 256 MiB.
+        public static let defaultMaxValueBytes = 256 << 20
+
+        public init(pageCacheKiB: Int = 8 * 1024, busyTimeout: Duration = .seconds(2), maxValueBytes: Int = Configuration.defaultMaxValueBytes) {
             self.pageCacheKiB = pageCacheKiB
             self.busyTimeout = busyTimeout
+            self.maxValueBytes = maxValueBytes
         }
     }
 
@@ -82,6 +90,7 @@ public final class Database {
         let milliseconds = configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         SQLite.busyTimeout(handle, milliseconds: Int32(clamping: milliseconds))
+        SQLite.lengthLimit(handle, bytes: Int32(clamping: max(configuration.maxValueBytes, 1 << 20)))
         CoreDataTriggerFunctions.register(on: handle)
         MoultFunctions.register(on: handle)
         do {
