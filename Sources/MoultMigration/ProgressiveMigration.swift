@@ -342,12 +342,7 @@ public struct ProgressiveMigration {
         try checkPolicies()
         // One run per destination: a second one fails here (busy), having touched nothing. (The last
         // step's migrator takes the same lock again, on this thread.)
-        let lock: RunLock
-        do {
-            lock = try RunLock.acquire(for: output, purpose: "migrating into it")
-        } catch {
-            throw StreamingMigrator.classify(error)
-        }
+        let lock = try StreamingMigrator.runLock(for: output, purpose: "migrating into it")
         defer { lock.release() }
         // The last step's migrator refuses an existing output, unless its own work directory says the
         // output is its finished result.

@@ -93,7 +93,7 @@ public final class StreamingMigrator {
         let manager = FileManager.default
 
         // One run per destination: a second one fails here, having touched nothing.
-        let lock = try RunLock.acquire(for: output, purpose: "migrating into it")
+        let lock = try Self.runLock(for: output, purpose: "migrating into it")
         defer { lock.release() }
         try? manager.removeItem(at: Self.trashDirectory(for: work))
         let source = try openSource()
@@ -354,6 +354,15 @@ public final class StreamingMigrator {
         MigrationError(
             .checkpointMismatch,
             "the work directory \(work.path) holds a migration of another source, model, mapping or options; remove it to start again")
+    }
+
+    /// Takes the run lock of a store or destination (see `RunLock`); busy is ``MigrationError/Code/busy``.
+    static func runLock(for target: URL, purpose: String) throws -> RunLock {
+        do {
+            return try RunLock.acquire(for: target, purpose: purpose)
+        } catch {
+            throw classify(error)
+        }
     }
 
     /// The record, in a work folder, of the state of the source its work was made from.

@@ -150,7 +150,7 @@ public struct InPlaceMigration {
         let seconds = { (ContinuousClock.now - start) / .seconds(1) }
         do {
             // One run per store: a second one fails here (busy), having touched nothing.
-            let lock = try RunLock.acquire(for: chain.store, purpose: "migrating it in place")
+            let lock = try StreamingMigrator.runLock(for: chain.store, purpose: "migrating it in place")
             defer { lock.release() }
             let (report, objects) = try runSteps(progress: progress, isCancelled: isCancelled, beforeStep: beforeStep, events: events)
             events?(.finished(MigrationEvent.Finished(outcome: chain.steps.isEmpty ? .alreadyCurrent : .migrated, objects: objects, seconds: seconds())))

@@ -329,12 +329,7 @@ public struct StagedMigration {
         }
         // One run per store: a second one fails here (busy), having touched nothing. (Its steps take the
         // same lock again, on this thread.)
-        let lock: RunLock
-        do {
-            lock = try RunLock.acquire(for: store, purpose: "migrating it in stages")
-        } catch {
-            throw StreamingMigrator.classify(error)
-        }
+        let lock = try StreamingMigrator.runLock(for: store, purpose: "migrating it in stages")
         defer { lock.release() }
         // The copy of the store this run made before writing anything: what a refused run puts back.
         var original: URL?

@@ -86,37 +86,7 @@ public enum XMLInput {
 
     /// The offset of the first byte that does not belong to a well-formed UTF-8 sequence.
     static func firstInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-        let count = bytes.count
-        var index = 0
-        while index < count {
-            let lead = bytes[index]
-            if lead < 0x80 {
-                index += 1
-                continue
-            }
-            // The sequence's length and the range its second byte must fall in (Unicode table 3-7).
-            let length: Int
-            var low: UInt8 = 0x80
-            var high: UInt8 = 0xBF
-            switch lead {
-            case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; low = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; high = 0x9F
-            case 0xF0: length = 4; low = 0x90
-            case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; high = 0x8F
-            default: return index
-            }
-            guard index + length <= count else { return index }
-            let second = bytes[index + 1]
-            guard second >= low, second <= high else { return index }
-            for continuation in 2..<length where bytes[index + continuation] & 0xC0 != 0x80 {
-                return index
-            }
-            index += length
-        }
-        return nil
+        UTF8Validation.firstInvalid(UnsafeRawBufferPointer(bytes))
     }
 
     // MARK: - Structure

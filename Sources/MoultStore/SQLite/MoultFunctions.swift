@@ -1,4 +1,5 @@
 internal import MoultCSQLite
+import MoultModel
 
 /// Moult's own SQL functions, registered on every connection Moult opens (``Database``). No store's
 /// schema names them: they serve the statements Moult runs, and are registered `SQLITE_DIRECTONLY`, so
@@ -15,43 +16,9 @@ public enum MoultFunctions {
     /// never copied as it is.
     public static let validUTF8 = "moult_utf8"
 
-    /// Whether `bytes` are valid UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
+    /// Whether `bytes` are valid UTF-8.
     static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var index = 0
-        let count = bytes.count
-        while index < count {
-            // ASCII eight bytes at a time.
-            if index + 8 <= count && bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
-                index += 8
-                continue
-            }
-            let lead = bytes[index]
-            if lead < 0x80 {
-                index += 1
-                continue
-            }
-            let length: Int
-            var low: UInt8 = 0x80
-            var high: UInt8 = 0xBF
-            switch lead {
-            case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; low = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; high = 0x9F
-            case 0xF0: length = 4; low = 0x90
-            case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; high = 0x8F
-            default: return false
-            }
-            guard index + length <= count else { return false }
-            let second = bytes[index + 1]
-            guard second >= low && second <= high else { return false }
-            for offset in 2..<max(length, 2) where offset < length {
-                guard bytes[index + offset] & 0xC0 == 0x80 else { return false }
-            }
-            index += length
-        }
-        return true
+        UTF8Validation.firstInvalid(bytes) == nil
     }
 
     static func register(on handle: OpaquePointer) {

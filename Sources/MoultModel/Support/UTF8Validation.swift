@@ -1,0 +1,43 @@
+/// Well-formed UTF-8 (Unicode table 3-7: no overlong forms, no surrogates, nothing above U+10FFFF), checked
+/// without making a string: the model XML reader and the bulk copy's test of stored text both use it.
+public enum UTF8Validation {
+    /// The offset of the first byte that does not belong to a well-formed UTF-8 sequence, or nil.
+    public static func firstInvalid(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        let count = bytes.count
+        var index = 0
+        while index < count {
+            // ASCII eight bytes at a time.
+            if index + 8 <= count, bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                index += 8
+                continue
+            }
+            let lead = bytes[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            // The sequence's length and the range its second byte must fall in.
+            let length: Int
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; high = 0x9F
+            case 0xF0: length = 4; low = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; high = 0x8F
+            default: return index
+            }
+            guard index + length <= count else { return index }
+            let second = bytes[index + 1]
+            guard second >= low, second <= high else { return index }
+            for continuation in 2..<length where bytes[index + continuation] & 0xC0 != 0x80 {
+                return index
+            }
+            index += length
+        }
+        return nil
+    }
+}
