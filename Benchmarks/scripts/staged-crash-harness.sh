@@ -60,6 +60,8 @@ EOF
 
 setup_mode() {
     local mode=$1 journal=$2
+    # (Made again for each journal mode.)
+    rm -f "$WORK/$mode-original.sqlite" "$WORK/$mode-original.sqlite-wal" "$WORK/$mode-original.sqlite-shm" "$WORK/$mode-original.sqlite-journal"
     case "$mode" in
     fill)
         MODEL_PATH="$STAGED_MODELS/Attachments.xcdatamodeld"

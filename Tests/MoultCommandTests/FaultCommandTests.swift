@@ -239,3 +239,29 @@ extension FaultCommandTests {
         #expect(blob.exitCode == 65 && blob.standardError.contains("where Core Data stores text"), "\(blob.standardError)")
     }
 }
+
+extension FaultCommandTests {
+    /// A staged run killed right after a stage's streamed step was swapped in leaves that step's in-place
+    /// work folder; the next stage's step must not take that folder's record of the store for its own
+    /// (found by the staged crash harness in WAL mode: the rerun was refused, 65 "source changed").
+    @Test func aStagedRunKilledAfterASwapGoesOnWithTheNextStage() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StoreRegressionTests.generatePeople(version: 1, persons: 200, in: directory, name: "s.sqlite")
+        let stages = directory.appending("stages.json")
+        let text = """
+            {"stages": [{"lightweight": ["v1", "v2"]},
+              {"custom": {"from": "v2", "to": "v3", "mapping": "\(Self.mapping("v2-to-v3"))"}},
+              {"custom": {"from": "v3", "to": "v4", "mapping": "\(Self.mapping("v3-to-v4"))"}}]}
+            """
+        try Data(text.utf8).write(to: stages)
+        let command = ["migrate", store.path, "--model", Self.model, "--stages", stages.path, "--chunk-size", "50", "--quiet"]
+        let killed = try MoultProcess.run(command, environment: ["MOULT_FAULT": "inplace-after-swap:1"])
+        #expect(killed.terminatedBySignal, "\(killed.standardError)")
+        let again = try MoultProcess.run(command)
+        #expect(again.exitCode == 0, "\(again.standardError)")
+        #expect(try StoreMetadata(contentsOf: store).entityHashes.keys.contains("Adult"), "at v4")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
+        #expect(Set(left) == ["s.sqlite", "s~.sqlite", "stages.json"], "\(left)")
+    }
+}

@@ -183,9 +183,9 @@ extension InPlaceMigration {
         // The store's state when the chain began reading it: a rerun never goes on from work made from
         // another state of it, and the swap never replaces a store another program wrote to meanwhile.
         let startState = try StoreFileState(of: store)
-        let stateRecord = work.appending(path: Self.storeStateFile)
+        let stateRecord = work.appending(path: storeStateFile)
         if manager.fileExists(atPath: stateRecord.path) {
-            try StreamingMigrator.checkRecordedSourceState(in: work, file: Self.storeStateFile, current: startState, source: store)
+            try StreamingMigrator.checkRecordedSourceState(in: work, file: storeStateFile, current: startState, source: store)
         } else {
             try FileOperations.writeAtomically(Data(startState.text.utf8), to: stateRecord, durable: true)
         }
@@ -267,7 +267,9 @@ extension InPlaceMigration {
     }
 
     /// The record, in the work folder, of the store's state when the chain began reading it.
-    static let storeStateFile = "store-state"
+    /// (Named for this chain: a work folder a run of another chain left, killed after its swap, as a staged
+    /// run's earlier stage may, holds that chain's record, which says nothing of this one.)
+    var storeStateFile: String { "store-state-\(chain.sourceVersion.name)-to-\(chain.targetVersion.name)" }
 
     /// Replaces the store by the chain's result: the store checkpointed (no other connection may hold
     /// a lock), the original kept by a hard link (its name appears at once, complete), one rename.
@@ -281,7 +283,7 @@ extension InPlaceMigration {
         // Its checkpoint moved its -wal into its main file (the same content, other files): a rerun after
         // a kill from here on compares the store with this state.
         try FileOperations.writeAtomically(
-            Data(try StoreFileState(of: store).text.utf8), to: work.appending(path: Self.storeStateFile), durable: chain.options.durable)
+            Data(try StoreFileState(of: store).text.utf8), to: work.appending(path: storeStateFile), durable: chain.options.durable)
         if keepsBackup && backup == nil {
             let target = Self.backupURL(for: store)
             let temporary = URL(filePath: target.path + ".moult-tmp")
