@@ -9,6 +9,9 @@ struct DesignArchiveBuilder {
     private var entityUIDs: [String: Int] = [:]
     private var relationshipUIDs: [String: Int] = [:]
     private let yes: PropertyListValue
+    /// Extra entity user info entries, each written by the closure (key → value reference), as Xcode
+    /// 4-era models keep dictionaries there.
+    private var extraEntityUserInfo: [(String, (inout KeyedArchiveWriter) -> PropertyListValue)] = []
 
     init() {
         yes = writer.string("YES")
@@ -16,8 +19,12 @@ struct DesignArchiveBuilder {
 
     /// The archive of `model`; `mutate` may change any stereotype value before it is written
     /// (key → value reference), to build malformed or unusual archives.
-    static func archive(_ model: ObjectModel, versionIdentifier: String? = "v1") -> [UInt8] {
+    static func archive(
+        _ model: ObjectModel, versionIdentifier: String? = "v1",
+        extraEntityUserInfo: [(String, (inout KeyedArchiveWriter) -> PropertyListValue)] = []
+    ) -> [UInt8] {
         var builder = DesignArchiveBuilder()
+        builder.extraEntityUserInfo = extraEntityUserInfo
         return builder.build(model, versionIdentifier: versionIdentifier)
     }
 
@@ -81,6 +88,12 @@ struct DesignArchiveBuilder {
         return writer.dictionary(entries, className: "NSMutableDictionary")
     }
 
+    private mutating func entityUserInfo(_ dictionary: [String: String]) -> PropertyListValue {
+        var entries = dictionary.sorted { $0.key < $1.key }.map { (key: writer.string($0.key), value: writer.string($0.value)) }
+        for (key, make) in extraEntityUserInfo { entries.append((key: writer.string(key), value: make(&writer))) }
+        return writer.dictionary(entries, className: "NSMutableDictionary")
+    }
+
     private mutating func write(_ entity: EntityDescription, package: Int) {
         let uid = entityUIDs[entity.name]!
         var properties: [(key: PropertyListValue, value: PropertyListValue)] = []
@@ -101,7 +114,7 @@ struct DesignArchiveBuilder {
                 ("XD_PSK_versionHashModifier", string(entity.versionHashModifier)),
                 ("XD_PSK_elementID", string(entity.renamingIdentifier)),
                 ("XD_PSK_entityClassName", string(entity.representedClassName ?? entity.name)),
-                ("XD_PSK_userInfo", stringDictionary(entity.userInfo)),
+                ("XD_PSK_userInfo", entityUserInfo(entity.userInfo)),
                 ("XDPMUniquenessConstraints", writer.array(constraints, className: "NSMutableArray")),
             ])], owner: uid)
         var generalizations: [PropertyListValue] = []

@@ -347,6 +347,27 @@ private func issues(_ body: () throws -> MappingModel) -> [MappingIssue] {
         #expect(reasons { try MappingModel.inferred(from: v1, to: v2) }.contains(.ambiguousRename))
     }
 
+    /// Issue 22, item 8: two source properties whose renaming identifiers resolve to one destination
+    /// property (one named as the identifier, one carrying it) are refused, naming both.
+    @Test func twoSourcePropertiesResolvingToOneDestinationAreRefused() throws {
+        let v1 = try model(person([
+            AttributeDescription(name: "title", type: .string), AttributeDescription(name: "heading", type: .string, renamingIdentifier: "title"),
+        ]))
+        let v2 = try model(person([AttributeDescription(name: "caption", type: .string, renamingIdentifier: "title")]))
+        let found = issues { try MappingModel.inferred(from: v1, to: v2) }
+        let ambiguity = try #require(found.first { $0.reason == .ambiguousRename })
+        #expect(ambiguity.message.contains("Person.heading and Person.title") && ambiguity.message.contains("Person.caption"))
+    }
+
+    /// Issue 22, item 8: the same for two source entities carrying one renaming identifier.
+    @Test func twoSourceEntitiesResolvingToOneDestinationAreRefused() throws {
+        let v1 = try model(person([name], name: "A", renamingIdentifier: "Human"), person([name], name: "B", renamingIdentifier: "Human"))
+        let v2 = try model(person([name], name: "Person", renamingIdentifier: "Human"))
+        let found = issues { try MappingModel.inferred(from: v1, to: v2) }
+        let ambiguity = try #require(found.first { $0.reason == .ambiguousRename })
+        #expect(ambiguity.message.contains("A and B") && ambiguity.message.contains("Person"))
+    }
+
     @Test func transientBecomingStoredNeedsADefault() throws {
         let v1 = try model(person([name, AttributeDescription(name: "cache", type: .string, isTransient: true)]))
         let v2 = try model(person([name, AttributeDescription(name: "cache", type: .string)]))

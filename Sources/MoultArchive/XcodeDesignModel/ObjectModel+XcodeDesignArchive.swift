@@ -287,18 +287,10 @@ private struct StereotypeValues {
         return text.isEmpty ? nil : text
     }
 
+    /// A user info dictionary; values of any property-list type are kept (see ``KeyedArchive/userInfo(_:)``).
     func stringDictionary(_ key: String) throws(ArchiveError) -> [String: String] {
         guard let uid = values[key], !archive.isNull(uid) else { return [:] }
-        var result: [String: String] = [:]
-        for entry in try archive.stringKeyedEntries(uid) {
-            switch try archive.object(entry.value) {
-            case .integer(let value): result[entry.key] = String(value)
-            case .real(let value): result[entry.key] = String(value)
-            case .bool(let value): result[entry.key] = value ? "YES" : "NO"
-            default: result[entry.key] = try archive.string(entry.value) ?? ""
-            }
-        }
-        return result
+        return try archive.userInfo(uid)
     }
 
     /// Uniqueness constraints: an array of arrays of property names.

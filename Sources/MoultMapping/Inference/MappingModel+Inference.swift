@@ -118,21 +118,33 @@ private struct Correspondence {
 
 /// Matches destination elements to source elements: by renaming identifier (naming the source
 /// element, or equal to its renaming identifier), then by name.
+///
+/// A renaming identifier that resolves to more than one source element (one named so and another
+/// with that renaming identifier, or two with that renaming identifier) is never resolved by order:
+/// `onSourceAmbiguity` is told the destination element and every source element, and the
+/// destination element is left unmatched.
 private func match(
     destination: [(name: String, renamingIdentifier: String?)], source: [(name: String, renamingIdentifier: String?)],
-    onAmbiguity: (_ source: String, _ destinations: [String]) -> Void
+    onAmbiguity: (_ source: String, _ destinations: [String]) -> Void,
+    onSourceAmbiguity: (_ destination: String, _ sources: [String]) -> Void
 ) -> [String: String] {
     let sourceNames = Set(source.map(\.name))
-    var byIdentifier: [String: String] = [:]
+    var byIdentifier: [String: [String]] = [:]
     for element in source {
-        if let identifier = element.renamingIdentifier, byIdentifier[identifier] == nil { byIdentifier[identifier] = element.name }
+        if let identifier = element.renamingIdentifier { byIdentifier[identifier, default: []].append(element.name) }
     }
     var result: [String: String] = [:]
     var claimed: [String: [String]] = [:]
     for element in destination {
         var found: String?
         if let identifier = element.renamingIdentifier {
-            found = sourceNames.contains(identifier) ? identifier : byIdentifier[identifier]
+            var candidates = byIdentifier[identifier] ?? []
+            if sourceNames.contains(identifier), !candidates.contains(identifier) { candidates.insert(identifier, at: 0) }
+            if candidates.count > 1 {
+                onSourceAmbiguity(element.name, candidates.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+                continue
+            }
+            found = candidates.first
         }
         if found == nil, sourceNames.contains(element.name) { found = element.name }
         if let found {
@@ -172,6 +184,12 @@ private struct Inference {
                 MappingIssue(
                     .ambiguousRename, "entities \(destinations.joined(separator: " and ")) all claim to be the source entity \(sourceName)",
                     entity: sourceName))
+        } onSourceAmbiguity: { destinationName, sources in
+            ambiguities.append(
+                MappingIssue(
+                    .ambiguousRename,
+                    "source entities \(sources.joined(separator: " and ")) both resolve to the destination entity \(destinationName) by its renaming identifier",
+                    entity: destinationName))
         }
         for (newEntity, oldEntity) in result.entities {
             let newProperties = newer.attributes(of: newEntity).filter { !$0.isTransient }.map { ($0.name, $0.renamingIdentifier) }
@@ -184,6 +202,12 @@ private struct Inference {
                         .ambiguousRename,
                         "properties \(destinations.joined(separator: " and ")) of \(newEntity) all claim to be \(oldEntity).\(sourceName)",
                         entity: newEntity, property: sourceName))
+            } onSourceAmbiguity: { destinationName, sources in
+                ambiguities.append(
+                    MappingIssue(
+                        .ambiguousRename,
+                        "source properties \(sources.map { "\(oldEntity).\($0)" }.joined(separator: " and ")) both resolve to \(newEntity).\(destinationName) by its renaming identifier",
+                        entity: newEntity, property: destinationName))
             }
         }
         if reportAmbiguity { issues += ambiguities }

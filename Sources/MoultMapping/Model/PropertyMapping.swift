@@ -38,9 +38,10 @@ public struct PropertyMapping: Sendable, Hashable {
     /// `mappingName` from the objects the source relationship (or key path) holds.
     ///
     /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "<mappingName>", $source.<keyPath>)`;
-    /// with a nil key path, the source object itself (`$source`).
+    /// with a nil key path, the source object itself (`$source`). A key path of several components
+    /// (`owner.address`) has each component escaped as needed.
     public static func destinationInstances(mapping mappingName: String, sourceKeyPath: String?) -> String {
-        let source = sourceKeyPath.map { sourceValue($0) } ?? "$source"
+        let source = sourceKeyPath.map { "$source." + ExpressionText.keyPath($0) } ?? "$source"
         return "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \(ExpressionText.quoted(mappingName)), \(source))"
     }
 

@@ -27,25 +27,10 @@ struct ArchivedExpression {
         return try expression(archive.rootUID, depth: 0, visits: &visits)
     }
 
-    /// The root object as a dictionary of strings (an archived `userInfo`).
+    /// The root object as a dictionary of strings (an archived `userInfo`); values of any
+    /// property-list type are kept as text (see ``KeyedArchive/userInfo(_:)``).
     func stringDictionary() throws(ArchiveError) -> [String: String] {
-        var result: [String: String] = [:]
-        for entry in try archive.stringKeyedEntries(archive.rootUID) {
-            switch try archive.object(entry.value) {
-            case .integer(let value): result[entry.key] = String(value)
-            case .real(let value): result[entry.key] = String(value)
-            case .bool(let value): result[entry.key] = value ? "YES" : "NO"
-            default:
-                let text: String?
-                do {
-                    text = try archive.string(entry.value)
-                } catch {
-                    throw ArchiveError(.unsupported, "the user info value of '\(entry.key)' is not a string or a number", location: "$objects[\(entry.value)]")
-                }
-                result[entry.key] = text ?? ""
-            }
-        }
-        return result
+        try archive.userInfo(archive.rootUID)
     }
 
     // MARK: - Expressions

@@ -18,8 +18,10 @@ extension MappingModel {
     /// the version folders' names without `.xcdatamodel`. Their entity version hashes are those of the
     /// models the file embeds (`sourcemodeldata`, `destinationmodeldata`: Xcode's design-time models,
     /// decoded by MoultArchive), so a mapping is matched to model versions by content, as Core Data
-    /// matches a compiled mapping model. Filter predicates have Xcode's byte-swapped `<` (U+3C00)
-    /// repaired.
+    /// matches a compiled mapping model. Filter predicates have Xcode's escapes (`\u3c00`) decoded and
+    /// its byte-swapped `<` (U+3C00) repaired. A relationship mapping with a `sourcemappingname`
+    /// and no archived expression gets `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", …)`
+    /// over its `sourcekeypath` (`$source` alone: the source object itself).
     ///
     /// - Throws: ``MappingError`` naming the file and, for XML errors, the line.
     public init(xcmappingModelAt url: URL) throws(MappingError) {
@@ -85,6 +87,9 @@ private final class XcodeMappingReader: NSObject, XMLParserDelegate {
     private var attributeName: String?
     private var text = ""
     private var failure: MappingError?
+    /// Relationship mappings of the source object itself whose entity mapping is found at the end:
+    /// (entity mapping, relationship, line).
+    private var selfSourcedRelationships: [(String, String, Int)] = []
 
     init(data: Data) {
         parser = XMLParser(data: data)
@@ -110,20 +115,71 @@ private final class XcodeMappingReader: NSObject, XMLParserDelegate {
         mappings.sort { ($0.order ?? .max, $0.name) < ($1.order ?? .max, $1.name) }
         var source = Self.reference(path: model.attributes["sourcemodelpath"])
         var destination = Self.reference(path: model.attributes["destinationmodelpath"])
-        source.entityVersionHashes = try embeddedModelHashes(model, "sourcemodeldata")
-        destination.entityVersionHashes = try embeddedModelHashes(model, "destinationmodeldata")
+        source.entityVersionHashes = try embeddedModel(model, "sourcemodeldata")?.entityVersionHashes() ?? [:]
+        let destinationModel = try embeddedModel(model, "destinationmodeldata")
+        destination.entityVersionHashes = destinationModel?.entityVersionHashes() ?? [:]
+        try resolveSelfSourcedRelationships(in: &mappings, destinationModel: destinationModel)
         return MappingModel(source: source, destination: destination, entityMappings: mappings)
     }
 
-    /// The entity version hashes of a model embedded in the mapping model (`sourcemodeldata` or
-    /// `destinationmodeldata`: Xcode's design-time model, archived); empty when the file embeds none.
-    private func embeddedModelHashes(_ model: XMLStoreObject, _ key: String) throws(MappingError) -> [String: VersionHash] {
-        guard let base64 = model.attributes[key], !base64.isEmpty else { return [:] }
+    /// A `sourcekeypath` relative to the source object: nil for `$source` itself, `a.b` for
+    /// `$source.a.b` or `a.b`, and `name` when none is recorded.
+    static func relativeKeyPath(_ keyPath: String?, default name: String) -> String? {
+        guard let keyPath, !keyPath.isEmpty else { return name }
+        if keyPath == "$source" { return nil }
+        if keyPath.hasPrefix("$source.") { return String(keyPath.dropFirst("$source.".count)) }
+        return keyPath
+    }
+
+    /// Gives each relationship mapping Xcode stores as `sourcekeypath` = `$source` with
+    /// `autogenerateexpression` and no mapping name its expression:
+    /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "<mapping>", $source)`,
+    /// where `<mapping>` is the one entity mapping that makes the relationship's destination entity
+    /// (in the embedded destination model) from the same source entity.
+    ///
+    /// - Throws: ``MappingError`` (65) naming the relationship mapping when the file embeds no
+    ///   destination model to find the relationship in, or when no entity mapping, or more than one,
+    ///   makes its destination from that source.
+    private func resolveSelfSourcedRelationships(in mappings: inout [EntityMapping], destinationModel: ObjectModel?) throws(MappingError) {
+        for (mappingName, property, line) in selfSourcedRelationships {
+            guard let index = mappings.firstIndex(where: { $0.name == mappingName }) else { continue }
+            let owner = mappings[index]
+            let place = "\(mappingName).\(property)"
+            guard let entity = owner.destinationEntityName, let destinationModel,
+                let relationship = destinationModel.relationship(named: property, of: entity)
+            else {
+                throw MappingError(
+                    .malformedXML,
+                    "relationship mapping \(place) maps the source object itself ($source) but names no entity mapping, and the embedded destination model has no relationship \(owner.destinationEntityName ?? "?").\(property) to find one by",
+                    path: "line \(line)", mapping: mappingName, property: property)
+            }
+            let candidates = mappings.filter { $0.sourceEntityName == owner.sourceEntityName && $0.destinationEntityName == relationship.destinationEntity }
+            guard candidates.count == 1 else {
+                let names = candidates.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                throw MappingError(
+                    .malformedXML,
+                    "relationship mapping \(place) maps the source object itself ($source) but names no entity mapping, and "
+                        + (names.isEmpty
+                            ? "no entity mapping makes \(relationship.destinationEntity) from \(owner.sourceEntityName ?? "nothing")"
+                            : "\(names.count) entity mappings make \(relationship.destinationEntity) from \(owner.sourceEntityName ?? "nothing"): \(names.joined(separator: ", "))"),
+                    path: "line \(line)", mapping: mappingName, property: property)
+            }
+            let text = PropertyMapping.destinationInstances(mapping: candidates[0].name, sourceKeyPath: nil)
+            for position in mappings[index].relationshipMappings.indices where mappings[index].relationshipMappings[position].name == property {
+                mappings[index].relationshipMappings[position].valueExpression = text
+            }
+        }
+    }
+
+    /// A model embedded in the mapping model (`sourcemodeldata` or `destinationmodeldata`: Xcode's
+    /// design-time model, archived); nil when the file embeds none.
+    private func embeddedModel(_ model: XMLStoreObject, _ key: String) throws(MappingError) -> ObjectModel? {
+        guard let base64 = model.attributes[key], !base64.isEmpty else { return nil }
         guard let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters) else {
             throw MappingError(.malformedArchive, "the embedded model \(key) is not base64", path: "line \(model.line)")
         }
         do {
-            return try ObjectModel(xcodeDesignArchive: Array(data)).entityVersionHashes()
+            return try ObjectModel(xcodeDesignArchive: Array(data))
         } catch {
             throw MappingError(
                 .malformedArchive, "the embedded model \(key) cannot be decoded: \(error.description)", path: "line \(model.line)")
@@ -169,13 +225,67 @@ private final class XcodeMappingReader: NSObject, XMLParserDelegate {
         if let archived = attributes["userinfodata"] {
             userInfo = try decode(archived, in: object, mapping: name, property: nil) { (archive) throws(ArchiveError) in try archive.stringDictionary() }
         }
-        let filter = attributes["sourcefilterpredicatestring"].flatMap { $0.isEmpty ? nil : Self.repairedPredicate($0) }
+        let filter = attributes["sourcefilterpredicatestring"].flatMap { $0.isEmpty ? nil : Self.repairedPredicate(Self.decodedEscapes($0)) }
         let policy = attributes["migrationpolicyclassname"].flatMap { $0.isEmpty ? nil : $0 }
         return EntityMapping(
             name: name, type: type, source: source, destination: destination, filter: filter,
             attributes: try propertyMappings(object, "attributemappings", "XDDEVATTRIBUTEMAPPING", mapping: name),
             relationships: try propertyMappings(object, "relationshipmappings", "XDDEVRELATIONSHIPMAPPING", mapping: name),
             policy: policy, userInfo: userInfo, order: order)
+    }
+
+    /// Predicate text with Xcode's `\uXXYY` escapes decoded.
+    ///
+    /// Xcode writes some characters of a filter predicate as the six characters `\u` and four hex
+    /// digits holding the UTF-16 unit with its two bytes swapped: `\u3c00` is the unit 0x003C, `<`,
+    /// so `age \u3c00 18` is `age < 18`. Consecutive escapes are decoded together (a surrogate pair);
+    /// a run that is not valid UTF-16, and an escape whose backslash is itself escaped (`\\u3c00`
+    /// inside a string literal), are left as written.
+    static func decodedEscapes(_ text: String) -> String {
+        guard text.contains("\\u") else { return text }
+        let scalars = Array(text.unicodeScalars)
+        var result = String.UnicodeScalarView()
+        var index = 0
+        /// The unit an escape at `start` stands for, bytes swapped; nil when there is none.
+        func unit(at start: Int) -> UInt16? {
+            guard start + 6 <= scalars.count, scalars[start] == "\\", scalars[start + 1] == "u" else { return nil }
+            guard start == 0 || scalars[start - 1] != "\\" else { return nil }
+            var value: UInt16 = 0
+            for scalar in scalars[(start + 2)..<(start + 6)] {
+                guard scalar.isASCII, scalar != "+", scalar != "-", let digit = UInt16(String(scalar), radix: 16) else { return nil }
+                value = value << 4 | digit
+            }
+            return value << 8 | value >> 8
+        }
+        while index < scalars.count {
+            var units: [UInt16] = []
+            var end = index
+            while let next = unit(at: end) {
+                units.append(next)
+                end += 6
+            }
+            if units.isEmpty {
+                result.append(scalars[index])
+                index += 1
+                continue
+            }
+            var decoded = String.UnicodeScalarView()
+            var valid = true
+            var decoder = UTF16()
+            var iterator = units.makeIterator()
+            decoding: while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue(let scalar): decoded.append(scalar)
+                case .emptyInput: break decoding
+                case .error:
+                    valid = false
+                    break decoding
+                }
+            }
+            result.append(contentsOf: valid ? decoded : String.UnicodeScalarView(scalars[index..<end]))
+            index = end
+        }
+        return String(result)
     }
 
     /// A filter predicate with Xcode's byte-swapped comparison operators repaired.
@@ -225,7 +335,13 @@ private final class XcodeMappingReader: NSObject, XMLParserDelegate {
             } else if type == "XDDEVRELATIONSHIPMAPPING", let sourceMapping = object.attributes["sourcemappingname"], !sourceMapping.isEmpty {
                 // *Unverified*: no fixture records a source mapping name (CORE-DATA-FORMATS.md §2).
                 expression = PropertyMapping.destinationInstances(
-                    mapping: sourceMapping, sourceKeyPath: object.attributes["sourcekeypath"] ?? name)
+                    mapping: sourceMapping, sourceKeyPath: Self.relativeKeyPath(object.attributes["sourcekeypath"], default: name))
+            } else if type == "XDDEVRELATIONSHIPMAPPING", object.attributes["sourcekeypath"] == "$source",
+                object.attributes["autogenerateexpression"] == "1"
+            {
+                // The source object itself, through the entity mapping that makes the relationship's
+                // destination from it: resolved once every entity mapping is read.
+                selfSourcedRelationships.append((mapping, name, object.line))
             }
             var userInfo: [String: String] = [:]
             if let archived = object.attributes["userinfodata"] {
