@@ -49,8 +49,6 @@ public struct StoreError: CategorizedError, Hashable {
         public static let unknownName = Code(rawValue: "unknown name")
         /// Another Moult run holds the store or destination (see ``RunLock``): nothing was touched.
         public static let busy = Code(rawValue: "busy")
-        /// The store changed while Moult read it, or since the interrupted run it would resume.
-        public static let changed = Code(rawValue: "store changed")
         /// Any other SQLite failure (bad SQL, misuse): a bug in the caller.
         public static let sqlite = Code(rawValue: "SQLite error")
     }
@@ -160,7 +158,6 @@ public struct StoreError: CategorizedError, Hashable {
         case .locked, .readOnly, .unfinishedTransaction, .diskFull, .notFound, .alreadyExists, .ioFailure: .io
         case .constraint: .validationFailed
         case .busy: .busy
-        case .changed: .badInput
         default: .internalError
         }
     }

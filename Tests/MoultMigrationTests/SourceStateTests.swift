@@ -15,6 +15,15 @@ import Testing
             options: MigrationOptions(chunkSize: chunkSize, bulkSQL: false))
     }
 
+    /// Runs the step into `output` and stops it (cancelled, resumable) after three chunks.
+    static func stopAfterThreeChunks(_ source: URL, output: URL) throws {
+        var chunks = 0
+        #expect(throws: MigrationError.self) {
+            try migrator(source).run(output: output, progress: { _ in chunks += 1 }, isCancelled: { chunks >= 3 })
+        }
+        #expect(chunks == 3)
+    }
+
     /// One committed write of another program: two persons swap ages (the sum stays the same, as in
     /// `faults/concurrent-writer-torn-source-read`).
     static func swapAges(_ store: URL, _ a: Int64, _ b: Int64) throws {
@@ -96,10 +105,7 @@ import Testing
         defer { directory.remove() }
         let source = try People.generate("v2", persons: 200, in: directory)
         let output = directory.appending("out.sqlite")
-        var chunks = 0
-        #expect(throws: MigrationError.self) {
-            try Self.migrator(source).run(output: output, progress: { _ in chunks += 1 }, isCancelled: { chunks >= 3 })
-        }
+        try Self.stopAfterThreeChunks(source, output: output)
         let work = URL(filePath: output.path + ".moult")
         #expect(FileManager.default.fileExists(atPath: work.appending(path: "source-state").path))
 
@@ -126,10 +132,7 @@ import Testing
         defer { directory.remove() }
         let source = try People.generate("v2", persons: 200, in: directory)
         let output = directory.appending("out.sqlite")
-        var chunks = 0
-        #expect(throws: MigrationError.self) {
-            try Self.migrator(source).run(output: output, progress: { _ in chunks += 1 }, isCancelled: { chunks >= 3 })
-        }
+        try Self.stopAfterThreeChunks(source, output: output)
         let report = try Self.migrator(source).run(output: output)
         #expect(report.resumed)
     }
