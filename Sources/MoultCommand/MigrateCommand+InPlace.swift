@@ -70,6 +70,10 @@ extension MigrateCommand {
                     log?.write(event)
                     display.show(event)
                     if case .chunk(let chunk) = event, pacer.isActive { pacer.chunkCommitted(chunk) }
+                    if case .warning(let warning) = event, warning.notCarried.isEmpty {
+                        display.finish()
+                        printError("moult: warning: \(warning.message)")
+                    }
                 })
             display.finish()
             let seconds = (ContinuousClock.now - start) / .seconds(1)
@@ -101,6 +105,27 @@ extension MigrateCommand {
 
 /// How each step of a plan would run in place (`moult migrate` without `--output`).
 enum InPlaceReport {
+    /// What an in-place run does with what the store holds beyond its model (one line each), or why
+    /// that could not be read.
+    static func ownObjectLines(_ chain: ProgressiveMigration) -> [String] {
+        do {
+            let outcomes = try InPlaceMigration(chain: chain).ownObjectOutcomes()
+            guard !outcomes.isEmpty else { return [] }
+            // What is kept, counted by kind; what is dropped or cannot be kept, one line each with why.
+            let kept = outcomes.filter { $0.fate == .kept || $0.fate == .madeAgain }
+            var lines = ["in place, what the store holds beyond its model:"]
+            for kind in ["table", "view", "trigger", "index", "column"] {
+                let names = kept.filter { $0.object.kind.rawValue == kind }.map(\.object.name)
+                guard !names.isEmpty else { continue }
+                let shown = names.prefix(4).joined(separator: ", ") + (names.count > 4 ? ", …" : "")
+                lines.append("  kept: \(names.count) \(kind == "index" ? "indexes" : kind + "s") (\(shown))")
+            }
+            return lines + outcomes.filter { $0.fate != .kept && $0.fate != .madeAgain }.map { "  \($0)" }
+        } catch {
+            return ["in place: the store's own objects could not be read: \(error)"]
+        }
+    }
+
     static func lines(_ step: ProgressiveMigration.Step) -> [String] {
         guard let method = try? InPlaceMigration.method(for: step) else { return [] }
         switch method {

@@ -205,7 +205,21 @@ struct MigrationArguments: ParsableArguments {
         for (className, _) in bindings where !used.contains(className) {
             printError("moult: warning: --policy \(className)=…: no entity mapping of this migration names that class")
         }
+        var versions = migration.steps.map(\.to)
+        if let first = migration.steps.first { versions.insert(first.from, at: 0) }
+        Self.warnAboutIgnoredFetchIndexElements(versions.map(\.model))
         return migration
+    }
+
+    /// Says, once per message, which fetch index elements the models' layouts ignore (an element on a
+    /// to-many relationship: Core Data makes no index term for it).
+    static func warnAboutIgnoredFetchIndexElements(_ models: [ObjectModel]) {
+        var said: Set<String> = []
+        for model in models {
+            for message in (try? StoreLayout(model: model))?.ignoredFetchIndexElements ?? [] where said.insert(message).inserted {
+                printError("moult: warning: \(message)")
+            }
+        }
     }
 }
 

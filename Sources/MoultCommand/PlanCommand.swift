@@ -91,6 +91,7 @@ struct PlanCommand: AsyncParsableCommand {
                     for line in StepReport.details(step, losses: losses[index]) { print(line) }
                     for line in InPlaceReport.lines(step) { print(line) }
                 }
+                for line in InPlaceReport.ownObjectLines(migration) { print(line) }
                 print(first)
             }
         }

@@ -151,3 +151,39 @@ import Testing
         }
     }
 }
+
+/// A fetch index element on a to-many relationship has no column: Core Data makes no index term for it.
+/// The layout ignores it with a message (a warning for the command line) rather than refusing the model.
+@Suite struct ToManyFetchIndexElementTests {
+    static let contents = """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            <entity name="Album" representedClassName="Album" syncable="YES">
+                <attribute name="title" optional="YES" attributeType="String"/>
+                <relationship name="photos" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Photo" inverseName="album" inverseEntity="Photo"/>
+                <fetchIndex name="byTitleAndPhotos">
+                    <fetchIndexElement property="title" type="Binary" order="ascending"/>
+                    <fetchIndexElement property="photos" type="Binary" order="ascending"/>
+                </fetchIndex>
+                <fetchIndex name="byPhotos">
+                    <fetchIndexElement property="photos" type="Binary" order="ascending"/>
+                </fetchIndex>
+            </entity>
+            <entity name="Photo" representedClassName="Photo" syncable="YES">
+                <relationship name="album" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Album" inverseName="photos" inverseEntity="Album"/>
+            </entity>
+        </model>
+        """
+
+    @Test func theElementIsIgnoredWithAMessage() throws {
+        let model = try ObjectModel(xcodeContents: Data(Self.contents.utf8))
+        let layout = try StoreLayout(model: model)
+        let indexes = layout.tables.flatMap(\.indexes).filter { $0.name.hasPrefix("Z_Album_") }
+        #expect(indexes.map(\.name) == ["Z_Album_byTitleAndPhotos"])
+        #expect(indexes.first?.terms == ["\"ZTITLE\" COLLATE BINARY ASC"] || indexes.first?.terms == ["ZTITLE COLLATE BINARY ASC"], "\(indexes)")
+        #expect(layout.ignoredFetchIndexElements == [
+            "the fetch index 'byTitleAndPhotos' of entity 'Album' names the to-many relationship 'photos', which has no column: the element is ignored, as Core Data ignores it",
+            "the fetch index 'byPhotos' of entity 'Album' names the to-many relationship 'photos', which has no column: the element is ignored, as Core Data ignores it",
+        ])
+    }
+}

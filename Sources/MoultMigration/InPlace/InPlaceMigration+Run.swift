@@ -27,7 +27,7 @@ extension InPlaceMigration {
         var madeBackup: URL?
         do {
             // What can be refused from a read-only view is refused before anything is written.
-            try refuseLosingTheStoresOwnObjects()
+            try refuseLosingTheStoresOwnObjects(warn: { events?(.warning(MigrationEvent.Warning(message: "in place, \($0)"))) })
             var backup = keepsBackup ? Self.recordedBackup(in: work) : nil
             if methods.allSatisfy(\.isSQL), !Self.walHoldsData(store) {
                 try Self.checkpoint(store, timeout: lockTimeout)
@@ -219,6 +219,8 @@ extension InPlaceMigration {
                 }
             }
             if output == nil {
+                // A new store made from the model: nothing of the input's own may be in it.
+                try Self.refuseStreamingOwnObjects(from: input, step: step, offset: offset)
                 let streamedMethod = method.isSQL
                     ? Method.streaming(["the store's schema is not the one version \(step.from.name) lays out (a trigger, view, table or column of its own)"])
                     : method

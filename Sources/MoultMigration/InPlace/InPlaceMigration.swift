@@ -340,11 +340,11 @@ public struct InPlaceMigration {
         let oldLayout = try StoreLayout(model: step.from.model)
         let newLayout = try StoreLayout(model: step.to.model)
         guard try schemaMatches(oldLayout, database) else { throw SchemaNotLaidOut() }
-        // An application's triggers (Photos' `ZT_` ones): dropped around the change and made
-        // again, when every table they name keeps every column it had; else the step is copied.
-        let foreign = try foreignTriggers(oldLayout, database)
-        guard foreign.allSatisfy({ survives($0.sql, old: oldLayout, new: newLayout) }) else { throw SchemaNotLaidOut() }
-        for trigger in foreign { try database.execute("DROP TRIGGER \(SQLName.quoted(trigger.name))") }
+        // The store's own objects (an application's triggers and views, indexes on entity tables):
+        // dropped around the change and made again, when every table and column they name is still
+        // there (an index that cannot be is dropped; anything else that cannot be makes the step a copy,
+        // which the run refuses). Its own tables (persistent history, R-trees) are left as they are.
+        let (again, history) = try setAsideOwnObjects(database, step: step, old: oldLayout, new: newLayout)
         let metadata = try StoreMetadata(reading: database)
         guard step.from.model.hashDifferences(from: metadata.entityHashes).isEmpty else {
             throw MigrationError(.incompatibleStore, "the store \(store.path) is no longer at version \(step.from.name)")
@@ -357,6 +357,9 @@ public struct InPlaceMigration {
                 try database.execute(statement.sql, statement.arguments)
             }
         }
+        // Persistent history names entities by number: renumbered with them.
+        if let history { try database.execute(history.sql, history.arguments) }
+        for object in again where object.kind != .trigger { try database.executeScript(object.sql ?? "") }
         try validate(step, layout: newLayout, database: database, store: store, scratch: scratch)
         var updated = metadata
         let fresh = StoreMetadata(model: step.to.model)
@@ -377,7 +380,7 @@ public struct InPlaceMigration {
         try updated.write(to: database)
         // Last: nothing Moult writes after this point, so an application's trigger never fires on it.
         FaultInjection.reach("inplace-foreign-triggers")
-        for trigger in foreign { try database.executeScript(trigger.sql) }
+        for object in again where object.kind == .trigger { try database.executeScript(object.sql ?? "") }
         FaultInjection.reach("inplace-before-commit")
     }
 
@@ -484,60 +487,6 @@ public struct InPlaceMigration {
         var sql: String
     }
 
-    /// Refuses a run that would replace the store by a copy made from the model while the store holds
-    /// tables, views, indexes, columns or triggers of its own: the copy would not have them, and the
-    /// run would exit 0 having dropped an application's data. SQL steps keep an application's
-    /// triggers when their tables keep their columns; anything else makes a step a copy.
-    ///
-    /// - Throws: ``MigrationError`` `.incompatibleStore` (66) naming them; nothing is written.
-    func refuseLosingTheStoresOwnObjects() throws {
-        guard !chain.steps.isEmpty else { return }
-        let database = try Database(url: chain.store, mode: .readOnly)
-        defer { database.close() }
-        let layout = try StoreLayout(model: chain.sourceVersion.model)
-        // Tables and views the layout does not make (an R-tree's tables are the layout's), and columns
-        // it does not lay out in its own tables. Indexes are not data: a copy has the model's.
-        let known = Set(layout.schemaSQL.compactMap { Self.createdName($0) } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
-        var own = try database.query("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'") { row in
-            (row.string(at: 0) ?? "", row.string(at: 1) ?? "")
-        }.filter { !known.contains($0.1) && !$0.1.hasPrefix("Z_RT_") }.map { "\($0.0) \($0.1)" }
-        for table in layout.tables {
-            let laidOut = Set(table.columns.map(\.name))
-            own += try database.columns(of: table.name).filter { !laidOut.contains($0) }.map { "column \(table.name).\($0)" }
-        }
-        for table in layout.joinTables {
-            let laidOut = Set(table.columns + table.orderColumns)
-            own += try database.columns(of: table.name).filter { !laidOut.contains($0) }.map { "column \(table.name).\($0)" }
-        }
-        let onlyTriggers = own.isEmpty
-        let triggers = try Self.foreignTriggers(layout, database)
-        own += triggers.map { "trigger \($0.name)" }
-        guard !own.isEmpty else { return }
-        if onlyTriggers {
-            // Kept when every step is by SQL and every trigger survives each step's change.
-            let kept = try zip(chain.steps, methods).allSatisfy { step, method in
-                guard method.isSQL else { return false }
-                let old = try StoreLayout(model: step.from.model)
-                let new = try StoreLayout(model: step.to.model)
-                return triggers.allSatisfy { Self.survives($0.sql, old: old, new: new) }
-            }
-            if kept { return }
-        }
-        throw MigrationError(
-            .incompatibleStore,
-            "the store \(chain.store.path) holds \(own.joined(separator: ", ")) of its own, which the model does not describe: a step of this migration replaces the store by a copy made from the model, which would drop them. Nothing was changed. Migrate with --output (a new store; the original stays as it is), or move them out first")
-    }
-
-    /// The name a `CREATE TABLE|INDEX|VIRTUAL TABLE|TRIGGER` statement makes.
-    static func createdName(_ sql: String) -> String? {
-        let words = sql.split(whereSeparator: { $0 == " " || $0 == "(" }).map(String.init)
-        guard let on = words.firstIndex(where: { ["TABLE", "INDEX", "TRIGGER"].contains($0.uppercased()) }) else { return nil }
-        var index = on + 1
-        if words.count > index + 2, words[index].uppercased() == "IF" { index += 3 }
-        guard index < words.count else { return nil }
-        return words[index].trimmingCharacters(in: CharacterSet(charactersIn: "\"`[]"))
-    }
-
     /// The store's triggers the layout does not make, in the order SQLite lists them.
     static func foreignTriggers(_ layout: StoreLayout, _ database: Database) throws -> [ForeignTrigger] {
         let known = Set(layout.triggerNames)
@@ -546,39 +495,14 @@ public struct InPlaceMigration {
         }.filter { !known.contains($0.name) }
     }
 
-    /// Whether a trigger can be made again after the change: every table of the old layout its text
-    /// names (as a word, in any case) is a table of the new layout with every column it had.
-    static func survives(_ sql: String, old: StoreLayout, new: StoreLayout) -> Bool {
-        let text = sql.uppercased()
-        let words = Set(text.split { !($0.isLetter || $0.isNumber || $0 == "_") }.map(String.init))
-        var oldColumns: [String: Set<String>] = [:]
-        for table in old.tables { oldColumns[table.name.uppercased()] = Set(table.columns.map { $0.name.uppercased() }) }
-        for table in old.joinTables { oldColumns[table.name.uppercased()] = Set((table.columns + table.orderColumns).map { $0.uppercased() }) }
-        var newColumns: [String: Set<String>] = [:]
-        for table in new.tables { newColumns[table.name.uppercased()] = Set(table.columns.map { $0.name.uppercased() }) }
-        for table in new.joinTables { newColumns[table.name.uppercased()] = Set((table.columns + table.orderColumns).map { $0.uppercased() }) }
-        for (table, columns) in oldColumns where words.contains(table) {
-            guard let kept = newColumns[table], columns.isSubset(of: kept) else { return false }
-        }
-        return true
-    }
-
-    /// Whether the store's tables, columns and indexes are exactly those of the layout (its triggers
-    /// may be the layout's or an application's; no view).
+    /// Whether every table the layout makes is in the store with exactly its columns, and the store
+    /// numbers its entities as the layout does. What the store holds beyond the layout (its own
+    /// tables, views, triggers, indexes) is ``StoreOwnObjects``' to judge.
     static func schemaMatches(_ layout: StoreLayout, _ database: Database) throws -> Bool {
-        var tables: [String: Set<String>] = [:]
-        var indexes: Set<String> = []
-        var other = false
-        try database.forEachRow("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") { row in
-            let name = row.string(at: 1) ?? ""
-            switch row.string(at: 0) {
-            case "table": tables[name] = []
-            case "index": indexes.insert(name)
-            case "trigger": break
-            default: other = true
-            }
+        var tables: Set<String> = []
+        try database.forEachRow("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") { row in
+            tables.insert(row.string(at: 0) ?? "")
         }
-        if other { return false }
         var expected: [String: Set<String>] = [
             "Z_PRIMARYKEY": ["Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX"], "Z_METADATA": ["Z_VERSION", "Z_UUID", "Z_PLIST"], "Z_MODELCACHE": ["Z_CONTENT"],
         ]
@@ -591,15 +515,12 @@ public struct InPlaceMigration {
             expected[rTree.name + "_parent"] = ["nodeno", "parentnode"]
             expected[rTree.name + "_rowid"] = ["rowid", "nodeno"]
         }
-        guard Set(tables.keys) == Set(expected.keys) else { return false }
-        for name in tables.keys {
-            guard Set(try database.columns(of: name)) == expected[name] else { return false }
+        for (name, columns) in expected {
+            guard tables.contains(name), Set(try database.columns(of: name)) == columns else { return false }
         }
         // Entity numbers: a store numbered otherwise than the layout (by an older Moult) is streamed,
         // whose reading takes the store's own numbers, rather than rewritten with the layout's.
         let numbers = try database.query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < 16000") { ($0.int64(at: 0), $0.string(at: 1) ?? "") }
-        guard numbers.allSatisfy({ number, name in layout.entity(named: name).map { Int64($0.number) == number } ?? true }) else { return false }
-        let known = Set(layout.tables.flatMap(\.indexes).map(\.name) + layout.joinTables.flatMap(\.indexes).map(\.name))
-        return indexes.isSubset(of: known)
+        return numbers.allSatisfy { number, name in layout.entity(named: name).map { Int64($0.number) == number } ?? true }
     }
 }

@@ -673,6 +673,10 @@ private struct InPlaceBuilder {
                     "INSERT INTO \(quoted("Z_PRIMARYKEY")) (\(quoted("Z_ENT")), \(quoted("Z_NAME")), \(quoted("Z_SUPER")), \(quoted("Z_MAX"))) VALUES (?, ?, ?, \(maximum))",
                     [.int(Int64(entity.number)), .string(entity.name), .int(Int64(entity.superNumber))]))
         }
+        // Rows for what is not an entity (Core Data's persistent history numbers its own from 16000) stay.
+        primaryKeys.append(
+            InPlaceStatement(
+                "INSERT INTO \(quoted("Z_PRIMARYKEY")) SELECT \(quoted("Z_ENT")), \(quoted("Z_NAME")), \(quoted("Z_SUPER")), \(quoted("Z_MAX")) FROM \(quoted("moult_inplace_primarykey")) WHERE \(quoted("Z_ENT")) >= 16000"))
         primaryKeys.append(InPlaceStatement("DROP TABLE \(quoted("moult_inplace_primarykey"))"))
         changes.append(InPlaceChange(kind: .primaryKeys, summary: "\(new.entities.count) entities", statements: primaryKeys, touchesRows: false))
         // 8. The model cache described the old model: it now carries the new one (or none, when the new

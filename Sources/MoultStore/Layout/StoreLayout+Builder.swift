@@ -10,6 +10,7 @@ struct LayoutBuilder {
     var rTrees: [RTreeLayout] = []
     var derivedTriggers: [String] = []
     var unwritableDerivations: [String] = []
+    var ignoredFetchIndexElements: [String] = []
 
     /// `Z_ENT` by entity name.
     private var numbers: [String: Int32] = [:]
@@ -658,7 +659,15 @@ struct LayoutBuilder {
         guard !fetchIndex.elements.isEmpty else {
             throw StoreError(.invalidValue, "\(where_) has no elements: there is no column to index", entity: entity.name)
         }
-        let columns = try fetchIndex.elements.map { (element) throws(StoreError) -> String in
+        // An element on a to-many relationship has no column: Core Data makes no index term for it.
+        let elements = fetchIndex.elements.filter { element in
+            guard let relationship = model.relationship(named: element.property, of: entity.name), relationship.isToMany else { return true }
+            ignoredFetchIndexElements.append(
+                "\(where_) names the to-many relationship '\(element.property)', which has no column: the element is ignored, as Core Data ignores it")
+            return false
+        }
+        guard !elements.isEmpty else { return }
+        let columns = try elements.map { (element) throws(StoreError) -> String in
             if element.property.isEmpty {
                 // How Core Data writes an expression element (Photos' indexes on Z_ENT may be one) is unverified.
                 throw StoreError(
@@ -672,14 +681,14 @@ struct LayoutBuilder {
             return column
         }
         let name = "Z_\(entity.name)_\(fetchIndex.name)"
-        if fetchIndex.elements.contains(where: \.isRTree) {
+        if elements.contains(where: \.isRTree) {
             guard fetchIndex.isRTree else {
                 throw StoreError(.invalidValue, "\(where_) mixes R-tree and binary elements, which Core Data refuses", entity: entity.name)
             }
             guard fetchIndex.partialIndexPredicate == nil else {
                 throw StoreError(.invalidValue, "\(where_) is an R-tree index with a partial-index predicate, which SQLite's R-tree cannot have", entity: entity.name)
             }
-            for (element, column) in zip(fetchIndex.elements, columns) {
+            for (element, column) in zip(elements, columns) {
                 let type = model.attribute(named: element.property, of: entity.name)?.attributeType
                 guard let type, [.integer16, .integer32, .integer64, .double, .float, .decimal, .date, .boolean].contains(type) else {
                     throw StoreError(
@@ -690,7 +699,7 @@ struct LayoutBuilder {
             rTrees.append(RTreeLayout(name: name, table: table, columns: columns))
             return
         }
-        let terms = zip(fetchIndex.elements, columns).map { element, column in
+        let terms = zip(elements, columns).map { element, column in
             "\(SQLName.quoted(column)) COLLATE BINARY \(element.ascending ? "ASC" : "DESC")"
         }
         var condition: String?

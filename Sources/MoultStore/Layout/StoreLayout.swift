@@ -30,6 +30,9 @@ public struct StoreLayout: Sendable, Hashable {
     /// Why a derived attribute cannot be written as Core Data would (one message each): a store of this
     /// model can be read, not created.
     public private(set) var unwritableDerivations: [String] = []
+    /// Fetch index elements on a to-many relationship (one message each): Core Data makes no index term
+    /// for them, and neither does the layout; worth a warning, not a refusal.
+    public private(set) var ignoredFetchIndexElements: [String] = []
     private var byName: [String: Int] = [:]
 
     /// Lays out a model.
@@ -67,6 +70,7 @@ public struct StoreLayout: Sendable, Hashable {
         rTrees = builder.rTrees
         derivedTriggers = builder.derivedTriggers
         unwritableDerivations = builder.unwritableDerivations
+        ignoredFetchIndexElements = builder.ignoredFetchIndexElements
         for (index, entity) in entities.enumerated() { byName[entity.name] = index }
     }
 
