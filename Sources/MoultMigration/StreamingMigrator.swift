@@ -108,7 +108,7 @@ public final class StreamingMigrator {
                 try carryExternalData(of: partial, to: output, emitter: emitter)
                 try rename(partial, to: output)
             }
-            FaultInjection.reach("after-rename")
+            FaultInjection.reach(.afterRename)
             Self.removeWorkDirectory(work)
             let plan = try Session(migrator: self, source: source, destination: nil).makePlan(fingerprint: fingerprint)
             let finished = try SQLiteStore(url: output, model: destinationModel, mode: .readOnly, configuration: databaseConfiguration)
@@ -183,7 +183,7 @@ public final class StreamingMigrator {
             let creating = work.appending(path: "destination.creating.sqlite")
             let metadata = StoreMetadata(model: destinationModel, storeUUID: Self.storeUUID("pending " + fingerprint))
             let created = try SQLiteStore.create(at: creating, model: destinationModel, metadata: metadata, configuration: databaseConfiguration)
-            FaultInjection.reach("store-created")
+            FaultInjection.reach(.storeCreated)
             try created.database.write {
                 try created.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
                 try Checkpoint.start(plan, in: created.database)
@@ -244,17 +244,17 @@ public final class StreamingMigrator {
             }
             let failures = try session.validateAndEnd(plan, position: &position, progress: report)
             if watchSource() { throw sourceChangedWhileRead(sourceWritten, underlying: nil) }
-            FaultInjection.reach("before-finish")
+            FaultInjection.reach(.beforeFinish)
             emitter.enter(.finishing, total: plan.estimatedRows)
             try session.finalize(plan, uuid: Self.storeUUID(fingerprint))
             let counts = try session.objectCounts()
             store.database.close()
             try Self.syncFile(partial)
             try writeMarker(marker, fingerprint: fingerprint)
-            FaultInjection.reach("after-marker")
+            FaultInjection.reach(.afterMarker)
             try carryExternalData(of: partial, to: output, emitter: emitter)
             try rename(partial, to: output)
-            FaultInjection.reach("after-rename")
+            FaultInjection.reach(.afterRename)
             associations.close()
             Self.removeWorkDirectory(work)
             emitter.enter(.done, total: plan.estimatedRows)

@@ -25,6 +25,7 @@ final class Session {
         self.migrator = migrator
         self.source = source
         self.destination = destination
+        profile = migrator.options.profile ? StageProfile() : nil
         destinationLayout = try destination?.layout ?? StoreLayout(model: migrator.destinationModel)
         if let destination, let associations {
             manager = try MigrationManager(
@@ -52,7 +53,7 @@ final class Session {
             }
         }
         // Relationship mappings whose links another mapping writes identically: compiled again without them.
-        if migrator.options.skipRepeatedLinks, !Self.keepRepeatedLinks {
+        if migrator.options.skipRepeatedLinks {
             let omitted = RepeatedLinks.omitted(
                 in: compiled, sourceLayout: source.layout, destinationLayout: destinationLayout, destinationModel: migrator.destinationModel)
             for (index, names) in omitted {
@@ -66,7 +67,7 @@ final class Session {
         }
         // The create passes' order: a mapping whose objects an earlier mapping's to-one looks up is made
         // first. A run keeps the order of the plan it began with (in its checkpoint).
-        if migrator.options.reorderCreatePasses, !Self.keepPassOrder {
+        if migrator.options.reorderCreatePasses {
             createOrder = ToOnesAtInsert.createOrder(in: compiled, destinationLayout: destinationLayout, destinationModel: migrator.destinationModel)
         } else {
             createOrder = compiled.map(\.index)
@@ -82,7 +83,7 @@ final class Session {
                 order = planned
             }
             let decided = try Self.toOnesAtInsert(
-                in: compiled, order: order, destination: destination, enabled: migrator.options.toOnesAtInsert && !Self.toOnesInStage2,
+                in: compiled, order: order, destination: destination, enabled: migrator.options.toOnesAtInsert,
                 destinationModel: migrator.destinationModel)
             var mirrored: Set<Int> = []
             for (index, names) in decided {
@@ -102,7 +103,7 @@ final class Session {
         }
         mappings = compiled
         manager?.install(compiled)
-        if let destination, let manager, migrator.options.skipUnreadAssociations, !Self.writeAllAssociations {
+        if let destination, let manager, migrator.options.skipUnreadAssociations {
             manager.unreadAssociations = UnreadAssociations.mappings(in: compiled, partitions: migrator.options.partitions)
             if !manager.unreadAssociations.isEmpty { try destination.database.executeScript(UnreadAssociations.createSQL) }
         }
@@ -220,7 +221,7 @@ final class Session {
                 if isCancelled() {
                     throw MigrationError(.interrupted, "the migration was cancelled; run it again to resume", mapping: compiled.name)
                 }
-                FaultInjection.reach("chunk-start")
+                FaultInjection.reach(.chunkStart)
                 let chunk = pass.chunks.isEmpty ? nil : pass.chunks[position.chunk]
                 let (passIndex, chunkIndex) = (position.pass, position.chunk)
                 let bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
@@ -268,12 +269,12 @@ final class Session {
                             }
                             if isLast { try policy.endInstanceCreation(mapping: compiled.mapping, manager: manager) }
                         case .createRelationships:
-                            if nothingToRelate { FaultInjection.reach("relationships-left-out") }
+                            if nothingToRelate { FaultInjection.reach(.relationshipsLeftOut) }
                             try manager.flushAssociations()
                             let destinations = try manager.associations.destinations(
                                 forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
                             var asSets = false
-                            if keysOnly != nil, migrator.options.setRelationships, !Self.perObjectStage2 {
+                            if keysOnly != nil, migrator.options.setRelationships {
                                 asSets = try manager.createRelationshipsAsSets(compiled, objects: objects, made: destinations)
                             }
                             for (object, made) in zip(objects, destinations) where !asSets {
@@ -288,9 +289,9 @@ final class Session {
                         try manager.flushAssociations()
                         profile?.lap(&clock, compiled.name, pass.stage, .associationWrites)
                         try Checkpoint.save(next, in: destination.database)
-                        FaultInjection.reach("after-rows")
+                        FaultInjection.reach(.afterRows)
                         try manager.associations.commitChunk(durable: durable)
-                        FaultInjection.reach("after-lmdb-commit")
+                        FaultInjection.reach(.afterLMDBCommit)
                         profile?.lap(&clock, compiled.name, pass.stage, .associationCommit)
                     }
                 } catch {
@@ -299,7 +300,7 @@ final class Session {
                     throw error
                 }
                 profile?.lap(&clock, compiled.name, pass.stage, .sqliteCommit)
-                FaultInjection.reach("after-sqlite-commit")
+                FaultInjection.reach(.afterSQLiteCommit)
                 position = next
                 chunksRun += 1
                 mappingDone += chunk?.estimatedRows ?? 0
@@ -376,29 +377,8 @@ final class Session {
         return keys.indices.contains(offset) ? keys[offset] : nil
     }
 
-    /// `MOULT_WRITE_ALL_ASSOCIATIONS` set writes every association, as
-    /// ``MigrationOptions/skipUnreadAssociations`` false does: for benchmarks that compare the two.
-    private static let writeAllAssociations = ProcessInfo.processInfo.environment["MOULT_WRITE_ALL_ASSOCIATIONS"] != nil
-
-    /// `MOULT_PER_OBJECT_STAGE2` set forces stage 2's per-object path, as
-    /// ``MigrationOptions/setRelationships`` false does: for benchmarks that compare the two.
-    private static let perObjectStage2 = ProcessInfo.processInfo.environment["MOULT_PER_OBJECT_STAGE2"] != nil
-
-    /// `MOULT_KEEP_REPEATED_LINKS` set writes every relationship mapping, as
-    /// ``MigrationOptions/skipRepeatedLinks`` false does: for benchmarks and tests that compare the two.
-    private static let keepRepeatedLinks = ProcessInfo.processInfo.environment["MOULT_KEEP_REPEATED_LINKS"] != nil
-
-    /// `MOULT_TO_ONES_IN_STAGE2` set writes every to-one in stage 2, as ``MigrationOptions/toOnesAtInsert``
-    /// false does (for a run that starts; a resume does as its run began).
-    private static let toOnesInStage2 = ProcessInfo.processInfo.environment["MOULT_TO_ONES_IN_STAGE2"] != nil
-
-    /// `MOULT_KEEP_PASS_ORDER` set keeps the mappings' order for the create passes, as
-    /// ``MigrationOptions/reorderCreatePasses`` false does (for a run that starts; a resume keeps its plan).
-    private static let keepPassOrder = ProcessInfo.processInfo.environment["MOULT_KEEP_PASS_ORDER"] != nil
-
-    /// Where a run's time goes, by pass and kind of work, printed to standard error at the end of the
-    /// passes when `MOULT_PROFILE` is set (a clock read per chunk and kind, never per object).
-    private let profile: StageProfile? = ProcessInfo.processInfo.environment["MOULT_PROFILE"] == nil ? nil : StageProfile()
+    /// Where a run's time goes, by pass and kind of work (``MigrationOptions/profile``).
+    private let profile: StageProfile?
 
     // MARK: - Validation and the end
 
@@ -474,7 +454,7 @@ final class Session {
     }
 }
 
-/// Seconds spent per (mapping, stage, kind of work), for `MOULT_PROFILE`.
+/// Seconds spent per (mapping, stage, kind of work), for ``MigrationOptions/profile``.
 final class StageProfile {
     enum Kind: String, CaseIterable {
         /// Reading the chunk's source objects (or keys) into Swift.

@@ -300,10 +300,10 @@ extension InPlaceMigration {
             try Self.recordBackup(target, in: work)
         }
         if chain.options.durable { try StreamingMigrator.syncFile(result) }
-        FaultInjection.reach("inplace-before-swap")
+        FaultInjection.reach(.inPlaceBeforeSwap)
         try Self.rename(result, to: store)
         if chain.options.durable { try StreamingMigrator.syncFile(store.deletingLastPathComponent()) }
-        FaultInjection.reach("inplace-after-swap")
+        FaultInjection.reach(.inPlaceAfterSwap)
         for suffix in ["-wal", "-shm", "-journal"] {
             try? manager.removeItem(at: URL(filePath: result.path + suffix))
         }
