@@ -439,10 +439,7 @@ public final class StreamingMigrator {
 
     /// Whether the filesystem holding `directory` has less than 1 MiB (or 0.1%) left for this user.
     static func isNearlyFull(_ directory: URL) -> Bool {
-        var info = statvfs()
-        guard statvfs(directory.path, &info) == 0 else { return false }
-        let available = UInt64(info.f_bavail) * UInt64(info.f_frsize)
-        let total = UInt64(info.f_blocks) * UInt64(info.f_frsize)
+        guard let (available, total) = FileOperations.space(of: directory.path(percentEncoded: false)) else { return false }
         return available < 1 << 20 || (total > 0 && available < total / 1000)
     }
 

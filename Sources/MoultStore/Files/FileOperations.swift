@@ -277,6 +277,14 @@ public enum FileOperations {
         }
     }
 
+    /// The bytes this user may still write on the file system holding `path`, and its size; nil when it
+    /// cannot be asked.
+    public static func space(of path: String) -> (available: UInt64, total: UInt64)? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return (UInt64(info.f_bavail) * UInt64(info.f_frsize), UInt64(info.f_blocks) * UInt64(info.f_frsize))
+    }
+
     /// Whether `path` is a symbolic link (not followed).
     public static func isSymbolicLink(_ path: String) -> Bool {
         var info = stat()
