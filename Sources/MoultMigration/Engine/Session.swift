@@ -5,10 +5,10 @@ import MoultMapping
 import MoultModel
 import MoultStore
 
-/// One run of a ``StreamingMigrator``: the open stores, the compiled mappings, the manager; executes a
-/// plan from a checkpoint position.
+/// One run of the engine over a ``MigrationJob``: the open stores, the compiled mappings, the manager;
+/// makes the plan, and executes it from a checkpoint position.
 final class Session {
-    let migrator: StreamingMigrator
+    let job: MigrationJob
     let source: SQLiteStore
     let destination: SQLiteStore?
     let manager: MigrationManager?
@@ -20,17 +20,17 @@ final class Session {
     private let destinationLayout: StoreLayout
 
     init(
-        migrator: StreamingMigrator, source: SQLiteStore, destination: SQLiteStore?, associations: (any AssociationTable)? = nil
+        job: MigrationJob, source: SQLiteStore, destination: SQLiteStore?, associations: (any AssociationTable)? = nil
     ) throws {
-        self.migrator = migrator
+        self.job = job
         self.source = source
         self.destination = destination
-        profile = migrator.options.profile ? StageProfile() : nil
-        destinationLayout = try destination?.layout ?? StoreLayout(model: migrator.destinationModel)
+        profile = job.options.profile ? StageProfile() : nil
+        destinationLayout = try destination?.layout ?? StoreLayout(model: job.destinationModel)
         if let destination, let associations {
             manager = try MigrationManager(
-                source: source, destination: destination, sourceModel: migrator.sourceModel,
-                destinationModel: migrator.destinationModel, associations: associations)
+                source: source, destination: destination, sourceModel: job.sourceModel,
+                destinationModel: job.destinationModel, associations: associations)
         } else {
             manager = nil
         }
@@ -39,36 +39,36 @@ final class Session {
         // Names unique over all the mapping models: the first keeps its name, later clashes are prefixed.
         var compiled: [CompiledMapping] = []
         var used: Set<String> = []
-        for (modelIndex, mappingModel) in migrator.mappingModels.enumerated() {
+        for (modelIndex, mappingModel) in job.mappingModels.enumerated() {
             for mapping in mappingModel.orderedEntityMappings {
                 let name = used.contains(mapping.name) ? "\(modelIndex + 1):\(mapping.name)" : mapping.name
                 used.insert(name)
-                let policy = try migrator.policies.resolve(mapping, source: migrator.sourceModel, destination: migrator.destinationModel)
+                let policy = try job.policies.resolve(mapping, source: job.sourceModel, destination: job.destinationModel)
                 compiled.append(
                     try CompiledMapping(
                         index: compiled.count, mappingModelIndex: modelIndex, name: name, mapping: mapping,
-                        sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel,
+                        sourceModel: job.sourceModel, destinationModel: job.destinationModel,
                         sourceLayout: source.layout, destinationLayout: destinationLayout, policy: policy, variables: variables,
                         sqlAccepts: Self.sqlAccepts(source)))
             }
         }
         // Relationship mappings whose links another mapping writes identically: compiled again without them.
-        if migrator.options.skipRepeatedLinks {
+        if job.options.skipRepeatedLinks {
             let omitted = RepeatedLinks.omitted(
-                in: compiled, sourceLayout: source.layout, destinationLayout: destinationLayout, destinationModel: migrator.destinationModel)
+                in: compiled, sourceLayout: source.layout, destinationLayout: destinationLayout, destinationModel: job.destinationModel)
             for (index, names) in omitted {
                 let mapping = compiled[index]
                 compiled[index] = try CompiledMapping(
                     index: index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: mapping.mapping,
-                    sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
+                    sourceModel: job.sourceModel, destinationModel: job.destinationModel, sourceLayout: source.layout,
                     destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
                     omitting: names)
             }
         }
         // The create passes' order: a mapping whose objects an earlier mapping's to-one looks up is made
         // first. A run keeps the order of the plan it began with (in its checkpoint).
-        if migrator.options.reorderCreatePasses {
-            createOrder = ToOnesAtInsert.createOrder(in: compiled, destinationLayout: destinationLayout, destinationModel: migrator.destinationModel)
+        if job.options.reorderCreatePasses {
+            createOrder = ToOnesAtInsert.createOrder(in: compiled, destinationLayout: destinationLayout, destinationModel: job.destinationModel)
         } else {
             createOrder = compiled.map(\.index)
         }
@@ -83,19 +83,19 @@ final class Session {
                 order = planned
             }
             let decided = try Self.toOnesAtInsert(
-                in: compiled, order: order, destination: destination, enabled: migrator.options.toOnesAtInsert,
-                destinationModel: migrator.destinationModel)
+                in: compiled, order: order, destination: destination, enabled: job.options.toOnesAtInsert,
+                destinationModel: job.destinationModel)
             var mirrored: Set<Int> = []
             for (index, names) in decided {
                 let inserted = ToOnesAtInsert.resolve(names, of: compiled[index], in: compiled)
                 mirrored.formUnion(inserted.map(\.lookup))
                 compiled[index] = try Self.recompile(
-                    compiled[index], migrator: migrator, source: source, destinationLayout: destinationLayout, variables: variables,
+                    compiled[index], job: job, source: source, destinationLayout: destinationLayout, variables: variables,
                     insertedToOnes: inserted)
             }
             for index in mirrored.sorted() {
                 compiled[index] = try Self.recompile(
-                    compiled[index], migrator: migrator, source: source, destinationLayout: destinationLayout, variables: variables,
+                    compiled[index], job: job, source: source, destinationLayout: destinationLayout, variables: variables,
                     mirrorsAssociations: true)
                 try destination.database.executeScript(
                     "CREATE TABLE IF NOT EXISTS main.\(SQLName.quoted(ToOnesAtInsert.mirror(index))) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
@@ -103,23 +103,23 @@ final class Session {
         }
         mappings = compiled
         manager?.install(compiled)
-        if let destination, let manager, migrator.options.skipUnreadAssociations {
-            manager.unreadAssociations = UnreadAssociations.mappings(in: compiled, partitions: migrator.options.partitions)
+        if let destination, let manager, job.options.skipUnreadAssociations {
+            manager.unreadAssociations = UnreadAssociations.mappings(in: compiled, partitions: job.options.partitions)
             if !manager.unreadAssociations.isEmpty { try destination.database.executeScript(UnreadAssociations.createSQL) }
         }
-        if let destination, migrator.options.bulkSQL {
-            try destination.database.attachReadOnly(migrator.sourceURL, as: CompiledMapping.attachedSource)
+        if let destination, job.options.bulkSQL {
+            try destination.database.attachReadOnly(job.sourceURL, as: CompiledMapping.attachedSource)
         }
     }
 
     /// A mapping compiled again with what the run decided about it (its other decisions kept).
     private static func recompile(
-        _ mapping: CompiledMapping, migrator: StreamingMigrator, source: SQLiteStore, destinationLayout: StoreLayout,
+        _ mapping: CompiledMapping, job: MigrationJob, source: SQLiteStore, destinationLayout: StoreLayout,
         variables: VariableLayout, insertedToOnes: [ToOnesAtInsert.Relationship]? = nil, mirrorsAssociations: Bool? = nil
     ) throws -> CompiledMapping {
         try CompiledMapping(
             index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: mapping.mapping,
-            sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
+            sourceModel: job.sourceModel, destinationModel: job.destinationModel, sourceLayout: source.layout,
             destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
             omitting: mapping.omittedRelationships, insertedToOnes: insertedToOnes ?? mapping.insertedToOnes,
             mirrorsAssociations: mirrorsAssociations ?? (mapping.mirrorTable != nil))
@@ -170,11 +170,11 @@ final class Session {
     }
 
     private var partitioner: Partitioner {
-        Partitioner(chunkSize: migrator.options.chunkSize, partitions: migrator.options.partitions)
+        Partitioner(chunkSize: job.options.chunkSize, partitions: job.options.partitions)
     }
 
     func makePlan(fingerprint: String? = nil) throws -> MigrationPlan {
-        let fingerprint = try fingerprint ?? migrator.fingerprint(source: source)
+        let fingerprint = try fingerprint ?? job.fingerprint(source: source)
         return try partitioner.plan(
             mappings: mappings, variant: variant, source: source.database, fingerprint: fingerprint, createOrder: createOrder)
     }
@@ -188,7 +188,7 @@ final class Session {
         restricted.filterPredicate = restricted.filterPredicate.map { "(\($0)) AND (\(partition))" } ?? partition
         let compiled = try CompiledMapping(
             index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: restricted,
-            sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
+            sourceModel: job.sourceModel, destinationModel: job.destinationModel, sourceLayout: source.layout,
             destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
             omitting: mapping.omittedRelationships, insertedToOnes: mapping.insertedToOnes, mirrorsAssociations: mapping.mirrorTable != nil)
         variants[key] = compiled
@@ -207,7 +207,7 @@ final class Session {
         try writeUnwrittenAssociations(plan, manager: manager, destination: destination)
         let total = plan.estimatedRows
         var chunksRun = 0
-        let durable = migrator.options.durable
+        let durable = job.options.durable
         while position.pass < plan.passes.count {
             let pass = plan.passes[position.pass]
             let compiled = try variant(mappings[pass.mapping], pass.partition)
@@ -224,8 +224,8 @@ final class Session {
                 FaultInjection.reach(.chunkStart)
                 let chunk = pass.chunks.isEmpty ? nil : pass.chunks[position.chunk]
                 let (passIndex, chunkIndex) = (position.pass, position.chunk)
-                let bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
-                let keysOnly = pass.stage == .createRelationships && migrator.options.bulkSQL ? compiled.keysOnlyRead : nil
+                let bulk = pass.stage == .createObjects && job.options.bulkSQL ? compiled.bulkCopy : nil
+                let keysOnly = pass.stage == .createRelationships && job.options.bulkSQL ? compiled.keysOnlyRead : nil
                 // A stage 2 with no relationship to write (none mapped, or its links written by other
                 // mappings, see `RepeatedLinks`) under a policy whose stage 2 sets only the mapping's own
                 // relationships: nothing to read or do.
@@ -274,7 +274,7 @@ final class Session {
                             let destinations = try manager.associations.destinations(
                                 forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
                             var asSets = false
-                            if keysOnly != nil, migrator.options.setRelationships {
+                            if keysOnly != nil, job.options.setRelationships {
                                 asSets = try manager.createRelationshipsAsSets(compiled, objects: objects, made: destinations)
                             }
                             for (object, made) in zip(objects, destinations) where !asSets {
@@ -359,7 +359,7 @@ final class Session {
                             destination: ObjectID(entity: made, primaryKey: chunk.first + Int64($0.offset)), mapping: compiled.index)
                     })
             }
-            try manager.associations.commitChunk(durable: migrator.options.durable)
+            try manager.associations.commitChunk(durable: job.options.durable)
         } catch {
             manager.associations.abortChunk()
             throw error
@@ -389,10 +389,10 @@ final class Session {
         progress?(MigrationProgress(stage: .validate, done: plan.estimatedRows, total: plan.estimatedRows))
         manager.enter(nil, stage: .validate)
         manager.unwrittenSource = { [unowned self] mapping, key in unwrittenSource(mapping: mapping, destination: key, plan) }
-        let options = migrator.options
+        let options = job.options
         if options.validate {
             let validator = Validator(
-                model: migrator.destinationModel, layout: destination.layout, database: destination.database,
+                model: job.destinationModel, layout: destination.layout, database: destination.database,
                 stopAtFirst: options.stopAtFirstValidationFailure, report: { manager.reportValidationFailure($0) })
             try validator.run()
         }
@@ -421,7 +421,7 @@ final class Session {
     func finalize(_ plan: MigrationPlan, uuid: String) throws {
         guard let destination else { return }
         let database = destination.database
-        if migrator.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
+        if job.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
         try database.write {
             try database.executeScript(
                 "DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table); DROP TABLE IF EXISTS \(UnreadAssociations.table)")
@@ -431,7 +431,7 @@ final class Session {
             ) { $0.string(at: 0) ?? "" }
             for mirror in mirrors where !mirror.isEmpty { try database.executeScript("DROP TABLE IF EXISTS main.\(SQLName.quoted(mirror))") }
             // The source's application keys (not Core Data's NS… ones) are kept.
-            var metadata = StoreMetadata(model: migrator.destinationModel, storeUUID: uuid)
+            var metadata = StoreMetadata(model: job.destinationModel, storeUUID: uuid)
             metadata.keepApplicationKeys(of: try source.metadata())
             try metadata.write(to: database)
         }
