@@ -10,10 +10,11 @@ extension ModelCache {
     /// constraints and fetch indexes; attributes with their types, optionality, transience, defaults,
     /// bounds, external storage, derivations, class names and transformers; relationships with their
     /// inverses, counts, order and delete rules; fetched properties, fetch request templates and
-    /// configurations. Two things are changed to be what Xcode writes: a sub-entity lists only the
+    /// configurations. Three things are changed to be what Xcode writes: a sub-entity lists only the
     /// properties, fetch indexes and constraints it declares (the cache repeats every inherited one on
-    /// it), and a derived attribute is not read-only (the cache marks it so; the model XML has no such
-    /// flag, and a derived attribute's hash does not depend on it).
+    /// it); a renaming identifier equal to the name is left out (the cache archives the name when none
+    /// was set, as Core Data's getter gives it); and a derived attribute is not read-only (the cache marks
+    /// it so; the model XML has no such flag, and a derived attribute's hash does not depend on it).
     ///
     /// What the XML cannot hold is taken out of ``model`` and named in ``leftOut``: validation rules other
     /// than bounds (rules set in code), defaults of other classes, read-only properties set in code,
@@ -49,8 +50,10 @@ extension ModelCache {
         for index in entities.indices {
             let entity = entities[index]
             entities[index] = declaredOnly(entity, in: decoded)
+            if entity.renamingIdentifier == entity.name { entities[index].renamingIdentifier = nil }
             for attribute in entities[index].attributes.indices {
                 var property = entities[index].attributes[attribute]
+                if property.renamingIdentifier == property.name { property.renamingIdentifier = nil }
                 if !property.validationRules.isEmpty {
                     let count = property.validationRules.count
                     leftOut.append(.init(entity: entity.name, property: property.name, reason: "\(count) validation rule\(count == 1 ? "" : "s") set in code, which the model XML cannot hold"))
@@ -64,9 +67,14 @@ extension ModelCache {
                 }
                 entities[index].attributes[attribute] = property
             }
-            for relationship in entities[index].relationships.indices where entities[index].relationships[relationship].isReadOnly {
-                leftOut.append(.init(entity: entity.name, property: entities[index].relationships[relationship].name, reason: "read-only (set in code), which the model XML cannot hold"))
-                entities[index].relationships[relationship].isReadOnly = false
+            for relationship in entities[index].relationships.indices {
+                var property = entities[index].relationships[relationship]
+                if property.renamingIdentifier == property.name { property.renamingIdentifier = nil }
+                if property.isReadOnly {
+                    leftOut.append(.init(entity: entity.name, property: property.name, reason: "read-only (set in code), which the model XML cannot hold"))
+                    property.isReadOnly = false
+                }
+                entities[index].relationships[relationship] = property
             }
         }
         // What a sub-entity inherits is noted once, on the entity that declares it.
