@@ -1,4 +1,5 @@
 import Foundation
+import MoultArchive
 import MoultModel
 import MoultTestSupport
 import Testing
@@ -100,5 +101,67 @@ import Testing
         try created.database.execute("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (x'0102030405')")
         #expect(throws: StoreError.self) { try ModelCache.extraction(in: created.database) }
         created.database.close()
+    }
+
+    /// Parts no fixture cache has, in an archive of our own shaped as Core Data's: fetch request
+    /// templates (one printable, one with a function the printer does not take), a fetched property whose
+    /// predicate cannot be printed (left out whole, named), a location attribute's components as an array.
+    @Test func partsNoFixtureHas() throws {
+        var writer = KeyedArchiveWriter()
+        let root = writer.reserve(), entity = writer.reserve()
+        let self_ = writer.add(className: "NSSelfExpression", fields: ["NSExpressionType": .integer(1)])
+        func keyPath(_ path: String) -> PropertyListValue {
+            let specifier = writer.add(className: "NSKeyPathSpecifierExpression", fields: ["NSKeyPath": writer.string(path), "NSExpressionType": .integer(10)])
+            return .uid(writer.add(className: "NSKeyPathExpression", fields: [
+                "NSOperand": .uid(self_), "NSSelectorName": writer.string("valueForKey:"), "NSArguments": writer.array([.uid(specifier)]),
+            ]))
+        }
+        func comparison(_ left: PropertyListValue, _ type: Int64, _ right: PropertyListValue) -> PropertyListValue {
+            let op = writer.add(className: "NSComparisonPredicateOperator", fields: ["NSOperatorType": .integer(type), "NSModifier": .integer(0), "NSOptions": .integer(0)])
+            return .uid(writer.add(className: "NSComparisonPredicate", fields: ["NSLeftExpression": left, "NSPredicateOperator": .uid(op), "NSRightExpression": right]))
+        }
+        let five = PropertyListValue.uid(writer.add(className: "NSConstantValueExpression", fields: ["NSConstantValue": .uid(writer.add(.integer(5)))]))
+        let function = PropertyListValue.uid(writer.add(className: "NSFunctionExpression", fields: ["NSSelectorName": writer.string("now")]))
+        func request(_ predicate: PropertyListValue, limit: Int64 = 0) -> PropertyListValue {
+            .uid(writer.add(className: "NSFetchRequest", fields: ["NSEntity": .uid(entity), "NSPredicate": predicate, "NSFetchLimit": .integer(limit)]))
+        }
+        let location = writer.dictionary([(writer.string("_NSLocationAttributeDerivedComponents"), writer.array([writer.string("x"), writer.string("y")]))])
+        func attribute(_ name: String, _ type: Int64, transient: Bool = false, userInfo: PropertyListValue = KeyedArchiveWriter.null) -> PropertyListValue {
+            .uid(writer.add(className: "NSAttributeDescription", classes: ["NSAttributeDescription", "NSPropertyDescription", "NSObject"], fields: [
+                "NSPropertyName": writer.string(name), "NSAttributeType": .integer(type), "NSIsOptional": .bool(true), "NSIsTransient": .bool(transient),
+                "NSUserInfo": userInfo, "NSEntity": .uid(entity),
+            ]))
+        }
+        let fetched = writer.add(className: "NSFetchedPropertyDescription", classes: ["NSFetchedPropertyDescription", "NSPropertyDescription", "NSObject"], fields: [
+            "NSPropertyName": writer.string("recent"), "NSFetchRequest": request(comparison(keyPath("x"), 2, function)), "NSEntity": .uid(entity),
+        ])
+        let properties = writer.dictionary([
+            (writer.string("x"), attribute("x", 500)), (writer.string("y"), attribute("y", 500)),
+            (writer.string("place"), attribute("place", 0, transient: true, userInfo: location)), (writer.string("recent"), .uid(fetched)),
+        ])
+        writer.set(entity, className: "NSEntityDescription", fields: ["NSEntityName": writer.string("Spot"), "NSProperties": properties])
+        let templates = writer.dictionary([
+            (writer.string("Far"), request(comparison(keyPath("x"), 3, five), limit: 10)), (writer.string("Now"), request(comparison(keyPath("x"), 0, function))),
+        ])
+        writer.set(root, className: "NSManagedObjectModel", fields: [
+            "NSEntities": writer.dictionary([(writer.string("Spot"), .uid(entity))]), "NSFetchRequestTemplates": templates,
+        ])
+        let extraction = try ModelCache.extraction(compressed: ModelCache.compressed(writer.archive(root: root)))
+        #expect(extraction.model.fetchRequests == [FetchRequestTemplate(name: "Far", entity: "Spot", predicateString: "x >= 5")])
+        #expect(extraction.model.entity(named: "Spot")?.fetchedProperties == [])
+        #expect(extraction.model.attribute(named: "place", of: "Spot")?.userInfo == ["_NSLocationAttributeDerivedComponents": "x,y"])
+        #expect(
+            extraction.leftOut == [
+                "Spot.recent: the fetched property, whose predicate is in a form Moult does not print",
+                "model: the fetch request template 'Far': its limit (10), which the model XML cannot hold",
+                "model: the fetch request template 'Now', whose entity or predicate Moult cannot read",
+            ])
+        // The plain model has no fetches; both lay out the location attribute's R-tree.
+        let plain = try ModelCache.model(compressed: ModelCache.compressed(writer.archive(root: root)))
+        #expect(plain.fetchRequests == [])
+        #expect(try StoreLayout(model: plain).rTrees.map(\.name) == ["Z_RT_Spot_place"])
+        let again = try ObjectModel(xcodeContents: Data(extraction.model.xcodeContents().utf8))
+        #expect(again == extraction.model)
+        #expect(try StoreLayout(model: again).rTrees.map(\.name) == ["Z_RT_Spot_place"])
     }
 }

@@ -46,48 +46,55 @@ extension ModelCache {
     public static func extraction(compressed: [UInt8], path: String? = nil) throws(StoreError) -> Extraction {
         let (decoded, notes) = try decoded(compressed: compressed, path: path, whole: true)
         var leftOut = notes
-        var entities = decoded.entities
-        for index in entities.indices {
-            let entity = entities[index]
-            entities[index] = declaredOnly(entity, in: decoded)
-            if entity.renamingIdentifier == entity.name { entities[index].renamingIdentifier = nil }
-            for attribute in entities[index].attributes.indices {
-                var property = entities[index].attributes[attribute]
+        let entities = decoded.entities.map { entity in
+            var result = declaredOnly(entity, in: decoded)
+            if result.renamingIdentifier == result.name { result.renamingIdentifier = nil }
+            func note(_ property: String, _ reason: String) { leftOut.append(.init(entity: entity.name, property: property, reason: reason)) }
+            result.attributes = result.attributes.map { xcodeForm($0, note: note) }
+            result.relationships = result.relationships.map { relationship in
+                var property = relationship
                 if property.renamingIdentifier == property.name { property.renamingIdentifier = nil }
-                if !property.validationRules.isEmpty {
-                    let count = property.validationRules.count
-                    leftOut.append(.init(entity: entity.name, property: property.name, reason: "\(count) validation rule\(count == 1 ? "" : "s") set in code, which the model XML cannot hold"))
-                    property.validationRules = []
-                }
-                if property.isReadOnly {
-                    if !property.isDerived {
-                        leftOut.append(.init(entity: entity.name, property: property.name, reason: "read-only (set in code), which the model XML cannot hold"))
-                    }
-                    property.isReadOnly = false
-                }
-                entities[index].attributes[attribute] = property
+                if property.isReadOnly { note(property.name, "read-only (set in code), which the model XML cannot hold") }
+                property.isReadOnly = false
+                return property
             }
-            for relationship in entities[index].relationships.indices {
-                var property = entities[index].relationships[relationship]
-                if property.renamingIdentifier == property.name { property.renamingIdentifier = nil }
-                if property.isReadOnly {
-                    leftOut.append(.init(entity: entity.name, property: property.name, reason: "read-only (set in code), which the model XML cannot hold"))
-                    property.isReadOnly = false
-                }
-                entities[index].relationships[relationship] = property
-            }
+            return result
         }
-        // What a sub-entity inherits is noted once, on the entity that declares it.
-        let declared = Set(entities.flatMap { entity in (entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.fetchedProperties.map(\.name)).map { "\(entity.name).\($0)" } })
-        let lines = leftOut.filter { note in note.property.map { declared.contains("\(note.entity).\($0)") } ?? true }
-            .map { note in (note.property.map { "\(note.entity).\($0)" } ?? note.entity) + ": " + note.reason }
         do {
             let model = try ObjectModel(
                 entities: entities, versionIdentifier: decoded.versionIdentifier, configurations: decoded.configurations, fetchRequests: decoded.fetchRequests)
-            return Extraction(model: model, leftOut: Array(Set(lines)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+            return Extraction(model: model, leftOut: lines(leftOut, in: decoded))
         } catch {
             throw StoreError(.corrupt, "the model cache (Z_MODELCACHE) holds a model Moult refuses: \(error.message)", path: path)
         }
+    }
+
+    /// An attribute as the model XML holds it: no renaming identifier equal to its name, no validation
+    /// rules (noted), not read-only (noted unless derived).
+    static func xcodeForm(_ attribute: AttributeDescription, note: (String, String) -> Void) -> AttributeDescription {
+        var result = attribute
+        if result.renamingIdentifier == result.name { result.renamingIdentifier = nil }
+        if !result.validationRules.isEmpty {
+            let count = result.validationRules.count
+            note(result.name, "\(count) validation rule\(count == 1 ? "" : "s") set in code, which the model XML cannot hold")
+            result.validationRules = []
+        }
+        if result.isReadOnly, !result.isDerived { note(result.name, "read-only (set in code), which the model XML cannot hold") }
+        result.isReadOnly = false
+        return result
+    }
+
+    /// The notes as lines, `Entity.property: reason`, sorted; a note a sub-entity repeats for a property
+    /// it inherits is given once, on the entity that declares the property.
+    static func lines(_ notes: [Decoder.LeftOut], in model: ObjectModel) -> [String] {
+        let all = Set(notes)
+        let kept = all.filter { note in
+            !model.ancestors(of: note.entity).contains { all.contains(.init(entity: $0.name, property: note.property, reason: note.reason)) }
+        }
+        return kept.map { note in
+            let owner = note.entity.isEmpty ? "model" : note.entity
+            return (note.property.map { "\(owner).\($0)" } ?? owner) + ": " + note.reason
+        }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     /// An entity with only what it declares: properties, fetch indexes and uniqueness constraints equal
