@@ -497,7 +497,8 @@ public struct InPlaceMigration {
         let layout = try StoreLayout(model: chain.sourceVersion.model)
         // Tables and views the layout does not make (an R-tree's tables are the layout's), and columns
         // it does not lay out in its own tables. Indexes are not data: a copy has the model's.
-        let known = Set(layout.schemaSQL.compactMap { Self.createdName($0) } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+        let shadows = layout.rTrees.flatMap { rTree in ["_node", "_parent", "_rowid"].map { rTree.name + $0 } }
+        let known = Set(layout.schemaSQL.compactMap { Self.createdName($0) } + shadows + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
         var own = try database.query("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'") { row in
             (row.string(at: 0) ?? "", row.string(at: 1) ?? "")
         }.filter { !known.contains($0.1) && !$0.1.hasPrefix("Z_RT_") }.map { "\($0.0) \($0.1)" }

@@ -194,14 +194,22 @@ public enum ModelCache {
         /// `_NSLocationAttributeDerivedComponents`, an array of two attribute names in Photos' cache, is
         /// written `latitude,longitude`, the text form Core Data also takes (it removes the spaces and
         /// splits at commas), so that the model XML, whose user info holds text only, keeps its meaning.
-        /// A dictionary that is not of property-list values keeps its string entries only (user info
-        /// enters no hash and no column, and a model set up in code may hold objects of its own).
+        /// A dictionary that is not of property-list values keeps its string entries only, and one
+        /// whose keys are not strings is left out with a note (user info enters no hash and no column,
+        /// and a model set up in code may hold objects of its own).
         mutating func userInfo(_ owner: ArchivedInstance) throws -> [String: String] {
             guard let uid = try archive.reference(owner, "NSUserInfo") else { return [:] }
             if let known = userInfos[uid] { return known }
             try step()
             var info: [String: String]
-            let entries = try archive.stringKeyedEntries(uid)
+            let entries: [(key: String, value: Int)]
+            do {
+                entries = try archive.stringKeyedEntries(uid)
+            } catch {
+                note(property: try? archive.string(owner, "NSPropertyName"), "its user info, which is not a dictionary of string keys")
+                userInfos[uid] = [:]
+                return [:]
+            }
             steps += entries.count
             do {
                 info = try archive.userInfo(uid)
