@@ -604,7 +604,8 @@ import Testing
         return try ObjectModel(xcodeContents: Data(xml.utf8))
     }
 
-    static let name = "Z_RT_Place_boundedByRect"
+    /// The R-tree fetch index's virtual table (`NSSQLRTreeIndex`'s name, `Z_<Entity>_<index>`).
+    static let name = "Z_Place_boundedByRect"
 
     /// (index at v1, index at v2): kept across a rebuild (a new sub-entity renumbers the rows), added,
     /// removed.
@@ -625,7 +626,7 @@ import Testing
         }
         InPlaceTests.expectSQL(result.method)
         try InPlaceTests.expectEquivalent(result, model: v2)
-        let schema = "SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'Z_RT_%' ORDER BY name"
+        let schema = "SELECT type, name, sql FROM sqlite_master WHERE name LIKE '\(Self.name)%' ORDER BY name"
         #expect(try InPlaceSQLKindsTests.rows(result.inPlace, schema) == InPlaceSQLKindsTests.rows(result.streamed, schema))
         guard indexes.1 else {
             #expect(try InPlaceSQLKindsTests.rows(result.inPlace, schema).isEmpty)

@@ -6,12 +6,14 @@ import Testing
 @testable import MoultStore
 
 /// The model-cache decoder must survive any bytes: the `Z_MODELCACHE` of the 15 fixture stores and
-/// archives Moult writes for parts they lack (``written()``) as corpus, mutated; each input is decoded, hashed and laid out, and whatever decodes is written again by
-/// ``ModelCache/encoded(_:)`` and must read back to the same hashes. A long run:
+/// Photos', and archives Moult writes for parts they lack (``written()``) as corpus, mutated; each input is decoded, hashed and laid out, and whatever decodes is written again by
+/// ``ModelCache/encoded(_:)`` and must read back to the same hashes; its extraction
+/// (``ModelCache/extraction(compressed:path:)``, what `moult model extract` writes) must read back from
+/// its Xcode XML as the same model. A long run:
 /// `MOULT_FUZZ_ITERATIONS=1000000 MOULT_FUZZ_SEED=1 swift test --skip-build --filter ModelCacheFuzzTests`.
 @Suite struct ModelCacheFuzzTests {
     /// Each fixture store's `Z_MODELCACHE.Z_CONTENT`, compressed as stored.
-    static let compressed: [[UInt8]] = ModelCacheTests.stores.compactMap { path in
+    static let compressed: [[UInt8]] = ModelExtractionTests.stores.compactMap { path in
         guard let database = try? Database(url: Fixtures.url(path), mode: .readOnly) else { return nil }
         defer { database.close() }
         guard case .data(let blob)? = try? database.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE") else { return nil }
@@ -114,6 +116,8 @@ import Testing
         "NSDerivationExpression", "NSKnownKeysDictionary1", "values", "emptyToken", "count:", "NSAttributeValueClassName", "NSValidationPredicates", "NSValidationWarnings", "NSPredicateOperator",
         "NSOperatorType", "NSCompoundPredicate", "NSComparisonPredicateOperator", "NSInPredicateOperator", "NSVariant", "\u{10}", "\u{11}", "\u{13}",
         "length", "timeIntervalSinceReferenceDate", "NSSelfExpression", "NSConstantValue",
+        "NSUserInfo", "NSIndexedProperty", "NSExpressionDescription", "NSFetchedPropertyDescription", "NSFetchRequest", "NSPredicate",
+        "_NSLocationAttributeDerivedComponents", "NSFetchRequestTemplates", "NSSortDescriptors", "NSVariableExpression", "NSKeyPathExpression",
     ]
 
     /// A model Moult wrote that it cannot read back to the same hashes: a finding, never an exit code.
@@ -125,6 +129,7 @@ import Testing
         let model = try ModelCache.model(compressed: compressed)
         let hashes = model.entityVersionHashes()
         _ = try StoreLayout(model: model).schemaSQL
+        try extract(compressed, hashes: hashes)
         // Whatever the decoder accepts, the writer writes back (or declines) and the decoder reads again.
         guard let written = try? ModelCache.encoded(model) else { return }
         do {
@@ -137,11 +142,27 @@ import Testing
         }
     }
 
+    /// The extraction of what decodes: the same hashes, and its Xcode XML reads back as itself. Text the
+    /// XML cannot hold (control characters) is refused when read back, as bad input.
+    static func extract(_ compressed: [UInt8], hashes: [String: VersionHash]) throws {
+        let extraction = try ModelCache.extraction(compressed: compressed)
+        guard extraction.model.entityVersionHashes() == hashes else { throw RewriteMismatch(description: "the extraction hashes differently") }
+        let again: ObjectModel
+        do {
+            again = try ObjectModel(xcodeContents: Data(extraction.model.xcodeContents().utf8))
+        } catch where error.code == .malformedXML || error.code == .invalidUTF8 {
+            throw error
+        } catch {
+            throw RewriteMismatch(description: "the extraction's XML does not read back: \(error)")
+        }
+        guard again == extraction.model else { throw RewriteMismatch(description: "the extraction's XML reads back as another model") }
+    }
+
     /// Mutations of the inflated archives (the keyed archive and its binary property list), stored
     /// again as DEFLATE: what the decoder walks.
     @Test func archiveDecoderNeverTrapsOrHangs() throws {
         let corpus = try Self.compressed.map { try RawDeflate.inflate($0, limit: ModelCache.inflatedLimit) } + Self.written()
-        #expect(corpus.count == 18)
+        #expect(corpus.count == 19)
         let report = Fuzzer(name: "model cache archive", corpus: corpus, dictionary: Self.dictionary).run(smokeIterations: 300) { bytes in
             try Self.decode(RawDeflate.storedBlocks(bytes))
         }

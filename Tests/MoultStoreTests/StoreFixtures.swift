@@ -2,6 +2,7 @@ import Foundation
 import MoultModel
 import MoultStore
 import MoultTestSupport
+import Testing
 
 /// The fixture stores made by Core Data, each with the model version that made it
 /// (from Tests/Fixtures/version-hashes.json).
@@ -85,5 +86,23 @@ struct NormalisedSchema: Equatable {
             default: break  // triggers: derived attributes, not produced (see StoreLayout docs)
             }
         }
+    }
+}
+
+extension NormalisedSchema {
+    /// Expects the store Moult creates from `model` to have `store`'s tables and indexes, persistent
+    /// history (`ACHANGE`, `ATRANSACTION`, `ATRANSACTIONSTRING`) aside.
+    static func expectCreated(from model: ObjectModel, toMatch store: Database, _ label: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let created = try SQLiteStore.create(at: directory.appending("s.sqlite"), model: model)
+        defer { created.database.close() }
+        let ours = try NormalisedSchema(created.database)
+        var theirs = try NormalisedSchema(store)
+        let history: Set<String> = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"]
+        theirs.tables = theirs.tables.filter { !history.contains($0.key) }
+        theirs.indexes = theirs.indexes.filter { index in !history.contains { index.contains(" ON \($0) ") } }
+        #expect(ours.tables == theirs.tables, "\(label)")
+        #expect(ours.indexes == theirs.indexes, "\(label)")
     }
 }

@@ -27,7 +27,8 @@ extension StoreLayout {
         // Derived attributes' triggers (`Z_DA_`), as Core Data rebuilds a schema: dropped before the
         // tables change (a trigger names the tables and columns it updates), then the new version's
         // values computed for every row, then the new version's triggers made.
-        // R-tree fetch indexes (`Z_RT_` virtual tables kept by triggers on the entity's table): the old
+        // R-trees (`Z_<Entity>_<index>` and location attributes' `Z_RT_` virtual tables kept by triggers
+        // on the entity's table): the old
         // ones and their triggers dropped first (dropping the virtual table drops its shadow tables), the
         // new ones made after the tables, filled from every row of their table (the rows the copy's
         // inserts pass through the insert trigger, each with its final values), then their triggers.

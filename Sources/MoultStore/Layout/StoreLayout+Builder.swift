@@ -17,7 +17,7 @@ struct LayoutBuilder {
     /// Per table: columns taken so far, and the columns with their sort keys.
     private var taken: [String: Set<String>] = [:]
     private var pending: [String: [PendingColumn]] = [:]
-    private var indexes: [String: [IndexLayout]] = [:]
+    var indexes: [String: [IndexLayout]] = [:]
     /// Columns of the properties each entity declares: entity → property → column.
     private var declared: [String: [String: String]] = [:]
     private var declaredToOnes: [String: [ToOneColumn]] = [:]
@@ -119,7 +119,7 @@ struct LayoutBuilder {
         numbers[model.root(of: entityName)?.name ?? entityName] ?? 0
     }
 
-    private func table(of entityName: String) -> String {
+    func table(of entityName: String) -> String {
         "Z" + Self.uppercasedName(model.root(of: entityName)?.name ?? entityName)
     }
 
@@ -182,7 +182,7 @@ struct LayoutBuilder {
     }
 
     /// The column of a property as seen from an entity (declared there or inherited).
-    private func column(of property: String, from entityName: String) -> String? {
+    func column(of property: String, from entityName: String) -> String? {
         for entity in [model.entity(named: entityName)].compactMap({ $0 }) + model.ancestors(of: entityName) {
             if let column = declared[entity.name]?[property] { return column }
         }
@@ -296,10 +296,9 @@ struct LayoutBuilder {
             let table = table(of: entity.name)
             // Every hierarchy's table gets a Z_ENT index, abstract root with one sub-entity included
             // (CoreDataPlus' SampleModel2: abstract Writer, its one sub-entity Author, ZWRITER_Z_ENT_INDEX),
-            // unless the root's user info says `_NSEntityOmitSubentityColumnIndex` = YES (or 1): Core
-            // Data's store migrator then drops `<TABLE>_Z_ENT_INDEX` (its decompiled form). Photos'
-            // ZGENERICASSET has no such index; the Photos model in the fixtures was rebuilt without user
-            // info, so whether GenericAsset carries the key cannot be seen (see the StoreLayout docs).
+            // unless the root's user info says `_NSEntityOmitSubentityColumnIndex` = YES (or 1), as Core
+            // Data's index maker and store migrator read it (their decompiled form). Photos' GenericAsset
+            // carries the key in its store's model cache, and its ZGENERICASSET has no such index.
             if entity.parentName == nil && hierarchy(from: entity.name).count > 1 && !Self.omitsSubentityColumnIndex(entity) {
                 indexes[table, default: []].append(IndexLayout(name: "\(table)_Z_ENT_INDEX", table: table, isUnique: false, terms: ["Z_ENT"]))
             }
@@ -319,6 +318,7 @@ struct LayoutBuilder {
                     IndexLayout(name: "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table: table, isUnique: true, terms: terms))
             }
             for fetchIndex in entity.fetchIndexes { try layOut(fetchIndex, of: entity, table: table) }
+            try layOutLocationAttributes(of: entity, table: table)
         }
 
         // Assemble.
@@ -646,71 +646,6 @@ struct LayoutBuilder {
             "CREATE TRIGGER \(SQLName.quoted(parameterName + "_DELETE")) AFTER DELETE ON \(d) FOR EACH ROW WHEN (OLD.\(k) NOT NULL) BEGIN UPDATE \(t) SET \(c) = \(c) \(minus) WHERE Z_PK = OLD.\(k)\(andShared); \(notify(updated, table, "Z_PK = OLD.\(k)" + andShared)); END",
             "CREATE TRIGGER \(SQLName.quoted(name + "_SOURCE_INSERT")) AFTER INSERT ON \(t) FOR EACH ROW\(when) BEGIN UPDATE \(t) SET \(c) = (SELECT IFNULL(\(total), 0) FROM \(d) WHERE \(k) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(notify("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", table, "Z_PK = NEW.Z_PK")); END",
         ]
-    }
-
-    // MARK: - Fetch indexes
-
-    /// A fetch index as Core Data writes it (CORE-DATA-FORMATS.md §3, Photos' schema): a binary index
-    /// `Z_<Entity>_<name> ON <TABLE> (<COLUMN> COLLATE BINARY ASC|DESC, …)`, with `WHERE  <condition>`
-    /// for a partial one; an R-tree index a virtual table `Z_RT_<Entity>_<name>` of `<COLUMN>_MIN` and
-    /// `<COLUMN>_MAX` per element, kept current by three triggers on the entity's table.
-    private mutating func layOut(_ fetchIndex: FetchIndexDescription, of entity: EntityDescription, table: String) throws(StoreError) {
-        let where_ = "the fetch index '\(fetchIndex.name)' of entity '\(entity.name)'"
-        guard !fetchIndex.elements.isEmpty else {
-            throw StoreError(.invalidValue, "\(where_) has no elements: there is no column to index", entity: entity.name)
-        }
-        // An element on a to-many relationship has no column: Core Data makes no index term for it.
-        let elements = fetchIndex.elements.filter { element in
-            guard let relationship = model.relationship(named: element.property, of: entity.name), relationship.isToMany else { return true }
-            ignoredFetchIndexElements.append(
-                "\(where_) names the to-many relationship '\(element.property)', which has no column: the element is ignored, as Core Data ignores it")
-            return false
-        }
-        guard !elements.isEmpty else { return }
-        let columns = try elements.map { (element) throws(StoreError) -> String in
-            if element.property.isEmpty {
-                // How Core Data writes an expression element (Photos' indexes on Z_ENT may be one) is unverified.
-                throw StoreError(
-                    .invalidValue,
-                    "\(where_) has an expression element (\(element.expression ?? "no expression")): expression elements are not supported, only properties",
-                    entity: entity.name)
-            }
-            guard let column = column(of: element.property, from: entity.name) else {
-                throw StoreError(.unknownName, "\(where_) names '\(element.property)', which has no column", entity: entity.name)
-            }
-            return column
-        }
-        let name = "Z_\(entity.name)_\(fetchIndex.name)"
-        if elements.contains(where: \.isRTree) {
-            guard fetchIndex.isRTree else {
-                throw StoreError(.invalidValue, "\(where_) mixes R-tree and binary elements, which Core Data refuses", entity: entity.name)
-            }
-            guard fetchIndex.partialIndexPredicate == nil else {
-                throw StoreError(.invalidValue, "\(where_) is an R-tree index with a partial-index predicate, which SQLite's R-tree cannot have", entity: entity.name)
-            }
-            for (element, column) in zip(elements, columns) {
-                let type = model.attribute(named: element.property, of: entity.name)?.attributeType
-                guard let type, [.integer16, .integer32, .integer64, .double, .float, .decimal, .date, .boolean].contains(type) else {
-                    throw StoreError(
-                        .invalidValue, "\(where_) has the R-tree element '\(element.property)' (\(column)), which is not a numeric attribute",
-                        entity: entity.name)
-                }
-            }
-            rTrees.append(RTreeLayout(name: name, table: table, columns: columns))
-            return
-        }
-        let terms = zip(elements, columns).map { element, column in
-            "\(SQLName.quoted(column)) COLLATE BINARY \(element.ascending ? "ASC" : "DESC")"
-        }
-        var condition: String?
-        if let predicate = fetchIndex.partialIndexPredicate {
-            do throws(PartialIndexPredicate.Failure) {
-                condition = try PartialIndexPredicate.sql(predicate) { [self] key in self.column(of: key, from: entity.name) }
-            } catch {
-                throw StoreError(.invalidValue, "\(where_) has the partial-index predicate '\(predicate)': \(error.message)", entity: entity.name)
-            }
-        }
-        indexes[table, default: []].append(IndexLayout(name: name, table: table, isUnique: false, terms: terms, condition: condition))
     }
 
     // MARK: - Names and limits

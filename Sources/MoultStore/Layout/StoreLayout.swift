@@ -23,7 +23,8 @@ public struct StoreLayout: Sendable, Hashable {
     public private(set) var tables: [TableLayout] = []
     /// The join tables of many-to-many relationships.
     public private(set) var joinTables: [JoinTableLayout] = []
-    /// The R-tree fetch indexes: a virtual table each, kept current by triggers.
+    /// The R-trees of location attributes and R-tree fetch indexes: a virtual table each, kept current
+    /// by triggers.
     public private(set) var rTrees: [RTreeLayout] = []
     /// The `Z_DA_…` triggers that keep derived attributes current.
     public private(set) var derivedTriggers: [String] = []
@@ -286,48 +287,63 @@ public struct JoinTableLayout: Sendable, Hashable {
     }
 }
 
-/// An R-tree fetch index: the virtual table `Z_RT_<Entity>_<name>` and its three triggers, as Core Data
-/// writes them for Photos' `GenericAsset.boundedByRect`:
+/// An R-tree: a virtual table kept current by three triggers on an entity's table. Core Data makes one
+/// in two ways, each with its own text:
 ///
-/// ```
-/// CREATE VIRTUAL TABLE Z_RT_GenericAsset_boundedByRect USING RTREE (Z_PK INTEGER PRIMARY KEY,
-///   ZLATITUDE_MIN FLOAT, ZLATITUDE_MAX FLOAT, ZLONGITUDE_MIN FLOAT, ZLONGITUDE_MAX FLOAT)
-/// ```
+/// - for a **location attribute** (a transient Undefined attribute whose user info names two Double
+///   attributes in `_NSLocationAttributeDerivedComponents`), `Z_RT_<Root entity>_<attribute>`, as
+///   Photos' `GenericAsset.boundedByRect` (its store's schema, text for text, odd spacing included):
+///
+///   ```
+///   CREATE VIRTUAL TABLE Z_RT_GenericAsset_boundedByRect USING RTREE (Z_PK INTEGER PRIMARY KEY,
+///     ZLATITUDE_MIN FLOAT, ZLATITUDE_MAX FLOAT, ZLONGITUDE_MIN FLOAT, ZLONGITUDE_MAX FLOAT)
+///   ```
+/// - for an **R-tree fetch index**, `Z_<Entity>_<index>` with untyped columns and even spacing, by
+///   Core Data's `NSSQLRTreeIndex` in its published decompiled form (no real store shows one).
 ///
 /// Each element's column is both the minimum and the maximum of its dimension (a point).
 public struct RTreeLayout: Sendable, Hashable {
-    /// `Z_RT_<Entity>_<name>`, without the `Z_RT_` prefix: `Z_<Entity>_<name>`.
-    public var indexName: String
-    /// The virtual table's name, `Z_RT_<Entity>_<name>`.
+    /// Which of Core Data's two makers the R-tree follows.
+    public enum Form: Sendable, Hashable {
+        /// `NSSQLLocationAttributeRTreeExtension`: a location attribute's R-tree.
+        case locationAttribute
+        /// `NSSQLRTreeIndex`: an R-tree fetch index.
+        case fetchIndex
+    }
+
+    /// The virtual table's name: `Z_RT_<Root>_<attribute>` or `Z_<Entity>_<index>`.
     public var name: String
     /// The entity's table, whose rows the triggers copy.
     public var table: String
     /// The indexed columns, one dimension each.
     public var columns: [String]
+    public var form: Form
 
-    init(name indexName: String, table: String, columns: [String]) {
-        self.indexName = indexName
-        self.name = "Z_RT_" + indexName.dropFirst(2)
+    init(name: String, table: String, columns: [String], form: Form) {
+        self.name = name
         self.table = table
         self.columns = columns
+        self.form = form
     }
 
     private var boundColumns: String {
         (["Z_PK"] + columns.flatMap { [SQLName.quoted($0 + "_MIN"), SQLName.quoted($0 + "_MAX")] }).joined(separator: ", ")
     }
 
-    /// Core Data's spacing, from Photos: `NEW.Z_PK, NEW.ZLATITUDE ,NEW.ZLATITUDE, NEW.ZLONGITUDE, NEW.ZLONGITUDE`
-    /// (the first dimension's pair is joined by " ,", the others by ", ").
+    /// The values the triggers insert. A location attribute's, from Photos: `NEW.Z_PK, NEW.ZLATITUDE
+    /// ,NEW.ZLATITUDE, NEW.ZLONGITUDE, NEW.ZLONGITUDE` (the first dimension's pair joined by " ,"); a
+    /// fetch index's joined by ", " throughout.
     private var newValues: String {
         var text = "NEW.Z_PK"
         for (position, column) in columns.map(SQLName.quoted).enumerated() {
-            text += position == 0 ? ", NEW.\(column) ,NEW.\(column)" : ", NEW.\(column), NEW.\(column)"
+            text += position == 0 && form == .locationAttribute ? ", NEW.\(column) ,NEW.\(column)" : ", NEW.\(column), NEW.\(column)"
         }
         return text
     }
 
     public var createSQL: String {
-        let dimensions = columns.flatMap { ["\(SQLName.quoted($0 + "_MIN")) FLOAT", "\(SQLName.quoted($0 + "_MAX")) FLOAT"] }
+        let type = form == .locationAttribute ? " FLOAT" : ""
+        let dimensions = columns.flatMap { [SQLName.quoted($0 + "_MIN") + type, SQLName.quoted($0 + "_MAX") + type] }
         return "CREATE VIRTUAL TABLE \(SQLName.quoted(name)) USING RTREE (\((["Z_PK INTEGER PRIMARY KEY"] + dimensions).joined(separator: ", ")))"
     }
 

@@ -12,8 +12,11 @@ public import MoultModel
 /// `NSMaxValueName`) and, for a derived
 /// one, its derivation expression; each relationship's destination, inverse, counts, order and delete
 /// rule; an entity's class name, a transformable or Undefined attribute's class name, an attribute's default value of a plain type (number, Boolean,
-/// string, date), the model's configurations, and an attribute's validation rules in the forms
-/// ``ValidationRule`` carries. Fetched properties are left out: they enter no hash and no column.
+/// string, date), the user info of entities and properties, fetch indexes (expression elements
+/// included), the model's configurations, and an attribute's validation rules in the forms
+/// ``ValidationRule`` carries. Fetched properties and fetch request templates are read only by
+/// ``extraction(in:)``: they enter no hash and no column. An attribute's `NSIsIndexed` is not read: in
+/// every cache seen each indexed property also has its fetch index `by<Name>Index`, which is.
 /// Sub-entities list the properties they inherit, as every model cache does; inherited properties may
 /// be proxies (`NSUnderlyingProperty`), read as the property they stand for.
 ///
@@ -29,15 +32,31 @@ public enum ModelCache {
     /// The model in a store's `Z_MODELCACHE`, or nil when the store has none (an older store, or an
     /// empty table).
     ///
+    /// Fetched properties and fetch request templates are left out: they enter no hash and no column,
+    /// and ``encoded(_:)`` cannot write them back (a store created from a model with them would get an
+    /// empty cache). ``extraction(in:)`` reads them, for a model written out whole.
+    ///
     /// - Throws: ``StoreError`` `.corrupt` (bad input, 65) when the cache is there but cannot be decoded.
     public static func model(in database: Database) throws(StoreError) -> ObjectModel? {
+        guard let blob = try content(of: database) else { return nil }
+        return try model(compressed: blob, path: database.path)
+    }
+
+    /// The bytes of `Z_MODELCACHE.Z_CONTENT`, or nil when the store has no model cache.
+    static func content(of database: Database) throws(StoreError) -> [UInt8]? {
         guard try database.tableExists("Z_MODELCACHE") else { return nil }
         guard case .data(let blob)? = try database.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") else { return nil }
-        return try model(compressed: blob, path: database.path)
+        return blob
     }
 
     /// Decodes the content of `Z_MODELCACHE.Z_CONTENT`.
     public static func model(compressed: [UInt8], path: String? = nil) throws(StoreError) -> ObjectModel {
+        try decoded(compressed: compressed, path: path, whole: false).model
+    }
+
+    /// Decodes the content of `Z_MODELCACHE.Z_CONTENT`: the model, and with `whole` its fetches too and
+    /// what the decoder could not carry (see ``Extraction``).
+    static func decoded(compressed: [UInt8], path: String?, whole: Bool) throws(StoreError) -> (model: ObjectModel, leftOut: [Decoder.LeftOut]) {
         let archive: [UInt8]
         do {
             archive = try RawDeflate.inflate(compressed, limit: inflatedLimit)
@@ -45,7 +64,8 @@ public enum ModelCache {
             throw StoreError(.corrupt, "the model cache (Z_MODELCACHE) is not valid DEFLATE data: \(error.message)", path: path)
         }
         do {
-            return try decode(KeyedArchive(archive))
+            var decoder = Decoder(archive: try KeyedArchive(archive), whole: whole)
+            return (try decoder.model(), decoder.leftOut)
         } catch let error as ArchiveError {
             throw StoreError(.corrupt, "the model cache (Z_MODELCACHE) is not a readable model archive: \(error.message)", path: path)
         } catch let error as ModelError {
@@ -65,14 +85,42 @@ public enum ModelCache {
         return try decoder.model()
     }
 
-    private struct Decoder {
+    struct Decoder {
         let archive: KeyedArchive
+        /// Whether the model is read whole, fetched properties and fetch request templates included, and
+        /// what cannot be carried is noted in ``leftOut`` (``ModelCache/extraction(in:)``).
+        var whole = false
+        /// What the cache holds that the decoded model does not carry (when `whole`).
+        var leftOut: [LeftOut] = []
+        /// The entity being decoded, for ``leftOut``.
+        var entityName = ""
+
+        /// Something of the cache the decoded model does not carry: on an entity, or one of its properties.
+        struct LeftOut: Hashable {
+            var entity: String
+            var property: String?
+            var reason: String
+        }
+
+        /// Notes what the model does not carry, when it is read whole.
+        mutating func note(property: String?, _ reason: String) {
+            if whole { leftOut.append(LeftOut(entity: entityName, property: property, reason: reason)) }
+        }
         /// Steps taken, bounded so that a hostile archive cannot make the walk long.
         var steps = 0
+        /// User info dictionaries already read, by UID: a cache shares one among many records.
+        var userInfos: [Int: [String: String]] = [:]
 
         mutating func step() throws(ArchiveError) {
             steps += 1
             if steps > 10_000_000 { throw ArchiveError(.malformedArchive, "the model archive is too large to walk") }
+        }
+
+        /// The instance a predicate or expression walk reaches at `depth`: one step, at most 32 levels.
+        mutating func nested(_ uid: Int, depth: Int) throws -> ArchivedInstance {
+            try step()
+            guard depth < 32 else { throw ArchiveError(.malformedArchive, "a predicate or expression nests too deeply", location: "$objects[\(uid)]") }
+            return try archive.instance(uid)
         }
 
         mutating func model() throws -> ObjectModel {
@@ -107,7 +155,8 @@ public enum ModelCache {
                 }
                 configurations.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
             }
-            return try ObjectModel(entities: entities, versionIdentifier: identifier, configurations: configurations)
+            let requests = whole ? try fetchRequestTemplates(root) : []
+            return try ObjectModel(entities: entities, versionIdentifier: identifier, configurations: configurations, fetchRequests: requests)
         }
 
         /// The element UIDs of an array or set, or the value UIDs of a dictionary (Core Data's
@@ -140,16 +189,58 @@ public enum ModelCache {
             return try archive.string(try archive.instance(uid), "NSEntityName")
         }
 
+        /// The user info of an entity or property (`NSUserInfo`), each value as text
+        /// (``KeyedArchive/userInfo(_:)``), with one exception: the location attribute's
+        /// `_NSLocationAttributeDerivedComponents`, an array of two attribute names in Photos' cache, is
+        /// written `latitude,longitude`, the text form Core Data also takes (it removes the spaces and
+        /// splits at commas), so that the model XML, whose user info holds text only, keeps its meaning.
+        /// A dictionary that is not of property-list values keeps its string entries only, and one
+        /// whose keys are not strings is left out with a note (user info enters no hash and no column,
+        /// and a model set up in code may hold objects of its own).
+        mutating func userInfo(_ owner: ArchivedInstance) throws -> [String: String] {
+            guard let uid = try archive.reference(owner, "NSUserInfo") else { return [:] }
+            if let known = userInfos[uid] { return known }
+            try step()
+            var info: [String: String]
+            let entries: [(key: String, value: Int)]
+            do {
+                entries = try archive.stringKeyedEntries(uid)
+            } catch {
+                note(property: try? archive.string(owner, "NSPropertyName"), "its user info, which is not a dictionary of string keys")
+                userInfos[uid] = [:]
+                return [:]
+            }
+            steps += entries.count
+            do {
+                info = try archive.userInfo(uid)
+            } catch {
+                info = [:]
+                for entry in entries {
+                    if let text = try? archive.string(entry.value) { info[entry.key] = text }
+                }
+            }
+            let locationKey = "_NSLocationAttributeDerivedComponents"
+            if let entry = entries.first(where: { $0.key == locationKey }), let instance = try? archive.instance(entry.value),
+                instance.fields["NS.objects"] != nil, instance.fields["NS.keys"] == nil
+            {
+                info[locationKey] = try archive.elements(entry.value).map { (uid) throws in try archive.string(uid) ?? "" }.joined(separator: ",")
+            }
+            userInfos[uid] = info
+            return info
+        }
+
         mutating func entity(_ instance: ArchivedInstance) throws -> EntityDescription {
             guard let name = try archive.string(instance, "NSEntityName") else {
                 throw ArchiveError(.malformedArchive, "an entity has no name", location: "$objects[\(instance.uid)]")
             }
+            entityName = name
             var entity = EntityDescription(
                 name: name, parent: try entityName(of: try archive.reference(instance, "NSSuperentity")),
                 isAbstract: try bool(instance, "NSIsAbstract"),
                 versionHashModifier: try archive.string(instance, "NSVersionHashModifier"),
                 renamingIdentifier: try archive.string(instance, "NSRenamingIdentifier"))
             entity.representedClassName = try archive.string(instance, "NSClassNameForEntity")
+            entity.userInfo = try userInfo(instance)
             if let properties = try archive.reference(instance, "NSProperties") {
                 var seen: Set<Int> = []
                 for uid in try collection(properties) {
@@ -163,11 +254,14 @@ public enum ModelCache {
                         entity.relationships.append(try relationship(property))
                     } else if property.classes.contains("NSAttributeDescription") {
                         entity.attributes.append(try attribute(property))
+                    } else if whole, property.classes.contains("NSFetchedPropertyDescription") {
+                        if let fetched = try fetchedProperty(property) { entity.fetchedProperties.append(fetched) }
                     }
-                    // Fetched properties (and any other kind) have no column and no hash: left out.
+                    // Fetched properties unless asked for (and any other kind) have no column and no hash: left out.
                 }
                 entity.attributes.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
                 entity.relationships.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+                entity.fetchedProperties.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
             }
             if let indexes = try archive.reference(instance, "NSFetchIndexDescriptions") {
                 for uid in try collection(indexes) {
@@ -197,6 +291,10 @@ public enum ModelCache {
         /// A fetch index (`NSFetchIndexDescription`: `NSIndexName`, `NSIndexElements` of
         /// `NSFetchIndexElementDescription` with `NSPropertyName`, `NSFetchIndexElementType` 0 binary or
         /// 1 R-tree, `NSAscending`; `NSPartialIndexPredicate`), as CoreDataPlus' SampleModel_V2.sqlite has it.
+        ///
+        /// An element whose `NSIndexedProperty` is an `NSExpressionDescription` is an expression element:
+        /// Photos indexes `Z_ENT` so, the expression the key path `entity` (`valueForKey:` of `SELF`) and
+        /// `NSExpressionType` its result type (0, Undefined); its generated name (`expression1`) is not kept.
         mutating func fetchIndex(_ instance: ArchivedInstance) throws -> FetchIndexDescription {
             guard let name = try archive.string(instance, "NSIndexName") else {
                 throw ArchiveError(.malformedArchive, "a fetch index has no name", location: "$objects[\(instance.uid)]")
@@ -208,7 +306,14 @@ public enum ModelCache {
                     let element = try archive.instance(uid)
                     let type = try integer(element, "NSFetchIndexElementType") == 1 ? "RTree" : "Binary"
                     let ascending = try archive.value(element, "NSAscending") == nil ? true : try bool(element, "NSAscending")
-                    elements.append(.init(property: try archive.string(element, "NSPropertyName") ?? "", type: type, ascending: ascending))
+                    if let indexed = try archive.instance(element, "NSIndexedProperty"), indexed.classes.contains("NSExpressionDescription") {
+                        let code = try integer(indexed, "NSExpressionType") ?? 0
+                        let resultType = AttributeType(code: Int32(clamping: code)) ?? .undefined
+                        let text = try archive.reference(indexed, "NSExpression").map { (uid) throws in try expressionText(uid, depth: 0) } ?? ""
+                        elements.append(.init(property: "", type: type, ascending: ascending, expression: text, expressionType: resultType.rawValue))
+                    } else {
+                        elements.append(.init(property: try archive.string(element, "NSPropertyName") ?? "", type: type, ascending: ascending))
+                    }
                 }
             }
             var partial: String?
@@ -216,47 +321,6 @@ public enum ModelCache {
                 partial = try predicateText(predicate, depth: 0)
             }
             return FetchIndexDescription(name: name, elements: elements, partialIndexPredicate: partial)
-        }
-
-        /// A partial-index predicate as text: comparisons of a key path with a constant, joined by AND
-        /// (what the layout writes); any other form is spelt so that the layout refuses it.
-        mutating func predicateText(_ uid: Int, depth: Int) throws -> String {
-            try step()
-            guard depth < 32 else { throw ArchiveError(.malformedArchive, "a predicate nests too deeply") }
-            let predicate = try archive.instance(uid)
-            switch predicate.className {
-            case "NSCompoundPredicate":
-                var parts: [String] = []
-                if let list = try archive.reference(predicate, "NSSubpredicates") {
-                    for part in try archive.elements(list) { parts.append(try predicateText(part, depth: depth + 1)) }
-                }
-                guard try integer(predicate, "NSCompoundPredicateType") == 1 else { return "<NSCompoundPredicate>" }
-                return parts.joined(separator: " AND ")
-            case "NSComparisonPredicate":
-                guard let left = try archive.reference(predicate, "NSLeftExpression"),
-                    let right = try archive.reference(predicate, "NSRightExpression"),
-                    let operatorInstance = try archive.instance(predicate, "NSPredicateOperator")
-                else { return "<NSComparisonPredicate>" }
-                let symbols = [0: "<", 1: "<=", 2: ">", 3: ">=", 4: "==", 5: "!="]
-                var type = try integer(operatorInstance, "NSOperatorType") ?? -1
-                if type == 4, try bool(operatorInstance, "NSNegate") { type = 5 }
-                guard let symbol = symbols[type] else { return "<operator \(type)>" }
-                return "\(try expressionText(left, depth: depth + 1)) \(symbol) \(try constantText(right))"
-            default:
-                return "<\(predicate.className)>"
-            }
-        }
-
-        func constantText(_ uid: Int) throws -> String {
-            let expression = try archive.instance(uid)
-            guard expression.className == "NSConstantValueExpression" else { return "<\(expression.className)>" }
-            switch try archive.value(expression, "NSConstantValue") {
-            case nil: return "nil"
-            case .integer(let value)?: return String(value)
-            case .real(let value)?: return String(value)
-            case .bool(let value)?: return value ? "YES" : "NO"
-            default: return "<constant>"
-            }
         }
 
         func propertyName(_ instance: ArchivedInstance) throws -> String {
@@ -281,6 +345,7 @@ public enum ModelCache {
             attribute.versionHashModifier = try archive.string(instance, "NSVersionHashModifier")
             attribute.renamingIdentifier = try archive.string(instance, "NSRenamingIdentifier")
             attribute.customClassName = type == .transformable || type == .undefined ? try archive.string(instance, "NSAttributeValueClassName") : nil
+            attribute.userInfo = try userInfo(instance)
             // A default value of a plain type, as the model's text (an archived object of another class,
             // a transformable's, is left out).
             if let uid = try archive.reference(instance, "NSDefaultValue"), !archive.isNull(uid) {
@@ -291,7 +356,9 @@ public enum ModelCache {
                 case .string(let text) where type == .string: attribute.defaultValueString = text
                 case .dictionary where type == .date:
                     if case .real(let time)? = try archive.instance(uid).fields["NS.time"] { attribute.defaultDateTimeInterval = time }
-                default: break
+                case let value:
+                    let kind = (try? archive.instance(uid).className).map { "an archived \($0)" } ?? value.summary
+                    note(property: name, "its default value, \(kind), has no form in the model XML")
                 }
             }
             attribute.validationRules = try validationRules(instance)
@@ -320,140 +387,7 @@ public enum ModelCache {
             return attribute
         }
 
-        /// A property's validation rules: `NSValidationPredicates` paired with `NSValidationWarnings`
-        /// (strings or error codes), as SampleModel2_V2's `Book.title` has them. Lists of unequal length,
-        /// or a predicate in a form ``ValidationRule`` does not carry, give no rules: a rule enters no
-        /// hash and no column, and a rule half read would be a different rule.
-        mutating func validationRules(_ instance: ArchivedInstance) throws -> [ValidationRule] {
-            guard let predicatesUID = try archive.reference(instance, "NSValidationPredicates"), !archive.isNull(predicatesUID),
-                let warningsUID = try archive.reference(instance, "NSValidationWarnings"), !archive.isNull(warningsUID)
-            else { return [] }
-            let predicates = try archive.elements(predicatesUID), warnings = try archive.elements(warningsUID)
-            guard predicates.count == warnings.count else { return [] }
-            var rules: [ValidationRule] = []
-            for (predicateUID, warningUID) in zip(predicates, warnings) {
-                try step()
-                let warning: ValidationRule.Warning
-                switch try archive.object(warningUID) {
-                case .string(let text): warning = .message(text)
-                case .integer(let code): warning = .code(Int(clamping: code))
-                default:
-                    guard let text = try archive.string(warningUID) else { return [] }
-                    warning = .message(text)
-                }
-                guard let predicate = try rulePredicate(predicateUID, depth: 0) else { return [] }
-                rules.append(ValidationRule(predicate: predicate, warning: warning))
-            }
-            return rules
-        }
-
-        /// A validation predicate: `NSCompoundPredicate` (`NSCompoundPredicateType`, `NSSubpredicates`)
-        /// or `NSComparisonPredicate` (`NSLeftExpression`, `NSPredicateOperator`, `NSRightExpression`).
-        mutating func rulePredicate(_ uid: Int, depth: Int) throws -> ValidationRule.Predicate? {
-            try step()
-            guard depth < 32 else { throw ArchiveError(.malformedArchive, "a validation predicate nests too deeply") }
-            let predicate = try archive.instance(uid)
-            switch predicate.className {
-            case "NSCompoundPredicate":
-                guard let kind = ValidationRule.CompoundKind(rawValue: try integer(predicate, "NSCompoundPredicateType") ?? -1),
-                    let list = try archive.reference(predicate, "NSSubpredicates")
-                else { return nil }
-                var parts: [ValidationRule.Predicate] = []
-                for part in try archive.elements(list) {
-                    guard let decoded = try rulePredicate(part, depth: depth + 1) else { return nil }
-                    parts.append(decoded)
-                }
-                return .compound(kind, parts)
-            case "NSComparisonPredicate":
-                guard let left = try archive.reference(predicate, "NSLeftExpression"),
-                    let right = try archive.reference(predicate, "NSRightExpression"),
-                    let operatorInstance = try archive.instance(predicate, "NSPredicateOperator"),
-                    let leftExpression = try ruleExpression(left), let rightExpression = try ruleExpression(right),
-                    let type = try integer(operatorInstance, "NSOperatorType"), ValidationRule.Operator.knownTypes.contains(type),
-                    operatorInstance.className == Self.operatorClass(type), !(try bool(operatorInstance, "NSNegate"))
-                else { return nil }
-                // A comparison operator's variant is its type in every record the fixtures hold (3 for >=, 1 for <=).
-                if operatorInstance.className == "NSComparisonPredicateOperator", try integer(operatorInstance, "NSVariant") != type { return nil }
-                let options = try integer(operatorInstance, operatorInstance.className == "NSInPredicateOperator" ? "NSFlags" : "NSOptions") ?? 0
-                let modifier = try integer(operatorInstance, "NSModifier") ?? 0
-                return .comparison(leftExpression, ValidationRule.Operator(type: type, modifier: modifier, options: options), rightExpression)
-            default:
-                return nil
-            }
-        }
-
-        /// The class Foundation archives an operator type as.
-        static func operatorClass(_ type: Int) -> String {
-            switch type {
-            case 0...3: "NSComparisonPredicateOperator"
-            case 4: "NSEqualityPredicateOperator"
-            default: "NSInPredicateOperator"
-            }
-        }
-
-        /// An expression of a validation predicate: `SELF`, `valueForKey:` of a key of `SELF`, or a constant.
-        func ruleExpression(_ uid: Int) throws -> ValidationRule.Expression? {
-            let expression = try archive.instance(uid)
-            switch expression.className {
-            case "NSSelfExpression":
-                return .evaluatedObject
-            case "NSKeyPathExpression":
-                guard try archive.string(expression, "NSSelectorName") == "valueForKey:",
-                    let operand = try archive.instance(expression, "NSOperand"), operand.className == "NSSelfExpression",
-                    let arguments = try archive.reference(expression, "NSArguments")
-                else { return nil }
-                let elements = try archive.elements(arguments)
-                guard elements.count == 1, let specifier = try? archive.instance(elements[0]),
-                    specifier.className == "NSKeyPathSpecifierExpression", let key = try archive.string(specifier, "NSKeyPath")
-                else { return nil }
-                return .key(key)
-            case "NSConstantValueExpression":
-                guard let uid = try archive.reference(expression, "NSConstantValue") else { return .constant(.null) }
-                if archive.isNull(uid) { return .constant(.null) }
-                switch try archive.object(uid) {
-                case .integer(let value): return .constant(.integer(value))
-                case .real(let value): return .constant(.real(value))
-                case .bool(let value): return .constant(.bool(value))
-                case .string(let text): return .constant(.string(text))
-                default:
-                    guard let text = try? archive.string(uid) else { return nil }
-                    return .constant(.string(text))
-                }
-            default:
-                return nil
-            }
-        }
-
-        /// A derivation expression as Xcode writes it: a key path, or `keyPath.@count` for the function
-        /// `count:` of a key path. Other functions are spelt as Foundation prints them, `selector(arguments)`
-        /// (`canonical:(name)`, `sum:(items.price)`, `now()`), which ``DerivationExpression`` reads.
-        mutating func expressionText(_ uid: Int, depth: Int) throws -> String {
-            try step()
-            guard depth < 32 else { throw ArchiveError(.malformedArchive, "a derivation expression nests too deeply") }
-            let expression = try archive.instance(uid)
-            switch expression.className {
-            case "NSKeyPathSpecifierExpression":
-                return try archive.string(expression, "NSKeyPath") ?? ""
-            case "NSKeyPathExpression":
-                if let arguments = try archive.reference(expression, "NSArguments"), let last = try archive.elements(arguments).last {
-                    return try expressionText(last, depth: depth + 1)
-                }
-                return try archive.string(expression, "NSKeyPath") ?? ""
-            case "NSFunctionExpression":
-                let selector = try archive.string(expression, "NSSelectorName") ?? ""
-                var arguments: [String] = []
-                if let list = try archive.reference(expression, "NSArguments") {
-                    for argument in try archive.elements(list) { arguments.append(try expressionText(argument, depth: depth + 1)) }
-                }
-                if selector == "count:", arguments.count == 1 { return arguments[0] + ".@count" }
-                // Foundation's printing of a function expression: `canonical:(name)`, `sum:(items.price)`, `now()`.
-                return "\(selector)(\(arguments.joined(separator: ", ")))"
-            default:
-                return "<\(expression.className)>"
-            }
-        }
-
-        func relationship(_ instance: ArchivedInstance) throws -> RelationshipDescription {
+        mutating func relationship(_ instance: ArchivedInstance) throws -> RelationshipDescription {
             let name = try propertyName(instance)
             var destination = try archive.string(instance, "_NSDestinationEntityName")
             if destination == nil { destination = try entityName(of: try archive.reference(instance, "NSDestinationEntity")) }
@@ -476,7 +410,7 @@ public enum ModelCache {
                 minCount: try integer(instance, "NSMinCount") ?? 0, maxCount: maxCount == -1 ? Int.max : maxCount,
                 deleteRule: deleteRules[try integer(instance, "NSDeleteRule") ?? 1] ?? .nullify,
                 renamingIdentifier: try archive.string(instance, "NSRenamingIdentifier"),
-                versionHashModifier: try archive.string(instance, "NSVersionHashModifier"))
+                versionHashModifier: try archive.string(instance, "NSVersionHashModifier"), userInfo: try userInfo(instance))
         }
     }
 }
