@@ -34,6 +34,13 @@ public final class StreamingMigrator {
     public let mappingModels: [MappingModel]
     public let policies: PolicyRegistry
     public let options: MigrationOptions
+    /// In place: the store whose support folder holds the external binary data files of this step's
+    /// source (the step reads a copy in the work folder) and will hold its output's (the output is
+    /// renamed to it). Files are then read there and not carried; nil: beside the source, carried beside
+    /// the output (see ``ExternalDataCarrier``).
+    var externalDataHome: URL?
+    /// The store beside which the source's external files are.
+    var externalDataSource: URL { externalDataHome ?? sourceURL }
 
     /// What a run did.
     public struct Report: Sendable {
@@ -233,6 +240,7 @@ public final class StreamingMigrator {
         }
         do {
             emitter.emit(.plan(MigrationEvent.Plan(plan: plan, resumed: resumed)))
+            try warnAboutMissingInlinedFiles(session, emitter: emitter)
             let report: ((MigrationProgress) -> Void)? = emitter.isEmpty ? nil : { emitter.report($0) }
             let chunksRun: Int
             do {

@@ -109,6 +109,12 @@ final class Session {
         if let destination, migrator.options.bulkSQL {
             try destination.database.attachReadOnly(migrator.sourceURL, as: CompiledMapping.attachedSource)
         }
+        if let destination {
+            // Values whose format changes with the external storage flag read their files here.
+            let folder = ExternalDataReference.folder(besideStore: migrator.externalDataSource)
+            try destination.database.registerExternalDataFunctions(folder: folder)
+            manager?.externalData = (folder, migrator.options.maxValueBytes)
+        }
     }
 
     /// A mapping compiled again with what the run decided about it (its other decisions kept).
