@@ -70,6 +70,7 @@ extension MigrateCommand {
                     log?.write(event)
                     display.show(event)
                     if case .chunk(let chunk) = event, pacer.isActive { pacer.chunkCommitted(chunk) }
+                    display.warn(event)
                 })
             display.finish()
             let seconds = (ContinuousClock.now - start) / .seconds(1)

@@ -488,7 +488,7 @@ public struct ProgressiveMigration {
     /// - Throws: ``MigrationError``: `.interrupted` when cancelled or the disk is full,
     ///   `.validationFailed` when the step's objects break the version's rules.
     func intermediateBySQL(
-        _ step: Step, _ script: InPlaceScript, offset: Int, input: URL, output: URL, isCancelled: () -> Bool,
+        _ step: Step, _ script: InPlaceScript, offset: Int, input: URL, output: URL, externalData home: URL? = nil, isCancelled: () -> Bool,
         events: ((MigrationEvent) -> Void)?
     ) throws -> Bool {
         let manager = FileManager.default
@@ -524,8 +524,11 @@ public struct ProgressiveMigration {
         }
         FaultInjection.reach("chain-step-copied")
         let ran: Bool
+        var warnings: [String] = []
         do {
-            ran = try InPlaceMigration.runSQL(script, step: step, store: copy, timeout: .seconds(2), durable: options.durable, scratch: true)
+            ran = try InPlaceMigration.runSQL(
+                script, step: step, store: copy, timeout: .seconds(2), durable: options.durable, scratch: true, externalData: home ?? input,
+                warn: { warnings.append($0) })
             if ran {
                 // One file, whatever the input's journal mode: the rename moves the whole store.
                 let database = try Database(url: copy, mode: .readWrite)
@@ -545,7 +548,9 @@ public struct ProgressiveMigration {
             return false
         }
         FaultInjection.reach("chain-step-migrated")
-        try carryExternalData(of: copy, step: step, input: input, output: output, events: events)
+        for warning in warnings { events?(.warning(MigrationEvent.Warning(message: warning))) }
+        // In place (`home`), the files stay in the store's folder: checked there, not carried.
+        try carryExternalData(of: copy, step: step, input: home ?? input, output: home ?? output, events: events)
         if options.durable { try StreamingMigrator.syncFile(copy) }
         try InPlaceMigration.rename(copy, to: output)
         if options.durable { try StreamingMigrator.syncFile(output.deletingLastPathComponent()) }

@@ -32,6 +32,15 @@ extension StoreLayout {
         }
     }
 
+    /// The columns (table, column) of ``externalStorageColumns``, each once: where every reference of a
+    /// store of this layout is, whatever the row's entity.
+    public var externalStorageTableColumns: [(table: String, column: String)] {
+        var seen: Set<[String]> = []
+        return externalStorageColumns.compactMap { entity, attribute in
+            seen.insert([entity.table, attribute.column]).inserted ? (entity.table, attribute.column) : nil
+        }
+    }
+
     /// Calls `body` with every column value of the store open on `database` (a store of this layout)
     /// that refers to an external file, entity by entity (each object under its own entity), in
     /// primary-key order; only in `columns` when they are given (some of ``externalStorageColumns``).
