@@ -182,12 +182,8 @@ final class CompiledMapping {
             }
         }
         self.attributeValues = attributeValues
-        externalDataConversions = zip(destination?.attributes ?? [], attributeValues).map { column, value in
-            guard case .expression(let expression, _) = value, let destinationName = mapping.destinationEntityName else { return nil }
-            return ExternalDataConversion.of(
-                expression.node, source: mapping.sourceEntityName, destination: destinationName, attribute: column.name,
-                sourceModel: sourceModel, destinationModel: destinationModel)
-        }
+        externalDataConversions = ExternalDataConversion.of(
+            mapping, attributes: destination?.attributes ?? [], values: attributeValues, sourceModel: sourceModel, destinationModel: destinationModel)
 
         // Relationship values.
         var relationships: [(name: String, expression: CompiledExpression)] = []

@@ -1,5 +1,6 @@
 import Foundation
 import MoultExpressions
+import MoultMapping
 import MoultModel
 import MoultStore
 
@@ -27,6 +28,20 @@ enum ExternalDataConversion {
             let to = destinationModel.attribute(named: attribute, of: destination), to.attributeType == .binary
         else { return nil }
         return ExternalDataReference.Conversion(from: from.allowsExternalBinaryDataStorage, to: to.allowsExternalBinaryDataStorage)
+    }
+
+    /// The conversion of each attribute value of an entity mapping (the destination's `attributes`, in
+    /// layout order, and how each gets its value).
+    static func of(
+        _ mapping: EntityMapping, attributes: [AttributeColumn], values: [CompiledMapping.AttributeValueSource], sourceModel: ObjectModel,
+        destinationModel: ObjectModel
+    ) -> [ExternalDataReference.Conversion?] {
+        zip(attributes, values).map { column, value in
+            guard case .expression(let expression, _) = value, let destination = mapping.destinationEntityName else { return nil }
+            return of(
+                expression.node, source: mapping.sourceEntityName, destination: destination, attribute: column.name, sourceModel: sourceModel,
+                destinationModel: destinationModel)
+        }
     }
 
     /// The source attribute an expression copies as it is (`$source.data`, `data`), if it does.

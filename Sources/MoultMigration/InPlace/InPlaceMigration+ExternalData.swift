@@ -191,3 +191,13 @@ extension InPlaceMigration {
         if let referenced { Self.completeExternalDataRemovals(of: chain.store, work: work, referenced: referenced) }
     }
 }
+
+extension InPlaceMigration {
+    /// Removes the support folder of a copy of the store that is gone (a backup removed because the run
+    /// was refused, put back in place of the store, or a private copy removed): its links only.
+    static func removeExternalData(besideCopy copy: URL) {
+        let folder = ExternalDataReference.supportFolder(besideStore: copy)
+        guard !FileOperations.isSymbolicLink(folder.path(percentEncoded: false)) else { return }
+        try? FileManager.default.removeItem(at: folder)
+    }
+}

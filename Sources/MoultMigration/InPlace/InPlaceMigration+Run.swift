@@ -54,7 +54,10 @@ extension InPlaceMigration {
             var classified = StreamingMigrator.classify(error)
             // Refused (not resumable): the store was not changed, and nothing of this run is kept.
             if (classified.category != .interrupted && classified.category != .io) || classified.code == .sourceChangedWhileRead {
-                if let madeBackup { try? manager.removeItem(at: madeBackup) }
+                if let madeBackup {
+                    try? manager.removeItem(at: madeBackup)
+                    Self.removeExternalData(besideCopy: madeBackup)
+                }
                 // (Work made from a state of the store that is gone is of no use to a rerun either.)
                 if !foundWork || classified.code == .sourceChangedWhileRead, manager.fileExists(atPath: work.path) {
                     StreamingMigrator.removeWorkDirectory(work)
