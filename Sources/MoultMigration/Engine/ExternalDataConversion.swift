@@ -86,11 +86,10 @@ enum ExternalDataConversion {
     ) throws -> [String] {
         guard !columns.isEmpty else { return [] }
         var warnings: [String] = []
-        let manager = FileManager.default
         try store.layout.forEachExternalReference(in: store.database, columns: columns) { row in
             let missing: String
             if let reference = row.reference {
-                guard !manager.fileExists(atPath: folder.appending(path: reference.fileName).path(percentEncoded: false)) else { return }
+                guard !reference.isPresent(in: folder) else { return }
                 missing = "its external file \(reference.fileName) is missing from \(folder.path)"
             } else {
                 missing = "it holds an external reference that names no file"

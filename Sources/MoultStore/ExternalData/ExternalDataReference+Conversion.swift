@@ -70,8 +70,14 @@ extension ExternalDataReference {
         }
     }
 
+    /// Whether this reference's file is in `folder`, as a plain file (a symbolic link is not followed).
+    public func isPresent(in folder: URL) -> Bool {
+        var info = stat()
+        return lstat(folder.appending(path: fileName).path(percentEncoded: false), &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
     /// The bytes of this reference's file in `folder`, or nil when there is no such file. A symbolic link
-    /// is never followed (a file of the folder is a plain file).
+    /// is never followed (a file of the folder is a plain file): it is no file.
     ///
     /// - Throws: ``StoreError`` (`.invalidValue`) when the file holds more than `maxBytes`, `.ioFailure`
     ///   when it cannot be read.
@@ -79,7 +85,7 @@ extension ExternalDataReference {
         let path = folder.appending(path: fileName).path(percentEncoded: false)
         let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
+            if errno == ENOENT || errno == ELOOP { return nil }
             throw FileOperations.failure("cannot open", path)
         }
         defer { Glibc.close(descriptor) }
