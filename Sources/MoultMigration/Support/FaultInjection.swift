@@ -9,7 +9,10 @@ import Foundation
 /// committed), `after-lmdb-commit` (associations committed, destination not), `after-sqlite-commit`,
 /// `before-finish`, `after-marker` (finished marker written, not yet renamed), `after-external-file` (one
 /// external binary data file carried beside the output, see `ExternalDataCarrier`), `after-rename` (output
-/// in place, work directory not yet removed). Unset, a check is one comparison.
+/// in place, work directory not yet removed); in place, `inplace-external-recorded` (the external files the
+/// step leaves without a reference recorded, the step not committed), `inplace-before-external-removal`
+/// (committed, no file removed yet) and `after-external-removal` (one more file removed). Unset, a check is
+/// one comparison.
 enum FaultInjection {
     nonisolated(unsafe) private static var target: (point: String, count: Int)? = {
         guard let value = ProcessInfo.processInfo.environment["MOULT_FAULT"], !value.isEmpty else { return nil }
