@@ -70,10 +70,7 @@ extension MigrateCommand {
                     log?.write(event)
                     display.show(event)
                     if case .chunk(let chunk) = event, pacer.isActive { pacer.chunkCommitted(chunk) }
-                    if case .warning(let warning) = event, warning.notCarried.isEmpty {
-                        display.finish()
-                        printError("moult: warning: \(warning.message)")
-                    }
+                    display.warn(event)
                 })
             display.finish()
             let seconds = (ContinuousClock.now - start) / .seconds(1)

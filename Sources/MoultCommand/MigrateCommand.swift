@@ -174,11 +174,8 @@ struct MigrateCommand: AsyncParsableCommand {
                     log?.write(event)
                     display.show(event)
                     if case .chunk(let chunk) = event, pacer.isActive { pacer.chunkCommitted(chunk) }
-                    // A warning about what a step carries (the losses are said above, from `losses`).
-                    if case .warning(let warning) = event, warning.notCarried.isEmpty {
-                        display.finish()
-                        printError("moult: warning: \(warning.message)")
-                    }
+                    // (The losses are said above, from `losses`.)
+                    display.warn(event)
                 })
             // Steps an earlier run finished: listed, not counted.
             let stepLosses = migration.steps.enumerated().map { index, step in
@@ -297,6 +294,14 @@ final class ProgressDisplay: @unchecked Sendable {
         } else {
             FileHandleWriter.standardError(line + "\n")
         }
+    }
+
+    /// Prints a warning event about what a step carries (an external file missing, say), quiet or not;
+    /// one listing what a step does not carry is said from the plan's losses instead.
+    func warn(_ event: MigrationEvent) {
+        guard case .warning(let warning) = event, warning.notCarried.isEmpty else { return }
+        finish()
+        printError("moult: warning: \(warning.message)")
     }
 
     func finish() {

@@ -29,13 +29,23 @@ import MoultStore
 /// ```
 public final class StreamingMigrator {
     /// What the engine migrates for this step.
-    public let job: MigrationJob
+    public private(set) var job: MigrationJob
     public var sourceURL: URL { job.sourceURL }
     public var sourceModel: ObjectModel { job.sourceModel }
     public var destinationModel: ObjectModel { job.destinationModel }
     public var mappingModels: [MappingModel] { job.mappingModels }
     public var policies: PolicyRegistry { job.policies }
     public var options: MigrationOptions { job.options }
+    /// In place: the store whose support folder holds the external binary data files of this step's
+    /// source (the step reads a copy in the work folder) and will hold its output's (the output is
+    /// renamed to it). Files are then read there and not carried; nil: beside the source, carried beside
+    /// the output (see ``ExternalDataCarrier``).
+    var externalDataHome: URL? {
+        get { job.externalDataHome }
+        set { job.externalDataHome = newValue }
+    }
+    /// The store beside which the source's external files are.
+    var externalDataSource: URL { job.externalDataSource }
 
     /// What a run did.
     public struct Report: Sendable {
@@ -232,6 +242,7 @@ public final class StreamingMigrator {
         }
         do {
             emitter.emit(.plan(MigrationEvent.Plan(plan: plan, resumed: resumed)))
+            try warnAboutMissingInlinedFiles(session, emitter: emitter)
             let report: ((MigrationProgress) -> Void)? = emitter.isEmpty ? nil : { emitter.report($0) }
             let chunksRun: Int
             do {

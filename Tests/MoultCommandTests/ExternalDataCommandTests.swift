@@ -18,11 +18,13 @@ import Testing
     static let chainModel = folder.appending(path: "Chain.xcdatamodeld").path
     static let names = ["6F1C2B3A-0000-4000-8000-000000000001", "6F1C2B3A-0000-4000-8000-000000000002", "6F1C2B3A-0000-4000-8000-000000000003"]
 
-    /// A v1 store of `model` as the regression case builds it, with objects: 1, 2 and 3 external (their
+    /// A store of `model` (at `version`) as the regression case builds it, with objects: 1, 2 and 3 external (their
     /// files 1 MiB, 200 KiB and 3 bytes of deterministic bytes), 4 in the row (`0x01` + bytes), 5 NULL.
-    static func makeStore(_ directory: TemporaryDirectory, model: String = model, name: String = "b", withX: Bool = false) throws -> URL {
+    static func makeStore(
+        _ directory: TemporaryDirectory, model: String = model, version: String = "v1", name: String = "b", withX: Bool = false
+    ) throws -> URL {
         let store = directory.appending("\(name).sqlite")
-        let created = try MoultProcess.run(["create", store.path, "--model", model, "--model-version", "v1"])
+        let created = try MoultProcess.run(["create", store.path, "--model", model, "--model-version", version])
         try #require(created.exitCode == 0, "\(created.standardError)")
         let files = directory.appending(".\(name)_SUPPORT/_EXTERNAL_DATA")
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)

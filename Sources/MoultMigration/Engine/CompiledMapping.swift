@@ -26,6 +26,9 @@ final class CompiledMapping {
 
     /// For each attribute of the destination layout (in layout order): how to get its value.
     let attributeValues: [AttributeValueSource]
+    /// For each attribute of the destination layout: the change of format its value gets, when it copies a
+    /// Binary Data attribute whose `allowsExternalBinaryDataStorage` differs (see ``ExternalDataConversion``).
+    let externalDataConversions: [ExternalDataReference.Conversion?]
     /// Relationship mappings, compiled.
     let relationships: [(name: String, expression: CompiledExpression)]
     /// For each relationship, the shape Core Data's mapping models nearly always have,
@@ -179,6 +182,8 @@ final class CompiledMapping {
             }
         }
         self.attributeValues = attributeValues
+        externalDataConversions = ExternalDataConversion.of(
+            mapping, attributes: destination?.attributes ?? [], values: attributeValues, sourceModel: sourceModel, destinationModel: destinationModel)
 
         // Relationship values.
         var relationships: [(name: String, expression: CompiledExpression)] = []
@@ -255,7 +260,7 @@ final class CompiledMapping {
             filterSQL: filterSQL)
         bulkCopy = Self.bulkCopy(
             policy: policy, source: source, destination: destination, attributeValues: attributeValues,
-            hasSwiftFilter: filter != nil, filterSQL: filterSQL,
+            externalDataConversions: externalDataConversions, hasSwiftFilter: filter != nil, filterSQL: filterSQL,
             tableEntityCount: sourceTableEntityCount, insertedToOnes: insertedToOnes, mirrorTable: mirrorTable)
     }
 
@@ -296,7 +301,8 @@ final class CompiledMapping {
     /// The SQL form of stage 1, when every attribute allows it.
     static func bulkCopy(
         policy: any EntityMigrationPolicy, source: EntityLayout?, destination: EntityLayout?,
-        attributeValues: [AttributeValueSource], hasSwiftFilter: Bool, filterSQL: SQLCondition?, tableEntityCount: Int = 1,
+        attributeValues: [AttributeValueSource], externalDataConversions: [ExternalDataReference.Conversion?] = [],
+        hasSwiftFilter: Bool, filterSQL: SQLCondition?, tableEntityCount: Int = 1,
         insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirrorTable: String? = nil
     ) -> BulkCopy? {
         guard policy is DefaultMigrationPolicy, !hasSwiftFilter, let source, let destination, !destination.isAbstract else { return nil }
@@ -304,7 +310,7 @@ final class CompiledMapping {
         var fits: [String] = []
         var selected = ["? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1", "\(destination.number)", "1"]
         var constants: [Value] = []
-        for (column, value) in zip(destination.attributes, attributeValues) {
+        for (offset, (column, value)) in zip(destination.attributes, attributeValues).enumerated() {
             columns.append(column.column)
             switch value {
             case .constant(let constant):
@@ -323,10 +329,17 @@ final class CompiledMapping {
                     attribute.type == column.type || (attribute.type.isInteger && column.type.isInteger)
                 else { return nil }
                 fits.append(Self.storedAsDecoded("s.\(attribute.column)", type: attribute.type))
+                // Its format changed with the external storage flag: converted in SQL as the per-object path does.
+                var read = "s.\(attribute.column)"
+                switch offset < externalDataConversions.count ? externalDataConversions[offset] : nil {
+                case .mark?: read = "\(MoultFunctions.externalMark)(\(read))"
+                case .inline?: read = "\(MoultFunctions.externalInline)(\(read))"
+                case nil: break
+                }
                 if defaultForNil.isNull {
-                    selected.append("s.\(attribute.column)")
+                    selected.append(read)
                 } else {
-                    selected.append("COALESCE(s.\(attribute.column), ?)")
+                    selected.append("COALESCE(\(read), ?)")
                     constants.append(DefaultValues.coerce(defaultForNil, to: column.type))
                 }
             }

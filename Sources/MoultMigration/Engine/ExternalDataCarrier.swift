@@ -1,4 +1,5 @@
 import Foundation
+import MoultExpressions
 import MoultModel
 import MoultStore
 
@@ -120,10 +121,33 @@ extension StreamingMigrator {
     /// Carries the external files of the finished store at `partial` to beside `output` (see
     /// ``ExternalDataCarrier``), each reference with no file said as a warning event. Called before the
     /// store is renamed into place, on a first run and on a resumed one.
+    /// In place (``externalDataHome``), nothing is carried: the files stay in the store's folder, and a
+    /// reference whose file is not there is said as a warning all the same.
     func carryExternalData(of partial: URL, to output: URL, emitter: EventEmitter) throws {
         let result = try ExternalDataCarrier.carry(
-            store: partial, model: destinationModel, source: sourceURL, output: output, links: options.linksExternalData)
+            store: partial, model: destinationModel, source: externalDataSource, output: externalDataHome ?? output,
+            links: options.linksExternalData)
         for warning in result.warnings { emitter.emit(.warning(MigrationEvent.Warning(message: warning))) }
+    }
+
+    /// Says, before the objects are copied, which values of attributes that stop allowing external
+    /// storage refer to a file that is missing (they become nil; see ``ExternalDataConversion``).
+    func warnAboutMissingInlinedFiles(_ session: Session, emitter: EventEmitter) throws {
+        var columns: [(entity: EntityLayout, attribute: AttributeColumn)] = []
+        for mapping in session.mappings {
+            guard let source = mapping.source, mapping.destination != nil else { continue }
+            for (offset, conversion) in mapping.externalDataConversions.enumerated() where conversion == .inline {
+                guard case .expression(let expression, _) = mapping.attributeValues[offset],
+                    let key = ExternalDataConversion.copiedKey(expression.node), let attribute = source.attribute(named: key),
+                    !columns.contains(where: { $0.entity.name == source.name && $0.attribute.name == attribute.name })
+                else { continue }
+                columns.append((source, attribute))
+            }
+        }
+        let warnings = try ExternalDataConversion.missingFileWarnings(
+            (session.source.layout, session.source.database), columns: columns,
+            folder: ExternalDataReference.folder(besideStore: externalDataSource), destination: "the destination")
+        for warning in warnings { emitter.emit(.warning(MigrationEvent.Warning(message: warning))) }
     }
 }
 

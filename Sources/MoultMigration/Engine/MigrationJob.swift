@@ -15,6 +15,11 @@ public struct MigrationJob: Sendable {
     public var mappingModels: [MappingModel]
     public var policies: PolicyRegistry
     public var options: MigrationOptions
+    /// In place: the store whose support folder holds the external binary data files of the source (a
+    /// copy in the work folder) and will hold the output's; nil: beside the source.
+    var externalDataHome: URL?
+    /// The store beside which the source's external binary data files are.
+    var externalDataSource: URL { externalDataHome ?? sourceURL }
 
     public init(
         sourceURL: URL, sourceModel: ObjectModel, destinationModel: ObjectModel, mappingModels: [MappingModel],

@@ -39,6 +39,10 @@ public final class MigrationManager {
     private let sourceSlot: Int
     private let destinationSlot: Int
 
+    /// The folder holding the source's external binary data files (see ``ExternalDataConversion``), and
+    /// the largest file read into a row.
+    var externalData: (folder: URL, maxBytes: Int)?
+
     private var failures: [ValidationFailure] = []
     private(set) var failureCount = 0
     static let failureLimit = 10_000
@@ -122,14 +126,21 @@ public final class MigrationManager {
         defer { for name in variables.keys { context[variable: name] = .unbound } }
         var row: [Value] = []
         row.reserveCapacity(compiled.attributeValues.count)
-        for (column, valueSource) in zip(layout.attributes, compiled.attributeValues) {
+        for (offset, (column, valueSource)) in zip(layout.attributes, compiled.attributeValues).enumerated() {
             switch valueSource {
             case .constant(let value):
                 row.append(value)
             case .expression(let expression, let defaultForNil):
                 do {
-                    let value = try expression.evaluate(context)
+                    var value = try expression.evaluate(context)
+                    if let conversion = compiled.externalDataConversions[offset], let externalData {
+                        value = try ExternalDataConversion.apply(conversion, to: value, folder: externalData.folder, maxBytes: externalData.maxBytes)
+                    }
                     row.append(value.isNull ? defaultForNil : DefaultValues.coerce(value, to: column.type))
+                } catch let error as StoreError {
+                    throw MigrationError(
+                        error.code == .invalidValue ? .invalidStore : .io, "the value of '\(column.name)' could not be read: \(error.message)",
+                        mapping: compiled.name, entity: source.entityName, primaryKey: source.objectID.primaryKey, underlying: error)
                 } catch {
                     throw MigrationError(
                         .evaluationFailed, "the value of '\(column.name)' could not be computed", mapping: compiled.name,

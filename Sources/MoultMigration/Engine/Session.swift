@@ -110,6 +110,12 @@ final class Session {
         if let destination, job.options.bulkSQL {
             try destination.database.attachReadOnly(job.sourceURL, as: CompiledMapping.attachedSource)
         }
+        if let destination {
+            // Values whose format changes with the external storage flag read their files here.
+            let folder = ExternalDataReference.folder(besideStore: job.externalDataSource)
+            try destination.database.registerExternalDataFunctions(folder: folder)
+            manager?.externalData = (folder, job.options.maxValueBytes)
+        }
     }
 
     /// A mapping compiled again with what the run decided about it (its other decisions kept).

@@ -24,6 +24,8 @@ extension InPlaceMigration {
         let work = Self.workFolder(for: store)
         // A link or a file at the work folder's name is refused before anything is read or written.
         let foundWork = try Self.workFolderExists(work)
+        // External files an earlier run left to remove once its step had committed.
+        if foundWork { Self.completeExternalDataRemovals(of: store, work: work) }
         var madeBackup: URL?
         do {
             // What can be refused from a read-only view is refused before anything is written.
@@ -39,7 +41,7 @@ extension InPlaceMigration {
                     madeBackup = backup
                     try Self.recordBackup(backup!, in: work)
                 }
-                if try runAllBySQL(isCancelled: isCancelled, events: events) {
+                if try keepingExternalData(backup: backup, work: work, { try runAllBySQL(isCancelled: isCancelled, events: events, beforeCommit: $0) }) {
                     if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
                     return (Report(ranBySQL: methods.map { _ in true }, backup: backup), [:])
                 }
@@ -52,7 +54,10 @@ extension InPlaceMigration {
             var classified = StreamingMigrator.classify(error)
             // Refused (not resumable): the store was not changed, and nothing of this run is kept.
             if (classified.category != .interrupted && classified.category != .io) || classified.code == .sourceChangedWhileRead {
-                if let madeBackup { try? manager.removeItem(at: madeBackup) }
+                if let madeBackup {
+                    try? manager.removeItem(at: madeBackup)
+                    Self.removeExternalData(besideCopy: madeBackup)
+                }
                 // (Work made from a state of the store that is gone is of no use to a rerun either.)
                 if !foundWork || classified.code == .sourceChangedWhileRead, manager.fileExists(atPath: work.path) {
                     StreamingMigrator.removeWorkDirectory(work)
@@ -86,7 +91,7 @@ extension InPlaceMigration {
     /// Every step by SQL, in one transaction on the store.
     ///
     /// - Returns: false (nothing changed) when a step finds the store's schema is not its layout.
-    private func runAllBySQL(isCancelled: () -> Bool, events: ((MigrationEvent) -> Void)?) throws -> Bool {
+    private func runAllBySQL(isCancelled: () -> Bool, events: ((MigrationEvent) -> Void)?, beforeCommit: (Database) throws -> Void) throws -> Bool {
         var sqlSteps: [SQLStep] = []
         for (offset, (step, method)) in zip(chain.steps, methods).enumerated() {
             guard case .sql(var script) = method else { return false }
@@ -96,14 +101,16 @@ extension InPlaceMigration {
         }
         let start = ContinuousClock.now
         var stepStarts: [ContinuousClock.Instant] = []
+        var warnings: [String] = []
         let ran = try Self.runSQL(
-            sqlSteps, store: chain.store, timeout: lockTimeout, durable: chain.options.durable,
+            sqlSteps, store: chain.store, timeout: lockTimeout, durable: chain.options.durable, warn: { warnings.append($0) },
             starting: { offset in
                 if offset > 0, isCancelled() { throw stopped(before: offset) }
                 stepStarts.append(ContinuousClock.now)
                 events?(.inPlaceStep(stepEvent(offset, .started, methods[offset], since: start)))
-            })
+            }, beforeCommit: beforeCommit)
         guard ran else { return false }
+        for warning in warnings { events?(.warning(MigrationEvent.Warning(message: warning))) }
         for offset in chain.steps.indices {
             events?(.inPlaceStep(stepEvent(offset, .done, methods[offset], since: stepStarts[offset])))
         }
@@ -213,7 +220,7 @@ extension InPlaceMigration {
                 let copied = stepOutput(offset, work: work, bySQL: true)
                 // Emits the step's own `inPlaceStep` events; false: the input's schema is not the layout.
                 if try chain.intermediateBySQL(
-                    step, script, offset: offset, input: input, output: copied, isCancelled: isCancelled, events: events)
+                    step, script, offset: offset, input: input, output: copied, externalData: store, isCancelled: isCancelled, events: events)
                 {
                     output = copied
                 }
@@ -227,6 +234,8 @@ extension InPlaceMigration {
                 events?(.inPlaceStep(stepEvent(offset, .started, streamedMethod, since: start)))
                 let streamed = stepOutput(offset, work: work, bySQL: false)
                 let migrator = chain.migrator(for: step, source: input)
+                // The external files stay in the store's folder: read there, never carried into the work folder.
+                migrator.externalDataHome = store
                 if manager.fileExists(atPath: streamed.path) && !manager.fileExists(atPath: migrator.workDirectory(for: streamed).path) {
                     // A result left without its checkpoint and not finished: made again.
                     Self.removeStore(streamed)
@@ -264,7 +273,7 @@ extension InPlaceMigration {
                 "another program wrote to the store \(store.path) while it was migrated (\(changes.joined(separator: ", "))): "
                     + "its migrated copy would lose those writes, so it was not swapped in; run again when nothing writes to the store (quit the app)")
         }
-        try swapIn(input, backup: &backup, work: work)
+        try keepingExternalData(swapping: input, backup: backup, work: work) { try swapIn(input, backup: &backup, work: work) }
         return (ranBySQL, objects)
     }
 

@@ -105,7 +105,7 @@ public struct InPlaceMigration {
             return .streaming(["the schema has more than tables and indexes (\(others[0].prefix(60))…): the new store is made whole"])
         }
         switch old.inPlaceChanges(to: new, correspondence: correspondence) {
-        case .script(let script): return .sql(script)
+        case .script(let script): return .sql(convertingExternalData(script, old: old, new: new, correspondence: correspondence))
         case .unsupported(let reasons): return .streaming(reasons)
         }
     }
@@ -158,61 +158,6 @@ public struct InPlaceMigration {
         } catch {
             events?(.failed(MigrationEvent.Failure(error, seconds: seconds())))
             throw error
-        }
-    }
-
-    /// The checkpoints of the streamed steps of an in-place run of `store` (running or interrupted),
-    /// found in its work folder: what `moult status STORE` reports besides the status file.
-    public static func checkpoints(of store: URL) -> [MigrationCheckpointStatus] {
-        let work = workFolder(for: store)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: work.path) else { return [] }
-        return names.sorted().filter { $0.hasSuffix(".sqlite.moult") }.compactMap { name in
-            MigrationCheckpointStatus.read(work: work.appending(path: name), step: nil)
-        }
-    }
-
-    /// What an earlier, interrupted run had recorded of its backup, found by ``cleanUp(_:)``.
-    public enum RecordedBackup: Sendable, Hashable {
-        /// The backup the earlier run made is where it recorded it.
-        case present(URL)
-        /// The earlier run recorded a backup that is no longer there.
-        case missing(URL)
-    }
-
-    /// Removes what an earlier run left beside a store that is now up to date (its work folder), and
-    /// says what became of the backup that run recorded, if it made one: a run killed after its swap
-    /// finds the store migrated, and the backup must not go missing unnoticed.
-    @discardableResult
-    public static func cleanUp(_ store: URL) -> RecordedBackup? {
-        let work = workFolder(for: store)
-        let manager = FileManager.default
-        // A lock file a killed run left (nobody holds it): taken and given up, which removes it. Held by a
-        // live run, it stays, and so does that run's work folder.
-        guard let lock = try? RunLock.acquire(for: store, purpose: "cleaning up after a finished run") else { return nil }
-        defer { lock.release() }
-        guard manager.fileExists(atPath: work.path) else { return nil }
-        var recorded: RecordedBackup?
-        if let path = try? String(contentsOf: work.appending(path: "backup"), encoding: .utf8), !path.isEmpty {
-            let url = URL(filePath: path)
-            recorded = manager.fileExists(atPath: path) ? .present(url) : .missing(url)
-        }
-        StreamingMigrator.removeWorkDirectory(work)
-        return recorded
-    }
-
-    static func recordedBackup(in work: URL) -> URL? {
-        guard let path = try? String(contentsOf: work.appending(path: "backup"), encoding: .utf8),
-            FileManager.default.fileExists(atPath: path)
-        else { return nil }
-        return URL(filePath: path)
-    }
-
-    static func recordBackup(_ backup: URL, in work: URL) throws {
-        do {
-            try makeWorkFolder(work)
-            try FileOperations.writeAtomically(Data(backup.path.utf8), to: work.appending(path: "backup"), durable: true)
-        } catch {
-            throw MigrationError(.io, "cannot write in the work folder \(work.path): \(error.localizedDescription)", underlying: error)
         }
     }
 
@@ -282,9 +227,11 @@ public struct InPlaceMigration {
     /// nothing was written at the output, not that the store is unchanged.
     static func runSQL(
         _ script: InPlaceScript, pending: [InPlaceCleanup] = [], step: ProgressiveMigration.Step, store: URL, timeout: Duration,
-        durable: Bool = false, scratch: Bool = false
+        durable: Bool = false, scratch: Bool = false, externalData: URL? = nil, warn: (String) -> Void = { _ in }
     ) throws -> Bool {
-        try runSQL([SQLStep(script: script, pending: pending, step: step)], store: store, timeout: timeout, durable: durable, scratch: scratch)
+        try runSQL(
+            [SQLStep(script: script, pending: pending, step: step)], store: store, timeout: timeout, durable: durable, scratch: scratch,
+            externalData: externalData, warn: warn)
     }
 
     /// One step of an SQL chain: its script, the clean-up it leaves pending (deferred), and the step.
@@ -298,25 +245,33 @@ public struct InPlaceMigration {
     /// at the first step's version or at the last one's, never between.
     ///
     /// - Parameters:
+    ///   - externalData: the store beside which the external binary data files of the steps' input are
+    ///     (the store itself by default), read into the rows of an attribute that stops allowing
+    ///     external storage; `warn` is called with each value whose file is missing (it becomes nil).
     ///   - starting: called inside the transaction before each step, with its offset; what it throws
     ///     rolls the whole transaction back.
+    ///   - beforeCommit: called inside the transaction after the last step.
     /// - Returns: false (nothing changed) when a step finds the store's schema is not the layout it was
     ///   made for (a table, column or index Moult does not lay out, a trigger it cannot keep, a view).
     static func runSQL(
-        _ steps: [SQLStep], store: URL, timeout: Duration, durable: Bool = false, scratch: Bool = false,
-        starting: (Int) throws -> Void = { _ in }
+        _ steps: [SQLStep], store: URL, timeout: Duration, durable: Bool = false, scratch: Bool = false, externalData: URL? = nil,
+        warn: (String) -> Void = { _ in }, starting: (Int) throws -> Void = { _ in }, beforeCommit: (Database) throws -> Void = { _ in }
     ) throws -> Bool {
         let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 8 * 1024, busyTimeout: timeout))
         defer { database.close() }
         // Durable: the commit is on disk when it returns, even against a power loss (without it, a power
         // loss may take the store back to the old version, whole).
         if durable { try database.executeScript("PRAGMA synchronous = FULL") }
+        let folder = ExternalDataReference.folder(besideStore: externalData ?? store)
+        try database.registerExternalDataFunctions(folder: folder)
         do {
             try database.transaction(.immediate) {
                 for (offset, sqlStep) in steps.enumerated() {
                     try starting(offset)
+                    warnAboutMissingInlinedFiles(sqlStep.step, database: database, folder: folder, warn: warn)
                     try apply(sqlStep, database: database, store: store, scratch: scratch)
                 }
+                try beforeCommit(database)
             }
             return true
         } catch is SchemaNotLaidOut {

@@ -344,6 +344,7 @@ public struct StagedMigration {
                 guard let version = storeVersion, let (stage, phase) = Self.start(of: version, in: stages) else { return report }
                 // Without a backup, a private copy, removed when the run ends.
                 original = try InPlaceMigration.copyBackup(of: store, to: keepsBackup ? nil : Self.originalURL(for: store))
+                try keepExternalData(of: original!, at: version)
                 record = StagedRecord(fingerprint: fingerprint, stage: stage, phase: phase, now: startDate ?? Date())
                 try writeRecord(record)
             }
@@ -389,6 +390,7 @@ public struct StagedMigration {
             if keepsBackup { report.backup = report.backup ?? original }
             // The private copy of a run without a backup (this one's or a killed one's).
             try? FileManager.default.removeItem(at: Self.originalURL(for: store))
+            InPlaceMigration.removeExternalData(besideCopy: Self.originalURL(for: store))
             return report
         } catch {
             var classified = StreamingMigrator.classify(error)
@@ -419,7 +421,9 @@ public struct StagedMigration {
             // The WAL emptied into the main file, so that no frame of this run applies to the copy.
             try InPlaceMigration.checkpoint(store, timeout: lockTimeout)
             FaultInjection.reach(.stagedBeforePutBack)
+            try restoreExternalData(of: original)
             try InPlaceMigration.rename(original, to: store)
+            InPlaceMigration.removeExternalData(besideCopy: original)
             error.message += "\nnothing was changed: the store is as it was before the run (no backup kept)"
         } catch let failure {
             error.message += "\nthe store could not be put back as it was (\(failure)): the original is kept as \(original.path)"

@@ -44,6 +44,11 @@ public enum FaultPoint: String, CaseIterable, Sendable {
     case inPlaceCleanupStatement = "inplace-cleanup-statement"
     case inPlaceBeforeSwap = "inplace-before-swap"
     case inPlaceAfterSwap = "inplace-after-swap"
+    /// External binary data: the files no row will name recorded before the commit; the commit done,
+    /// no file removed yet; one file removed.
+    case inPlaceExternalRecorded = "inplace-external-recorded"
+    case inPlaceBeforeExternalRemoval = "inplace-before-external-removal"
+    case afterExternalRemoval = "after-external-removal"
     // Staged.
     case stagedPhase = "staged-phase"
     case stagedChunkStart = "staged-chunk-start"

@@ -45,6 +45,8 @@ final class ChainReplay {
 
     let steps: [Step]
     let source: SQLiteStore
+    /// The source's external binary data files, read into a value whose attribute stops allowing external storage.
+    var externalDataFolder: URL { ExternalDataReference.folder(besideStore: URL(filePath: source.database.path)) }
     let variables = VariableLayout(["source", "destination", "manager", "entityMapping", "entityPolicy", "propertyMapping"])
     /// Per version (0: the source's), the schema of each entity's objects.
     private let schemas: [[String: KeySchema]]
@@ -161,13 +163,17 @@ final class ChainReplay {
         }
         var values: [Value] = []
         values.reserveCapacity(destination.attributes.count)
-        for (column, valueSource) in zip(destination.attributes, compiled.attributeValues) {
+        for (offset, (column, valueSource)) in zip(destination.attributes, compiled.attributeValues).enumerated() {
             switch valueSource {
             case .constant(let value):
                 values.append(DefaultValues.coerce(value, to: column.type))
             case .expression(let expression, let defaultForNil):
-                let value = try evaluating("the value of \(column.name) in \(compiled.name) (\(steps[step].label))", object) {
+                var value = try evaluating("the value of \(column.name) in \(compiled.name) (\(steps[step].label))", object) {
                     try expression.evaluate(context)
+                }
+                if let conversion = compiled.externalDataConversions[offset] {
+                    // The files of every version are the source's: a name is never changed.
+                    value = try ExternalDataConversion.apply(conversion, to: value, folder: externalDataFolder)
                 }
                 values.append(value.isNull ? defaultForNil : DefaultValues.coerce(value, to: column.type))
             }

@@ -335,7 +335,7 @@ public struct MigrationVerifier {
             filter = compiled
         }
         // The attributes compared: those with an expression that compiles and reads only the object.
-        var compared: [(column: AttributeColumn, expression: CompiledExpression, optional: Bool)] = []
+        var compared: [(column: AttributeColumn, expression: CompiledExpression, optional: Bool, conversion: ExternalDataReference.Conversion?)] = []
         for column in destinationEntity.attributes {
             let description = step.to.model.attribute(named: column.name, of: destinationName)
             if description?.isTransient == true { continue }
@@ -353,7 +353,10 @@ public struct MigrationVerifier {
                 result.skipped.append("the sample of \(planned.name).\(column.name): its expression \(text) does not compile here")
                 continue
             }
-            compared.append((column, expression, description?.isOptional ?? true))
+            let conversion = ExternalDataConversion.of(
+                expression.node, source: sourceName, destination: destinationName, attribute: column.name, sourceModel: step.from.model,
+                destinationModel: step.to.model)
+            compared.append((column, expression, description?.isOptional ?? true, conversion))
         }
         guard !compared.isEmpty else {
             result.skipped.append("the sample of \(planned.name): no attribute to compare")
@@ -382,9 +385,12 @@ public struct MigrationVerifier {
             var expected: [Value] = []
             var comparable = true
             for item in compared {
-                let value: Value
+                var value: Value
                 do {
                     value = try item.expression.evaluate(context)
+                    if let conversion = item.conversion {
+                        value = try ExternalDataConversion.apply(conversion, to: value, folder: ExternalDataReference.folder(besideStore: migration.store))
+                    }
                 } catch {
                     uncomputed += 1
                     if firstError == nil { firstError = "\(item.column.name) of \(sourceName) Z_PK \(row.id.primaryKey): \(error)" }

@@ -18,31 +18,38 @@ public struct ExternalReferenceRow: Sendable, Hashable, CustomStringConvertible 
     public var description: String { "\(entity) \(primaryKey) (Z_PK), attribute \(attribute)" }
 }
 
-extension SQLiteStore {
-    /// The attributes of the store's model whose column may hold an external reference: Binary Data
+extension StoreLayout {
+    /// The attributes of the layout's model whose column may hold an external reference: Binary Data
     /// attributes with `allowsExternalBinaryDataStorage`, each with the entity whose rows it is read in
     /// (every entity, for the attributes it has, inherited ones included).
     public var externalStorageColumns: [(entity: EntityLayout, attribute: AttributeColumn)] {
-        layout.entities.flatMap { entity in
+        entities.flatMap { entity in
             entity.attributes.compactMap { column in
-                guard column.type == .binary,
-                    layout.model.attribute(named: column.name, of: entity.name)?.allowsExternalBinaryDataStorage == true
+                guard column.type == .binary, model.attribute(named: column.name, of: entity.name)?.allowsExternalBinaryDataStorage == true
                 else { return nil }
                 return (entity, column)
             }
         }
     }
 
-    /// Calls `body` with every column value of the store that refers to an external file, entity by
-    /// entity (each object under its own entity), in primary-key order.
-    ///
-    /// ```swift
-    /// try store.forEachExternalReference { row in print(row, row.reference?.fileName ?? "malformed") }
-    /// ```
+    /// The columns (table, column) of ``externalStorageColumns``, each once: where every reference of a
+    /// store of this layout is, whatever the row's entity.
+    public var externalStorageTableColumns: [(table: String, column: String)] {
+        var seen: Set<[String]> = []
+        return externalStorageColumns.compactMap { entity, attribute in
+            seen.insert([entity.table, attribute.column]).inserted ? (entity.table, attribute.column) : nil
+        }
+    }
+
+    /// Calls `body` with every column value of the store open on `database` (a store of this layout)
+    /// that refers to an external file, entity by entity (each object under its own entity), in
+    /// primary-key order; only in `columns` when they are given (some of ``externalStorageColumns``).
     ///
     /// - Throws: ``StoreError`` reading the store, or what `body` throws.
-    public func forEachExternalReference(_ body: (ExternalReferenceRow) throws -> Void) throws {
-        for (entity, attribute) in externalStorageColumns {
+    public func forEachExternalReference(
+        in database: Database, columns: [(entity: EntityLayout, attribute: AttributeColumn)]? = nil, _ body: (ExternalReferenceRow) throws -> Void
+    ) throws {
+        for (entity, attribute) in columns ?? externalStorageColumns {
             let column = SQLName.quoted(attribute.column)
             let sql = "SELECT Z_PK, \(column) FROM \(SQLName.quoted(entity.table)) WHERE Z_ENT = \(entity.number) "
                 + "AND typeof(\(column)) = 'blob' AND substr(\(column), 1, 1) = x'02' ORDER BY Z_PK"
@@ -54,5 +61,47 @@ extension SQLiteStore {
                         reference: ExternalDataReference(columnBytes: bytes)))
             }
         }
+    }
+}
+
+extension SQLiteStore {
+    /// The attributes of the store's model whose column may hold an external reference (see
+    /// ``StoreLayout/externalStorageColumns``).
+    public var externalStorageColumns: [(entity: EntityLayout, attribute: AttributeColumn)] { layout.externalStorageColumns }
+
+    /// Calls `body` with every column value of the store that refers to an external file, entity by
+    /// entity (each object under its own entity), in primary-key order.
+    ///
+    /// ```swift
+    /// try store.forEachExternalReference { row in print(row, row.reference?.fileName ?? "malformed") }
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` reading the store, or what `body` throws.
+    public func forEachExternalReference(_ body: (ExternalReferenceRow) throws -> Void) throws {
+        try layout.forEachExternalReference(in: database, body)
+    }
+}
+
+// MARK: - Names referred to
+
+extension ExternalDataReference {
+    /// The names of the files that the values of `columns` (table, column) refer to, in every row of
+    /// their tables whatever its entity: what no file may be removed from under. A column or table the
+    /// store does not have refers to nothing.
+    ///
+    /// - Throws: ``StoreError`` reading the store.
+    public static func names(referredToIn database: Database, columns: [(table: String, column: String)]) throws -> Set<String> {
+        var names: Set<String> = []
+        for (table, column) in columns {
+            guard try database.tableExists(table), try database.columns(of: table).contains(column) else { continue }
+            let quoted = SQLName.quoted(column)
+            let sql = "SELECT \(quoted) FROM \(SQLName.quoted(table)) WHERE typeof(\(quoted)) = 'blob' AND substr(\(quoted), 1, 1) = x'02'"
+            try database.forEachRow(sql) { statement in
+                if let reference = statement.withUnsafeBytes(at: 0, { ExternalDataReference(columnBytes: $0) }) {
+                    names.insert(reference.fileName)
+                }
+            }
+        }
+        return names
     }
 }

@@ -53,7 +53,8 @@ public struct InPlaceStatement: Sendable, Hashable, CustomStringConvertible {
 public struct InPlaceChange: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         case dropIndex, addColumn, renameColumn, dropColumn, fillColumn, renameTable, rebuildTable, createTable,
-            copyJoinTable, dropTable, createIndex, primaryKeys, modelCache, dropTriggers, computeDerived, createTriggers, stageLinks
+            copyJoinTable, dropTable, createIndex, primaryKeys, modelCache, dropTriggers, computeDerived, createTriggers, stageLinks,
+            convertExternalData
     }
 
     public var kind: Kind
