@@ -30,12 +30,19 @@ status=0
 "$SWIFT" package generate-documentation "${options[@]}" >"$LOG" 2>&1 || status=$?
 
 # Each DocC warning is a line "warning: …", then, when it has a place, " --> PATH:LINE:COL…", PATH
-# relative to the catalog of the module being built (modules are built side by side, so their output
-# interleaves). Print each as PATH:LINE: message, PATH from the repository: the one file under a
-# catalog that PATH names, or among several, the one of the module the message names.
+# relative to the catalog of the module being built. The plugin builds one module while DocC converts
+# another, and their lines can cut into each other: the build's progress lines are taken out first,
+# wherever they fall. Each warning is printed as PATH:LINE: message, PATH from the repository: the one
+# file under a catalog that PATH names, or among several, the one of the module the message names. As a
+# safety net, every "warning: " or "error: " left anywhere in the output counts.
 python3 - "$LOG" <<'PY'
 import glob, os, re, sys
-lines = open(sys.argv[1], encoding="utf-8", errors="replace").read().splitlines()
+text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+progress = (r"Building for debugging\.\.\.\n|\[\d+/\d+\] [^\n]*\n|Build of target: '[^'\n]*' complete! \([^)\n]*\)\n"
+            r"|Build complete! \([^)\n]*\)\n|(Finished )?[Ee]xtracting symbol information for '[^'\n]*'[^\n]*\n"
+            r"|(Finished )?[Bb]uilding documentation for '[^'\n]*'[^\n]*\n")
+lines = re.sub(progress, "", text).splitlines()
+sources = set(glob.glob("Sources/**/*", recursive=True))
 found = 0
 for i, line in enumerate(lines):
     if not re.match(r"(warning|error):", line):
@@ -46,8 +53,7 @@ for i, line in enumerate(lines):
         path, _, rest = lines[i + 1].lstrip()[4:].partition(":")
         if not os.path.isabs(path):
             files = sorted({os.path.normpath(os.path.join(catalog, path))
-                            for catalog in glob.glob("Sources/*/*.docc")} & set(
-                            glob.glob("Sources/**/*", recursive=True)))
+                            for catalog in glob.glob("Sources/*/*.docc")} & sources)
             named = re.search(r"at '/(\w+)", line)
             if len(files) > 1 and named:
                 files = [f for f in files if f.startswith(f"Sources/{named.group(1)}/")] or files
@@ -55,8 +61,11 @@ for i, line in enumerate(lines):
                 path = " or ".join(files)
         place = f"{path}:{rest.split(':')[0]}: "
     print(f"docs: {place}{line}")
+anywhere = len(re.findall(r"(?<![\w-])(warning|error): ", text))
+if anywhere > found:
+    print(f"docs: {anywhere - found} more warning(s) or error(s) in the output, not read whole: see the log")
 with open(sys.argv[1] + ".count", "w") as out:
-    out.write(str(found))
+    out.write(str(max(found, anywhere)))
 PY
 warnings=$(cat "$LOG.count")
 if [ "$status" -ne 0 ]; then
