@@ -174,6 +174,7 @@ for k in $(seq 1 "$KILLS"); do
 done
 
 echo "crash-harness: fault points (MOULT_FAULT=<point>:<n>)"
+require_fault_points "$FAULT_POINTS"
 for point in $FAULT_POINTS; do
     for n in $FAULT_COUNTS; do
         dir="$WORK/fault-$point-$n"; mkdir -p "$dir"

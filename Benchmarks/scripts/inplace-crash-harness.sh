@@ -227,6 +227,7 @@ for mode in $MODES; do
         inplace-change-primaryKeys:1 inplace-change-computeDerived:1 inplace-change-createTriggers:1 inplace-statement:9 inplace-before-commit:1
         inplace-change-dropTable:1 inplace-change-createTable:1 inplace-change-createTriggers:2" ;;
     esac
+    require_fault_points "$POINTS"
     for point in $POINTS; do one_kill "$mode" "at $point" "" "$point"; done
     if [[ "$mode" == deferred ]]; then
         for point in inplace-cleanup-statement:1 inplace-cleanup-statement:2 inplace-cleanup-statement:3; do

@@ -79,6 +79,16 @@ count_objects() {
 }
 
 # Rows per second, one decimal.
+# Fails unless every point of "$1" (names, or name:n) is one `moult fault-points` lists: the harnesses'
+# kill points come from the binary's own list of fault points, never from a stale copy.
+require_fault_points() {
+    local known point
+    known=$("$MOULT" fault-points)
+    for point in $1; do
+        grep -qx -- "${point%%:*}" <<<"$known" || die "no fault point named ${point%%:*} (moult fault-points lists them)"
+    done
+}
+
 rate() { python3 -c "print(round($1 / max($2, 1e-9)))"; }
 
 # a / b with two decimals.

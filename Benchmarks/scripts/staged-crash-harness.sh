@@ -186,6 +186,7 @@ for mode in $MODES; do
     dedupe) POINTS="inplace-backup-copied:1 staged-chunk-start:1 staged-before-commit:1 staged-after-commit:1 staged-before-commit:77 staged-after-commit:150 staged-phase:1 inplace-statement:1 inplace-before-commit:1 staged-phase:2 staged-finished:1" ;;
     people) POINTS="inplace-backup-copied:1 staged-phase:1 inplace-statement:1 inplace-before-commit:1 staged-phase:2 staged-before-commit:5 staged-after-commit:13 staged-phase:3 after-sqlite-commit:2 inplace-before-swap:1 inplace-after-swap:1 staged-before-commit:18 staged-after-commit:24 staged-phase:5 inplace-after-swap:2 staged-phase:7 inplace-before-swap:3 staged-finished:1" ;;
     esac
+    require_fault_points "$POINTS"
     for point in $POINTS; do one_kill "$mode" "at $point" "" "$point"; done
     for k in $(seq 1 "$KILLS"); do
         delay=$(python3 -c "import random; random.seed($SEED * 1000 + $k + ${#mode}); print(round($wall * ($k - 1 + random.random()) / $KILLS, 4))")

@@ -7,7 +7,7 @@
 # steps, v1 -> v2 inferred and the given v2 -> v3; v2-v3, v3-v4, v4-v5) and three tools, one after the
 # other on the same generated store: the SQL floor, moult as it was before the last change measured
 # (BEFORE_TOOL, default moult-lmdb-write-all: every association written and every step streamed,
-# MOULT_WRITE_ALL_ASSOCIATIONS=1 MOULT_STREAM_EVERY_STEP=1; moult-lmdb-keep-links writes both sides of
+# migrate --write-all-associations --stream-every-step; moult-lmdb-keep-links writes both sides of
 # a relationship; moult-lmdb-per-object is the engine before stage 2's set operations)
 # and moult as it is, both with LMDB associations and chunks of 10,000. Each moult destination is
 # checked to hold the floor's rows. Then it replaces the table between the `throughput-table` markers

@@ -61,7 +61,7 @@ struct FleetShardRun {
             let shard: FleetShard
             let manifest: FleetManifest
             do {
-                shard = try FleetShard(parsing: self.shard)
+                shard = try FleetShard(parsing: self.shard, environment: ProcessInfo.processInfo.environment)
                 manifest = try FleetManifest(contentsOf: URL(filePath: self.manifest))
             } catch let error as FleetError {
                 throw error.categorized

@@ -59,6 +59,17 @@ struct MigrationArguments: ParsableArguments {
     @Option(help: "The largest value (string or blob) a store may hold, in bytes; a larger one is refused (65) before it is read. Default 268435456 (256 MiB).")
     var maxValueSize: Int = Database.Configuration.defaultMaxValueBytes
 
+    // For benchmarks and tests that compare the engine's paths (the result is the same either way):
+    // hidden from --help.
+    @Flag(help: .hidden) var perObjectStage2 = false
+    @Flag(help: .hidden) var keepRepeatedLinks = false
+    @Flag(help: .hidden) var toOnesInStage2 = false
+    @Flag(help: .hidden) var keepPassOrder = false
+    @Flag(help: .hidden) var writeAllAssociations = false
+    @Flag(help: .hidden) var streamEveryStep = false
+    @Flag(help: .hidden) var copyExternalData = false
+    @Flag(help: .hidden) var profile = false
+
     @Option(
         name: .customLong("policy"),
         help: ArgumentHelp(
@@ -125,6 +136,14 @@ struct MigrationArguments: ParsableArguments {
             chunkSize: chunkSize, associations: MigrationOptions.AssociationStorage(rawValue: association) ?? .lmdb, durable: durable, pageCacheKiB: pageCache, validate: validate,
             stopAtFirstValidationFailure: stopAtFirst, partitions: partitions, bulkSQL: !noBulkSQL)
         options.maxValueBytes = maxValueSize
+        options.setRelationships = !perObjectStage2
+        options.skipRepeatedLinks = !keepRepeatedLinks
+        options.toOnesAtInsert = !toOnesInStage2
+        options.reorderCreatePasses = !keepPassOrder
+        options.skipUnreadAssociations = !writeAllAssociations
+        options.intermediateStepsBySQL = !streamEveryStep
+        options.linksExternalData = !copyExternalData
+        options.profile = profile
         return options
     }
 

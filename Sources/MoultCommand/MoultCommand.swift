@@ -1,6 +1,8 @@
 public import ArgumentParser
 public import MoultMigration
 import MoultModel
+import Foundation
+import MoultStore
 
 /// The `moult` command line, as a library: an app can build its own command with its own policies.
 ///
@@ -36,7 +38,7 @@ public struct MoultCommand: AsyncParsableCommand {
     public static var subcommands: [any ParsableCommand.Type] {
         [
             HashCommand.self, InspectCommand.self, CreateCommand.self, InferCommand.self, PlanCommand.self, MigrateCommand.self,
-            MappingCommand.self, FinishCommand.self, StatusCommand.self, VerifyCommand.self, FleetCommand.self,
+            MappingCommand.self, FinishCommand.self, StatusCommand.self, VerifyCommand.self, FleetCommand.self, FaultPointsCommand.self,
         ]
     }
 
@@ -80,8 +82,26 @@ public struct MoultCommand: AsyncParsableCommand {
             printError("\(root.configuration.commandName ?? "moult"): error: \(message)")
             root.exit(withError: ExitCode(FailureCategory.usage.exitCode))
         }
+        do {
+            try armHarnessHooks(ProcessInfo.processInfo.environment)
+        } catch {
+            printError("\(root.configuration.commandName ?? "moult"): error: \((error as? FaultInjection.UnknownPoint)?.message ?? "\(error)")")
+            root.exit(withError: ExitCode(FailureCategory.usage.exitCode))
+        }
         await $policies.withValue(policies) {
             await root.main(arguments)
+        }
+    }
+
+    /// The test harnesses' hooks, the only environment the library's behaviour depends on, read here and
+    /// nowhere else: `MOULT_FAULT=<point>[:<n>]` (``FaultInjection``: `moult fault-points` lists the
+    /// points), and the power-loss harness's `MOULT_FILE_TRACE=<file>`, `MOULT_FILE_CRASH=<n>` and
+    /// `MOULT_FILE_KEEP=<folder>` (``FileOperations/armHarness(tracePath:crashBefore:keepFolder:)``).
+    static func armHarnessHooks(_ environment: [String: String]) throws {
+        if let fault = environment["MOULT_FAULT"] { try FaultInjection.arm(fault) }
+        let (trace, crash, keep) = (environment["MOULT_FILE_TRACE"], environment["MOULT_FILE_CRASH"], environment["MOULT_FILE_KEEP"])
+        if trace != nil || crash != nil || keep != nil {
+            FileOperations.armHarness(tracePath: trace, crashBefore: crash.flatMap { Int($0) }, keepFolder: keep)
         }
     }
 
@@ -96,7 +116,7 @@ public struct MoultCommand: AsyncParsableCommand {
             var names: [String] = []
             for subcommand in configuration.subcommands {
                 let candidate = Self.configuration(of: subcommand)
-                if let commandName = candidate.commandName { names.append(commandName) }
+                if let commandName = candidate.commandName, candidate.shouldDisplay { names.append(commandName) }
                 if candidate.commandName == name || candidate.aliases.contains(name) {
                     next = candidate
                     break

@@ -101,7 +101,7 @@ public struct FleetShard: Sendable, Hashable, CustomStringConvertible {
     /// Reads `I/N`, or `N` alone with I from the job runner's environment: `JOB_COMPLETION_INDEX`
     /// (Kubernetes Indexed Jobs), then `SLURM_ARRAY_TASK_ID` (Slurm job arrays, less
     /// `SLURM_ARRAY_TASK_MIN` when set).
-    public init(parsing text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    public init(parsing text: String, environment: [String: String]) throws {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) {
             try self.init(index: index, count: count)

@@ -412,7 +412,7 @@ public struct ProgressiveMigration {
                                 notCarried: found)))
                         }
                     }
-                    if !isLast, options.intermediateStepsBySQL, !Self.streamEveryStep,
+                    if !isLast, options.intermediateStepsBySQL,
                         !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path),
                         case .sql(let script)? = try? InPlaceMigration.method(for: step),
                         try intermediateBySQL(
@@ -462,10 +462,6 @@ public struct ProgressiveMigration {
     }
 
     // MARK: - Intermediate stores by SQL
-
-    /// `MOULT_STREAM_EVERY_STEP` set streams every step of a chain, as
-    /// ``MigrationOptions/intermediateStepsBySQL`` false does: for benchmarks that compare the two.
-    private static let streamEveryStep = ProcessInfo.processInfo.environment["MOULT_STREAM_EVERY_STEP"] != nil
 
     /// Whether a store is there, readable, and at a version (by its entity hashes).
     static func store(_ url: URL, isAt version: VersionedModel.Version) -> Bool {
@@ -522,7 +518,7 @@ public struct ProgressiveMigration {
             // Not the disk (a damaged input, say): the step streams, reading and judging every object.
             return false
         }
-        FaultInjection.reach("chain-step-copied")
+        FaultInjection.reach(.chainStepCopied)
         let ran: Bool
         do {
             ran = try InPlaceMigration.runSQL(script, step: step, store: copy, timeout: .seconds(2), durable: options.durable, scratch: true)
@@ -544,7 +540,7 @@ public struct ProgressiveMigration {
             removeCopy()
             return false
         }
-        FaultInjection.reach("chain-step-migrated")
+        FaultInjection.reach(.chainStepMigrated)
         try carryExternalData(of: copy, step: step, input: input, output: output, events: events)
         if options.durable { try StreamingMigrator.syncFile(copy) }
         try InPlaceMigration.rename(copy, to: output)

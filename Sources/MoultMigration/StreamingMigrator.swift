@@ -28,12 +28,14 @@ import MoultStore
 /// let report = try migrator.run(output: destinationURL) { progress in print(progress.fraction) }
 /// ```
 public final class StreamingMigrator {
-    public let sourceURL: URL
-    public let sourceModel: ObjectModel
-    public let destinationModel: ObjectModel
-    public let mappingModels: [MappingModel]
-    public let policies: PolicyRegistry
-    public let options: MigrationOptions
+    /// What the engine migrates for this step.
+    public let job: MigrationJob
+    public var sourceURL: URL { job.sourceURL }
+    public var sourceModel: ObjectModel { job.sourceModel }
+    public var destinationModel: ObjectModel { job.destinationModel }
+    public var mappingModels: [MappingModel] { job.mappingModels }
+    public var policies: PolicyRegistry { job.policies }
+    public var options: MigrationOptions { job.options }
 
     /// What a run did.
     public struct Report: Sendable {
@@ -52,12 +54,9 @@ public final class StreamingMigrator {
         source: URL, sourceModel: ObjectModel, destinationModel: ObjectModel, mappings: [MappingModel],
         policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions()
     ) {
-        self.sourceURL = source
-        self.sourceModel = sourceModel
-        self.destinationModel = destinationModel
-        self.mappingModels = mappings
-        self.policies = policies
-        self.options = options
+        job = MigrationJob(
+            sourceURL: source, sourceModel: sourceModel, destinationModel: destinationModel, mappingModels: mappings, policies: policies,
+            options: options)
     }
 
     // MARK: - Plan
@@ -65,7 +64,7 @@ public final class StreamingMigrator {
     /// The plan: passes, chunks and estimated rows, computed from the source without migrating.
     public func plan() throws -> MigrationPlan {
         let source = try openSource()
-        let session = try Session(migrator: self, source: source, destination: nil)
+        let session = try Session(job: job, source: source, destination: nil)
         return try session.makePlan()
     }
 
@@ -108,9 +107,9 @@ public final class StreamingMigrator {
                 try carryExternalData(of: partial, to: output, emitter: emitter)
                 try rename(partial, to: output)
             }
-            FaultInjection.reach("after-rename")
+            FaultInjection.reach(.afterRename)
             Self.removeWorkDirectory(work)
-            let plan = try Session(migrator: self, source: source, destination: nil).makePlan(fingerprint: fingerprint)
+            let plan = try Session(job: job, source: source, destination: nil).makePlan(fingerprint: fingerprint)
             let finished = try SQLiteStore(url: output, model: destinationModel, mode: .readOnly, configuration: databaseConfiguration)
             defer { finished.database.close() }
             let counts = try Session.objectCounts(in: finished)
@@ -168,7 +167,7 @@ public final class StreamingMigrator {
         if destination == nil {
             // The plan first: a mapping that does not compile or names a missing policy fails here,
             // before anything is written.
-            let plan = try Session(migrator: self, source: source, destination: nil).makePlan(fingerprint: fingerprint)
+            let plan = try Session(job: job, source: source, destination: nil).makePlan(fingerprint: fingerprint)
             Self.removeWorkDirectory(work)
             do {
                 try manager.createDirectory(at: work.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -183,7 +182,7 @@ public final class StreamingMigrator {
             let creating = work.appending(path: "destination.creating.sqlite")
             let metadata = StoreMetadata(model: destinationModel, storeUUID: Self.storeUUID("pending " + fingerprint))
             let created = try SQLiteStore.create(at: creating, model: destinationModel, metadata: metadata, configuration: databaseConfiguration)
-            FaultInjection.reach("store-created")
+            FaultInjection.reach(.storeCreated)
             try created.database.write {
                 try created.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
                 try Checkpoint.start(plan, in: created.database)
@@ -212,7 +211,7 @@ public final class StreamingMigrator {
         let plan: MigrationPlan
         var position: Checkpoint.Position
         do {
-            session = try Session(migrator: self, source: source, destination: store, associations: associations)
+            session = try Session(job: job, source: source, destination: store, associations: associations)
             plan = try Checkpoint.plan(in: store.database)
             position = try Checkpoint.position(in: store.database)
         } catch {
@@ -244,17 +243,17 @@ public final class StreamingMigrator {
             }
             let failures = try session.validateAndEnd(plan, position: &position, progress: report)
             if watchSource() { throw sourceChangedWhileRead(sourceWritten, underlying: nil) }
-            FaultInjection.reach("before-finish")
+            FaultInjection.reach(.beforeFinish)
             emitter.enter(.finishing, total: plan.estimatedRows)
             try session.finalize(plan, uuid: Self.storeUUID(fingerprint))
             let counts = try session.objectCounts()
             store.database.close()
             try Self.syncFile(partial)
             try writeMarker(marker, fingerprint: fingerprint)
-            FaultInjection.reach("after-marker")
+            FaultInjection.reach(.afterMarker)
             try carryExternalData(of: partial, to: output, emitter: emitter)
             try rename(partial, to: output)
-            FaultInjection.reach("after-rename")
+            FaultInjection.reach(.afterRename)
             associations.close()
             Self.removeWorkDirectory(work)
             emitter.enter(.done, total: plan.estimatedRows)
@@ -312,28 +311,7 @@ public final class StreamingMigrator {
         return try SQLiteStore(url: sourceURL, model: sourceModel, mode: .readOnly, configuration: databaseConfiguration)
     }
 
-    /// Identifies a step: the source store's identity and contents bounds, both models, the mappings,
-    /// and every option that changes the result or the plan.
-    func fingerprint(source: SQLiteStore) throws -> String {
-        var text = "moult-plan/1\n"
-        let metadata = try source.metadata()
-        text += "source \(metadata.storeUUID)\n"
-        for (name, hash) in metadata.entityHashes.sorted(by: { $0.key < $1.key }) { text += "source-hash \(name) \(hash.hex)\n" }
-        let statement = try source.database.statement("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
-        try statement.bind([])
-        while try statement.step() { text += "source-max \(statement.int64(at: 0)) \(statement.int64(at: 1))\n" }
-        statement.reset()
-        for (name, hash) in destinationModel.entityVersionHashes().sorted(by: { $0.key < $1.key }) {
-            text += "destination-hash \(name) \(hash.hex)\n"
-        }
-        text += "destination-identifiers \(destinationModel.versionIdentifiers.joined(separator: ","))\n"
-        for mapping in mappingModels { text += "mapping \(mapping.jsonText())\n" }
-        for (name, binding) in policies.boundNames { text += "policy \(name)=\(binding)\n" }
-        text += "chunk-size \(options.chunkSize)\nassociations \(options.associations.rawValue)\n"
-        for partition in options.partitions { text += "partition \(partition)\n" }
-        text += "validate \(options.validate)\n"
-        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
+    func fingerprint(source: SQLiteStore) throws -> String { try job.fingerprint(source: source) }
 
     /// The destination's store UUID, derived from the plan so that a resumed run and an uninterrupted
     /// one write the same metadata.
@@ -439,10 +417,7 @@ public final class StreamingMigrator {
 
     /// Whether the filesystem holding `directory` has less than 1 MiB (or 0.1%) left for this user.
     static func isNearlyFull(_ directory: URL) -> Bool {
-        var info = statvfs()
-        guard statvfs(directory.path, &info) == 0 else { return false }
-        let available = UInt64(info.f_bavail) * UInt64(info.f_frsize)
-        let total = UInt64(info.f_blocks) * UInt64(info.f_frsize)
+        guard let (available, total) = FileOperations.space(of: directory.path(percentEncoded: false)) else { return false }
         return available < 1 << 20 || (total > 0 && available < total / 1000)
     }
 

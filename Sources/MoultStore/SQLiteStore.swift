@@ -90,6 +90,11 @@ public final class SQLiteStore {
     /// The store's metadata, read through this connection.
     public func metadata() throws(StoreError) -> StoreMetadata { try StoreMetadata(reading: database) }
 
+    /// `Z_PRIMARYKEY`'s `Z_MAX` by `Z_ENT`, in entity-number order.
+    public func primaryKeyMaxima() throws -> [(entity: Int64, maximum: Int64)] {
+        try database.query("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") { ($0.int64(at: 0), $0.int64(at: 1)) }
+    }
+
     /// The layout of an entity.
     ///
     /// - Throws: ``StoreError`` (`.unknownName`) when the model has no such entity.

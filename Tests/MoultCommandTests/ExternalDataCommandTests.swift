@@ -85,8 +85,7 @@ import Testing
         let source = try Self.makeStore(directory)
         let output = directory.appending("bo.sqlite")
         let migrated = try MoultProcess.run(
-            ["migrate", source.path] + Self.toV2 + ["--output", output.path],
-            environment: copiesOnly ? ["MOULT_EXTERNAL_DATA_COPY": "1"] : [:])
+            ["migrate", source.path] + Self.toV2 + ["--output", output.path] + (copiesOnly ? ["--copy-external-data"] : []))
         #expect(migrated.exitCode == 0, "\(migrated.standardError)")
         #expect(!migrated.standardError.contains("warning"), "\(migrated.standardError)")
         for (index, name) in Self.names.enumerated() {

@@ -20,7 +20,7 @@ import Testing
             policies: People.policies, options: MigrationOptions())
         let store = try SQLiteStore(url: source, model: People.version(from), mode: .readOnly)
         defer { store.database.close() }
-        let session = try Session(migrator: migrator, source: store, destination: nil)
+        let session = try Session(job: migrator.job, source: store, destination: nil)
         var result: [String: Set<String>] = [:]
         for mapping in session.mappings where !mapping.omittedRelationships.isEmpty { result[mapping.name] = mapping.omittedRelationships }
         return result

@@ -22,7 +22,7 @@ import Testing
             policies: People.policies, options: options)
         let store = try SQLiteStore(url: source, model: People.version(from), mode: .readOnly)
         defer { store.database.close() }
-        let session = try Session(migrator: migrator, source: store, destination: nil)
+        let session = try Session(job: migrator.job, source: store, destination: nil)
         let layout = try StoreLayout(model: People.version(to))
         let position = Dictionary(uniqueKeysWithValues: session.createOrder.enumerated().map { ($0.element, $0.offset) })
         var result: [String: [String]] = [:]

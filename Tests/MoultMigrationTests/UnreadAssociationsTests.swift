@@ -147,6 +147,6 @@ extension Session {
     static func mappingNames(of migrator: StreamingMigrator) throws -> [String] {
         let store = try SQLiteStore(url: migrator.sourceURL, model: migrator.sourceModel, mode: .readOnly)
         defer { store.database.close() }
-        return try Session(migrator: migrator, source: store, destination: nil).mappings.map(\.name)
+        return try Session(job: migrator.job, source: store, destination: nil).mappings.map(\.name)
     }
 }

@@ -28,10 +28,6 @@ enum ExternalDataCarrier {
         var warnings: [String] = []
     }
 
-    /// `MOULT_EXTERNAL_DATA_COPY` set copies every file instead of linking it (as on a file system
-    /// without hard links): for tests of the copy.
-    static let copiesOnly = ProcessInfo.processInfo.environment["MOULT_EXTERNAL_DATA_COPY"] != nil
-
     /// Carries the files the references of the store at `store` (made with `model`) name, from beside
     /// `source` to beside `output`.
     ///
@@ -42,7 +38,7 @@ enum ExternalDataCarrier {
     ///   - output: where the new store will be: the files go into its support folder.
     /// - Throws: ``MigrationError`` (`.io`, or `.interrupted` when the disk is full) when a file cannot be
     ///   linked or copied, or the store cannot be read.
-    static func carry(store: URL, model: ObjectModel, source: URL, output: URL) throws -> Result {
+    static func carry(store: URL, model: ObjectModel, source: URL, output: URL, links: Bool = true) throws -> Result {
         var result = Result()
         guard model.entities.contains(where: { entity in entity.attributes.contains { $0.allowsExternalBinaryDataStorage } }) else {
             return result
@@ -83,7 +79,7 @@ enum ExternalDataCarrier {
                     madeFolder = true
                 }
                 changed = true
-                if !copiesOnly, FileOperations.hardLink(fromPath, to: toPath) {
+                if links, FileOperations.hardLink(fromPath, to: toPath) {
                     result.linked += 1
                 } else {
                     // Another file system, or one without hard links (or a failure the copy will name).
@@ -93,7 +89,7 @@ enum ExternalDataCarrier {
                     try FileOperations.rename(temporary, to: toPath, durable: false)
                     result.copied += 1
                 }
-                FaultInjection.reach("after-external-file")
+                FaultInjection.reach(.afterExternalFile)
             }
         } catch {
             throw StreamingMigrator.classify(error)
@@ -125,7 +121,8 @@ extension StreamingMigrator {
     /// ``ExternalDataCarrier``), each reference with no file said as a warning event. Called before the
     /// store is renamed into place, on a first run and on a resumed one.
     func carryExternalData(of partial: URL, to output: URL, emitter: EventEmitter) throws {
-        let result = try ExternalDataCarrier.carry(store: partial, model: destinationModel, source: sourceURL, output: output)
+        let result = try ExternalDataCarrier.carry(
+            store: partial, model: destinationModel, source: sourceURL, output: output, links: options.linksExternalData)
         for warning in result.warnings { emitter.emit(.warning(MigrationEvent.Warning(message: warning))) }
     }
 }
@@ -134,7 +131,7 @@ extension ProgressiveMigration {
     /// Carries the external files of a chain's intermediate store made by SQL (at `made`, before it is
     /// renamed to `output`) from beside the step's `input`.
     func carryExternalData(of made: URL, step: Step, input: URL, output: URL, events: ((MigrationEvent) -> Void)?) throws {
-        let result = try ExternalDataCarrier.carry(store: made, model: step.to.model, source: input, output: output)
+        let result = try ExternalDataCarrier.carry(store: made, model: step.to.model, source: input, output: output, links: options.linksExternalData)
         for warning in result.warnings { events?(.warning(MigrationEvent.Warning(message: warning))) }
     }
 }

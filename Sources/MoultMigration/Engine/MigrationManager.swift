@@ -218,12 +218,12 @@ public final class MigrationManager {
                 throw MigrationError(
                     .evaluationFailed, "the chunk inserted \(count) objects but mirrored \(destination.changes) associations", mapping: mapping.name)
             }
-            FaultInjection.reach("associations-mirrored")
+            FaultInjection.reach(.associationsMirrored)
         }
         _ = try writer.allocatePrimaryKeys(for: layout.name, count: count)
         if unreadAssociations.contains(mapping.index) {
             try UnreadAssociations.record(pass: pass, first: first, count: count, lower: lowerBound, upper: upperBound, in: destination)
-            FaultInjection.reach("associations-unwritten")
+            FaultInjection.reach(.associationsUnwritten)
             return true
         }
         let keys = try sourceStore.database.statement(bulk.keysSQL)
@@ -651,7 +651,7 @@ public final class MigrationManager {
                     }
                 }
             }
-            FaultInjection.reach("set-links-staged")
+            FaultInjection.reach(.setLinksStaged)
             guard staged > 0 else { continue }
             do {
                 try destination.execute(relationship.updateSQL, [])
@@ -660,7 +660,7 @@ public final class MigrationManager {
                     .evaluationFailed, "writing the chunk's '\(relationship.name)' relationships failed", mapping: compiled.name,
                     underlying: error)
             }
-            FaultInjection.reach("set-links-written")
+            FaultInjection.reach(.setLinksWritten)
         }
         return true
     }

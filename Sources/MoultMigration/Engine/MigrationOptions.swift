@@ -60,6 +60,12 @@ public struct MigrationOptions: Sendable, Hashable {
     /// chain's output holds the same objects either way; turning it off streams every step (for
     /// comparison).
     public var intermediateStepsBySQL: Bool = true
+    /// Give an output's external binary data files by hard link where the file system allows (else by
+    /// copy); turning it off copies every file, as on a file system without hard links (for tests).
+    public var linksExternalData: Bool = true
+    /// Print, at the end of a run's passes, where its time went by pass and kind of work (a clock read
+    /// per chunk and kind, never per object) to standard error.
+    public var profile: Bool = false
     /// The work directory (checkpointed partial destination, association table); by default beside
     /// the output, named after it with `.moult` appended.
     public var workDirectory: URL?

@@ -5,10 +5,10 @@ import MoultMapping
 import MoultModel
 import MoultStore
 
-/// One run of a ``StreamingMigrator``: the open stores, the compiled mappings, the manager; executes a
-/// plan from a checkpoint position.
+/// One run of the engine over a ``MigrationJob``: the open stores, the compiled mappings, the manager;
+/// makes the plan, and executes it from a checkpoint position.
 final class Session {
-    let migrator: StreamingMigrator
+    let job: MigrationJob
     let source: SQLiteStore
     let destination: SQLiteStore?
     let manager: MigrationManager?
@@ -20,16 +20,17 @@ final class Session {
     private let destinationLayout: StoreLayout
 
     init(
-        migrator: StreamingMigrator, source: SQLiteStore, destination: SQLiteStore?, associations: (any AssociationTable)? = nil
+        job: MigrationJob, source: SQLiteStore, destination: SQLiteStore?, associations: (any AssociationTable)? = nil
     ) throws {
-        self.migrator = migrator
+        self.job = job
         self.source = source
         self.destination = destination
-        destinationLayout = try destination?.layout ?? StoreLayout(model: migrator.destinationModel)
+        profile = job.options.profile ? StageProfile() : nil
+        destinationLayout = try destination?.layout ?? StoreLayout(model: job.destinationModel)
         if let destination, let associations {
             manager = try MigrationManager(
-                source: source, destination: destination, sourceModel: migrator.sourceModel,
-                destinationModel: migrator.destinationModel, associations: associations)
+                source: source, destination: destination, sourceModel: job.sourceModel,
+                destinationModel: job.destinationModel, associations: associations)
         } else {
             manager = nil
         }
@@ -38,36 +39,36 @@ final class Session {
         // Names unique over all the mapping models: the first keeps its name, later clashes are prefixed.
         var compiled: [CompiledMapping] = []
         var used: Set<String> = []
-        for (modelIndex, mappingModel) in migrator.mappingModels.enumerated() {
+        for (modelIndex, mappingModel) in job.mappingModels.enumerated() {
             for mapping in mappingModel.orderedEntityMappings {
                 let name = used.contains(mapping.name) ? "\(modelIndex + 1):\(mapping.name)" : mapping.name
                 used.insert(name)
-                let policy = try migrator.policies.resolve(mapping, source: migrator.sourceModel, destination: migrator.destinationModel)
+                let policy = try job.policies.resolve(mapping, source: job.sourceModel, destination: job.destinationModel)
                 compiled.append(
                     try CompiledMapping(
                         index: compiled.count, mappingModelIndex: modelIndex, name: name, mapping: mapping,
-                        sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel,
+                        sourceModel: job.sourceModel, destinationModel: job.destinationModel,
                         sourceLayout: source.layout, destinationLayout: destinationLayout, policy: policy, variables: variables,
                         sqlAccepts: Self.sqlAccepts(source)))
             }
         }
         // Relationship mappings whose links another mapping writes identically: compiled again without them.
-        if migrator.options.skipRepeatedLinks, !Self.keepRepeatedLinks {
+        if job.options.skipRepeatedLinks {
             let omitted = RepeatedLinks.omitted(
-                in: compiled, sourceLayout: source.layout, destinationLayout: destinationLayout, destinationModel: migrator.destinationModel)
+                in: compiled, sourceLayout: source.layout, destinationLayout: destinationLayout, destinationModel: job.destinationModel)
             for (index, names) in omitted {
                 let mapping = compiled[index]
                 compiled[index] = try CompiledMapping(
                     index: index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: mapping.mapping,
-                    sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
+                    sourceModel: job.sourceModel, destinationModel: job.destinationModel, sourceLayout: source.layout,
                     destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
                     omitting: names)
             }
         }
         // The create passes' order: a mapping whose objects an earlier mapping's to-one looks up is made
         // first. A run keeps the order of the plan it began with (in its checkpoint).
-        if migrator.options.reorderCreatePasses, !Self.keepPassOrder {
-            createOrder = ToOnesAtInsert.createOrder(in: compiled, destinationLayout: destinationLayout, destinationModel: migrator.destinationModel)
+        if job.options.reorderCreatePasses {
+            createOrder = ToOnesAtInsert.createOrder(in: compiled, destinationLayout: destinationLayout, destinationModel: job.destinationModel)
         } else {
             createOrder = compiled.map(\.index)
         }
@@ -82,19 +83,19 @@ final class Session {
                 order = planned
             }
             let decided = try Self.toOnesAtInsert(
-                in: compiled, order: order, destination: destination, enabled: migrator.options.toOnesAtInsert && !Self.toOnesInStage2,
-                destinationModel: migrator.destinationModel)
+                in: compiled, order: order, destination: destination, enabled: job.options.toOnesAtInsert,
+                destinationModel: job.destinationModel)
             var mirrored: Set<Int> = []
             for (index, names) in decided {
                 let inserted = ToOnesAtInsert.resolve(names, of: compiled[index], in: compiled)
                 mirrored.formUnion(inserted.map(\.lookup))
                 compiled[index] = try Self.recompile(
-                    compiled[index], migrator: migrator, source: source, destinationLayout: destinationLayout, variables: variables,
+                    compiled[index], job: job, source: source, destinationLayout: destinationLayout, variables: variables,
                     insertedToOnes: inserted)
             }
             for index in mirrored.sorted() {
                 compiled[index] = try Self.recompile(
-                    compiled[index], migrator: migrator, source: source, destinationLayout: destinationLayout, variables: variables,
+                    compiled[index], job: job, source: source, destinationLayout: destinationLayout, variables: variables,
                     mirrorsAssociations: true)
                 try destination.database.executeScript(
                     "CREATE TABLE IF NOT EXISTS main.\(SQLName.quoted(ToOnesAtInsert.mirror(index))) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
@@ -102,23 +103,23 @@ final class Session {
         }
         mappings = compiled
         manager?.install(compiled)
-        if let destination, let manager, migrator.options.skipUnreadAssociations, !Self.writeAllAssociations {
-            manager.unreadAssociations = UnreadAssociations.mappings(in: compiled, partitions: migrator.options.partitions)
+        if let destination, let manager, job.options.skipUnreadAssociations {
+            manager.unreadAssociations = UnreadAssociations.mappings(in: compiled, partitions: job.options.partitions)
             if !manager.unreadAssociations.isEmpty { try destination.database.executeScript(UnreadAssociations.createSQL) }
         }
-        if let destination, migrator.options.bulkSQL {
-            try destination.database.attachReadOnly(migrator.sourceURL, as: CompiledMapping.attachedSource)
+        if let destination, job.options.bulkSQL {
+            try destination.database.attachReadOnly(job.sourceURL, as: CompiledMapping.attachedSource)
         }
     }
 
     /// A mapping compiled again with what the run decided about it (its other decisions kept).
     private static func recompile(
-        _ mapping: CompiledMapping, migrator: StreamingMigrator, source: SQLiteStore, destinationLayout: StoreLayout,
+        _ mapping: CompiledMapping, job: MigrationJob, source: SQLiteStore, destinationLayout: StoreLayout,
         variables: VariableLayout, insertedToOnes: [ToOnesAtInsert.Relationship]? = nil, mirrorsAssociations: Bool? = nil
     ) throws -> CompiledMapping {
         try CompiledMapping(
             index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: mapping.mapping,
-            sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
+            sourceModel: job.sourceModel, destinationModel: job.destinationModel, sourceLayout: source.layout,
             destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
             omitting: mapping.omittedRelationships, insertedToOnes: insertedToOnes ?? mapping.insertedToOnes,
             mirrorsAssociations: mirrorsAssociations ?? (mapping.mirrorTable != nil))
@@ -169,11 +170,11 @@ final class Session {
     }
 
     private var partitioner: Partitioner {
-        Partitioner(chunkSize: migrator.options.chunkSize, partitions: migrator.options.partitions)
+        Partitioner(chunkSize: job.options.chunkSize, partitions: job.options.partitions)
     }
 
     func makePlan(fingerprint: String? = nil) throws -> MigrationPlan {
-        let fingerprint = try fingerprint ?? migrator.fingerprint(source: source)
+        let fingerprint = try fingerprint ?? job.fingerprint(source: source)
         return try partitioner.plan(
             mappings: mappings, variant: variant, source: source.database, fingerprint: fingerprint, createOrder: createOrder)
     }
@@ -187,7 +188,7 @@ final class Session {
         restricted.filterPredicate = restricted.filterPredicate.map { "(\($0)) AND (\(partition))" } ?? partition
         let compiled = try CompiledMapping(
             index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: restricted,
-            sourceModel: migrator.sourceModel, destinationModel: migrator.destinationModel, sourceLayout: source.layout,
+            sourceModel: job.sourceModel, destinationModel: job.destinationModel, sourceLayout: source.layout,
             destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
             omitting: mapping.omittedRelationships, insertedToOnes: mapping.insertedToOnes, mirrorsAssociations: mapping.mirrorTable != nil)
         variants[key] = compiled
@@ -206,7 +207,7 @@ final class Session {
         try writeUnwrittenAssociations(plan, manager: manager, destination: destination)
         let total = plan.estimatedRows
         var chunksRun = 0
-        let durable = migrator.options.durable
+        let durable = job.options.durable
         while position.pass < plan.passes.count {
             let pass = plan.passes[position.pass]
             let compiled = try variant(mappings[pass.mapping], pass.partition)
@@ -220,11 +221,11 @@ final class Session {
                 if isCancelled() {
                     throw MigrationError(.interrupted, "the migration was cancelled; run it again to resume", mapping: compiled.name)
                 }
-                FaultInjection.reach("chunk-start")
+                FaultInjection.reach(.chunkStart)
                 let chunk = pass.chunks.isEmpty ? nil : pass.chunks[position.chunk]
                 let (passIndex, chunkIndex) = (position.pass, position.chunk)
-                let bulk = pass.stage == .createObjects && migrator.options.bulkSQL ? compiled.bulkCopy : nil
-                let keysOnly = pass.stage == .createRelationships && migrator.options.bulkSQL ? compiled.keysOnlyRead : nil
+                let bulk = pass.stage == .createObjects && job.options.bulkSQL ? compiled.bulkCopy : nil
+                let keysOnly = pass.stage == .createRelationships && job.options.bulkSQL ? compiled.keysOnlyRead : nil
                 // A stage 2 with no relationship to write (none mapped, or its links written by other
                 // mappings, see `RepeatedLinks`) under a policy whose stage 2 sets only the mapping's own
                 // relationships: nothing to read or do.
@@ -268,12 +269,12 @@ final class Session {
                             }
                             if isLast { try policy.endInstanceCreation(mapping: compiled.mapping, manager: manager) }
                         case .createRelationships:
-                            if nothingToRelate { FaultInjection.reach("relationships-left-out") }
+                            if nothingToRelate { FaultInjection.reach(.relationshipsLeftOut) }
                             try manager.flushAssociations()
                             let destinations = try manager.associations.destinations(
                                 forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
                             var asSets = false
-                            if keysOnly != nil, migrator.options.setRelationships, !Self.perObjectStage2 {
+                            if keysOnly != nil, job.options.setRelationships {
                                 asSets = try manager.createRelationshipsAsSets(compiled, objects: objects, made: destinations)
                             }
                             for (object, made) in zip(objects, destinations) where !asSets {
@@ -288,9 +289,9 @@ final class Session {
                         try manager.flushAssociations()
                         profile?.lap(&clock, compiled.name, pass.stage, .associationWrites)
                         try Checkpoint.save(next, in: destination.database)
-                        FaultInjection.reach("after-rows")
+                        FaultInjection.reach(.afterRows)
                         try manager.associations.commitChunk(durable: durable)
-                        FaultInjection.reach("after-lmdb-commit")
+                        FaultInjection.reach(.afterLMDBCommit)
                         profile?.lap(&clock, compiled.name, pass.stage, .associationCommit)
                     }
                 } catch {
@@ -299,7 +300,7 @@ final class Session {
                     throw error
                 }
                 profile?.lap(&clock, compiled.name, pass.stage, .sqliteCommit)
-                FaultInjection.reach("after-sqlite-commit")
+                FaultInjection.reach(.afterSQLiteCommit)
                 position = next
                 chunksRun += 1
                 mappingDone += chunk?.estimatedRows ?? 0
@@ -358,7 +359,7 @@ final class Session {
                             destination: ObjectID(entity: made, primaryKey: chunk.first + Int64($0.offset)), mapping: compiled.index)
                     })
             }
-            try manager.associations.commitChunk(durable: migrator.options.durable)
+            try manager.associations.commitChunk(durable: job.options.durable)
         } catch {
             manager.associations.abortChunk()
             throw error
@@ -376,29 +377,8 @@ final class Session {
         return keys.indices.contains(offset) ? keys[offset] : nil
     }
 
-    /// `MOULT_WRITE_ALL_ASSOCIATIONS` set writes every association, as
-    /// ``MigrationOptions/skipUnreadAssociations`` false does: for benchmarks that compare the two.
-    private static let writeAllAssociations = ProcessInfo.processInfo.environment["MOULT_WRITE_ALL_ASSOCIATIONS"] != nil
-
-    /// `MOULT_PER_OBJECT_STAGE2` set forces stage 2's per-object path, as
-    /// ``MigrationOptions/setRelationships`` false does: for benchmarks that compare the two.
-    private static let perObjectStage2 = ProcessInfo.processInfo.environment["MOULT_PER_OBJECT_STAGE2"] != nil
-
-    /// `MOULT_KEEP_REPEATED_LINKS` set writes every relationship mapping, as
-    /// ``MigrationOptions/skipRepeatedLinks`` false does: for benchmarks and tests that compare the two.
-    private static let keepRepeatedLinks = ProcessInfo.processInfo.environment["MOULT_KEEP_REPEATED_LINKS"] != nil
-
-    /// `MOULT_TO_ONES_IN_STAGE2` set writes every to-one in stage 2, as ``MigrationOptions/toOnesAtInsert``
-    /// false does (for a run that starts; a resume does as its run began).
-    private static let toOnesInStage2 = ProcessInfo.processInfo.environment["MOULT_TO_ONES_IN_STAGE2"] != nil
-
-    /// `MOULT_KEEP_PASS_ORDER` set keeps the mappings' order for the create passes, as
-    /// ``MigrationOptions/reorderCreatePasses`` false does (for a run that starts; a resume keeps its plan).
-    private static let keepPassOrder = ProcessInfo.processInfo.environment["MOULT_KEEP_PASS_ORDER"] != nil
-
-    /// Where a run's time goes, by pass and kind of work, printed to standard error at the end of the
-    /// passes when `MOULT_PROFILE` is set (a clock read per chunk and kind, never per object).
-    private let profile: StageProfile? = ProcessInfo.processInfo.environment["MOULT_PROFILE"] == nil ? nil : StageProfile()
+    /// Where a run's time goes, by pass and kind of work (``MigrationOptions/profile``).
+    private let profile: StageProfile?
 
     // MARK: - Validation and the end
 
@@ -409,10 +389,10 @@ final class Session {
         progress?(MigrationProgress(stage: .validate, done: plan.estimatedRows, total: plan.estimatedRows))
         manager.enter(nil, stage: .validate)
         manager.unwrittenSource = { [unowned self] mapping, key in unwrittenSource(mapping: mapping, destination: key, plan) }
-        let options = migrator.options
+        let options = job.options
         if options.validate {
             let validator = Validator(
-                model: migrator.destinationModel, layout: destination.layout, database: destination.database,
+                model: job.destinationModel, layout: destination.layout, database: destination.database,
                 stopAtFirst: options.stopAtFirstValidationFailure, report: { manager.reportValidationFailure($0) })
             try validator.run()
         }
@@ -441,7 +421,7 @@ final class Session {
     func finalize(_ plan: MigrationPlan, uuid: String) throws {
         guard let destination else { return }
         let database = destination.database
-        if migrator.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
+        if job.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
         try database.write {
             try database.executeScript(
                 "DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table); DROP TABLE IF EXISTS \(UnreadAssociations.table)")
@@ -451,7 +431,7 @@ final class Session {
             ) { $0.string(at: 0) ?? "" }
             for mirror in mirrors where !mirror.isEmpty { try database.executeScript("DROP TABLE IF EXISTS main.\(SQLName.quoted(mirror))") }
             // The source's application keys (not Core Data's NS… ones) are kept.
-            var metadata = StoreMetadata(model: migrator.destinationModel, storeUUID: uuid)
+            var metadata = StoreMetadata(model: job.destinationModel, storeUUID: uuid)
             metadata.keepApplicationKeys(of: try source.metadata())
             try metadata.write(to: database)
         }
@@ -474,7 +454,7 @@ final class Session {
     }
 }
 
-/// Seconds spent per (mapping, stage, kind of work), for `MOULT_PROFILE`.
+/// Seconds spent per (mapping, stage, kind of work), for ``MigrationOptions/profile``.
 final class StageProfile {
     enum Kind: String, CaseIterable {
         /// Reading the chunk's source objects (or keys) into Swift.

@@ -300,10 +300,10 @@ extension InPlaceMigration {
             try Self.recordBackup(target, in: work)
         }
         if chain.options.durable { try StreamingMigrator.syncFile(result) }
-        FaultInjection.reach("inplace-before-swap")
+        FaultInjection.reach(.inPlaceBeforeSwap)
         try Self.rename(result, to: store)
         if chain.options.durable { try StreamingMigrator.syncFile(store.deletingLastPathComponent()) }
-        FaultInjection.reach("inplace-after-swap")
+        FaultInjection.reach(.inPlaceAfterSwap)
         for suffix in ["-wal", "-shm", "-journal"] {
             try? manager.removeItem(at: URL(filePath: result.path + suffix))
         }
@@ -338,10 +338,13 @@ extension InPlaceMigration {
 
     /// Makes the work folder (a folder already there is used; a link or a file is refused).
     static func makeWorkFolder(_ work: URL) throws {
-        if mkdir(work.path, 0o755) == 0 { return }
-        let failure = errno
-        guard failure == EEXIST, try workFolderExists(work) else {
-            throw MigrationError(.io, "cannot create the work folder \(work.path): \(String(cString: strerror(failure)))")
+        do throws(StoreError) {
+            try FileOperations.makeNewDirectory(work.path(percentEncoded: false))
+            return
+        } catch {
+            guard error.code == .alreadyExists, try workFolderExists(work) else {
+                throw MigrationError(.io, "cannot create the work folder \(work.path): \(error.message)")
+            }
         }
     }
 }

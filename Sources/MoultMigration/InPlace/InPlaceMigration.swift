@@ -259,7 +259,7 @@ public struct InPlaceMigration {
             }
             throw MigrationError(.io, "cannot copy the store to \(target.path): \(error.localizedDescription)", underlying: error)
         }
-        FaultInjection.reach("inplace-backup-copied")
+        FaultInjection.reach(.inPlaceBackupCopied)
         try rename(temporary, to: target)
         return target
     }
@@ -351,9 +351,9 @@ public struct InPlaceMigration {
         }
         for change in script.changes {
             // A named point per kind of change (`inplace-change-rebuildTable`, …), for the crash harness.
-            FaultInjection.reach("inplace-change-\(change.kind.rawValue)")
+            FaultInjection.reach(.inPlaceChange, change.kind.rawValue)
             for statement in change.statements {
-                FaultInjection.reach("inplace-statement")
+                FaultInjection.reach(.inPlaceStatement)
                 try database.execute(statement.sql, statement.arguments)
             }
         }
@@ -379,9 +379,9 @@ public struct InPlaceMigration {
         try database.execute("DELETE FROM \"Z_METADATA\"")
         try updated.write(to: database)
         // Last: nothing Moult writes after this point, so an application's trigger never fires on it.
-        FaultInjection.reach("inplace-foreign-triggers")
+        FaultInjection.reach(.inPlaceForeignTriggers)
         for object in again where object.kind == .trigger { try database.executeScript(object.sql ?? "") }
-        FaultInjection.reach("inplace-before-commit")
+        FaultInjection.reach(.inPlaceBeforeCommit)
     }
 
     /// Checks, before the step's transaction commits, the rules of the destination model the step can
@@ -459,7 +459,7 @@ public struct InPlaceMigration {
                             .invalidMapping, "the pending clean-up '\(cleanup)' of \(store.path) names what its version still uses: nothing was done")
                     }
                     if case .dropColumn(let table, let column) = cleanup, !(try database.columns(of: table).contains(column)) { continue }
-                    FaultInjection.reach("inplace-cleanup-statement")
+                    FaultInjection.reach(.inPlaceCleanupStatement)
                     try database.execute(statement.sql, statement.arguments)
                 }
                 metadata.additionalKeys[pendingCleanupKey] = nil

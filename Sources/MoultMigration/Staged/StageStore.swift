@@ -91,7 +91,7 @@ public final class StageStore {
         var after = start
         while true {
             try checkCancelled()
-            FaultInjection.reach("staged-chunk-start")
+            FaultInjection.reach(.stagedChunkStart)
             var read = 0
             var last = after
             try commit(operation: number, after: { last }) {
@@ -156,7 +156,7 @@ public final class StageStore {
         var after = start
         while true {
             try checkCancelled()
-            FaultInjection.reach("staged-chunk-start")
+            FaultInjection.reach(.stagedChunkStart)
             var found: [ObjectID] = []
             try commit(operation: number, after: { found.last?.primaryKey ?? after }) {
                 found = try store.database.query(select, [.int(after)]) { row in
@@ -283,7 +283,7 @@ public final class StageStore {
         var after = start
         while true {
             try checkCancelled()
-            FaultInjection.reach("staged-chunk-start")
+            FaultInjection.reach(.stagedChunkStart)
             var found: [Int64] = []
             try commit(operation: number, after: { found.last ?? after }) {
                 found = try store.database.query(select, [.int(after)] + arguments) { $0.int64(at: 0) }
@@ -345,7 +345,7 @@ public final class StageStore {
                     record.after = after()
                     if let id = inserted() { record.inserted[operation] = id }
                 }
-                FaultInjection.reach("staged-before-commit")
+                FaultInjection.reach(.stagedBeforeCommit)
             }
         } catch {
             writer = nil
@@ -353,7 +353,7 @@ public final class StageStore {
             throw error
         }
         checkpoint.committed()
-        FaultInjection.reach("staged-after-commit")
+        FaultInjection.reach(.stagedAfterCommit)
     }
 
     /// Records that operation `number` is done.

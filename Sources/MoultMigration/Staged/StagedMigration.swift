@@ -385,7 +385,7 @@ public struct StagedMigration {
             try writeRecord(nil)
             // A step's work folder that a run killed after that step's swap left behind.
             _ = InPlaceMigration.cleanUp(store)
-            FaultInjection.reach("staged-finished")
+            FaultInjection.reach(.stagedFinished)
             if keepsBackup { report.backup = report.backup ?? original }
             // The private copy of a run without a backup (this one's or a killed one's).
             try? FileManager.default.removeItem(at: Self.originalURL(for: store))
@@ -418,7 +418,7 @@ public struct StagedMigration {
         do {
             // The WAL emptied into the main file, so that no frame of this run applies to the copy.
             try InPlaceMigration.checkpoint(store, timeout: lockTimeout)
-            FaultInjection.reach("staged-before-put-back")
+            FaultInjection.reach(.stagedBeforePutBack)
             try InPlaceMigration.rename(original, to: store)
             error.message += "\nnothing was changed: the store is as it was before the run (no backup kept)"
         } catch let failure {
@@ -451,7 +451,7 @@ public struct StagedMigration {
         next.after = 0
         next.inserted = [:]
         try writeRecord(next)
-        FaultInjection.reach("staged-phase")
+        FaultInjection.reach(.stagedPhase)
         return next
     }
 

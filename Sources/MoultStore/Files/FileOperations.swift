@@ -49,11 +49,11 @@ public enum FileOperations {
         }
     }
 
-    private static let tracer = Mutex<(@Sendable (Operation) -> Void)?>(environmentTracer())
+    private static let tracer = Mutex<(@Sendable (Operation) -> Void)?>(nil)
 
     /// Called with every operation of this room, in order, before it returns. `nil` (the default) unless
-    /// the environment variable `MOULT_FILE_TRACE` names a file, to which each operation is then appended
-    /// as one line (the power-loss harness's recording).
+    /// ``armHarness(tracePath:crashBefore:keepFolder:)`` names a file, to which each operation is then
+    /// appended as one line (the power-loss harness's recording).
     public static var trace: (@Sendable (Operation) -> Void)? {
         get { tracer.withLock { $0 } }
         set { tracer.withLock { $0 = newValue } }
@@ -63,19 +63,29 @@ public enum FileOperations {
         if let trace = tracer.withLock({ $0 }) { trace(operation) }
     }
 
-    /// The power-loss harness's stop: with `MOULT_FILE_CRASH=<n>`, the process kills itself (SIGKILL) just
-    /// before its n-th operation of this room, whose trace (`MOULT_FILE_TRACE`) then ends with the n-1
-    /// operations done.
-    private static let crashPoint = Mutex<Int?>(ProcessInfo.processInfo.environment["MOULT_FILE_CRASH"].flatMap { Int($0) })
+    /// The power-loss harness's stop: armed with n (`MOULT_FILE_CRASH=<n>`, read by the command line), the
+    /// process kills itself (SIGKILL) just before its n-th operation of this room, whose trace then ends
+    /// with the n-1 operations done.
+    private static let crashPoint = Mutex<Int?>(nil)
 
-    /// With `MOULT_FILE_KEEP=<folder>` (the power-loss harness), a file about to be replaced (renamed over,
-    /// or written anew) is first copied into that folder and the copy recorded, so that the harness can put
-    /// back what a power loss would leave under that name.
-    private static let keepFolder = ProcessInfo.processInfo.environment["MOULT_FILE_KEEP"].flatMap { $0.isEmpty ? nil : $0 }
+    /// With a folder (`MOULT_FILE_KEEP=<folder>`, the power-loss harness), a file about to be replaced
+    /// (renamed over, or written anew) is first copied into that folder and the copy recorded, so that the
+    /// harness can put back what a power loss would leave under that name.
+    private static let keepFolderPath = Mutex<String?>(nil)
+
+    /// Arms the power-loss harness's hooks (the command line reads them from `MOULT_FILE_TRACE`,
+    /// `MOULT_FILE_CRASH` and `MOULT_FILE_KEEP`): each operation appended as a line to the file at
+    /// `tracePath`, a kill before operation number `crashBefore`, replaced files kept in `keepFolder`.
+    public static func armHarness(tracePath: String?, crashBefore: Int?, keepFolder: String?) {
+        if let tracePath, !tracePath.isEmpty, let tracer = fileTracer(tracePath) { trace = tracer }
+        crashPoint.withLock { $0 = crashBefore }
+        keepFolderPath.withLock { $0 = keepFolder.flatMap { $0.isEmpty ? nil : $0 } }
+    }
+
     private static let keptCount = Mutex(0)
 
     private static func keep(_ path: String) {
-        guard let keepFolder else { return }
+        guard let keepFolder = keepFolderPath.withLock({ $0 }) else { return }
         var info = stat()
         guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
         let number = keptCount.withLock { count in
@@ -99,8 +109,7 @@ public enum FileOperations {
         if stop { kill(getpid(), SIGKILL) }
     }
 
-    private static func environmentTracer() -> (@Sendable (Operation) -> Void)? {
-        guard let path = ProcessInfo.processInfo.environment["MOULT_FILE_TRACE"], !path.isEmpty else { return nil }
+    private static func fileTracer(_ path: String) -> (@Sendable (Operation) -> Void)? {
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { return nil }
         return { operation in
@@ -266,6 +275,14 @@ public enum FileOperations {
             guard fsync(output) == 0 else { throw failure("cannot sync", path) }
             record(.sync(path: path))
         }
+    }
+
+    /// The bytes this user may still write on the file system holding `path`, and its size; nil when it
+    /// cannot be asked.
+    public static func space(of path: String) -> (available: UInt64, total: UInt64)? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return (UInt64(info.f_bavail) * UInt64(info.f_frsize), UInt64(info.f_blocks) * UInt64(info.f_frsize))
     }
 
     /// Whether `path` is a symbolic link (not followed).

@@ -51,7 +51,7 @@ public struct InPlaceStatement: Sendable, Hashable, CustomStringConvertible {
 
 /// One change of a store's schema, and the SQL that makes it.
 public struct InPlaceChange: Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
         case dropIndex, addColumn, renameColumn, dropColumn, fillColumn, renameTable, rebuildTable, createTable,
             copyJoinTable, dropTable, createIndex, primaryKeys, modelCache, dropTriggers, computeDerived, createTriggers, stageLinks
     }
