@@ -1,12 +1,14 @@
 # Moult: the two commands of the quick start.
 #   make demo   installs what is missing, builds moult and moult-people (the People scenario's own command),
 #               runs the main job on the embedded People data
-#   make test   installs what is missing, builds, runs the whole test suite
+#   make test   installs what is missing, builds, runs the whole test suite, then checks the documentation
+#               (scripts/docs.sh --check: any DocC warning, such as a broken symbol link, fails it)
+#   make docs   builds the documentation of the library modules (swift package generate-documentation)
 
 SWIFT ?= swift
 APT_PACKAGES := libsqlite3-dev liblmdb-dev sqlite3 pkg-config parallel
 
-.PHONY: demo test deps build release clean
+.PHONY: demo test docs deps build release clean
 
 # Installs the C libraries' headers when they are missing (needs root and Debian's apt-get).
 deps:
@@ -32,6 +34,10 @@ demo: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --parallel
+	SWIFT=$(SWIFT) ./scripts/docs.sh --check
+
+docs: deps
+	SWIFT=$(SWIFT) ./scripts/docs.sh
 
 clean:
 	rm -rf .build

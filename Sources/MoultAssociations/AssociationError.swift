@@ -3,7 +3,7 @@ public import MoultModel
 /// An error of an association table or of the LMDB environment behind it.
 ///
 /// The message says what failed; ``directory`` and ``operation`` say where. Disk-full conditions are
-/// ``FailureCategory/interrupted``: the chunk was not committed, and the migration can resume once
+/// ``/MoultModel/FailureCategory/interrupted``: the chunk was not committed, and the migration can resume once
 /// space is freed.
 public struct AssociationError: CategorizedError, Hashable {
     /// What kind of problem this is; an extensible set of codes.

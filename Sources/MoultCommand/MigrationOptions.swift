@@ -38,7 +38,7 @@ struct MigrationArguments: ParsableArguments {
             valueName: "model|store"))
     var sourceModel: String = "model"
 
-    @Option(help: "A stages file (JSON): a staged migration, in place, through these stages (see the README's \"Staged migrations\").")
+    @Option(help: "A stages file (JSON): a staged migration, in place, through these stages (see the MoultMigration documentation's \"The stages file\").")
     var stages: String?
 
     @Option(help: "Source objects per chunk.")

@@ -60,6 +60,7 @@ public struct MoultCommand: AsyncParsableCommand {
                   66  incompatible (no matching version, mapping can't be inferred, no migration path,
                       a policy class neither registered nor bound with --policy)
                   67  validation failed (migrated data breaks the destination model's rules)
+                  73  busy (another Moult run holds the store or destination; nothing was touched)
                   74  I/O failure (cannot read, write, lock or create a file)
                   75  interrupted but resumable (killed, cancelled, disk full: run again with --resume)
                 """,

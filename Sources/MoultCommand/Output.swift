@@ -79,7 +79,7 @@ enum StepReport {
 struct EventOptions: ParsableArguments {
     @Option(
         name: .customLong("events"),
-        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output). README.md, \"Events\", has the schema.", valueName: "file"))
+        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
     var path: String?
 
     /// The log the options ask for; nil without `--events`.

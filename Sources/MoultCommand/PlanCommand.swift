@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoultMapping
 import MoultMigration
 import MoultModel
 

@@ -55,7 +55,7 @@ public struct ProgressiveMigration {
     public var policies: PolicyRegistry
     public var options: MigrationOptions
 
-    /// Whether the store is already at the target version: there is nothing to migrate, and ``run(output:resume:progress:isCancelled:)``
+    /// Whether the store is already at the target version: there is nothing to migrate, and ``run(output:resume:progress:isCancelled:losses:events:)``
     /// writes nothing.
     public var isUpToDate: Bool { steps.isEmpty }
 
@@ -63,7 +63,7 @@ public struct ProgressiveMigration {
     ///
     /// How the chain is made:
     /// - Each mapping model given is matched to the versions it connects by content
-    ///   (``MappingModel/matchingVersions(_:in:)``: entity version hashes when it records them, else
+    ///   (``/MoultMapping/MappingModel/matchingVersions(_:in:)``: entity version hashes when it records them, else
     ///   its version names and the entities and properties it names). It may connect versions that
     ///   are not adjacent, and may go to an older version.
     /// - Every mapping given is used by exactly one step (mappings connecting the same two versions
@@ -75,6 +75,12 @@ public struct ProgressiveMigration {
     ///   steps, each as long as can be inferred (``Step/chainedInference`` says why).
     ///
     /// - Parameters:
+    ///   - store: the store to migrate; only its metadata is read here.
+    ///   - model: the versioned model, with the store's version among its versions.
+    ///   - target: the target version's name; nil for the model's current version.
+    ///   - mappings: the mapping models given, each one step (or a pass of one).
+    ///   - policies: the policies the mappings name.
+    ///   - options: chunk size, association storage, durability and the engine's switches.
     ///   - mappingLabels: What names each mapping in messages (its file), in the order of `mappings`.
     /// - Throws: ``MigrationError`` `.incompatibleStore` when no version matches the store (with each
     ///   version's differences), `.unusableMapping` when a given mapping fits no step (naming it and
@@ -299,10 +305,12 @@ public struct ProgressiveMigration {
     /// (``isUpToDate``) is left alone: nothing is written and no report is returned.
     ///
     /// - Parameters:
+    ///   - output: the destination store; it must not exist, unless `resume` finds it is this migration's.
     ///   - resume: the caller means to finish an earlier run: an output that is exactly the finished
     ///     store of this migration (its plan-derived UUID says so) is then accepted as done, as when the
     ///     earlier run was killed after its last step but before it could report.
     ///   - progress: called after every chunk, with the step number.
+    ///   - isCancelled: asked at chunk boundaries; true stops the run, resumable (`.interrupted`).
     ///   - losses: called before each step runs, with the step's number (1-based) and what it does not
     ///     carry, counted in the store it reads.
     ///   - events: the run's ``MigrationEvent``s, ending with `finished` or `failed` (a warning event

@@ -6,7 +6,7 @@ public import MoultModel
 /// are the positions a ``KeySchema`` gives the keys, so that a compiled expression reads a value with
 /// ``value(atSlot:)`` (an array index) and never looks a key up per row.
 ///
-/// Values follow ``Value``'s conventions: to-one relationships are `.object(id)` (or `.null`),
+/// Values follow ``/MoultModel/Value``'s conventions: to-one relationships are `.object(id)` (or `.null`),
 /// to-many ones `.array` of `.object`.
 public protocol ObjectRecord {
     /// The object's identity, which `$source` itself evaluates to.

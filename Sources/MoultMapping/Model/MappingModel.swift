@@ -4,7 +4,7 @@ public import MoultModel
 ///
 /// A mapping model names its source and destination models (``ModelReference``) and lists entity
 /// mappings in the order they run. Read one from Moult's JSON format (``init(json:)``), from an Xcode
-/// `.xcmappingmodel` (``init(xcmappingModelAt:)``), infer one (``MappingInference``), or build one in
+/// `.xcmappingmodel` (``init(xcmappingModelAt:)``), infer one (``inferred(from:to:through:sourceName:destinationName:)``), or build one in
 /// code:
 ///
 /// ```swift

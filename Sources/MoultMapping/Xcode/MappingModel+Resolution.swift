@@ -39,7 +39,9 @@ extension MappingModel {
     /// every project) the one version whose entities and properties fit every mapping of this model
     /// on that side.
     ///
-    /// - Parameter side: `.source` or `.destination`.
+    /// - Parameters:
+    ///   - side: `.source` or `.destination`.
+    ///   - model: the versioned model whose versions are searched.
     /// - Returns: The version, or nil when none (or more than one, by structure) matches.
     public func version(_ side: MappingSide, in model: VersionedModel) -> VersionedModel.Version? {
         let reference = side == .source ? sourceModel : destinationModel

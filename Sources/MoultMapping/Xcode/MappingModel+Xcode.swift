@@ -13,7 +13,7 @@ extension MappingModel {
     /// come in their `mappingnumber` order; property mappings sorted by destination property name
     /// (the file keeps them as an unordered set). Archived value expressions become Moult expression
     /// text; a property mapping without one keeps a nil expression, which the engine reads as the
-    /// default (`$source.<name>`, or the relationship's default: see ``defaultValueExpression(forRelationship:)``).
+    /// default (`$source.<name>`, or the relationship's default).
     /// The models' recorded paths are kept in ``sourceModel`` and ``destinationModel``; their names are
     /// the version folders' names without `.xcdatamodel`. Their entity version hashes are those of the
     /// models the file embeds (`sourcemodeldata`, `destinationmodeldata`: Xcode's design-time models,

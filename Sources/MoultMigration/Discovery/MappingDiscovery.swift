@@ -17,7 +17,7 @@ public enum MappingDiscovery {
     /// (not searched inside) and `.json` files that read as Moult mappings. `skipped` is told about
     /// each `.json` file that is not one (other JSON files may sit beside the mappings).
     ///
-    /// - Throws: ``MigrationError`` `.io` when the folder cannot be read; the ``MappingError`` of an
+    /// - Throws: ``MigrationError`` `.io` when the folder cannot be read; the ``/MoultMapping/MappingError`` of an
     ///   `.xcmappingmodel` that cannot be read.
     public static func candidates(in directory: URL, skipped: (URL, String) -> Void = { _, _ in }) throws -> [Candidate] {
         let manager = FileManager.default

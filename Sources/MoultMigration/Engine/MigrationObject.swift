@@ -3,7 +3,7 @@ public import MoultModel
 
 /// An object as a migration reads it: a source row with its attributes and relationships, typed.
 ///
-/// Values sit in the slots of the entity's ``KeySchema`` (from the root entity down, each entity's
+/// Values sit in the slots of the entity's ``/MoultExpressions/KeySchema`` (from the root entity down, each entity's
 /// attributes then its relationships), so compiled expressions read them by position. To-one
 /// relationships are `.object(id)` or `.null`; to-many relationships are `.array` of `.object`, loaded
 /// for a whole chunk at once when an expression of the mapping uses them, `.null` otherwise.

@@ -1,10 +1,10 @@
-public import Foundation
+import Foundation
 public import MoultModel
 import MoultMapping
 
 extension MigrationEvent {
     /// The event as one line of JSON (no newline), the `--events` format: an object with `"v"` (the
-    /// schema version), `"event"` (its kind) and the kind's fields. README.md, "Events", lists them.
+    /// schema version), `"event"` (its kind) and the kind's fields. The command line's "Events, pacing and status" article (MoultCommand) lists them.
     public var jsonLine: String {
         var fields = EventJSON()
         fields.add("v", MigrationEvent.schemaVersion)

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import MoultModel
 
 /// What a migration reports while it runs: one stream of values, produced by the engine. The

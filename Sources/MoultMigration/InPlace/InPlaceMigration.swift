@@ -60,7 +60,7 @@ public struct InPlaceMigration {
     /// Leave the clean-up that can wait (dropped columns and tables, new indexes) for later, as Core
     /// Data's `NSPersistentStoreDeferredLightweightMigrationOptionKey`: the store is at the new version
     /// at once, its metadata lists the pending statements (``pendingCleanupKey``), and
-    /// ``finishPendingCleanup(of:)`` (`moult finish`) runs them. Only the chain's last step defers;
+    /// ``finishPendingCleanup(of:layout:timeout:)`` (`moult finish`) runs them. Only the chain's last step defers;
     /// pending clean-up of an earlier run is done before any step.
     public var defersCleanup = false
     /// How long to wait for another connection's lock before refusing the store.
@@ -68,7 +68,7 @@ public struct InPlaceMigration {
 
     /// Finds the store's version, the steps to `target`, and how each step runs. Nothing is written.
     ///
-    /// - Throws: as ``ProgressiveMigration/init(store:model:to:mappings:policies:options:)``.
+    /// - Throws: as ``ProgressiveMigration/init(store:model:to:mappings:policies:options:mappingLabels:)``.
     public init(
         store: URL, model: VersionedModel, to target: String? = nil, mappings: [MappingModel] = [],
         policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions(), keepsBackup: Bool = true

@@ -3,7 +3,7 @@ public import MoultMapping
 public import MoultModel
 public import MoultStore
 
-/// How ``SQLiteStore/open(at:model:options:mappings:policies:keepsBackup:)`` treats a store made by an
+/// How ``MoultStore/SQLiteStore/open(at:model:options:mappings:policies:keepsBackup:)`` treats a store made by an
 /// older version: Core Data's `NSMigratePersistentStoresAutomaticallyOption` and
 /// `NSInferMappingModelAutomaticallyOption`.
 public struct StoreOpeningOptions: OptionSet, Sendable, Hashable {
@@ -26,14 +26,18 @@ extension SQLiteStore {
     /// let store = try SQLiteStore.open(at: storeURL, model: model, options: [.migrateAutomatically, .inferMappingAutomatically])
     /// ```
     /// - Parameters:
+    ///   - url: the store.
+    ///   - model: the versioned model; the store is opened at its current version.
     ///   - options: without ``StoreOpeningOptions/migrateAutomatically`` a store of an older version is
     ///     refused; without ``StoreOpeningOptions/inferMappingAutomatically`` every step needs a mapping
     ///     model among `mappings`.
+    ///   - mappings: mapping models for the steps that need one (matched to their steps by content).
+    ///   - policies: the policies those mappings name.
     ///   - keepsBackup: keep the original as `NAME~.EXT` when the store is migrated.
     /// - Returns: the store, open for reading and writing, at the model's current version.
     /// - Throws: ``MigrationError``: `.incompatibleStore` when the store needs a migration the options
     ///   do not allow (or no version matches it), `.noMigrationPath`, and what
-    ///   ``InPlaceMigration/run(progress:isCancelled:beforeStep:events:)`` throws; ``StoreError`` from opening.
+    ///   ``InPlaceMigration/run(progress:isCancelled:beforeStep:events:)`` throws; ``/MoultStore/StoreError`` from opening.
     public static func open(
         at url: URL, model: VersionedModel, options: StoreOpeningOptions = [.migrateAutomatically, .inferMappingAutomatically],
         mappings: [MappingModel] = [], policies: PolicyRegistry = PolicyRegistry(), keepsBackup: Bool = true

@@ -4,7 +4,7 @@ public import MoultModel
 /// Customises how one entity mapping migrates: Core Data's `NSEntityMigrationPolicy`, with its seven
 /// hooks.
 ///
-/// Every hook has a default that behaves as Core Data's base class does: ``createDestinationInstances(for:mapping:manager:)-...``
+/// Every hook has a default that behaves as Core Data's base class does: ``createDestinationInstances(for:mapping:manager:)``
 /// makes one destination object from the attribute mappings and associates it with its source, and
 /// ``createRelationships(for:source:mapping:manager:)`` sets every relationship mapping. Override
 /// only what differs.

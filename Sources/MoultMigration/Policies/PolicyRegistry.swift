@@ -6,7 +6,7 @@ public import MoultModel
 /// A mapping's policy is, in this order:
 /// 1. what its class name (`entityMigrationPolicyClassName`) is bound to with ``bind(_:to:)`` (the
 ///    command line's `--policy Class=…`): a built-in policy, or Core Data's default policy;
-/// 2. the built-in policy the mapping itself names (``EntityMapping/builtinPolicy``, JSON only);
+/// 2. the built-in policy the mapping itself names (``/MoultMapping/EntityMapping/builtinPolicy``, JSON only);
 /// 3. Core Data's default policy when it names no class (or `NSEntityMigrationPolicy`);
 /// 4. the policy registered under its class name with ``register(_:factory:)``.
 ///

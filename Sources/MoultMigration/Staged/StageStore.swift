@@ -80,7 +80,9 @@ public final class StageStore {
     /// objects deleted, objects inserted with ``insert(_:_:)``) with the checkpoint, chunk by chunk.
     ///
     /// - Parameters:
+    ///   - entity: the entity's name.
     ///   - predicate: Moult's expression language (`dateCreated == nil`); nil for every object.
+    ///   - body: called with each chunk's objects, in primary-key order.
     /// - Throws: ``MigrationError``: `.invalidMapping` for an unknown entity or key or a predicate that
     ///   does not compile, `.evaluationFailed`, `.interrupted` when cancelled between chunks, and what
     ///   writing throws. A failed chunk is rolled back whole.

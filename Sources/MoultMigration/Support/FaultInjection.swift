@@ -1,5 +1,5 @@
 import Foundation
-public import MoultStore
+import MoultStore
 
 /// The named points of a migration where a test harness can make the process die, to prove that a
 /// migration killed at any instant resumes to the same result (or, in place, leaves the store at one
@@ -24,7 +24,7 @@ public enum FaultPoint: String, CaseIterable, Sendable {
     /// The relationships a pass leaves out, recorded.
     case relationshipsLeftOut = "relationships-left-out"
     case beforeFinish = "before-finish"
-    /// One external binary data file carried beside the output (``ExternalDataCarrier``).
+    /// One external binary data file carried beside the output (`ExternalDataCarrier`).
     case afterExternalFile = "after-external-file"
     /// The finished marker written, not yet renamed.
     case afterMarker = "after-marker"
@@ -36,7 +36,7 @@ public enum FaultPoint: String, CaseIterable, Sendable {
     // In place.
     case inPlaceBackupCopied = "inplace-backup-copied"
     /// Before each kind of change of an SQL step: reached as `inplace-change-<kind>`
-    /// (``MoultStore/InPlaceChange/Kind``), one name per kind.
+    /// (``/MoultStore/InPlaceChange/Kind``), one name per kind.
     case inPlaceChange = "inplace-change"
     case inPlaceStatement = "inplace-statement"
     case inPlaceForeignTriggers = "inplace-foreign-triggers"

@@ -1,7 +1,7 @@
 public import Foundation
 import MoultExpressions
 import MoultMapping
-public import MoultModel
+import MoultModel
 import MoultStore
 
 /// One thing a finished migration got wrong, as ``MigrationVerifier`` finds it.
@@ -67,7 +67,7 @@ public struct VerificationReport: Sendable, Hashable {
 /// the sample from the mapping's expressions on the source objects; a step with a filter SQLite cannot
 /// run is replayed as a chain is. A chain's intermediate stores are
 /// gone: its counts and sample come from replaying every step in memory on one source object at a
-/// time (``checkChain(_:_:_:)``, ``ChainReplay``), in one streamed pass over the source.
+/// time (`checkChain`, `ChainReplay`), in one streamed pass over the source.
 public struct MigrationVerifier {
     public let migration: ProgressiveMigration
     public let destination: URL

@@ -4,7 +4,7 @@
 /// else (CORE-DATA-FORMATS.md §4). Foundation prints a key path as itself and a function expression as
 /// `selector(arguments)`, the selector with its colon: `count:(pages)`, `now()`.
 ///
-/// What each form rests on (the <doc:VersionHashes> article has the table):
+/// What each form rests on (the <doc:VersionHashing> article has the table):
 /// - confirmed by real stores: a key path through a to-one (`additionalAttributes.cameraCaptureDevice`,
 ///   Photos) and `toMany.@count`, stored as the function `count:` (`count:(pages)`, CoreDataPlus'
 ///   `Book.pagesCount`);

@@ -433,7 +433,7 @@ struct LayoutBuilder {
     /// `Book.pagesCount = pages.@count`), whose five triggers SampleModel2_V2.sqlite holds. The others
     /// follow Core Data's trigger generator (`NSSQLDerivedAttributeSQLGenerator`) as published in
     /// decompiled form, which gives exactly those five for that form; no fixture store has them (see the
-    /// <doc:StoreLayout> article, "Derived attributes"):
+    /// <doc:CoreDataStoreLayout> article, "Derived attributes"):
     /// - an own attribute, or a string function of one (`name`, `canonical:(name)`), and `now()`:
     ///   `Z_DA_<TABLE>_<Entity>_<attribute>_INSERT` and `_UPDATE` on the entity's table;
     /// - a to-one's attribute, or a string function of one (`author.name`, `lowercase:(author.name)`):

@@ -2,7 +2,7 @@ public import MoultModel
 
 /// Core Data's SQLite schema for a model: entity numbers, tables, columns, join tables and indexes.
 ///
-/// The rules are those of CORE-DATA-FORMATS.md §3 (see the <doc:StoreLayout> article): entities are
+/// The rules are those of CORE-DATA-FORMATS.md §3 (see the <doc:CoreDataStoreLayout> article): entities are
 /// numbered (`Z_ENT`) roots first in case-insensitive name order, each followed by its sub-entities depth
 /// first; each inheritance root gets one table `Z<ROOT>`; each persistent attribute and to-one
 /// relationship a column `Z<NAME>`; a to-many is stored through its inverse's column, a hidden key
@@ -49,7 +49,9 @@ public struct StoreLayout: Sendable, Hashable {
     ///
     /// Join-table names carry these numbers too.
     ///
-    /// - Parameter numbers: `Z_ENT` by entity name, one distinct positive number for every entity.
+    /// - Parameters:
+    ///   - model: the model to lay out.
+    ///   - numbers: `Z_ENT` by entity name, one distinct positive number for every entity.
     /// - Throws: ``StoreError`` as ``init(model:)``, and `.schemaMismatch` when `numbers` misses an
     ///   entity or gives two entities one number.
     public init(model: ObjectModel, numbers: [String: Int32]?) throws(StoreError) {

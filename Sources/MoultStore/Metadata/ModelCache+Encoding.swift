@@ -9,12 +9,12 @@ extension ModelCache {
     }
 
     /// The content of `Z_MODELCACHE.Z_CONTENT` for a model: its NSKeyedArchiver archive in the shape of
-    /// Core Data's compiled model (see the <doc:StoreLayout> article), as stored DEFLATE blocks.
+    /// Core Data's compiled model (see the <doc:CoreDataStoreLayout> article), as stored DEFLATE blocks.
     ///
     /// - Throws: ``Unencodable`` for a model with a part whose archived form is not known: a regular
     ///   expression from the model XML, and bounds on a Decimal, Boolean or other non-number, non-string,
     ///   non-date attribute (numbers', strings' and dates' bounds are written by rule as
-    ///   ``ValidationRule/boundRules(of:)`` gives them; rules in the forms ``ValidationRule`` carries are
+    ///   ``/MoultModel/ValidationRule/boundRules(of:)`` gives them; rules in the forms ``/MoultModel/ValidationRule`` carries are
     ///   written), fetched properties, fetch request templates,
     ///   configurations used with CloudKit, a partial or expression fetch index, a default value of a type other than
     ///   numbers, Booleans, strings and dates, a derivation Moult does not read, composite and

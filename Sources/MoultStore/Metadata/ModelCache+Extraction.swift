@@ -27,7 +27,7 @@ extension ModelCache {
     /// }
     /// ```
     public struct Extraction: Sendable, Hashable {
-        /// The model, as its Xcode model file holds it: reading back ``ObjectModel/xcodeContents()`` gives it.
+        /// The model, as its Xcode model file holds it: reading back ``/MoultModel/ObjectModel/xcodeContents()`` gives it.
         public var model: ObjectModel
         /// What the cache holds that ``model`` does not carry, one line each (`Entity.property: what`).
         public var leftOut: [String]

@@ -14,7 +14,7 @@ public import MoultModel
 /// rule; an entity's class name, a transformable or Undefined attribute's class name, an attribute's default value of a plain type (number, Boolean,
 /// string, date), the user info of entities and properties, fetch indexes (expression elements
 /// included), the model's configurations, and an attribute's validation rules in the forms
-/// ``ValidationRule`` carries. Fetched properties and fetch request templates are read only by
+/// ``/MoultModel/ValidationRule`` carries. Fetched properties and fetch request templates are read only by
 /// ``extraction(in:)``: they enter no hash and no column. An attribute's `NSIsIndexed` is not read: in
 /// every cache seen each indexed property also has its fetch index `by<Name>Index`, which is.
 /// Sub-entities list the properties they inherit, as every model cache does; inherited properties may

@@ -59,7 +59,7 @@ public final class Database {
     ///
     /// A read-only open checks the file's header first, so a file that is not SQLite fails with a clear
     /// error before SQLite touches anything, and it never creates or writes a file beside the database,
-    /// whatever its header says (see ``ReadOnlyAccess``): without a `-wal` file (or with an empty one)
+    /// whatever its header says: without a `-wal` file (or with an empty one)
     /// the file is opened as immutable; with a `-wal` holding frames, SQLite reads them (they are
     /// committed data of the store) through a wal-index kept in private memory instead of the `-shm`.
     ///

@@ -86,7 +86,7 @@ public final class Statement {
         try SQLite.check(code, database.handle, sql: sql, path: database.path)
     }
 
-    /// Binds an integer to a placeholder (positions start at 1) without going through ``Value``.
+    /// Binds an integer to a placeholder (positions start at 1) without going through ``/MoultModel/Value``.
     public func bind(_ value: Int64, at position: Int) throws(StoreError) {
         try SQLite.check(SQLite.bind(handle, Int32(position), int64: value), database.handle, sql: sql, path: database.path)
     }
