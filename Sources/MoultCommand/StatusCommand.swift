@@ -44,28 +44,11 @@ struct StatusCommand: AsyncParsableCommand {
             }
             if holder != nil, state != "paused" { state = "running" }
             if json {
-                var fields = EventJSON()
-                fields.add("v", MigrationEvent.schemaVersion)
-                fields.add("destination", destination)
-                fields.add("state", state)
-                fields.add("pid", live?.pid ?? holder.map { Int($0.pid) })
-                fields.add("lockHeldBy", holder.map { Int($0.pid) })
-                fields.raw("last", live?.text ?? "null")
-                let steps = checkpoints.map { checkpoint -> String in
-                    var object = EventJSON()
-                    object.add("step", checkpoint.step)
-                    object.add("workDirectory", checkpoint.workDirectory.path)
-                    object.add("pass", checkpoint.pass)
-                    object.add("passes", checkpoint.plan.passes.count)
-                    object.add("chunk", checkpoint.chunk)
-                    object.add("chunks", checkpoint.pass < checkpoint.plan.passes.count ? checkpoint.plan.passes[checkpoint.pass].chunks.count : 0)
-                    object.add("done", checkpoint.done)
-                    object.add("total", checkpoint.plan.estimatedRows)
-                    object.add("validated", checkpoint.validated)
-                    return object.text
-                }
-                fields.raw("checkpoints", "[" + steps.joined(separator: ",") + "]")
-                print(fields.text)
+                let last = try live.map { try JSONDecoder().decode(JSONValue.self, from: Data($0.text.utf8)) }
+                try Report(
+                    v: MigrationEvent.schemaVersion, destination: destination, state: state, pid: live?.pid ?? holder.map { Int($0.pid) },
+                    lockHeldBy: holder.map { Int($0.pid) }, last: last, checkpoints: checkpoints.map(Report.Checkpoint.init)
+                ).printJSON()
                 return
             }
             var line = "\(destination): \(state)"
@@ -92,6 +75,49 @@ struct StatusCommand: AsyncParsableCommand {
                 print("  \(destination) is there, with no status file or work folder: no migration is running or interrupted (a finished one leaves nothing behind)")
             }
         }
+    }
+}
+
+extension StatusCommand {
+    /// `status --json`.
+    struct Report: JSONReport {
+        /// Where a checkpoint stands.
+        struct Checkpoint: Encodable {
+            /// `null`: the last step's (or the only one's).
+            @ExplicitNull var step: Int?
+            var workDirectory: String
+            var pass: Int
+            var passes: Int
+            var chunk: Int
+            var chunks: Int
+            var done: Int
+            var total: Int
+            var validated: Bool
+
+            init(_ checkpoint: MigrationCheckpointStatus) {
+                let passes = checkpoint.plan.passes
+                step = checkpoint.step
+                workDirectory = checkpoint.workDirectory.path
+                pass = checkpoint.pass
+                self.passes = passes.count
+                chunk = checkpoint.chunk
+                chunks = checkpoint.pass < passes.count ? passes[checkpoint.pass].chunks.count : 0
+                done = checkpoint.done
+                total = checkpoint.plan.estimatedRows
+                validated = checkpoint.validated
+            }
+        }
+
+        /// The schema version, as in the events (`MigrationEvent.schemaVersion`).
+        var v: Int
+        var destination: String
+        /// `running`, `paused`, `interrupted` or `idle`.
+        var state: String
+        @ExplicitNull var pid: Int?
+        @ExplicitNull var lockHeldBy: Int?
+        /// The status file, as it is.
+        @ExplicitNull var last: JSONValue?
+        var checkpoints: [Checkpoint]
     }
 }
 
