@@ -15,13 +15,12 @@ import Synchronization
 /// let seconds = observer.finish()
 /// ```
 final class RunObserver: @unchecked Sendable {
-    let log: EventLog?
+    private let log: EventLog?
     private let status: StatusFile
     private let display: ProgressDisplay
+    /// `--max-rate` and `--pause-file`.
+    private let pacer: MigrationPacer
     private let start = ContinuousClock.now
-    /// `--max-rate` and `--pause-file`; set once `self` exists, as the events it emits (paused,
-    /// resumed) come back through ``record(_:)``.
-    private var pacer: MigrationPacer!
     /// What each step does not carry, as the migration reported it, by step number (from 1).
     private(set) var losses: [Int: [DataLoss]] = [:]
 
@@ -32,12 +31,14 @@ final class RunObserver: @unchecked Sendable {
     ///   - control: `--max-rate` and `--pause-file`.
     init(status: StatusFile, log: EventLog?, showsProgress: Bool, control: ControlOptions) {
         Interruption.install()
+        let display = ProgressDisplay(enabled: showsProgress)
         self.status = status
         self.log = log
-        display = ProgressDisplay(enabled: showsProgress)
+        self.display = display
+        // The pacer's own events (paused, resumed) are recorded as the run's are.
         pacer = MigrationPacer(
             maxRate: control.maxRate, pauseFile: control.pauseFile.map { URL(filePath: $0) }, isCancelled: { Interruption.requested },
-            emit: { [unowned self] event in record(event) })
+            emit: { event in Self.record(event, status: status, log: log, display: display) })
     }
 
     /// Whether Ctrl-C or SIGTERM asked the run to stop (at its next chunk boundary).
@@ -71,8 +72,12 @@ final class RunObserver: @unchecked Sendable {
         return (ContinuousClock.now - start) / .seconds(1)
     }
 
-    /// The status file first: a reader that saw the event's line finds the status it set.
     private func record(_ event: MigrationEvent) {
+        Self.record(event, status: status, log: log, display: display)
+    }
+
+    /// The status file first: a reader that saw the event's line finds the status it set.
+    private static func record(_ event: MigrationEvent, status: StatusFile, log: EventLog?, display: ProgressDisplay) {
         status.record(event)
         log?.write(event)
         display.show(event)
