@@ -95,7 +95,10 @@ struct FleetShardRun {
     func run() async throws {
         try await reportingFailures {
             let (shard, manifest) = try FleetError.categorizing {
-                (try FleetShard(parsing: options.shard, environment: ProcessInfo.processInfo.environment), try FleetManifest(contentsOf: URL(filePath: options.manifest)))
+                (
+                    try FleetShard(parsing: options.shard, environment: ProcessInfo.processInfo.environment),
+                    try FleetManifest(contentsOf: URL(filePath: options.manifest))
+                )
             }
             Interruption.install()
             var models: [String: VersionedModel] = [:]

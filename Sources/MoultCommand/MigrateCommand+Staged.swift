@@ -34,7 +34,8 @@ extension MigrateCommand {
             Self.removeStatusOfAFinishedRun(URL(filePath: arguments.store))
             _ = InPlaceMigration.cleanUp(URL(filePath: arguments.store))
             log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
-            return try printUpToDate(UpToDateReport(store: arguments.store, staged: true, written: false, to: migration.targetVersion.name, stagesRun: []), log: log)
+            return try printUpToDate(
+                UpToDateReport(store: arguments.store, staged: true, written: false, to: migration.targetVersion.name, stagesRun: []), log: log)
         }
         // The pause file is honoured where a stop request is: between a handler's chunks and before each step.
         let observer = self.observer(status: status, log: log)

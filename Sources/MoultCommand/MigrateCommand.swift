@@ -105,7 +105,8 @@ struct MigrateCommand: AsyncParsableCommand {
             log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
             return try printUpToDate(
                 UpToDateReport(
-                    output: self.output, written: false, from: migration.sourceVersion.name, to: migration.targetVersion.name, nothingToMigrate: true, steps: []),
+                    output: self.output, written: false, from: migration.sourceVersion.name, to: migration.targetVersion.name,
+                    nothingToMigrate: true, steps: []),
                 log: log)
         }
         if resume, !FileManager.default.fileExists(atPath: output.path), !FileManager.default.fileExists(atPath: output.path + ".moult"),
