@@ -31,6 +31,16 @@ struct FleetMigrateCommand: AsyncParsableCommand {
             """
     )
 
+    @OptionGroup var options: FleetOptions
+
+    func run() async throws {
+        try await FleetShardRun(options: options).run()
+    }
+}
+
+/// What `moult fleet migrate` takes; `moult migrate --manifest`, its alias, reads its command line
+/// with this type too (``alias(_:givesStore:)``).
+struct FleetOptions: ParsableArguments {
     @Option(help: "The manifest (JSON Lines).")
     var manifest: String
 
@@ -43,92 +53,67 @@ struct FleetMigrateCommand: AsyncParsableCommand {
     @Flag(help: "No line per store on standard error.")
     var quiet = false
 
-    func run() async throws {
-        try await FleetShardRun(manifest: manifest, shard: shard, chunkSize: chunkSize, quiet: quiet).run()
+    func validate() throws {
+        guard chunkSize >= 1 else { throw ValidationError("--chunk-size must be at least 1") }
+    }
+
+    /// `moult migrate --manifest FILE …`: the arguments after `migrate`, read as `fleet migrate` reads
+    /// its own. The manifest says each store's model, version, mappings and output, so whatever else
+    /// `migrate` takes is refused (64), named.
+    ///
+    /// - Parameters:
+    ///   - arguments: `migrate`'s arguments.
+    ///   - givesStore: whether they name a STORE (which would otherwise read as an option's value).
+    /// - Throws: `ValidationError` naming what `fleet migrate` does not take.
+    static func alias(_ arguments: [String], givesStore: Bool) throws -> FleetOptions {
+        let parsed: Alias
+        do {
+            parsed = try Alias.parse(arguments)
+        } catch {
+            throw ValidationError(Alias.message(for: error))
+        }
+        let options = parsed.others.filter { $0.hasPrefix("-") }.map { String($0.prefix { $0 != "=" }) }
+        let refused = (givesStore ? ["STORE"] : []) + options
+        if !refused.isEmpty {
+            throw ValidationError(
+                "--manifest migrates each store as its manifest line says (with --chunk-size and --quiet only): \(refused.joined(separator: ", ")) cannot be given with it")
+        }
+        return parsed.options
+    }
+
+    /// The options, and whatever else the command line holds.
+    private struct Alias: ParsableArguments {
+        @OptionGroup var options: FleetOptions
+        @Argument(parsing: .allUnrecognized) var others: [String] = []
     }
 }
 
-/// One shard of a fleet: what `moult migrate --manifest FILE --shard I/N` and its alias `moult fleet
-/// migrate` run.
+/// One shard of a fleet: what `moult fleet migrate` runs (and `moult migrate --manifest`, its alias).
 struct FleetShardRun {
-    var manifest: String
-    var shard: String
-    var chunkSize: Int
-    var quiet: Bool
+    var options: FleetOptions
 
     func run() async throws {
         try await reportingFailures {
-            let shard: FleetShard
-            let manifest: FleetManifest
-            do {
-                shard = try FleetShard(parsing: self.shard, environment: ProcessInfo.processInfo.environment)
-                manifest = try FleetManifest(contentsOf: URL(filePath: self.manifest))
-            } catch let error as FleetError {
-                throw error.categorized
+            let (shard, manifest) = try FleetError.categorizing {
+                (
+                    try FleetShard(parsing: options.shard, environment: ProcessInfo.processInfo.environment),
+                    try FleetManifest(contentsOf: URL(filePath: options.manifest))
+                )
             }
             Interruption.install()
             var models: [String: VersionedModel] = [:]
             let folders = MappingFolders()
             var lastFailure: Int32 = 0
-            let runner = FleetRunner(manifest: manifest, shard: shard)
-            let summary: FleetRunner.Summary
-            do {
-                // A stop request (SIGTERM from the job runner, Ctrl-C) ends the shard after the store under
-                // way stops at its chunk boundary; the next run resumes it.
-                summary = try runner.run(shouldStop: { Interruption.requested }) { entry in
-                    let start = ContinuousClock.now
-                    let seconds = { (ContinuousClock.now - start) / .seconds(1) }
-                    do {
-                        let model: VersionedModel
-                        if let cached = models[entry.model.path] {
-                            model = cached
-                        } else {
-                            model = try VersionedModel(contentsOf: entry.model)
-                            models[entry.model.path] = model
-                        }
-                        // Files and folders, as `--mapping` takes them.
-                        let (mappings, labels) = try MigrationArguments.mappingModels(
-                            entry.mappings.map(\.path), store: entry.store.path, to: entry.to, model, folders: folders)
-                        let migration = try ProgressiveMigration(
-                            store: entry.store, model: model, to: entry.to, mappings: mappings, policies: MoultCommand.policies,
-                            options: MigrationOptions(chunkSize: chunkSize), mappingLabels: labels)
-                        if migration.isUpToDate {
-                            return FleetResult(store: entry.name, outcome: .alreadyCurrent, exitCode: 0, seconds: seconds())
-                        }
-                        // What the steps do not carry, as `migrate` says it (counted in the store for the first step).
-                        let notCarried = migration.steps.enumerated().flatMap { index, step in
-                            migration.dataLosses(of: step, in: index == 0 ? entry.store : nil).map { "step \(index + 1): \(StepReport.describe($0))" }
-                        }
-                        let lossMessage = notCarried.isEmpty ? nil : "not carried: " + notCarried.joined(separator: ", ")
-                        if let lossMessage, !quiet { printError("moult: \(entry.name): \(lossMessage)") }
-                        guard let output = entry.output else {
-                            // In place, keeping the original as a backup (as `moult migrate` without --output does).
-                            try migration.checkPolicies()
-                            _ = try InPlaceMigration(chain: migration, keepsBackup: true).run(isCancelled: { Interruption.requested })
-                            if !quiet { printError("moult: migrated \(entry.name) in place in \(String(format: "%.2f", seconds())) s") }
-                            return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, seconds: seconds(), message: lossMessage)
-                        }
-                        let reports = try migration.run(output: output, resume: true, isCancelled: { Interruption.requested })
-                        let objects = reports.last?.objectCounts ?? [:]
-                        if !quiet { printError("moult: migrated \(entry.name) in \(String(format: "%.2f", seconds())) s") }
-                        return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, objects: objects, seconds: seconds(), message: lossMessage)
-                    } catch {
-                        let category = (error as? any CategorizedError)?.category ?? .internalError
-                        if category == .busy {
-                            // Another run (a shard's earlier run still going, or another job) holds it.
-                            if !quiet { printError("moult: \(entry.name): skipped, \(error)") }
-                            return FleetResult(store: entry.name, outcome: .busy, exitCode: Int(category.exitCode), seconds: seconds(), message: "\(error)")
-                        }
-                        lastFailure = category.exitCode
-                        if !quiet { printError("moult: \(entry.name): \(error)") }
-                        return FleetResult(
-                            store: entry.name, outcome: .failed, exitCode: Int(category.exitCode), seconds: seconds(), message: "\(error)")
-                    }
+            // A stop request (SIGTERM from the job runner, Ctrl-C) ends the shard after the store under
+            // way stops at its chunk boundary; the next run resumes it.
+            let summary = try FleetError.categorizing {
+                try FleetRunner(manifest: manifest, shard: shard).run(shouldStop: { Interruption.requested }) { entry in
+                    let result = migrate(entry, models: &models, folders: folders)
+                    if result.outcome == .failed { lastFailure = Int32(result.exitCode) }
+                    return result
                 }
-            } catch let error as FleetError {
-                throw error.categorized
             }
-            if !quiet {
+            if !options.quiet {
                 printError(
                     "moult: shard \(shard): \(summary.migrated) migrated, \(summary.alreadyCurrent) already current, \(summary.failed) failed, \(summary.skipped) done before"
                         + (summary.busy > 0 ? ", \(summary.busy) busy (held by another run: run the shard again later)" : ""))
@@ -136,6 +121,56 @@ struct FleetShardRun {
             if Interruption.requested { throw ExitCode(FailureCategory.interrupted.exitCode) }
             if summary.failed > 0 { throw ExitCode(lastFailure) }
             if summary.busy > 0 { throw ExitCode(FailureCategory.busy.exitCode) }
+        }
+    }
+
+    /// Migrates one store of the manifest: its result, a failure included.
+    private func migrate(_ entry: FleetManifest.Entry, models: inout [String: VersionedModel], folders: MappingFolders) -> FleetResult {
+        let start = ContinuousClock.now
+        let seconds = { (ContinuousClock.now - start) / .seconds(1) }
+        do {
+            let model: VersionedModel
+            if let cached = models[entry.model.path] {
+                model = cached
+            } else {
+                model = try VersionedModel(contentsOf: entry.model)
+                models[entry.model.path] = model
+            }
+            // Files and folders, as `--mapping` takes them.
+            let (mappings, labels) = try MigrationArguments.mappingModels(
+                entry.mappings.map(\.path), store: entry.store.path, to: entry.to, model, folders: folders)
+            let migration = try ProgressiveMigration(
+                store: entry.store, model: model, to: entry.to, mappings: mappings, policies: MoultCommand.policies,
+                options: MigrationOptions(chunkSize: options.chunkSize), mappingLabels: labels)
+            if migration.isUpToDate {
+                return FleetResult(store: entry.name, outcome: .alreadyCurrent, exitCode: 0, seconds: seconds())
+            }
+            // What the steps do not carry, as `migrate` says it (counted in the store for the first step).
+            let notCarried = migration.steps.enumerated().flatMap { index, step in
+                migration.dataLosses(of: step, in: index == 0 ? entry.store : nil).map { "step \(index + 1): \(StepReport.describe($0))" }
+            }
+            let lossMessage = notCarried.isEmpty ? nil : "not carried: " + notCarried.joined(separator: ", ")
+            if let lossMessage, !options.quiet { printError("moult: \(entry.name): \(lossMessage)") }
+            guard let output = entry.output else {
+                // In place, keeping the original as a backup (as `moult migrate` without --output does).
+                try migration.checkPolicies()
+                _ = try InPlaceMigration(chain: migration, keepsBackup: true).run(isCancelled: { Interruption.requested })
+                if !options.quiet { printError("moult: migrated \(entry.name) in place in \(String(format: "%.2f", seconds())) s") }
+                return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, seconds: seconds(), message: lossMessage)
+            }
+            let reports = try migration.run(output: output, resume: true, isCancelled: { Interruption.requested })
+            let objects = reports.last?.objectCounts ?? [:]
+            if !options.quiet { printError("moult: migrated \(entry.name) in \(String(format: "%.2f", seconds())) s") }
+            return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, objects: objects, seconds: seconds(), message: lossMessage)
+        } catch {
+            let category = (error as? any CategorizedError)?.category ?? .internalError
+            if category == .busy {
+                // Another run (a shard's earlier run still going, or another job) holds it.
+                if !options.quiet { printError("moult: \(entry.name): skipped, \(error)") }
+                return FleetResult(store: entry.name, outcome: .busy, exitCode: Int(category.exitCode), seconds: seconds(), message: "\(error)")
+            }
+            if !options.quiet { printError("moult: \(entry.name): \(error)") }
+            return FleetResult(store: entry.name, outcome: .failed, exitCode: Int(category.exitCode), seconds: seconds(), message: "\(error)")
         }
     }
 }
@@ -156,24 +191,11 @@ struct FleetReportCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let report: FleetReport
-            do {
-                report = try FleetReport(files: results.map { URL(filePath: $0) })
-            } catch let error as FleetError {
-                throw error.categorized
-            }
+            let report = try FleetError.categorizing { try FleetReport(files: results.map { URL(filePath: $0) }) }
             let counts = report.counts
             let percentiles = [50.0, 90, 99, 100].map { ($0, report.percentile($0)) }
             if json {
-                var object = EventJSON()
-                object.add("stores", report.stores.count)
-                object.add("lines", report.lines)
-                object.raw(
-                    "outcomes",
-                    "{" + [FleetResult.Outcome.migrated, .alreadyCurrent, .failed].map { "\"\($0.rawValue)\":\(counts[$0] ?? 0)" }.joined(separator: ",") + "}")
-                object.raw("seconds", "{" + percentiles.map { "\"p\(Int($0.0))\":" + ($0.1.map { String(format: "%.3f", $0) } ?? "null") }.joined(separator: ",") + "}")
-                object.raw("failures", "[" + report.failures.map(\.jsonLine).joined(separator: ",") + "]")
-                print(object.text)
+                try Report(report, percentiles: percentiles).printJSON()
             } else {
                 print(
                     "\(report.stores.count) stores (\(report.lines) result lines): \(counts[.migrated] ?? 0) migrated, "
@@ -186,6 +208,43 @@ struct FleetReportCommand: AsyncParsableCommand {
     }
 }
 
+extension FleetReportCommand {
+    /// `fleet report --json`.
+    struct Report: JSONReport {
+        /// A failed store's last result, as its results line says it.
+        struct Failure: Encodable {
+            var store: String
+            var outcome: String
+            var exitCode: Int
+            var objects: [String: Int]
+            var seconds: Double
+            @ExplicitNull var message: String?
+            @ExplicitNull var request: String?
+        }
+
+        var stores: Int
+        var lines: Int
+        /// The stores per outcome: `migrated`, `already-current`, `failed`.
+        var outcomes: [String: Int]
+        /// The seconds per store migrated at `p50`, `p90`, `p99` and `p100` (`null` when none was).
+        var seconds: [String: Double?]
+        var failures: [Failure]
+
+        init(_ report: FleetReport, percentiles: [(Double, Double?)]) {
+            stores = report.stores.count
+            lines = report.lines
+            let counts = report.counts
+            outcomes = Dictionary(uniqueKeysWithValues: [FleetResult.Outcome.migrated, .alreadyCurrent, .failed].map { ($0.rawValue, counts[$0] ?? 0) })
+            seconds = Dictionary(uniqueKeysWithValues: percentiles.map { ("p\(Int($0.0))", $0.1.map(\.roundedToMilliseconds)) })
+            failures = report.failures.map {
+                Failure(
+                    store: $0.store, outcome: $0.outcome.rawValue, exitCode: $0.exitCode, objects: $0.objects, seconds: $0.seconds.roundedToMilliseconds,
+                    message: $0.message, request: $0.request)
+            }
+        }
+    }
+}
+
 extension FleetError {
     /// The error with its exit code, as the command line reports it.
     var categorized: CommandFailure {
@@ -193,6 +252,15 @@ extension FleetError {
         case .usage: CommandFailure(.usage, message)
         case .badInput: CommandFailure(.badInput, message)
         case .io: CommandFailure(.io, message)
+        }
+    }
+
+    /// Runs `body`, a ``FleetError`` it throws given its exit code.
+    static func categorizing<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as FleetError {
+            throw error.categorized
         }
     }
 }

@@ -31,7 +31,8 @@ struct HashCommand: AsyncParsableCommand {
         try await reportingFailures {
             // Hashes do not depend on which version is current: a bad .xccurrentversion does not stop them.
             let model = try VersionedModel(contentsOf: URL(filePath: path), requiringCurrentVersion: false)
-            print(json ? Self.json(model) : Self.text(model), terminator: "")
+            if json { return try Report(model).printJSON() }
+            print(Self.text(model), terminator: "")
         }
     }
 
@@ -64,36 +65,39 @@ struct HashCommand: AsyncParsableCommand {
         return output
     }
 
-    static func json(_ model: VersionedModel) -> String {
-        var versions: [String] = []
-        for version in model.versions {
-            let entries = hashes(version.model)
-            var entities: [String] = []
-            var notes: [String] = []
-            for (entity, hash) in entries {
-                switch hash {
-                case .success(let hash): entities.append("\(JSONText.string(entity)):\(JSONText.string(hash.hex))")
-                case .failure(let error):
-                    entities.append("\(JSONText.string(entity)):null")
-                    notes.append("\(JSONText.string(entity)):\(JSONText.string(error.message))")
-                }
-            }
-            var fields = [
-                "\"name\":\(JSONText.string(version.name))",
-                "\"current\":\(version.name == model.currentVersionName)",
-                "\"versionIdentifiers\":[\(version.model.versionIdentifiers.map(JSONText.string).joined(separator: ","))]",
-                "\"entities\":{\(entities.joined(separator: ","))}",
-            ]
-            if !notes.isEmpty { fields.append("\"notComputable\":{\(notes.joined(separator: ","))}") }
-            versions.append("{\(fields.joined(separator: ","))}")
+    /// `hash --json`: each version's hashes.
+    struct Report: JSONReport {
+        struct Version: Encodable {
+            var name: String
+            var current: Bool
+            var versionIdentifiers: [String]
+            /// Each entity's hash; `null` when it is not computable.
+            var entities: [String: String?]
+            /// Why a hash is not computable; left out when every one is.
+            var notComputable: [String: String]?
         }
-        let note = model.currentVersionNote.map { ",\"currentVersionNote\":\(JSONText.string($0))" } ?? ""
-        return "{\"versions\":[\(versions.joined(separator: ","))]\(note)}\n"
-    }
-}
 
-/// JSON text for the few shapes the commands print.
-enum JSONText {
-    /// A JSON string literal (the one quoting the event stream uses).
-    static func string(_ value: String) -> String { EventJSON.string(value) }
+        var versions: [Version]
+        /// Left out when an .xccurrentversion named the current version.
+        var currentVersionNote: String?
+
+        init(_ model: VersionedModel) {
+            versions = model.versions.map { version in
+                var entities: [String: String?] = [:]
+                var notComputable: [String: String] = [:]
+                for (entity, hash) in HashCommand.hashes(version.model) {
+                    switch hash {
+                    case .success(let hash): entities[entity] = hash.hex
+                    case .failure(let error):
+                        entities.updateValue(nil, forKey: entity)
+                        notComputable[entity] = error.message
+                    }
+                }
+                return Version(
+                    name: version.name, current: version.name == model.currentVersionName, versionIdentifiers: version.model.versionIdentifiers,
+                    entities: entities, notComputable: notComputable.isEmpty ? nil : notComputable)
+            }
+            currentVersionNote = model.currentVersionNote
+        }
+    }
 }

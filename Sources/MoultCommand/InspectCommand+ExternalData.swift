@@ -47,12 +47,16 @@ struct ExternalDataCount {
         return text
     }
 
-    var json: [String: Any] {
-        var object: [String: Any] = ["folder": folder.path(percentEncoded: false), "files": files]
-        if let references, let missing {
-            object["references"] = references
-            object["missing"] = missing
-        }
-        return object
+    /// What `inspect --json` says of it.
+    struct Report: Encodable {
+        var folder: String
+        var files: Int
+        /// Left out when the references could not be counted.
+        var references: Int?
+        var missing: Int?
+    }
+
+    var report: Report {
+        Report(folder: folder.path(percentEncoded: false), files: files, references: references, missing: missing)
     }
 }

@@ -24,32 +24,57 @@ struct InspectCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let url = URL(filePath: store)
+            let inspection = try Inspection(store: url, model: model)
+            if json {
+                try Report(inspection).printJSON()
+            } else {
+                for line in inspection.lines { print(line) }
+            }
+            if let versioned = inspection.versioned, inspection.matching == nil {
+                // The same error, and exit code (66), as `migrate`.
+                throw MigrationError(
+                    .incompatibleStore,
+                    "no version of \(versioned.name) matches the store \(url.path):\n"
+                        + ProgressiveMigration.versionDifferences(versioned, inspection.metadata.entityHashes))
+            }
+        }
+    }
+
+    /// What `inspect` finds in a store.
+    struct Inspection {
+        var metadata: StoreMetadata
+        /// `--model`.
+        var versioned: VersionedModel?
+        /// The version of `--model` whose hashes are the store's.
+        var matching: VersionedModel.Version?
+        /// With `--model` and no version matching: each version's differences, as `migrate` gives them.
+        var differences: [(version: String, differences: [HashDifference])] = []
+        /// Objects per entity: with the matching version, or per Z_PRIMARYKEY entity without `--model`.
+        var counts: [String: Int] = [:]
+        /// The model the store carries (Z_MODELCACHE), when it has one, or why it cannot be read.
+        var storeModel: ObjectModel?
+        var storeModelError: String?
+        var external: ExternalDataCount
+        var pendingCleanup: [String]
+
+        /// Reads the store at `url` (read-only), and `model` if given.
+        init(store url: URL, model: String?) throws {
             let metadata = try StoreMetadata(contentsOf: url)
-            var matching: VersionedModel.Version?
-            var differences: [(version: String, differences: [HashDifference])] = []
-            var versioned: VersionedModel?
-            var counts: [String: Int] = [:]
-            if let model {
-                let versions = try VersionedModel(contentsOf: URL(filePath: model))
-                versioned = versions
-                matching = versions.version(matchingEntityHashes: metadata.entityHashes)
+            self.metadata = metadata
+            versioned = try model.map { try VersionedModel(contentsOf: URL(filePath: $0)) }
+            if let versioned {
+                matching = versioned.version(matchingEntityHashes: metadata.entityHashes)
                 if let matching {
                     let opened = try SQLiteStore(url: url, model: matching.model)
                     for entity in opened.layout.entities {
                         counts[entity.name] = try opened.count(of: entity.name, includingSubentities: false)
                     }
                 } else {
-                    // Each version's differences, as `migrate` gives them.
-                    differences = versions.versions.map { ($0.name, $0.model.hashDifferences(from: metadata.entityHashes)) }
+                    differences = versioned.versions.map { ($0.name, $0.model.hashDifferences(from: metadata.entityHashes)) }
                 }
             } else {
-                // Without a model, count rows per Z_PRIMARYKEY entity by its Z_ENT.
-                counts = try rawCounts(url, metadata: metadata)
+                counts = try InspectCommand.rawCounts(url, metadata: metadata)
             }
-            let names = metadata.entityHashes.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            // The model the store carries (Z_MODELCACHE), when it has one.
-            var storeModel: ObjectModel?
-            var storeModelError: String?
             do throws(StoreError) {
                 let database = try Database(url: url, mode: .readOnly, configuration: .init(pageCacheKiB: 256))
                 defer { database.close() }
@@ -57,83 +82,100 @@ struct InspectCommand: AsyncParsableCommand {
             } catch {
                 storeModelError = error.message
             }
-            let storeModelHashes = storeModel?.entityVersionHashes() ?? [:]
-            let external = ExternalDataCount(store: url, model: matching?.model ?? (storeModelHashes == metadata.entityHashes ? storeModel : nil))
-            if json {
-                var object: [String: Any] = [
-                    "storeUUID": metadata.storeUUID,
-                    "storeType": metadata.storeType,
-                    "versionIdentifiers": metadata.versionIdentifiers,
-                    "versionHashes": metadata.entityHashes.mapValues(\.hex),
-                    "entities": counts.mapValues { ["count": $0] },
-                    "matchingVersion": model == nil ? NSNull() : (matching.map { $0.name as Any } ?? NSNull()),
-                ]
-                object["frameworkVersion"] = metadata.frameworkVersion ?? NSNull()
-                if let pending = try? InPlaceMigration.pendingCleanup(in: metadata), !pending.isEmpty {
-                    object["pendingCleanup"] = pending.map(\.description)
+            let carriesItsHashes = storeModel?.entityVersionHashes() == metadata.entityHashes
+            external = ExternalDataCount(store: url, model: matching?.model ?? (carriesItsHashes ? storeModel : nil))
+            pendingCleanup = ((try? InPlaceMigration.pendingCleanup(in: metadata)) ?? []).map(\.description)
+        }
+
+        var storeModelHashes: [String: VersionHash] { storeModel?.entityVersionHashes() ?? [:] }
+
+        /// What `inspect` prints without `--json`.
+        var lines: [String] {
+            var lines = [
+                "store UUID: \(metadata.storeUUID)",
+                "framework version: \(metadata.frameworkVersion.map(String.init) ?? "unknown")",
+                "version identifiers: \(metadata.versionIdentifiers.map { "\"\($0)\"" }.joined(separator: ", "))",
+            ]
+            if !pendingCleanup.isEmpty { lines.append("pending clean-up (moult finish): \(pendingCleanup.joined(separator: ", "))") }
+            lines.append("entities:")
+            for name in metadata.entityHashes.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                lines.append("  \(name)  \(metadata.entityHashes[name]!.hex)\(counts[name].map { "  \($0) objects" } ?? "")")
+            }
+            if !external.isEmpty { lines.append(external.line) }
+            let storeModelHashes = storeModelHashes
+            if let storeModel {
+                let agreement = storeModelHashes == metadata.entityHashes ? "its hashes are the metadata's" : "its hashes differ from the metadata's"
+                lines.append("store model (Z_MODELCACHE): \(storeModel.entities.count) entities, \(agreement)")
+                for name in storeModelHashes.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                    lines.append("  \(name)  \(storeModelHashes[name]!.hex)")
                 }
-                if let storeModel {
-                    object["storeModel"] = [
-                        "entities": storeModelHashes.mapValues(\.hex),
-                        "matchesMetadata": storeModelHashes == metadata.entityHashes,
-                        "uncomputable": storeModel.entitiesWithUncomputableHash,
-                    ] as [String: Any]
-                } else {
-                    object["storeModel"] = NSNull()
-                    if let storeModelError { object["storeModelError"] = storeModelError }
-                }
-                if model != nil && matching == nil {
-                    object["differences"] = differences.flatMap { version in version.differences.map { "\(version.version): \($0)" } }
-                    object["versionDifferences"] = Dictionary(
-                        differences.map { ($0.version, $0.differences.map(\.description)) }, uniquingKeysWith: { $1 })
-                }
-                if !external.isEmpty { object["externalData"] = external.json }
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
-                print(String(decoding: data, as: UTF8.self))
             } else {
-                print("store UUID: \(metadata.storeUUID)")
-                print("framework version: \(metadata.frameworkVersion.map(String.init) ?? "unknown")")
-                print("version identifiers: \(metadata.versionIdentifiers.map { "\"\($0)\"" }.joined(separator: ", "))")
-                if let pending = try? InPlaceMigration.pendingCleanup(in: metadata), !pending.isEmpty {
-                    print("pending clean-up (moult finish): \(pending.map(\.description).joined(separator: ", "))")
-                }
-                print("entities:")
-                for name in names {
-                    let count = counts[name].map { "  \($0) objects" } ?? ""
-                    print("  \(name)  \(metadata.entityHashes[name]!.hex)\(count)")
-                }
-                if !external.isEmpty { print(external.line) }
-                if let storeModel {
-                    let agreement = storeModelHashes == metadata.entityHashes ? "its hashes are the metadata's" : "its hashes differ from the metadata's"
-                    print("store model (Z_MODELCACHE): \(storeModel.entities.count) entities, \(agreement)")
-                    for name in storeModelHashes.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                        print("  \(name)  \(storeModelHashes[name]!.hex)")
-                    }
-                } else {
-                    print("store model (Z_MODELCACHE): \(storeModelError.map { "unreadable: \($0)" } ?? "none")")
-                }
-                if model != nil {
-                    if let matching {
-                        print("matching version: \(matching.name)")
-                    } else {
-                        print("no version matches; each version's differences from the store:")
-                        for version in differences {
-                            print("  \(version.version): " + version.differences.map(\.description).joined(separator: "; "))
-                        }
-                    }
-                }
+                lines.append("store model (Z_MODELCACHE): \(storeModelError.map { "unreadable: \($0)" } ?? "none")")
             }
-            if let versioned, matching == nil {
-                // The same error, and exit code (66), as `migrate`.
-                throw MigrationError(
-                    .incompatibleStore,
-                    "no version of \(versioned.name) matches the store \(url.path):\n"
-                        + ProgressiveMigration.versionDifferences(versioned, metadata.entityHashes))
-            }
+            guard versioned != nil else { return lines }
+            if let matching { return lines + ["matching version: \(matching.name)"] }
+            lines.append("no version matches; each version's differences from the store:")
+            return lines + differences.map { "  \($0.version): " + $0.differences.map(\.description).joined(separator: "; ") }
         }
     }
 
-    private func rawCounts(_ url: URL, metadata: StoreMetadata) throws -> [String: Int] {
+    /// `inspect --json`.
+    struct Report: JSONReport {
+        static let isPrettyPrinted = true
+
+        /// The model the store carries.
+        struct StoreModel: Encodable {
+            var entities: [String: String]
+            var matchesMetadata: Bool
+            var uncomputable: [String]
+        }
+
+        var storeUUID: String
+        var storeType: String
+        var versionIdentifiers: [String]
+        var versionHashes: [String: String]
+        /// `{"count": n}` per entity.
+        var entities: [String: [String: Int]]
+        /// `null` without `--model`, or when no version matches.
+        @ExplicitNull var matchingVersion: String?
+        @ExplicitNull var frameworkVersion: Int?
+        /// Left out when there is none.
+        var pendingCleanup: [String]?
+        @ExplicitNull var storeModel: StoreModel?
+        /// Left out unless the store carries a model that cannot be read.
+        var storeModelError: String?
+        /// With `--model` and no version matching: each difference, and each version's.
+        var differences: [String]?
+        var versionDifferences: [String: [String]]?
+        /// Left out when the store has none.
+        var externalData: ExternalDataCount.Report?
+
+        init(_ inspection: Inspection) {
+            let metadata = inspection.metadata
+            storeUUID = metadata.storeUUID
+            storeType = metadata.storeType
+            versionIdentifiers = metadata.versionIdentifiers
+            versionHashes = metadata.entityHashes.mapValues(\.hex)
+            entities = inspection.counts.mapValues { ["count": $0] }
+            matchingVersion = inspection.matching?.name
+            frameworkVersion = metadata.frameworkVersion
+            pendingCleanup = inspection.pendingCleanup.isEmpty ? nil : inspection.pendingCleanup
+            if let model = inspection.storeModel {
+                let hashes = inspection.storeModelHashes
+                storeModel = StoreModel(
+                    entities: hashes.mapValues(\.hex), matchesMetadata: hashes == metadata.entityHashes, uncomputable: model.entitiesWithUncomputableHash)
+            } else {
+                storeModelError = inspection.storeModelError
+            }
+            if inspection.versioned != nil, inspection.matching == nil {
+                differences = inspection.differences.flatMap { version in version.differences.map { "\(version.version): \($0)" } }
+                versionDifferences = Dictionary(inspection.differences.map { ($0.version, $0.differences.map(\.description)) }, uniquingKeysWith: { $1 })
+            }
+            externalData = inspection.external.isEmpty ? nil : inspection.external.report
+        }
+    }
+
+    private static func rawCounts(_ url: URL, metadata: StoreMetadata) throws -> [String: Int] {
         let database = try Database(url: url, mode: .readOnly)
         var counts: [String: Int] = [:]
         let rows = try database.query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") { ($0.int64(at: 0), $0.string(at: 1) ?? "") }

@@ -42,7 +42,8 @@ struct MappingCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingFailures {
                 let mapping = try MappingModel(contentsOf: URL(filePath: file))
-                print(json ? try MappingCommand.json(mapping, file: file) : MappingCommand.text(mapping, file: file), terminator: "")
+                if json { return try MappingCommand.Report(mapping, file: file).printJSON() }
+                print(MappingCommand.text(mapping, file: file), terminator: "")
             }
         }
     }
@@ -130,48 +131,66 @@ struct MappingCommand: AsyncParsableCommand {
         return text
     }
 
-    static func json(_ mapping: MappingModel, file: String) throws -> String {
-        func reference(_ reference: ModelReference) -> [String: Any] {
-            var object: [String: Any] = [
-                "entityVersionHashes": reference.entityVersionHashes.mapValues(\.hex)
-            ]
-            object["name"] = reference.name ?? NSNull()
-            object["path"] = reference.path ?? NSNull()
-            return object
+    /// `mapping show --json`.
+    struct Report: JSONReport {
+        static let isPrettyPrinted = true
+
+        /// A model the mapping names.
+        struct Model: Encodable {
+            @ExplicitNull var name: String?
+            @ExplicitNull var path: String?
+            var entityVersionHashes: [String: String]
         }
-        func properties(_ mappings: [PropertyMapping]) -> [[String: Any]] {
-            mappings.map { property in
-                var object: [String: Any] = ["name": property.name, "value": property.valueExpression ?? NSNull()]
-                if !property.userInfo.isEmpty { object["userInfo"] = property.userInfo }
-                return object
+
+        struct Property: Encodable {
+            var name: String
+            @ExplicitNull var value: String?
+            /// Left out when empty.
+            var userInfo: [String: String]?
+        }
+
+        struct Entity: Encodable {
+            var name: String
+            var type: String
+            var effectiveType: String
+            @ExplicitNull var source: String?
+            @ExplicitNull var destination: String?
+            @ExplicitNull var order: Int?
+            @ExplicitNull var filter: String?
+            @ExplicitNull var policy: String?
+            /// Left out unless the mapping names one.
+            var builtinPolicy: String?
+            /// Left out unless the mapping records them.
+            var sourceVersionHash: String?
+            var destinationVersionHash: String?
+            var userInfo: [String: String]
+            var attributes: [Property]
+            var relationships: [Property]
+        }
+
+        var file: String
+        var source: Model
+        var destination: Model
+        var entityMappings: [Entity]
+
+        init(_ mapping: MappingModel, file: String) {
+            func model(_ reference: ModelReference) -> Model {
+                Model(name: reference.name, path: reference.path, entityVersionHashes: reference.entityVersionHashes.mapValues(\.hex))
+            }
+            func properties(_ mappings: [PropertyMapping]) -> [Property] {
+                mappings.map { Property(name: $0.name, value: $0.valueExpression, userInfo: $0.userInfo.isEmpty ? nil : $0.userInfo) }
+            }
+            self.file = file
+            source = model(mapping.sourceModel)
+            destination = model(mapping.destinationModel)
+            entityMappings = mapping.orderedEntityMappings.map { entity in
+                Entity(
+                    name: entity.name, type: entity.mappingType.jsonName, effectiveType: entity.effectiveType.jsonName, source: entity.sourceEntityName,
+                    destination: entity.destinationEntityName, order: entity.order, filter: entity.filterPredicate,
+                    policy: entity.entityMigrationPolicyClassName, builtinPolicy: entity.builtinPolicy, sourceVersionHash: entity.sourceEntityVersionHash?.hex,
+                    destinationVersionHash: entity.destinationEntityVersionHash?.hex, userInfo: entity.userInfo,
+                    attributes: properties(entity.attributeMappings), relationships: properties(entity.relationshipMappings))
             }
         }
-        let entities: [[String: Any]] = mapping.orderedEntityMappings.map { entity in
-            var object: [String: Any] = [
-                "name": entity.name,
-                "type": entity.mappingType.jsonName,
-                "effectiveType": entity.effectiveType.jsonName,
-                "source": entity.sourceEntityName ?? NSNull(),
-                "destination": entity.destinationEntityName ?? NSNull(),
-                "order": entity.order ?? NSNull(),
-                "filter": entity.filterPredicate ?? NSNull(),
-                "policy": entity.entityMigrationPolicyClassName ?? NSNull(),
-                "userInfo": entity.userInfo,
-                "attributes": properties(entity.attributeMappings),
-                "relationships": properties(entity.relationshipMappings),
-            ]
-            if let builtin = entity.builtinPolicy { object["builtinPolicy"] = builtin }
-            if let hash = entity.sourceEntityVersionHash { object["sourceVersionHash"] = hash.hex }
-            if let hash = entity.destinationEntityVersionHash { object["destinationVersionHash"] = hash.hex }
-            return object
-        }
-        let object: [String: Any] = [
-            "file": file,
-            "source": reference(mapping.sourceModel),
-            "destination": reference(mapping.destinationModel),
-            "entityMappings": entities,
-        ]
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self) + "\n"
     }
 }

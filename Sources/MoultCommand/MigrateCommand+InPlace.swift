@@ -18,84 +18,51 @@ extension MigrateCommand {
     /// and `--pause-file` work as with `--output`: per chunk in streamed steps; an SQL step is one
     /// transaction, paused before it (the rate ceiling paces chunks only).
     func runInPlace() async throws {
-        try await withEventLog { log in try migrateInPlace(log: log) }
+        try await events.withLog { log in try migrateInPlace(log: log) }
     }
 
     private func migrateInPlace(log: EventLog?) throws {
-        do {
-            let chain = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
-            if chain.isUpToDate {
-                Self.removeStatusOfAFinishedRun(chain.store)
-                log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
-                switch InPlaceMigration.cleanUp(chain.store) {
-                case .missing(let backup)?:
-                    printError("moult: warning: an earlier, interrupted run of this migration kept the original store as \(backup.path), which is no longer there; the store itself is complete at version \(chain.targetVersion.name)")
-                case .present(let backup)?:
-                    if !quiet && !json { print("the original store is kept as \(backup.path) (by the earlier, interrupted run)") }
-                case nil:
-                    break
-                }
-                if log?.toStandardOutput == true {
-                    // The events on standard output end with `finished`, which says so.
-                } else if json {
-                    print(
-                        "{\"store\":\(JSONText.string(arguments.store)),\"inPlace\":true,\"written\":false,\"from\":\(JSONText.string(chain.sourceVersion.name)),"
-                            + "\"to\":\(JSONText.string(chain.targetVersion.name)),\"nothingToMigrate\":true,\"steps\":[]}")
-                } else {
-                    print("the store \(arguments.store) is already at version \(chain.targetVersion.name): nothing to migrate, nothing written")
-                }
-                return
+        let chain = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
+        if chain.isUpToDate {
+            Self.removeStatusOfAFinishedRun(chain.store)
+            log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
+            switch InPlaceMigration.cleanUp(chain.store) {
+            case .missing(let backup)?:
+                printError("moult: warning: an earlier, interrupted run of this migration kept the original store as \(backup.path), which is no longer there; the store itself is complete at version \(chain.targetVersion.name)")
+            case .present(let backup)?:
+                if !quiet && !json { print("the original store is kept as \(backup.path) (by the earlier, interrupted run)") }
+            case nil:
+                break
             }
-            try chain.checkPolicies()
-            var migration = try InPlaceMigration(chain: chain, keepsBackup: !noBackup)
-            migration.defersCleanup = deferCleanup
-            Interruption.install()
-            let display = ProgressDisplay(enabled: !quiet && !json)
-            let start = ContinuousClock.now
-            let status = StatusFile(output: chain.store)
-            let pacer = MigrationPacer(
-                maxRate: control.maxRate, pauseFile: control.pauseFile.map { URL(filePath: $0) }, isCancelled: { Interruption.requested },
-                emit: { event in
-                    // The status file first: a reader that saw the event's line finds the status it set.
-                    status.record(event)
-                    log?.write(event)
-                    display.show(event)
-                })
-            // Every rendering (progress line, --events, the status file, pacing) reads the one stream.
-            let report = try migration.run(
-                isCancelled: { Interruption.requested }, beforeStep: { pacer.waitWhilePaused() },
-                events: { event in
-                    // The status file first: a reader that saw the event's line finds the status it set.
-                    status.record(event)
-                    log?.write(event)
-                    display.show(event)
-                    if case .chunk(let chunk) = event, pacer.isActive { pacer.chunkCommitted(chunk) }
-                    display.warn(event)
-                })
-            display.finish()
-            let seconds = (ContinuousClock.now - start) / .seconds(1)
-            let methods = report.ranBySQL.map { $0 ? "sql" : "streaming" }
-            if log?.toStandardOutput == true {
-                // The events on standard output end with `finished`.
-            } else if json {
-                let steps = zip(chain.steps, methods).map { step, method in
-                    "{\"from\":\(JSONText.string(step.from.name)),\"to\":\(JSONText.string(step.to.name)),\"method\":\(JSONText.string(method))}"
-                }
-                print(
-                    "{\"store\":\(JSONText.string(arguments.store)),\"inPlace\":true,\"from\":\(JSONText.string(chain.sourceVersion.name)),"
-                        + "\"to\":\(JSONText.string(chain.targetVersion.name)),\"backup\":\(report.backup.map { JSONText.string($0.path) } ?? "null"),"
-                        + "\"steps\":[\(steps.joined(separator: ","))],\"seconds\":\(String(format: "%.3f", seconds))}")
-            } else {
-                print(
-                    "migrated \(arguments.store) (\(chain.sourceVersion.name)) to \(chain.targetVersion.name) in place, "
-                        + "\(chain.steps.count) step(s), \(String(format: "%.3f", seconds)) s")
-                for (index, step) in chain.steps.enumerated() {
-                    print(StepReport.line(index, step) + (report.ranBySQL[index] ? ": by SQL" : ": streamed, then swapped in"))
-                }
-                if let backup = report.backup { print("the original is kept as \(backup.path)") }
-                let pending = (try? InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: chain.store))) ?? []
-                if !pending.isEmpty { print("clean-up left for `moult finish`: \(pending.map(\.description).joined(separator: ", "))") }
+            return try printUpToDate(
+                UpToDateReport(
+                    store: arguments.store, inPlace: true, written: false, from: chain.sourceVersion.name, to: chain.targetVersion.name,
+                    nothingToMigrate: true, steps: []),
+                log: log)
+        }
+        try chain.checkPolicies()
+        var migration = try InPlaceMigration(chain: chain, keepsBackup: !noBackup)
+        migration.defersCleanup = deferCleanup
+        let observer = self.observer(status: StatusFile(output: chain.store), log: log)
+        let result = try migration.run(isCancelled: { observer.isCancelled }, beforeStep: observer.waitWhilePaused, events: observer.handle)
+        let seconds = observer.finish()
+        let steps = zip(chain.steps, result.ranBySQL).map { step, bySQL in
+            InPlaceMigrationReport.Step(from: step.from.name, to: step.to.name, method: bySQL ? "sql" : "streaming")
+        }
+        let report = InPlaceMigrationReport(
+            store: arguments.store, from: chain.sourceVersion.name, to: chain.targetVersion.name, backup: result.backup?.path, steps: steps,
+            seconds: seconds.roundedToMilliseconds)
+        try printResult(report, log: log) {
+            var lines = [
+                "migrated \(arguments.store) (\(report.from)) to \(report.to) in place, \(chain.steps.count) step(s), \(String(format: "%.3f", seconds)) s"
+            ]
+            for (index, step) in chain.steps.enumerated() {
+                lines.append(StepReport.line(index, step) + (result.ranBySQL[index] ? ": by SQL" : ": streamed, then swapped in"))
             }
+            if let backup = report.backup { lines.append("the original is kept as \(backup)") }
+            let pending = (try? InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: chain.store))) ?? []
+            if !pending.isEmpty { lines.append("clean-up left for `moult finish`: \(pending.map(\.description).joined(separator: ", "))") }
+            return lines
         }
     }
 }
@@ -133,14 +100,31 @@ enum InPlaceReport {
             return ["  in place: streamed, then swapped in, because " + reasons.joined(separator: "; ")]
         }
     }
+}
 
-    static func json(_ step: ProgressiveMigration.Step) -> String {
-        guard let method = try? InPlaceMigration.method(for: step) else { return "null" }
-        switch method {
-        case .sql(let script):
-            return "{\"method\":\"sql\",\"schemaOnly\":\(script.isSchemaOnly),\"changes\":[\(script.changes.map { JSONText.string($0.description) }.joined(separator: ","))]}"
-        case .streaming(let reasons):
-            return "{\"method\":\"streaming\",\"reasons\":[\(reasons.map(JSONText.string).joined(separator: ","))]}"
+extension InPlaceReport {
+    /// How a step runs in place, as `--json` gives it: by SQL, with its changes, or streamed, with why.
+    struct Method: Encodable {
+        /// `sql` or `streaming`.
+        var method: String
+        /// By SQL: whether no row is copied.
+        var schemaOnly: Bool?
+        var changes: [String]?
+        /// Streamed: why.
+        var reasons: [String]?
+
+        /// Nil when the step's method cannot be found (the plan says why).
+        init?(_ step: ProgressiveMigration.Step) {
+            guard let method = try? InPlaceMigration.method(for: step) else { return nil }
+            switch method {
+            case .sql(let script):
+                self.method = "sql"
+                schemaOnly = script.isSchemaOnly
+                changes = script.changes.map(\.description)
+            case .streaming(let reasons):
+                self.method = "streaming"
+                self.reasons = reasons
+            }
         }
     }
 }

@@ -4,41 +4,6 @@ import MoultMapping
 import MoultMigration
 import MoultModel
 
-/// `--stages FILE`: a staged migration (Core Data's `NSStagedMigrationManager`), in place.
-extension MigrationArguments {
-    /// The stages `--stages` describes, checked against `--model` (no store needed).
-    func plannedStages() throws -> [StagedMigration.PlannedStage] {
-        guard let stages else { throw ValidationError("--stages is missing") }
-        try refuseOptionsStagesDoNotTake()
-        let versioned = try VersionedModel(contentsOf: URL(filePath: model))
-        var policies = MoultCommand.policies
-        for (className, binding) in try bindings() { policies.bind(className, to: binding) }
-        return try StagedMigration.plan(try StagesFile(contentsOf: URL(filePath: stages)).stages, model: versioned, policies: policies)
-    }
-
-    func refuseOptionsStagesDoNotTake() throws {
-        var refused: [String] = []
-        if to != nil { refused.append("--to (the last stage is the target)") }
-        if !mappings.isEmpty { refused.append("--mapping (a custom stage names its mapping in the stages file)") }
-        if !partitions.isEmpty { refused.append("--partition") }
-        if sourceModel != "model" { refused.append("--source-model") }
-        if !refused.isEmpty { throw ValidationError("--stages does not take \(refused.joined(separator: ", "))") }
-    }
-
-    /// The staged migration `--stages` describes, checked; refuses the options it does not take.
-    func stagedMigration(durable: Bool = false, keepsBackup: Bool = true) throws -> StagedMigration {
-        guard let stages else { throw ValidationError("--stages is missing") }
-        try refuseOptionsStagesDoNotTake()
-        let versioned = try VersionedModel(contentsOf: URL(filePath: model))
-        let file = try StagesFile(contentsOf: URL(filePath: stages))
-        var policies = MoultCommand.policies
-        for (className, binding) in try bindings() { policies.bind(className, to: binding) }
-        return try StagedMigration(
-            store: URL(filePath: store), model: versioned, stages: file.stages, policies: policies, options: options(durable: durable),
-            keepsBackup: keepsBackup)
-    }
-}
-
 extension MigrateCommand {
     /// `moult migrate STORE --model M --stages FILE`: the stages run in place.
     func runStaged() async throws {
@@ -49,7 +14,7 @@ extension MigrateCommand {
             throw ValidationError("--stages does not take --max-rate, --defer-cleanup, --no-validation or --stop-at-first-failure")
         }
         let status = StatusFile(output: URL(filePath: arguments.store))
-        try await withEventLog { log in
+        try await events.withLog { log in
             do {
                 try migrateStaged(log: log, status: status)
             } catch {
@@ -69,61 +34,33 @@ extension MigrateCommand {
             Self.removeStatusOfAFinishedRun(URL(filePath: arguments.store))
             _ = InPlaceMigration.cleanUp(URL(filePath: arguments.store))
             log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
-            if log?.toStandardOutput == true {
-                // The events on standard output end with `finished`, which says so.
-            } else if json {
-                print("{\"store\":\(JSONText.string(arguments.store)),\"staged\":true,\"written\":false,\"to\":\(JSONText.string(migration.targetVersion.name)),\"stagesRun\":[]}")
-            } else {
-                print("the store \(arguments.store) is already at version \(migration.targetVersion.name): nothing to migrate, nothing written")
-            }
-            return
+            return try printUpToDate(
+                UpToDateReport(store: arguments.store, staged: true, written: false, to: migration.targetVersion.name, stagesRun: []), log: log)
         }
-        Interruption.install()
-        let display = ProgressDisplay(enabled: !quiet && !json)
-        let start = ContinuousClock.now
-        // The pause file is honoured where a stop request is: between a handler's chunks and
-        // before each step.
-        let pacer = MigrationPacer(
-            maxRate: nil, pauseFile: control.pauseFile.map { URL(filePath: $0) }, isCancelled: { Interruption.requested },
-            emit: { event in
-                // The status file first: a reader that saw the event's line finds the status it set.
-                status.record(event)
-                log?.write(event)
-                display.show(event)
-            })
-        let report = try migration.run(
+        // The pause file is honoured where a stop request is: between a handler's chunks and before each step.
+        let observer = self.observer(status: status, log: log)
+        let result = try migration.run(
             progress: { progress in
-                let event = MigrationEvent.staged(
-                    .init(stage: progress.stage, stages: progress.stages, activity: progress.activity, objects: progress.objects))
-                display.show(event)
-                // The status file first: a reader that saw the event's line finds the status it set.
-                status.record(event)
-                log?.write(event)
+                observer.handle(.staged(.init(stage: progress.stage, stages: progress.stages, activity: progress.activity, objects: progress.objects)))
             },
             isCancelled: {
-                pacer.waitWhilePaused()
-                return Interruption.requested
+                observer.waitWhilePaused()
+                return observer.isCancelled
             })
-        display.finish()
-        let seconds = (ContinuousClock.now - start) / .seconds(1)
-        let finished = MigrationEvent.Finished(outcome: .migrated, resumed: report.resumed, seconds: seconds)
-        log?.write(.finished(finished))
-        status.record(.finished(finished))
-        if log?.toStandardOutput == true {
-            // The events on standard output end with `finished`.
-        } else if json {
-            print(
-                "{\"store\":\(JSONText.string(arguments.store)),\"staged\":true,\"to\":\(JSONText.string(migration.targetVersion.name)),"
-                    + "\"stagesRun\":[\(report.stagesRun.map { String($0 + 1) }.joined(separator: ","))],\"resumed\":\(report.resumed),"
-                    + "\"handlerObjects\":\(report.handlerObjects),\"backup\":\(report.backup.map { JSONText.string($0.path) } ?? "null"),"
-                    + "\"seconds\":\(String(format: "%.3f", seconds))}")
-        } else {
-            print(
-                "migrated \(arguments.store) to \(migration.targetVersion.name) in place through \(report.stagesRun.count) stage(s)"
-                    + "\(report.resumed ? " (resumed)" : ""), \(String(format: "%.3f", seconds)) s")
-            for index in report.stagesRun { print(StagedReport.line(migration.stages[index], index: index)) }
-            if report.handlerObjects > 0 { print("handlers read \(report.handlerObjects) object(s)") }
-            if let backup = report.backup { print("the original is kept as \(backup.path)") }
+        let seconds = observer.finish()
+        observer.handle(.finished(MigrationEvent.Finished(outcome: .migrated, resumed: result.resumed, seconds: seconds)))
+        let report = StagedMigrationReport(
+            store: arguments.store, to: migration.targetVersion.name, stagesRun: result.stagesRun.map { $0 + 1 }, resumed: result.resumed,
+            handlerObjects: result.handlerObjects, backup: result.backup?.path, seconds: seconds.roundedToMilliseconds)
+        try printResult(report, log: log) {
+            var lines = [
+                "migrated \(arguments.store) to \(report.to) in place through \(result.stagesRun.count) stage(s)"
+                    + "\(result.resumed ? " (resumed)" : ""), \(String(format: "%.3f", seconds)) s"
+            ]
+            lines += result.stagesRun.map { StagedReport.line(migration.stages[$0], index: $0) }
+            if result.handlerObjects > 0 { lines.append("handlers read \(result.handlerObjects) object(s)") }
+            if let backup = report.backup { lines.append("the original is kept as \(backup)") }
+            return lines
         }
     }
 }
@@ -154,57 +91,36 @@ enum StagedReport {
         }
         return ["  \(which) at \(version):"] + operations.enumerated().map { "    \($0 + 1). \($1)" }
     }
-
-    static func json(_ stage: StagedMigration.PlannedStage, index: Int) -> String {
-        func handler(_ handler: StageHandler?) -> String {
-            guard let handler else { return "null" }
-            return "[\((handler.operations ?? []).map { JSONText.string($0.description) }.joined(separator: ","))]"
-        }
-        let steps = stage.steps.map { step in
-            "{\"from\":\(JSONText.string(step.from.name)),\"to\":\(JSONText.string(step.to.name)),\"inferred\":\(step.inferred),\"inPlace\":\(InPlaceReport.json(step))}"
-        }
-        return "{\"stage\":\(index + 1),\"kind\":\"\(stage.isCustom ? "custom" : "lightweight")\",\"versions\":[\(stage.versions.map { JSONText.string($0.name) }.joined(separator: ","))],"
-            + "\"willMigrate\":\(handler(stage.willMigrate)),\"steps\":[\(steps.joined(separator: ","))],\"didMigrate\":\(handler(stage.didMigrate))}"
-    }
 }
 
-extension PlanCommand {
-    /// `moult plan STORE --model M --stages FILE`: the stages, checked, and where the store starts.
-    func planStaged() async throws {
-        if arguments.storeArgument == nil {
-            return try await reportingFailures {
-                let stages = try arguments.plannedStages()
-                if json {
-                    print("{\"staged\":true,\"stages\":[\(stages.enumerated().map { StagedReport.json($1, index: $0) }.joined(separator: ","))]}")
-                    return
-                }
-                print("the stages go \(stages.flatMap(\.versions).map(\.name).reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }.joined(separator: " → ")), in place")
-                for (index, stage) in stages.enumerated() {
-                    print(StagedReport.line(stage, index: index))
-                    for line in StagedReport.lines(stage) { print(line) }
-                }
-            }
+extension StagedReport {
+    /// A stage as `plan --json` gives it.
+    struct Stage: Encodable {
+        /// A step of the stage, and how it runs in place (`null` when that cannot be found).
+        struct Step: Encodable {
+            var from: String
+            var to: String
+            var inferred: Bool
+            @ExplicitNull var inPlace: InPlaceReport.Method?
         }
-        try await reportingFailures {
-            let migration = try arguments.stagedMigration()
-            if json {
-                print(
-                    "{\"staged\":true,\"from\":\(migration.storeVersion.map { JSONText.string($0.name) } ?? "null"),\"to\":\(JSONText.string(migration.targetVersion.name)),"
-                        + "\"upToDate\":\(migration.isUpToDate),\"resuming\":\(migration.isResuming),"
-                        + "\"stages\":[\(migration.stages.enumerated().map { StagedReport.json($1, index: $0) }.joined(separator: ","))]}")
-                return
-            }
-            if migration.isUpToDate {
-                print("the store is already at version \(migration.targetVersion.name): nothing to migrate")
-            } else if migration.isResuming {
-                print("the store is in the middle of this staged migration: running it again resumes it")
-            } else {
-                print("the store is at version \(migration.storeVersion?.name ?? "?"); the stages go to \(migration.targetVersion.name), in place")
-            }
-            for (index, stage) in migration.stages.enumerated() {
-                print(StagedReport.line(stage, index: index))
-                for line in StagedReport.lines(stage) { print(line) }
-            }
+
+        /// From 1.
+        var stage: Int
+        /// `custom` or `lightweight`.
+        var kind: String
+        var versions: [String]
+        /// The handler's operations (empty for one in Swift); `null` without a handler.
+        @ExplicitNull var willMigrate: [String]?
+        var steps: [Step]
+        @ExplicitNull var didMigrate: [String]?
+
+        init(_ stage: StagedMigration.PlannedStage, index: Int) {
+            self.stage = index + 1
+            kind = stage.isCustom ? "custom" : "lightweight"
+            versions = stage.versions.map(\.name)
+            willMigrate = stage.willMigrate.map { ($0.operations ?? []).map(\.description) }
+            steps = stage.steps.map { Step(from: $0.from.name, to: $0.to.name, inferred: $0.inferred, inPlace: InPlaceReport.Method($0)) }
+            didMigrate = stage.didMigrate.map { ($0.operations ?? []).map(\.description) }
         }
     }
 }

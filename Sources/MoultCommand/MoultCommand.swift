@@ -72,6 +72,10 @@ public struct MoultCommand: AsyncParsableCommand {
     /// The policies of the command line being run (see ``runCommandLine(_:policies:arguments:)``).
     @TaskLocal static var policies = PolicyRegistry()
 
+    /// The arguments of the command line being run (see ``runCommandLine(_:policies:arguments:)``):
+    /// `migrate --manifest` reads them as `fleet migrate` does.
+    @TaskLocal static var commandLine = Array(CommandLine.arguments.dropFirst())
+
     /// Runs a command line built on Moult with `policies` registered: parses the arguments (the
     /// process's when nil), runs the subcommand, and exits with Moult's exit codes.
     ///
@@ -91,7 +95,9 @@ public struct MoultCommand: AsyncParsableCommand {
             root.exit(withError: ExitCode(FailureCategory.usage.exitCode))
         }
         await $policies.withValue(policies) {
-            await root.main(arguments)
+            await $commandLine.withValue(arguments) {
+                await root.main(arguments)
+            }
         }
     }
 
@@ -167,5 +173,11 @@ func printError(_ line: String) {
 struct StandardError: TextOutputStream {
     mutating func write(_ string: String) {
         FileHandleWriter.standardError(string)
+    }
+}
+
+enum FileHandleWriter {
+    static func standardError(_ string: String) {
+        FileHandle.standardError.write(Data(string.utf8))
     }
 }

@@ -33,68 +33,60 @@ struct PlanCommand: AsyncParsableCommand {
 
     func run() async throws {
         if arguments.stages != nil { return try await planStaged() }
-        try await reportingFailures {
-            let log = try events.open()
-            do {
-                try plan(log: log)
-            } catch {
-                log?.fail(error)
-                throw error
-            }
-        }
+        try await events.withLog { log in try plan(log: log) }
     }
 
     private func plan(log: EventLog?) throws {
-        do {
-            let migration = try arguments.migration()
-            if migration.isUpToDate {
-                log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
-                if json {
-                    print(
-                        "{\"from\":\(JSONText.string(migration.sourceVersion.name)),\"to\":\(JSONText.string(migration.targetVersion.name)),\"nothingToMigrate\":true,\"steps\":[]}"
-                    )
-                } else {
-                    print("the store is already at version \(migration.targetVersion.name): nothing to migrate")
-                }
-                return
-            }
-            try migration.checkPolicies()
-            let first = try migration.migrator(for: migration.steps[0], source: migration.store).plan()
-            // Counted in the store for the first step; later steps read stores that do not exist yet.
-            let losses = migration.steps.enumerated().map { index, step in
-                migration.dataLosses(of: step, in: index == 0 ? migration.store : nil)
-            }
-            for (index, step) in migration.steps.enumerated() {
-                for warning in StepReport.warnings(index, step, losses: losses[index]) { printError(warning) }
-            }
-            if let log {
-                let steps = migration.steps
-                log.write(.plan(MigrationEvent.Plan(step: 1, steps: steps.count, from: steps[0].from.name, to: steps[0].to.name, plan: first, resumed: false)))
-                for (index, step) in steps.enumerated() where !losses[index].isEmpty {
-                    let what = losses[index].map(\.what.name).joined(separator: ", ")
-                    log.write(.warning(MigrationEvent.Warning(
-                        step: index + 1, message: "step \(index + 1) (\(step.from.name) -> \(step.to.name)) does not carry: \(what)", notCarried: losses[index])))
-                }
-                log.write(.finished(MigrationEvent.Finished(outcome: .planned, seconds: log.seconds)))
-            }
+        let migration = try arguments.migration()
+        if migration.isUpToDate {
+            log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                let plan = String(decoding: try encoder.encode(first), as: UTF8.self)
-                let steps = migration.steps.enumerated().map { StepReport.json($1, losses: losses[$0]) }
-                print(
-                    "{\"from\":\(JSONText.string(migration.sourceVersion.name)),\"to\":\(JSONText.string(migration.targetVersion.name)),"
-                        + "\"steps\":[\(steps.joined(separator: ","))],\"plan\":\(plan),"
-                        + "\"inPlace\":[\(migration.steps.map(InPlaceReport.json).joined(separator: ","))]}")
-            } else {
-                for (index, step) in migration.steps.enumerated() {
-                    print(StepReport.line(index, step))
-                    for line in StepReport.details(step, losses: losses[index]) { print(line) }
-                    for line in InPlaceReport.lines(step) { print(line) }
-                }
-                for line in InPlaceReport.ownObjectLines(migration) { print(line) }
-                print(first)
+                return try UpToDateReport(from: migration.sourceVersion.name, to: migration.targetVersion.name, nothingToMigrate: true, steps: []).printJSON()
             }
+            print("the store is already at version \(migration.targetVersion.name): nothing to migrate")
+            return
         }
+        try migration.checkPolicies()
+        let first = try migration.migrator(for: migration.steps[0], source: migration.store).plan()
+        // Counted in the store for the first step; later steps read stores that do not exist yet.
+        let losses = migration.steps.enumerated().map { index, step in
+            migration.dataLosses(of: step, in: index == 0 ? migration.store : nil)
+        }
+        for (index, step) in migration.steps.enumerated() {
+            for warning in StepReport.warnings(index, step, losses: losses[index]) { printError(warning) }
+        }
+        if let log {
+            let steps = migration.steps
+            log.write(.plan(MigrationEvent.Plan(step: 1, steps: steps.count, from: steps[0].from.name, to: steps[0].to.name, plan: first, resumed: false)))
+            for (index, step) in steps.enumerated() where !losses[index].isEmpty {
+                let what = losses[index].map(\.what.name).joined(separator: ", ")
+                log.write(.warning(MigrationEvent.Warning(
+                    step: index + 1, message: "step \(index + 1) (\(step.from.name) -> \(step.to.name)) does not carry: \(what)", notCarried: losses[index])))
+            }
+            log.write(.finished(MigrationEvent.Finished(outcome: .planned, seconds: log.seconds)))
+        }
+        if json {
+            return try Report(
+                from: migration.sourceVersion.name, to: migration.targetVersion.name, steps: zip(migration.steps, losses).map(StepReport.Step.init),
+                plan: first, inPlace: migration.steps.map(InPlaceReport.Method.init)
+            ).printJSON()
+        }
+        for (index, step) in migration.steps.enumerated() {
+            print(StepReport.line(index, step))
+            for line in StepReport.details(step, losses: losses[index]) { print(line) }
+            for line in InPlaceReport.lines(step) { print(line) }
+        }
+        for line in InPlaceReport.ownObjectLines(migration) { print(line) }
+        print(first)
+    }
+
+    /// `plan --json`: the steps, the first step's plan, and how each step would run in place.
+    struct Report: JSONReport {
+        var from: String
+        var to: String
+        var steps: [StepReport.Step]
+        var plan: MigrationPlan
+        /// `null` for a step whose method cannot be found.
+        var inPlace: [InPlaceReport.Method?]
     }
 }

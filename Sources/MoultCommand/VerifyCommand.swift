@@ -46,15 +46,7 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
-            let log = try events.open()
-            do {
-                try verify(log: log)
-            } catch {
-                log?.fail(error)
-                throw error
-            }
-        }
+        try await events.withLog { log in try verify(log: log) }
     }
 
     private func verify(log: EventLog?) throws {
@@ -72,23 +64,14 @@ struct VerifyCommand: AsyncParsableCommand {
             "\(check.rawValue) \(report.checked[check] ?? 0)\((report.failures[check] ?? 0) > 0 ? " (\(report.failures[check]!) failed)" : "")"
         }
         if json {
-            var object = EventJSON()
-            object.add("destination", destination)
-            object.add("passed", report.passed)
-            object.add("failureCount", report.failureCount)
-            object.add("sampled", report.sampled)
-            let checks = VerificationFailure.Check.allCases.map { check in
-                EventJSON.string(check.rawValue) + ":{\"checked\":\(report.checked[check] ?? 0),\"failed\":\(report.failures[check] ?? 0)}"
-            }
-            object.raw("checks", "{" + checks.joined(separator: ",") + "}")
-            object.raw("failures", "[" + listed.items.map { failure in
-                var item = EventJSON()
-                item.add("check", failure.check.rawValue)
-                item.add("message", failure.message)
-                return item.text
-            }.joined(separator: ",") + "]")
-            object.raw("skipped", "[" + report.skipped.map(EventJSON.string).joined(separator: ",") + "]")
-            if !quietOutput { print(object.text) }
+            let checks = Dictionary(
+                uniqueKeysWithValues: VerificationFailure.Check.allCases.map {
+                    ($0.rawValue, Report.Check(checked: report.checked[$0] ?? 0, failed: report.failures[$0] ?? 0))
+                })
+            let output = Report(
+                destination: destination, passed: report.passed, failureCount: report.failureCount, sampled: report.sampled, checks: checks,
+                failures: listed.items.map { Report.Failure(check: $0.check.rawValue, message: $0.message) }, skipped: report.skipped)
+            if !quietOutput { try output.printJSON() }
         } else if !quietOutput {
             print("\(report.passed ? "verified" : "FAILED") \(destination) against \(arguments.store): \(report.failureCount) failure(s); checked: \(checked.joined(separator: ", ")); \(report.sampled) objects sampled")
             for note in report.skipped { print("  not checked: \(note)") }
@@ -97,6 +80,32 @@ struct VerifyCommand: AsyncParsableCommand {
             throw CommandFailure(.validationFailed, "\(destination) failed \(report.failureCount) check(s) against \(arguments.store)")
         }
         log?.write(.finished(MigrationEvent.Finished(outcome: .verified, seconds: log?.seconds ?? 0)))
+    }
+}
+
+extension VerifyCommand {
+    /// `verify --json`.
+    struct Report: JSONReport {
+        struct Check: Encodable {
+            var checked: Int
+            var failed: Int
+        }
+
+        struct Failure: Encodable {
+            var check: String
+            var message: String
+        }
+
+        var destination: String
+        var passed: Bool
+        var failureCount: Int
+        /// Source objects compared value by value.
+        var sampled: Int
+        /// Each check's counts, by its name.
+        var checks: [String: Check]
+        var failures: [Failure]
+        /// What could not be checked, with why.
+        var skipped: [String]
     }
 }
 

@@ -190,6 +190,23 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: directory.appending("out/s0.sqlite").path))
     }
 
+    /// `migrate --manifest` reads its command line as `fleet migrate` does: any option of `migrate` that
+    /// `fleet migrate` does not take is refused (64), named, hidden ones and those a list of refusals
+    /// would have to remember too; both refuse a chunk size below 1.
+    @Test func migrateWithManifestTakesWhatFleetMigrateTakes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let manifest = try Self.fleet(1, in: directory)
+        let refused = try MoultProcess.run(["migrate", "--manifest", manifest.path, "--page-cache", "128", "--profile", "--max-value-size=10"])
+        #expect(refused.exitCode == 64, "\(refused.standardError)")
+        #expect(refused.standardError.contains("--page-cache, --profile, --max-value-size cannot be given with it"), "\(refused.standardError)")
+        for command in [["migrate"], ["fleet", "migrate"]] {
+            let result = try MoultProcess.run(command + ["--manifest", manifest.path, "--chunk-size", "0"])
+            #expect(result.exitCode == 64 && result.standardError.contains("--chunk-size must be at least 1"), "\(command): \(result.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: manifest.path + ".results.jsonl"), "nothing was migrated")
+    }
+
     /// A manifest line's `mappings` takes folders as `--mapping` does: each store's steps find theirs.
     @Test func manifestMappingsMayBeFolders() throws {
         let directory = try TemporaryDirectory()

@@ -149,7 +149,7 @@ import Testing
         reader.close()
         #expect(try StoreFileState(of: store).differences(from: before).isEmpty)
         // An empty -wal (a reader of a WAL store may leave one) holds nothing: no change.
-        FileManager.default.createFile(atPath: store.path + "-wal", contents: Data())
+        _ = FileManager.default.createFile(atPath: store.path + "-wal", contents: Data())
         #expect(try StoreFileState(of: store).differences(from: before).isEmpty)
         try FileManager.default.removeItem(atPath: store.path + "-wal")
         try Self.swapAges(store, 1, 2)

@@ -33,10 +33,12 @@ import Testing
         #expect(planned[1].didMigrate?.operations?.count == 1)
     }
 
-    /// The README's stages file reads, and runs on an Attachments store.
-    @Test func theReadmeExampleRuns() throws {
-        let readme = try String(contentsOf: Fixtures.packageRoot.appending(path: "README.md"), encoding: .utf8)
-        let section = try #require(readme.range(of: "### The stages file"))
+    /// The stages file of the documentation (MoultMigration.docc's "The stages file") reads, and runs on
+    /// an Attachments store.
+    @Test func theDocumentedExampleRuns() throws {
+        let article = Fixtures.packageRoot.appending(path: "Sources/MoultMigration/MoultMigration.docc/StagesFileFormat.md")
+        let readme = try String(contentsOf: article, encoding: .utf8)
+        let section = try #require(readme.range(of: "# The stages file"))
         let rest = readme[section.upperBound...]
         let open = try #require(rest.range(of: "```json\n"))
         let close = try #require(rest[open.upperBound...].range(of: "```"))

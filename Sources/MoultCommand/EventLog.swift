@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import MoultMigration
+import MoultModel
+
+/// `--events FILE`: the run's events as JSON lines (`-` for standard output).
+struct EventOptions: ParsableArguments {
+    @Option(
+        name: .customLong("events"),
+        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
+    var path: String?
+
+    /// The log the options ask for; nil without `--events`.
+    private func open() throws -> EventLog? {
+        guard let path else { return nil }
+        return try EventLog(path: path)
+    }
+
+    /// Runs `body` with the log open (nil without `--events`); a failure ends the stream with `failed`
+    /// (once: a run whose own events ended it is not written twice) and is reported with its exit code.
+    func withLog(_ body: (EventLog?) throws -> Void) async throws {
+        try await reportingFailures {
+            let log = try open()
+            do {
+                try body(log)
+            } catch {
+                log?.fail(error)
+                throw error
+            }
+        }
+    }
+}
+
+/// Writes events as JSON lines, each with a single `write` so that a process killed at any moment
+/// leaves only whole lines; remembers whether the stream has ended.
+final class EventLog: @unchecked Sendable {
+    let path: String
+    private let descriptor: Int32
+    private let owned: Bool
+    private(set) var ended = false
+    private let start = ContinuousClock.now
+
+    init(path: String) throws {
+        self.path = path
+        if path == "-" {
+            descriptor = STDOUT_FILENO
+            owned = false
+        } else {
+            let opened = Foundation.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard opened >= 0 else {
+                throw CommandFailure(.io, "cannot open the events file \(path): \(String(cString: strerror(errno)))")
+            }
+            descriptor = opened
+            owned = true
+        }
+    }
+
+    deinit { if owned { close(descriptor) } }
+
+    var toStandardOutput: Bool { descriptor == STDOUT_FILENO }
+
+    var seconds: Double { (ContinuousClock.now - start) / .seconds(1) }
+
+    func write(_ event: MigrationEvent) {
+        guard !ended else { return }
+        if event.isLast { ended = true }
+        let line = Array((event.jsonLine + "\n").utf8)
+        line.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// The failure event of an error thrown outside the migration (reading the model, say), unless the
+    /// stream already ended.
+    func fail(_ error: any Error) {
+        write(.failed(MigrationEvent.Failure(error, seconds: seconds)))
+    }
+}

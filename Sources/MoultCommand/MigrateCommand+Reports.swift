@@ -1,0 +1,83 @@
+import Foundation
+
+/// What `moult migrate` prints when it ends: with `--json`, one of the reports below.
+extension MigrateCommand {
+    /// Prints the run's result: nothing when the events go to standard output (they end with
+    /// `finished`, which says it), the report with `--json`, the lines otherwise.
+    func printResult(_ report: some JSONReport, log: EventLog?, lines: () -> [String]) throws {
+        if log?.toStandardOutput == true { return }
+        if json { return try report.printJSON() }
+        for line in lines() { print(line) }
+    }
+
+    /// Says that the store is already at the target version: nothing to migrate, nothing written.
+    func printUpToDate(_ report: UpToDateReport, log: EventLog?) throws {
+        try printResult(report, log: log) {
+            ["the store \(arguments.store) is already at version \(report.to): nothing to migrate, nothing written"]
+        }
+    }
+}
+
+/// `migrate --json` (and `plan --json`) when the store is already at the target version.
+struct UpToDateReport: JSONReport {
+    /// With `--output`: DEST.
+    var output: String? = nil
+    /// In place and staged: the store.
+    var store: String? = nil
+    var inPlace: Bool? = nil
+    var staged: Bool? = nil
+    /// `migrate`: false.
+    var written: Bool? = nil
+    /// Not staged.
+    var from: String? = nil
+    var to: String
+    /// Not staged: true, and no step.
+    var nothingToMigrate: Bool? = nil
+    var steps: [StepReport.Step]? = nil
+    /// Staged: no stage.
+    var stagesRun: [Int]? = nil
+}
+
+/// `migrate STORE --output DEST --json`.
+struct MigrationReport: JSONReport {
+    var output: String
+    var from: String
+    var to: String
+    var steps: [StepReport.Step]
+    var resumed: Bool
+    var seconds: Double
+    /// The objects of each destination entity.
+    var entities: [String: Int]
+}
+
+/// `migrate STORE --json` (in place).
+struct InPlaceMigrationReport: JSONReport {
+    /// How one step ran: `sql` or `streaming`.
+    struct Step: Encodable {
+        var from: String
+        var to: String
+        var method: String
+    }
+
+    var store: String
+    let inPlace = true
+    var from: String
+    var to: String
+    @ExplicitNull var backup: String?
+    var steps: [Step]
+    var seconds: Double
+}
+
+/// `migrate STORE --stages FILE --json`.
+struct StagedMigrationReport: JSONReport {
+    var store: String
+    let staged = true
+    var to: String
+    /// The stages this run ran, from 1.
+    var stagesRun: [Int]
+    var resumed: Bool
+    /// The objects the stages' handlers read.
+    var handlerObjects: Int
+    @ExplicitNull var backup: String?
+    var seconds: Double
+}

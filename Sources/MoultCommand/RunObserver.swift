@@ -1,0 +1,106 @@
+import Foundation
+import MoultMigration
+import Synchronization
+
+/// The one observer of a `moult migrate` run (with `--output`, in place or staged): every event of
+/// the run goes through ``handle(_:)``, which fans it out to the status file, the `--events` log and
+/// the progress line, paces the run (`--max-rate`) and says the warnings a person should read.
+///
+/// Built once per run, when the run starts (it installs the Ctrl-C handler), from the command's
+/// options:
+///
+/// ```swift
+/// let observer = RunObserver(status: StatusFile(output: output), log: log, showsProgress: !quiet, control: control)
+/// let reports = try migration.run(output: output, isCancelled: { observer.isCancelled }, events: observer.handle)
+/// let seconds = observer.finish()
+/// ```
+final class RunObserver: @unchecked Sendable {
+    private let log: EventLog?
+    private let status: StatusFile
+    private let display: ProgressDisplay
+    /// `--max-rate` and `--pause-file`.
+    private let pacer: MigrationPacer
+    private let start = ContinuousClock.now
+    /// What each step does not carry, as the migration reported it, by step number (from 1).
+    private(set) var losses: [Int: [DataLoss]] = [:]
+
+    /// - Parameters:
+    ///   - status: the status file `moult status` reads (DEST's, or in place the store's own).
+    ///   - log: the `--events` log, if any.
+    ///   - showsProgress: whether to draw the progress line (not with `--quiet` or `--json`).
+    ///   - control: `--max-rate` and `--pause-file`.
+    init(status: StatusFile, log: EventLog?, showsProgress: Bool, control: ControlOptions) {
+        Interruption.install()
+        let display = ProgressDisplay(enabled: showsProgress)
+        self.status = status
+        self.log = log
+        self.display = display
+        // The pacer's own events (paused, resumed) are recorded as the run's are.
+        pacer = MigrationPacer(
+            maxRate: control.maxRate, pauseFile: control.pauseFile.map { URL(filePath: $0) }, isCancelled: { Interruption.requested },
+            emit: { event in Self.record(event, status: status, log: log, display: display) })
+    }
+
+    /// Whether Ctrl-C or SIGTERM asked the run to stop (at its next chunk boundary).
+    var isCancelled: Bool { Interruption.requested }
+
+    /// One event of the run: recorded (status file, log, progress line), then a committed chunk paces
+    /// the run, and a warning about what a step carries is said (its losses are said by
+    /// ``stepLosses(_:_:of:)``).
+    func handle(_ event: MigrationEvent) {
+        record(event)
+        switch event {
+        case .chunk(let chunk) where pacer.isActive: pacer.chunkCommitted(chunk)
+        case .warning(let warning) where warning.notCarried.isEmpty: warn("moult: warning: \(warning.message)")
+        default: break
+        }
+    }
+
+    /// Waits while the pause file exists (before a step, between a handler's chunks).
+    func waitWhilePaused() { pacer.waitWhilePaused() }
+
+    /// What step `index` (from 1) of `steps` does not carry: kept for the report, and a warning for each
+    /// entity whose objects it drops.
+    func stepLosses(_ index: Int, _ found: [DataLoss], of steps: [ProgressiveMigration.Step]) {
+        losses[index] = found
+        for warning in StepReport.warnings(index - 1, steps[index - 1], losses: found) { warn(warning) }
+    }
+
+    /// Ends the progress line and says how long the run took, in seconds.
+    func finish() -> Double {
+        display.finish()
+        return (ContinuousClock.now - start) / .seconds(1)
+    }
+
+    private func record(_ event: MigrationEvent) {
+        Self.record(event, status: status, log: log, display: display)
+    }
+
+    /// The status file first: a reader that saw the event's line finds the status it set.
+    private static func record(_ event: MigrationEvent, status: StatusFile, log: EventLog?, display: ProgressDisplay) {
+        status.record(event)
+        log?.write(event)
+        display.show(event)
+    }
+
+    /// A line on standard error, below the progress line.
+    private func warn(_ line: String) {
+        display.finish()
+        printError(line)
+    }
+}
+
+/// Ctrl-C and SIGTERM ask the migration to stop at the next chunk boundary (exit code 75, resumable).
+enum Interruption {
+    private static let flag = Atomic<Bool>(false)
+
+    static var requested: Bool { flag.load(ordering: .relaxed) }
+
+    static func install() {
+        let handler: @convention(c) (Int32) -> Void = { _ in
+            Interruption.flag.store(true, ordering: .relaxed)
+        }
+        signal(SIGINT, handler)
+        signal(SIGTERM, handler)
+    }
+}

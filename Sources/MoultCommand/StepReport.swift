@@ -1,0 +1,81 @@
+import MoultMapping
+import MoultMigration
+import MoultModel
+
+/// How `plan` and `migrate` describe the steps of a chain and what each does not carry.
+enum StepReport {
+    /// The step's line: `step 1: v1 -> v3 (inferred mapping)` or with the mapping files.
+    static func line(_ index: Int, _ step: ProgressiveMigration.Step) -> String {
+        var line = "step \(index + 1): \(step.from.name) -> \(step.to.name)"
+        if step.inferred {
+            line += " (inferred mapping)"
+        } else {
+            line += " (\(step.mappingLabels.joined(separator: ", ")))"
+        }
+        return line
+    }
+
+    /// The lines under a step: why it is one of several inferred steps, inference warnings, and what
+    /// it does not carry.
+    static func details(_ step: ProgressiveMigration.Step, losses: [DataLoss]) -> [String] {
+        var lines: [String] = []
+        if let note = step.chainedInference { lines.append("  note: \(note)") }
+        for warning in step.warnings { lines.append("  warning: \(warning.message)") }
+        if !losses.isEmpty {
+            lines.append("  not carried: " + losses.map(describe).joined(separator: ", "))
+        }
+        return lines
+    }
+
+    static func describe(_ loss: DataLoss) -> String {
+        let count: String
+        switch (loss.what.kind, loss.count) {
+        case (.entity, let n?): count = "\(n) object\(n == 1 ? "" : "s")"
+        case (_, let n?): count = "\(n) non-nil value\(n == 1 ? "" : "s")"
+        case (.entity, nil): count = "objects not counted yet"
+        case (_, nil): count = "values not counted yet"
+        }
+        let kind = loss.what.kind == .entity ? "every object" : loss.what.kind.rawValue
+        return "\(loss.what.name) (\(kind), \(count))"
+    }
+
+    /// The warning for each whole entity with objects a step drops.
+    static func warnings(_ index: Int, _ step: ProgressiveMigration.Step, losses: [DataLoss]) -> [String] {
+        losses.filter(\.dropsObjects).map { loss in
+            "moult: warning: step \(index + 1) (\(step.from.name) -> \(step.to.name)) drops all \(loss.count ?? 0) \(loss.what.entity) objects: no entity mapping reads \(loss.what.entity)"
+        }
+    }
+}
+
+extension StepReport {
+    /// A step as `--json` gives it, with what it does not carry.
+    struct Step: Encodable {
+        /// What the step does not carry (`count` is `null` when not counted).
+        struct NotCarried: Encodable {
+            var kind: String
+            var entity: String
+            @ExplicitNull var property: String?
+            @ExplicitNull var count: Int?
+        }
+
+        var from: String
+        var to: String
+        var inferred: Bool
+        var mappings: [String]
+        var notCarried: [NotCarried]
+        /// Left out unless the step is one of several inferred steps.
+        var chainedInference: String?
+        /// Left out when there is none.
+        var warnings: [String]?
+
+        init(_ step: ProgressiveMigration.Step, losses: [DataLoss]) {
+            from = step.from.name
+            to = step.to.name
+            inferred = step.inferred
+            mappings = step.mappingLabels
+            notCarried = losses.map { NotCarried(kind: $0.what.kind.rawValue, entity: $0.what.entity, property: $0.what.property, count: $0.count) }
+            chainedInference = step.chainedInference
+            warnings = step.warnings.isEmpty ? nil : step.warnings.map(\.message)
+        }
+    }
+}
