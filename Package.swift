@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "MoultMapping", targets: ["MoultMapping"]),
         .library(name: "MoultStore", targets: ["MoultStore"]),
         .library(name: "MoultAssociations", targets: ["MoultAssociations"]),
+        .library(name: "MoultEngine", targets: ["MoultEngine"]),
         .library(name: "MoultMigration", targets: ["MoultMigration"]),
         .library(name: "MoultCommand", targets: ["MoultCommand"]),
         .library(name: "MoultFleet", targets: ["MoultFleet"]),
@@ -48,10 +49,19 @@ let package = Package(
         .target(name: "MoultMapping", dependencies: ["MoultModel", "MoultExpressions", "MoultArchive"]),
         .target(name: "MoultStore", dependencies: ["MoultModel", "MoultArchive", "MoultCSQLite"]),
         .target(name: "MoultAssociations", dependencies: ["MoultModel", "MoultCLMDB"]),
+        // The engine: plan, partitioner, chunk evaluation and writing, checkpoints, policies, events.
+        .target(
+            name: "MoultEngine",
+            dependencies: [
+                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The drivers: a copy into a new store, a chain, in place, staged, verify.
         .target(
             name: "MoultMigration",
             dependencies: [
-                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations",
+                "MoultEngine", "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -64,7 +74,7 @@ let package = Package(
         .target(
             name: "MoultCommand",
             dependencies: [
-                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultMigration", "MoultFleet",
+                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultEngine", "MoultMigration", "MoultFleet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -103,7 +113,7 @@ let package = Package(
         .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultArchive", "MoultTestSupport"]),
         .testTarget(name: "MoultStoreTests", dependencies: ["MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
-        .testTarget(name: "MoultMigrationTests", dependencies: ["MoultMigration", "MoultPeople", "MoultTestSupport"]),
+        .testTarget(name: "MoultMigrationTests", dependencies: ["MoultEngine", "MoultMigration", "MoultPeople", "MoultTestSupport"]),
         .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultTestSupport"]),
     ]
 )

@@ -82,7 +82,7 @@ public struct ProgressiveMigration {
     ///   - policies: the policies the mappings name.
     ///   - options: chunk size, association storage, durability and the engine's switches.
     ///   - mappingLabels: What names each mapping in messages (its file), in the order of `mappings`.
-    /// - Throws: ``MigrationError`` `.incompatibleStore` when no version matches the store (with each
+    /// - Throws: ``/MoultEngine/MigrationError`` `.incompatibleStore` when no version matches the store (with each
     ///   version's differences), `.unusableMapping` when a given mapping fits no step (naming it and
     ///   why), `.noMigrationPath` when the target does not exist or a stretch cannot be inferred (with
     ///   the reasons), `.invalidMapping` when a given mapping does not fit its models.
@@ -313,10 +313,10 @@ public struct ProgressiveMigration {
     ///   - isCancelled: asked at chunk boundaries; true stops the run, resumable (`.interrupted`).
     ///   - losses: called before each step runs, with the step's number (1-based) and what it does not
     ///     carry, counted in the store it reads.
-    ///   - events: the run's ``MigrationEvent``s, ending with `finished` or `failed` (a warning event
+    ///   - events: the run's ``/MoultEngine/MigrationEvent``s, ending with `finished` or `failed` (a warning event
     ///     for each step that does not carry some data).
     /// - Returns: each step's report.
-    /// - Throws: ``MigrationError``. A refused run (a missing policy, a work directory of another
+    /// - Throws: ``/MoultEngine/MigrationError``. A refused run (a missing policy, a work directory of another
     ///   migration, a validation failure) leaves no work directory it made behind; only a resumable
     ///   failure (interrupted, I/O) keeps them, for the next run.
     @discardableResult
@@ -480,8 +480,8 @@ public struct ProgressiveMigration {
     /// Checks that every policy the steps' mappings name can be had (registered, bound, or built in,
     /// and a built-in one fits its step's models), before anything runs.
     ///
-    /// - Throws: ``MigrationError`` `.missingPolicy` naming every missing policy with its step and
-    ///   entity mapping; the first other error of ``PolicyRegistry/resolve(_:source:destination:)``
+    /// - Throws: ``/MoultEngine/MigrationError`` `.missingPolicy` naming every missing policy with its step and
+    ///   entity mapping; the first other error of ``/MoultEngine/PolicyRegistry/resolve(_:source:destination:)``
     ///   (a built-in policy that cannot be read or does not fit), with its step.
     public func checkPolicies() throws {
         var missing: [(step: Int, error: MigrationError)] = []
@@ -564,20 +564,4 @@ public struct ProgressiveMigration {
         guard case .int(let count)? = try store.database.scalar(sql) else { return nil }
         return Int(count)
     }
-}
-
-/// Source data a step does not carry, with how much of it the step's source store holds.
-public struct DataLoss: Sendable, Hashable {
-    public var what: UncarriedData
-    /// Objects (for an entity) or non-nil values (for a property; objects with at least one related
-    /// object for a to-many relationship); nil when not counted.
-    public var count: Int?
-
-    public init(what: UncarriedData, count: Int?) {
-        self.what = what
-        self.count = count
-    }
-
-    /// A whole entity with objects, dropped.
-    public var dropsObjects: Bool { what.kind == .entity && (count ?? 0) > 0 }
 }

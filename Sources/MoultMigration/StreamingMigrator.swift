@@ -86,9 +86,9 @@ public final class StreamingMigrator {
     ///   - output: where the finished store goes; must not exist.
     ///   - progress: called after every chunk.
     ///   - isCancelled: polled between chunks; when it returns true the run stops with an
-    ///     ``MigrationError/Code/interrupted`` error, resumable.
-    ///   - events: the run's ``MigrationEvent``s (plan, stages, chunks), as they happen.
-    /// - Throws: ``MigrationError``: `.outputExists`, `.incompatibleStore`, `.invalidMapping`,
+    ///     ``/MoultEngine/MigrationError/Code/interrupted`` error, resumable.
+    ///   - events: the run's ``/MoultEngine/MigrationEvent``s (plan, stages, chunks), as they happen.
+    /// - Throws: ``/MoultEngine/MigrationError``: `.outputExists`, `.incompatibleStore`, `.invalidMapping`,
     ///   `.checkpointMismatch`, `.validationFailed`, `.interrupted` (resumable), or an underlying error.
     @discardableResult
     public func run(

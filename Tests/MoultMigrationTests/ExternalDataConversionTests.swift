@@ -1,5 +1,6 @@
 import Foundation
 import MoultMapping
+@testable import MoultEngine
 @testable import MoultMigration
 import MoultModel
 import MoultStore

@@ -5,6 +5,7 @@ import MoultStore
 import MoultTestSupport
 import Testing
 
+@testable import MoultEngine
 @testable import MoultMigration
 
 /// In place on the stores apps really have (issue 22, item 6): what a store holds beyond its model

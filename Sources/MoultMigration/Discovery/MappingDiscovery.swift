@@ -17,7 +17,7 @@ public enum MappingDiscovery {
     /// (not searched inside) and `.json` files that read as Moult mappings. `skipped` is told about
     /// each `.json` file that is not one (other JSON files may sit beside the mappings).
     ///
-    /// - Throws: ``MigrationError`` `.io` when the folder cannot be read; the ``/MoultMapping/MappingError`` of an
+    /// - Throws: ``/MoultEngine/MigrationError`` `.io` when the folder cannot be read; the ``/MoultMapping/MappingError`` of an
     ///   `.xcmappingmodel` that cannot be read.
     public static func candidates(in directory: URL, skipped: (URL, String) -> Void = { _, _ in }) throws -> [Candidate] {
         let manager = FileManager.default
@@ -61,7 +61,7 @@ public enum MappingDiscovery {
     /// the target as one goes; versions no candidate leaves are crossed by inference. Candidates off
     /// that way are not used.
     ///
-    /// - Throws: ``MigrationError`` `.unusableMapping` when two candidates map the same two versions
+    /// - Throws: ``/MoultEngine/MigrationError`` `.unusableMapping` when two candidates map the same two versions
     ///   on the way, naming both.
     public static func select(
         _ candidates: [Candidate], model: VersionedModel, from source: VersionedModel.Version, to target: VersionedModel.Version

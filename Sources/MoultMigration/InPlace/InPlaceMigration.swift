@@ -136,9 +136,9 @@ public struct InPlaceMigration {
     ///     returns true the run stops there with `.interrupted` (resumable): an SQL step is one
     ///     transaction, so it stops at its boundary.
     ///   - beforeStep: called before each step (where a pause file is honoured for SQL steps).
-    ///   - events: the run's ``MigrationEvent``s: `inPlaceStep` when each step starts and ends, a
+    ///   - events: the run's ``/MoultEngine/MigrationEvent``s: `inPlaceStep` when each step starts and ends, a
     ///     streamed step's own events (plan, stages, chunks) between, and `finished` or `failed` last.
-    /// - Throws: ``MigrationError``: `.io` when another process holds a lock on the store (nothing is
+    /// - Throws: ``/MoultEngine/MigrationError``: `.io` when another process holds a lock on the store (nothing is
     ///   changed) or a file cannot be written; `.interrupted` (resumable) when the disk is full (the
     ///   store is as it was) or the run was cancelled; what a streaming step throws.
     @discardableResult
@@ -374,7 +374,7 @@ public struct InPlaceMigration {
 
     /// The clean-up a store's metadata says is pending (empty when none).
     ///
-    /// - Throws: ``MigrationError`` `.invalidMapping` (bad input) when a record is not one Moult writes.
+    /// - Throws: ``/MoultEngine/MigrationError`` `.invalidMapping` (bad input) when a record is not one Moult writes.
     public static func pendingCleanup(in metadata: StoreMetadata) throws -> [InPlaceCleanup] {
         guard let value = metadata.additionalKeys[pendingCleanupKey] else { return [] }
         guard let list = value.arrayValue, let version = list.first?.stringValue, version.hasPrefix(versionRecordPrefix) else {
@@ -396,7 +396,7 @@ public struct InPlaceMigration {
     /// one that names a table, column or index the layout still uses is refused.
     ///
     /// - Returns: the number of clean-up records done (0 when nothing was pending).
-    /// - Throws: ``MigrationError`` `.io` when another process holds a lock, `.interrupted` when the disk
+    /// - Throws: ``/MoultEngine/MigrationError`` `.io` when another process holds a lock, `.interrupted` when the disk
     ///   is full, `.invalidMapping` (bad input) for a record that must not run (the store as it was).
     @discardableResult
     public static func finishPendingCleanup(of store: URL, layout: StoreLayout, timeout: Duration = .milliseconds(500)) throws -> Int {

@@ -35,7 +35,7 @@ extension SQLiteStore {
     ///   - policies: the policies those mappings name.
     ///   - keepsBackup: keep the original as `NAME~.EXT` when the store is migrated.
     /// - Returns: the store, open for reading and writing, at the model's current version.
-    /// - Throws: ``MigrationError``: `.incompatibleStore` when the store needs a migration the options
+    /// - Throws: ``/MoultEngine/MigrationError``: `.incompatibleStore` when the store needs a migration the options
     ///   do not allow (or no version matches it), `.noMigrationPath`, and what
     ///   ``InPlaceMigration/run(progress:isCancelled:beforeStep:events:)`` throws; ``/MoultStore/StoreError`` from opening.
     public static func open(

@@ -83,7 +83,7 @@ public final class StageStore {
     ///   - entity: the entity's name.
     ///   - predicate: Moult's expression language (`dateCreated == nil`); nil for every object.
     ///   - body: called with each chunk's objects, in primary-key order.
-    /// - Throws: ``MigrationError``: `.invalidMapping` for an unknown entity or key or a predicate that
+    /// - Throws: ``/MoultEngine/MigrationError``: `.invalidMapping` for an unknown entity or key or a predicate that
     ///   does not compile, `.evaluationFailed`, `.interrupted` when cancelled between chunks, and what
     ///   writing throws. A failed chunk is rolled back whole.
     public func forEachChunk(of entity: String, where predicate: String? = nil, _ body: ([StageObject]) throws -> Void) throws {

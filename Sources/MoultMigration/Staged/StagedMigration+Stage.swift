@@ -23,7 +23,7 @@ public enum VersionReference: Sendable, Hashable, CustomStringConvertible, Expre
 
     /// The version this names in `model`.
     ///
-    /// - Throws: ``MigrationError`` `.noMigrationPath` naming the model's versions and their checksums.
+    /// - Throws: ``/MoultEngine/MigrationError`` `.noMigrationPath` naming the model's versions and their checksums.
     public func resolve(in model: VersionedModel) throws -> VersionedModel.Version {
         let found: VersionedModel.Version?
         switch self {

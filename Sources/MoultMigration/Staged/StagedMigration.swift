@@ -91,7 +91,7 @@ public struct StagedMigration {
 
     /// Checks the stages against the model and the store; nothing is written.
     ///
-    /// - Throws: ``MigrationError``: what ``plan(_:model:policies:)`` throws; `.incompatibleStore` when
+    /// - Throws: ``/MoultEngine/MigrationError``: what ``plan(_:model:policies:)`` throws; `.incompatibleStore` when
     ///   the store's version is not one a stage starts from (nor the last); `.checkpointMismatch` when
     ///   the store is in the middle of another staged migration.
     public init(
@@ -159,7 +159,7 @@ public struct StagedMigration {
     /// inferable, each custom step's mapping fits its versions (or the step is inferable), every policy
     /// its mapping names is there, and each declarative handler's operations compile at its version.
     ///
-    /// - Throws: ``MigrationError`` listing every problem (`.noMigrationPath`, `.invalidMapping`,
+    /// - Throws: ``/MoultEngine/MigrationError`` listing every problem (`.noMigrationPath`, `.invalidMapping`,
     ///   `.missingPolicy`, by the first problem's kind).
     public static func plan(_ stages: [Stage], model: VersionedModel, policies: PolicyRegistry = PolicyRegistry()) throws -> [PlannedStage] {
         guard !stages.isEmpty else { throw MigrationError(.invalidMapping, "a staged migration needs at least one stage") }
@@ -318,7 +318,7 @@ public struct StagedMigration {
     /// - Parameters:
     ///   - progress: called after each handler chunk and before each step.
     ///   - isCancelled: checked between chunks; a cancelled run throws `.interrupted` and resumes later.
-    /// - Throws: ``MigrationError``: `.interrupted` (resumable), `.io` (a lock held by another
+    /// - Throws: ``/MoultEngine/MigrationError``: `.interrupted` (resumable), `.io` (a lock held by another
     ///   process), what a step (``InPlaceMigration/run(progress:isCancelled:beforeStep:events:)``) or a handler throws. The store is
     ///   always at a version, with the record of where the migration is.
     @discardableResult

@@ -29,7 +29,7 @@ public struct StagesFile: Sendable {
 
     /// Reads a stages file.
     ///
-    /// - Throws: ``MigrationError`` `.invalidMapping` (bad input) naming the file, the JSON path
+    /// - Throws: ``/MoultEngine/MigrationError`` `.invalidMapping` (bad input) naming the file, the JSON path
     ///   (`$.stages[1].custom.willMigrate[0].set`) and what was expected; `.io` when it cannot be read.
     public init(contentsOf url: URL) throws {
         let data: Data

@@ -84,7 +84,7 @@ public struct MigrationVerifier {
 
     /// Runs every check, calling `report` with each failure as it is found.
     ///
-    /// - Throws: ``MigrationError`` when a store cannot be read (`.io`, `.incompatibleStore`).
+    /// - Throws: ``/MoultEngine/MigrationError`` when a store cannot be read (`.io`, `.incompatibleStore`).
     public func run(report: @escaping (VerificationFailure) -> Void) throws -> VerificationReport {
         var result = VerificationReport()
         let tally = Tally()

@@ -195,7 +195,7 @@ public enum BuiltinPolicy: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// `name(label: value, …)` as written.
-struct Call {
+package struct Call {
     enum ArgumentValue: Equatable {
         case text(String)
         case list([String])
@@ -206,7 +206,7 @@ struct Call {
 }
 
 /// Reads ``Call``s: names are letters, digits, `_` and `.` (not first); strings are double-quoted.
-struct CallParser {
+package struct CallParser {
     struct Failure: Error {
         var message: String
     }

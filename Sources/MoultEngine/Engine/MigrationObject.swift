@@ -14,7 +14,7 @@ public struct MigrationObject: ObjectRecord {
     let schema: KeySchema
     var values: [Value]
 
-    init(objectID: ObjectID, entityName: String, schema: KeySchema, values: [Value]) {
+    package init(objectID: ObjectID, entityName: String, schema: KeySchema, values: [Value]) {
         self.objectID = objectID
         self.entityName = entityName
         self.schema = schema

@@ -13,7 +13,7 @@ import MoultStore
 /// (``destinationInstances(forEntityMappingNamed:sourceInstances:)``), and keep state across chunks
 /// (``state(_:)``). Value expressions reach it as `$manager`.
 ///
-/// A manager is made and driven by ``StreamingMigrator``; it is confined to the thread that runs the
+/// A manager is made and driven by the engine for a driver (`StreamingMigrator` of MoultMigration); it is confined to the thread that runs the
 /// migration.
 public final class MigrationManager {
     public let sourceModel: ObjectModel
@@ -412,7 +412,7 @@ public final class MigrationManager {
         }
     }
 
-    static func objectIDs(in value: Value) -> [ObjectID] {
+    package static func objectIDs(in value: Value) -> [ObjectID] {
         switch value {
         case .object(let id): [id]
         case .array(let values): values.flatMap(objectIDs(in:))
@@ -870,23 +870,23 @@ extension MigrationManager: ExpressionFunctionHost {
 }
 
 /// Answers `$manager` calls for the manager's own evaluation context, without retaining it.
-struct ManagerHost: ExpressionFunctionHost {
+package struct ManagerHost: ExpressionFunctionHost {
     unowned let manager: MigrationManager
 
-    func call(_ selector: String, on receiver: FunctionReceiver, arguments: [Value]) throws -> Value {
+    package func call(_ selector: String, on receiver: FunctionReceiver, arguments: [Value]) throws -> Value {
         try manager.call(selector, on: receiver, arguments: arguments)
     }
 }
 
 /// Resolves relationship values of source objects for key paths that go through them.
-struct SourceResolver: ObjectResolver {
+package struct SourceResolver: ObjectResolver {
     unowned let manager: MigrationManager
 
-    func record(for id: ObjectID) throws -> (any ObjectRecord)? {
+    package func record(for id: ObjectID) throws -> (any ObjectRecord)? {
         try manager.sourceObject(id)
     }
 
-    func schema(forEntity entity: Int32) -> KeySchema? {
+    package func schema(forEntity entity: Int32) -> KeySchema? {
         manager.sourceLayout.entity(number: entity).map(CompiledMapping.schema(of:))
     }
 }

@@ -1,8 +1,8 @@
-import Foundation
-import MoultExpressions
+package import Foundation
+package import MoultExpressions
 import MoultMapping
-import MoultModel
-import MoultStore
+package import MoultModel
+package import MoultStore
 
 /// A Binary Data attribute whose `allowsExternalBinaryDataStorage` differs between the source and the
 /// destination version changes its column's format (see ``ExternalDataReference/Conversion``): the
@@ -18,10 +18,10 @@ import MoultStore
 ///                                            sourceModel: v1, destinationModel: v2)   // .mark
 /// let value = try ExternalDataConversion.apply(.mark, to: .data([1, 2]), folder: folder)   // .data([1, 1, 2])
 /// ```
-enum ExternalDataConversion {
+package enum ExternalDataConversion {
     /// The conversion an attribute's value gets: the expression copies a source Binary Data attribute
     /// whose flag differs from the destination attribute's.
-    static func of(
+    package static func of(
         _ node: ExpressionNode, source: String?, destination: String, attribute: String, sourceModel: ObjectModel, destinationModel: ObjectModel
     ) -> ExternalDataReference.Conversion? {
         guard let key = copiedKey(node), let source, let from = sourceModel.attribute(named: key, of: source), from.attributeType == .binary,
@@ -45,7 +45,7 @@ enum ExternalDataConversion {
     }
 
     /// The source attribute an expression copies as it is (`$source.data`, `data`), if it does.
-    static func copiedKey(_ node: ExpressionNode) -> String? {
+    package static func copiedKey(_ node: ExpressionNode) -> String? {
         switch node {
         case .keyPath(.variable("source"), let components) where components.count == 1: components[0]
         case .keyPath(.evaluatedObject, let components) where components.count == 1: components[0]
@@ -58,7 +58,7 @@ enum ExternalDataConversion {
     /// ``missingFileWarnings(_:columns:folder:destination:)``).
     ///
     /// - Throws: ``StoreError`` when a file is larger than `maxBytes` or cannot be read.
-    static func apply(_ conversion: ExternalDataReference.Conversion, to value: Value, folder: URL, maxBytes: Int = .max) throws -> Value {
+    package static func apply(_ conversion: ExternalDataReference.Conversion, to value: Value, folder: URL, maxBytes: Int = .max) throws -> Value {
         let bytes: [UInt8]
         switch value {
         case .data(let data): bytes = data
@@ -80,7 +80,7 @@ enum ExternalDataConversion {
     /// A warning for every value of `columns` (of the store open as `store`) that refers to a file missing
     /// from `folder`, while its attribute stops allowing external storage in `destination` ("version v2"):
     /// the value cannot be read into the row, and becomes nil.
-    static func missingFileWarnings(
+    package static func missingFileWarnings(
         _ store: (layout: StoreLayout, database: Database), columns: [(entity: EntityLayout, attribute: AttributeColumn)], folder: URL,
         destination: String
     ) throws -> [String] {

@@ -1,36 +1,36 @@
 import Foundation
-import MoultExpressions
-import MoultMapping
-import MoultModel
-import MoultStore
+package import MoultExpressions
+package import MoultMapping
+package import MoultModel
+package import MoultStore
 
 /// One entity mapping, compiled once for the whole run: its expressions, its filter (in SQL when the
 /// pushdown compiler accepts it), the columns it reads and writes.
-final class CompiledMapping {
+package final class CompiledMapping {
     /// Index in the plan's mapping list (and the association table's mapping number).
-    let index: Int
+    package let index: Int
     /// Which of the given mapping models the mapping comes from.
     let mappingModelIndex: Int
     /// The name, unique in the plan.
-    let name: String
-    let mapping: EntityMapping
-    let source: EntityLayout?
-    let destination: EntityLayout?
+    package let name: String
+    package let mapping: EntityMapping
+    package let source: EntityLayout?
+    package let destination: EntityLayout?
     let sourceSchema: KeySchema?
     let policy: any EntityMigrationPolicy
 
     /// The filter, when it runs in Swift.
-    let filter: CompiledPredicate?
+    package let filter: CompiledPredicate?
     /// The filter, when it runs in SQL.
     let filterSQL: SQLCondition?
 
     /// For each attribute of the destination layout (in layout order): how to get its value.
-    let attributeValues: [AttributeValueSource]
+    package let attributeValues: [AttributeValueSource]
     /// For each attribute of the destination layout: the change of format its value gets, when it copies a
     /// Binary Data attribute whose `allowsExternalBinaryDataStorage` differs (see ``ExternalDataConversion``).
-    let externalDataConversions: [ExternalDataReference.Conversion?]
+    package let externalDataConversions: [ExternalDataReference.Conversion?]
     /// Relationship mappings, compiled.
-    let relationships: [(name: String, expression: CompiledExpression)]
+    package let relationships: [(name: String, expression: CompiledExpression)]
     /// For each relationship, the shape Core Data's mapping models nearly always have,
     /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "<M>", $source[.<to-one>])`,
     /// recognised once so that stage 2 looks the association up directly instead of evaluating the
@@ -98,14 +98,14 @@ final class CompiledMapping {
     /// their slot (after the cursor's attribute and to-one slots).
     let toManyLoads: [(slot: Int, name: String)]
 
-    enum AttributeValueSource {
+    package enum AttributeValueSource {
         /// An expression, and the value a nil result stands for (the default of a required attribute:
         /// Core Data fills a required attribute that became non-optional with its default).
         case expression(CompiledExpression, defaultForNil: Value)
         case constant(Value)
     }
 
-    init(
+    package init(
         index: Int, mappingModelIndex: Int, name: String, mapping: EntityMapping, sourceModel: ObjectModel, destinationModel: ObjectModel,
         sourceLayout: StoreLayout, destinationLayout: StoreLayout, policy: any EntityMigrationPolicy,
         variables: VariableLayout, sqlAccepts: (String) -> Bool = { _ in true }, omitting omittedRelationships: Set<String> = [],
@@ -427,7 +427,7 @@ final class CompiledMapping {
 
     /// The slots of an entity's objects as the migration reads them: the store cursor's (attributes,
     /// then to-one relationships), then the to-many relationships.
-    static func schema(of layout: EntityLayout) -> KeySchema {
+    package static func schema(of layout: EntityLayout) -> KeySchema {
         var keys = layout.attributes.map(\.name) + layout.toOneRelationships.map(\.name)
         keys += layout.toManyRelationships.map(\.name)
         var destinations: [String: String] = [:]

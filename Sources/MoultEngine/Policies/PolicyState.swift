@@ -19,7 +19,7 @@ public struct PolicyState {
     public let namespace: String
 
     static let table = "Z_MOULT_STATE"
-    static let createSQL =
+    package static let createSQL =
         "CREATE TABLE IF NOT EXISTS \(table) (Z_NAMESPACE VARCHAR NOT NULL, Z_KEY VARCHAR NOT NULL, Z_VALUE BLOB, PRIMARY KEY (Z_NAMESPACE, Z_KEY)) WITHOUT ROWID"
 
     /// The value stored under `key`, or nil.

@@ -93,7 +93,7 @@ public enum FaultInjection {
     }
 
     /// Dies here when this is the armed point and its count is reached.
-    static func reach(_ point: FaultPoint, _ qualifier: String? = nil) {
+    package static func reach(_ point: FaultPoint, _ qualifier: String? = nil) {
         guard var current = target else { return }
         guard current.point == (qualifier.map { "\(point.rawValue)-\($0)" } ?? point.rawValue) else { return }
         current.count -= 1

@@ -18,7 +18,7 @@ import MoultStore
 ///
 /// Chunks that take the per-object path still write their associations; so does every mapping of a run
 /// with a policy of another kind (a custom policy may look anything up).
-enum UnreadAssociations {
+package enum UnreadAssociations {
     /// The table of bulk-copied chunks whose associations were not written.
     static let table = "Z_MOULT_MADE"
 

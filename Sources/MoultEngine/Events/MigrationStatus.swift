@@ -34,7 +34,7 @@ public struct MigrationCheckpointStatus: Sendable, Hashable {
         return found.sorted { ($0.step ?? .max) < ($1.step ?? .max) }
     }
 
-    static func read(work: URL, step: Int?) -> MigrationCheckpointStatus? {
+    package static func read(work: URL, step: Int?) -> MigrationCheckpointStatus? {
         let partial = work.appending(path: "destination.sqlite")
         guard FileManager.default.fileExists(atPath: partial.path), let database = try? Database(url: partial, mode: .readOnly) else { return nil }
         defer { database.close() }

@@ -1,10 +1,10 @@
 import Foundation
-import MoultModel
+package import MoultModel
 
 /// Default values of attributes, and values brought to the type of the attribute they are stored in.
-enum DefaultValues {
+package enum DefaultValues {
     /// The attribute's default value as its type reads it, or `.null` when it has none.
-    static func value(of attribute: AttributeDescription) -> Value {
+    package static func value(of attribute: AttributeDescription) -> Value {
         if attribute.attributeType == .date {
             return attribute.defaultDateTimeInterval.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
         }
@@ -43,7 +43,7 @@ enum DefaultValues {
     /// A value brought to the attribute type it is stored in, as Core Data's `NSNumber` conversions
     /// would: numbers between integer, floating and boolean types; anything else unchanged.
     @inline(__always)
-    static func coerce(_ value: Value, to type: AttributeType) -> Value {
+    package static func coerce(_ value: Value, to type: AttributeType) -> Value {
         switch (type, value) {
         case (.integer16, .double(let d)), (.integer32, .double(let d)), (.integer64, .double(let d)):
             return d.isFinite && abs(d) < 9.2e18 ? .int(Int64(d)) : value

@@ -3,24 +3,24 @@ import Foundation
 /// Turns what the engine reports after each chunk into ``MigrationEvent``s: a stage event when the
 /// stage changes, a chunk event (with elapsed time, rate and ETA) for each committed chunk. The
 /// `progress` callback of the library is fed from the same point.
-final class EventEmitter {
+package final class EventEmitter {
     private let events: ((MigrationEvent) -> Void)?
     private let progress: ((MigrationProgress) -> Void)?
     private let start = ContinuousClock.now
     private var doneAtStart: Int?
     private var stage: MigrationStage?
 
-    init(events: ((MigrationEvent) -> Void)?, progress: ((MigrationProgress) -> Void)?) {
+    package init(events: ((MigrationEvent) -> Void)?, progress: ((MigrationProgress) -> Void)?) {
         self.events = events
         self.progress = progress
     }
 
-    var isEmpty: Bool { events == nil && progress == nil }
+    package var isEmpty: Bool { events == nil && progress == nil }
 
-    func emit(_ event: MigrationEvent) { events?(event) }
+    package func emit(_ event: MigrationEvent) { events?(event) }
 
     /// What the engine reports: after each chunk, and at each stage change.
-    func report(_ value: MigrationProgress) {
+    package func report(_ value: MigrationProgress) {
         progress?(value)
         guard let events else { return }
         if value.stage != stage {
@@ -43,7 +43,7 @@ final class EventEmitter {
     }
 
     /// A stage change with no chunk (finishing, done).
-    func enter(_ stage: MigrationStage, total: Int) {
+    package func enter(_ stage: MigrationStage, total: Int) {
         report(MigrationProgress(stage: stage, done: total, total: total))
     }
 }

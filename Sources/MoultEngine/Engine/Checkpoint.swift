@@ -1,20 +1,20 @@
 import Foundation
 import MoultModel
-import MoultStore
+package import MoultStore
 
 /// The checkpoint of a migration, in a table of the destination being built: the plan, and the next
 /// pass and chunk to run. It changes in the same transaction as each chunk's rows, so it always
 /// describes exactly what the destination holds. The table is dropped when the migration ends.
-enum Checkpoint {
-    static let table = "Z_MOULT_CHECKPOINT"
-    static let createSQL = """
+package enum Checkpoint {
+    package static let table = "Z_MOULT_CHECKPOINT"
+    package static let createSQL = """
         CREATE TABLE \(table) (Z_ID INTEGER PRIMARY KEY CHECK (Z_ID = 1), Z_FINGERPRINT VARCHAR NOT NULL, \
         Z_PLAN BLOB NOT NULL, Z_PASS INTEGER NOT NULL, Z_CHUNK INTEGER NOT NULL, Z_DONE INTEGER NOT NULL, \
         Z_STAGE VARCHAR NOT NULL)
         """
 
     /// Where a migration is.
-    struct Position: Hashable {
+    package struct Position: Hashable {
         enum Stage: String {
             /// Running passes.
             case passes
@@ -29,7 +29,7 @@ enum Checkpoint {
         var stage: Stage
     }
 
-    static func start(_ plan: MigrationPlan, in database: Database) throws {
+    package static func start(_ plan: MigrationPlan, in database: Database) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data = try encoder.encode(plan)
@@ -44,14 +44,14 @@ enum Checkpoint {
             [.int(Int64(position.pass)), .int(Int64(position.chunk)), .int(Int64(position.done)), .string(position.stage.rawValue)])
     }
 
-    static func fingerprint(in database: Database) throws -> String? {
+    package static func fingerprint(in database: Database) throws -> String? {
         guard case .string(let fingerprint)? = try database.scalar("SELECT Z_FINGERPRINT FROM \(table) WHERE Z_ID = 1") else {
             return nil
         }
         return fingerprint
     }
 
-    static func plan(in database: Database) throws -> MigrationPlan {
+    package static func plan(in database: Database) throws -> MigrationPlan {
         guard case .data(let bytes)? = try database.scalar("SELECT Z_PLAN FROM \(table) WHERE Z_ID = 1") else {
             throw MigrationError(.checkpointMismatch, "the checkpoint in \(database.path) holds no plan")
         }
@@ -62,7 +62,7 @@ enum Checkpoint {
         }
     }
 
-    static func position(in database: Database) throws -> Position {
+    package static func position(in database: Database) throws -> Position {
         let statement = try database.statement("SELECT Z_PASS, Z_CHUNK, Z_DONE, Z_STAGE FROM \(table) WHERE Z_ID = 1")
         try statement.bind([])
         defer { statement.reset() }

@@ -1,6 +1,6 @@
 import MoultModel
 
-/// A migration split into ordered passes and chunks: what the ``StreamingMigrator`` executes, and what
+/// A migration split into ordered passes and chunks: what the engine executes for a driver (`StreamingMigrator` of MoultMigration), and what
 /// `moult plan` prints.
 ///
 /// Each entity mapping gives one stage-1 pass (create objects) and one stage-2 pass (relationships);

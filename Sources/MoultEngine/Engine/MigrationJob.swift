@@ -2,7 +2,7 @@ import Crypto
 public import Foundation
 public import MoultMapping
 public import MoultModel
-import MoultStore
+package import MoultStore
 
 /// What the engine migrates: a source store read with its model into a destination model through
 /// mapping models, with policies and options. A value; the drivers (a copy into a new store, a chain,
@@ -17,9 +17,9 @@ public struct MigrationJob: Sendable {
     public var options: MigrationOptions
     /// In place: the store whose support folder holds the external binary data files of the source (a
     /// copy in the work folder) and will hold the output's; nil: beside the source.
-    var externalDataHome: URL?
+    package var externalDataHome: URL?
     /// The store beside which the source's external binary data files are.
-    var externalDataSource: URL { externalDataHome ?? sourceURL }
+    package var externalDataSource: URL { externalDataHome ?? sourceURL }
 
     public init(
         sourceURL: URL, sourceModel: ObjectModel, destinationModel: ObjectModel, mappingModels: [MappingModel],
@@ -36,7 +36,7 @@ public struct MigrationJob: Sendable {
     /// The plan's identity: the source (its UUID, hashes and primary-key maxima), the destination model,
     /// the mappings, the policies' bindings and the options that shape the plan. A work directory made
     /// for another fingerprint is never resumed.
-    func fingerprint(source: SQLiteStore) throws -> String {
+    package func fingerprint(source: SQLiteStore) throws -> String {
         var text = "moult-plan/1\n"
         let metadata = try source.metadata()
         text += "source \(metadata.storeUUID)\n"

@@ -15,7 +15,7 @@ import MoultStore
 /// several, in the order given, followed by one for the objects no partition took: partition `i`
 /// takes the objects that match it and none before it, so partitions never overlap and nothing is
 /// left out.
-struct Partitioner {
+package struct Partitioner {
     let chunkSize: Int
     let partitions: [String]
 

@@ -27,9 +27,9 @@ import MoultStore
 /// so no write of stage 2 could land on the column after this one, and this one is the value stage 2
 /// would have written. Which relationships are written this way is decided when a run starts and kept
 /// in the destination, so that a resume under other options writes them as the run began.
-enum ToOnesAtInsert {
+package enum ToOnesAtInsert {
     /// A to-one written in stage 1.
-    struct Relationship: Hashable, Sendable {
+    package struct Relationship: Hashable, Sendable {
         var name: String
         /// The source slot of the to-one looked up (for the per-object path); nil for `$source` itself.
         var slot: Int?

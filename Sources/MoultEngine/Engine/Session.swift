@@ -1,25 +1,25 @@
 import Foundation
-import MoultAssociations
+package import MoultAssociations
 import MoultExpressions
 import MoultMapping
 import MoultModel
-import MoultStore
+package import MoultStore
 
 /// One run of the engine over a ``MigrationJob``: the open stores, the compiled mappings, the manager;
 /// makes the plan, and executes it from a checkpoint position.
-final class Session {
+package final class Session {
     let job: MigrationJob
-    let source: SQLiteStore
+    package let source: SQLiteStore
     let destination: SQLiteStore?
     let manager: MigrationManager?
-    let mappings: [CompiledMapping]
+    package let mappings: [CompiledMapping]
     /// The order of the create passes, by mapping index (see ``ToOnesAtInsert/createOrder(in:destinationLayout:destinationModel:)``).
     let createOrder: [Int]
     private var variants: [String: CompiledMapping] = [:]
     private let variables: VariableLayout
     private let destinationLayout: StoreLayout
 
-    init(
+    package init(
         job: MigrationJob, source: SQLiteStore, destination: SQLiteStore?, associations: (any AssociationTable)? = nil
     ) throws {
         self.job = job
@@ -179,7 +179,7 @@ final class Session {
         Partitioner(chunkSize: job.options.chunkSize, partitions: job.options.partitions)
     }
 
-    func makePlan(fingerprint: String? = nil) throws -> MigrationPlan {
+    package func makePlan(fingerprint: String? = nil) throws -> MigrationPlan {
         let fingerprint = try fingerprint ?? job.fingerprint(source: source)
         return try partitioner.plan(
             mappings: mappings, variant: variant, source: source.database, fingerprint: fingerprint, createOrder: createOrder)
@@ -204,7 +204,7 @@ final class Session {
     // MARK: - Passes
 
     /// Runs the plan's passes from `position`; returns the chunks run.
-    func execute(
+    package func execute(
         _ plan: MigrationPlan, from position: inout Checkpoint.Position, progress: ((MigrationProgress) -> Void)?,
         isCancelled: () -> Bool
     ) throws -> Int {
@@ -389,7 +389,7 @@ final class Session {
     // MARK: - Validation and the end
 
     /// Stage 3 and the policies' last hooks; returns the failures found (none when it returns).
-    func validateAndEnd(_ plan: MigrationPlan, position: inout Checkpoint.Position, progress: ((MigrationProgress) -> Void)?) throws -> Int {
+    package func validateAndEnd(_ plan: MigrationPlan, position: inout Checkpoint.Position, progress: ((MigrationProgress) -> Void)?) throws -> Int {
         guard let manager, let destination else { return 0 }
         guard position.stage == .passes else { return 0 }
         progress?(MigrationProgress(stage: .validate, done: plan.estimatedRows, total: plan.estimatedRows))
@@ -424,7 +424,7 @@ final class Session {
     }
 
     /// Removes Moult's own tables and leaves a store Core Data would open, as one file.
-    func finalize(_ plan: MigrationPlan, uuid: String) throws {
+    package func finalize(_ plan: MigrationPlan, uuid: String) throws {
         guard let destination else { return }
         let database = destination.database
         if job.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
@@ -445,13 +445,13 @@ final class Session {
     }
 
     /// Objects per concrete destination entity.
-    func objectCounts() throws -> [String: Int] {
+    package func objectCounts() throws -> [String: Int] {
         guard let destination else { return [:] }
         return try Self.objectCounts(in: destination)
     }
 
     /// Objects per concrete entity of a store (sub-entities counted on their own).
-    static func objectCounts(in store: SQLiteStore) throws -> [String: Int] {
+    package static func objectCounts(in store: SQLiteStore) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for entity in store.layout.entities where !entity.isAbstract {
             counts[entity.name] = try store.count(of: entity.name, includingSubentities: false)
@@ -461,7 +461,7 @@ final class Session {
 }
 
 /// Seconds spent per (mapping, stage, kind of work), for ``MigrationOptions/profile``.
-final class StageProfile {
+package final class StageProfile {
     enum Kind: String, CaseIterable {
         /// Reading the chunk's source objects (or keys) into Swift.
         case read

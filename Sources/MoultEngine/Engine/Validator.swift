@@ -1,6 +1,6 @@
 import Foundation
-import MoultModel
-import MoultStore
+package import MoultModel
+package import MoultStore
 
 /// Stage 3: checks the destination against the destination model's rules, in SQL over whole tables,
 /// one rule at a time, so that memory stays flat; rules SQLite cannot compute the same way (regular
@@ -10,7 +10,7 @@ import MoultStore
 /// are within their bounds; strings match their regular expression; to-many relationships have
 /// between their minimum and maximum count (optional or not: a to-many without a minimum count may be
 /// empty); a one-to-one's object points back.
-struct Validator {
+package struct Validator {
     let model: ObjectModel
     let layout: StoreLayout
     let database: Database
@@ -22,13 +22,26 @@ struct Validator {
     /// when nil.
     var only: ((_ entity: String, _ property: String) -> Bool)? = nil
     /// Whether a one-to-one's object must point back (`moult verify` checks inverses on its own).
-    var checksOneToOnes = true
+    package var checksOneToOnes = true
+
+    package init(
+        model: ObjectModel, layout: StoreLayout, database: Database, stopAtFirst: Bool, report: @escaping (ValidationFailure) -> Void,
+        only: ((_ entity: String, _ property: String) -> Bool)? = nil, checksOneToOnes: Bool = true
+    ) {
+        self.model = model
+        self.layout = layout
+        self.database = database
+        self.stopAtFirst = stopAtFirst
+        self.report = report
+        self.only = only
+        self.checksOneToOnes = checksOneToOnes
+    }
 
     private struct Stop: Error {}
 
     /// Checks every concrete entity; returns how many failures were found.
     @discardableResult
-    func run() throws -> Int {
+    package func run() throws -> Int {
         var count = 0
         let reportAndCount: (ValidationFailure) throws -> Void = { failure in
             count += 1

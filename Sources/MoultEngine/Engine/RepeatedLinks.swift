@@ -32,7 +32,7 @@ import MoultStore
 ///   that call reaches is such a to-one side;
 /// - each side's targets are of an entity the other side's relationship can hold (so neither side
 ///   fails where the other would not).
-enum RepeatedLinks {
+package enum RepeatedLinks {
     /// The relationship names to leave out of stage 2, by mapping index.
     static func omitted(
         in mappings: [CompiledMapping], sourceLayout: StoreLayout, destinationLayout: StoreLayout, destinationModel: ObjectModel
