@@ -147,112 +147,24 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
             if ignoredDepth > 0 { ignoredDepth += 1 }
             return
         }
-        let yes = { (key: String) in attributes[key] == "YES" }
         switch name {
         case "model":
             guard depth == 1 else { return fail(parser, .malformedXML, "<model> inside another element") }
             sawModel = true
             versionIdentifier = attributes["userDefinedModelVersionIdentifier"]
-        case "entity":
-            guard depth == 2, entity == nil else { return fail(parser, .malformedXML, "<entity> outside <model>") }
-            guard let entityName = required(parser, attributes, "name", of: "entity") else { return }
-            lines[LineKey(entity: entityName)] = parser.lineNumber
-            entity = EntityDescription(
-                name: entityName, representedClassName: attributes["representedClassName"],
-                parent: attributes["parentEntity"], isAbstract: yes("isAbstract"),
-                versionHashModifier: attributes["versionHashModifier"], renamingIdentifier: attributes["elementID"],
-                codeGenerationType: attributes["codeGenerationType"])
-        case "attribute":
-            guard let owner = entity, attribute == nil, relationship == nil else {
-                return fail(parser, .malformedXML, "<attribute> outside <entity>")
-            }
-            guard let attributeName = required(parser, attributes, "name", of: "attribute") else { return }
-            lines[LineKey(entity: owner.name, property: attributeName)] = parser.lineNumber
-            let typeName = attributes["attributeType"] ?? AttributeType.undefined.rawValue
-            guard let type = AttributeType(rawValue: typeName) else {
-                let known = AttributeType.allCases.map(\.rawValue).joined(separator: ", ")
-                return fail(
-                    parser, .unknownAttributeType,
-                    "attribute '\(owner.name).\(attributeName)' has an unknown attributeType '\(typeName)' (known: \(known))")
-            }
-            var attribute = AttributeDescription(
-                name: attributeName, type: type, isOptional: yes("optional"), isTransient: yes("transient"),
-                defaultValueString: attributes["defaultValueString"],
-                minValueString: attributes["minValueString"], maxValueString: attributes["maxValueString"],
-                regularExpressionString: attributes["regularExpressionString"],
-                usesScalarValueType: yes("usesScalarValueType"),
-                valueTransformerName: attributes["valueTransformerName"], customClassName: attributes["customClassName"],
-                allowsExternalBinaryDataStorage: yes("allowsExternalBinaryDataStorage"),
-                preserveAfterDeletion: yes("preserveAfterDeletion"), isIndexed: yes("indexed"),
-                versionHashModifier: attributes["versionHashModifier"], renamingIdentifier: attributes["elementID"],
-                isDerived: yes("derived"), derivationExpression: attributes["derivationExpression"])
-            attribute.defaultDateTimeInterval = double(parser, attributes, "defaultDateTimeInterval")
-            attribute.minDateTimeInterval = double(parser, attributes, "minDateTimeInterval")
-            attribute.maxDateTimeInterval = double(parser, attributes, "maxDateTimeInterval")
-            self.attribute = attribute
-        case "relationship":
-            guard let owner = entity, attribute == nil, relationship == nil else {
-                return fail(parser, .malformedXML, "<relationship> outside <entity>")
-            }
-            guard let relationshipName = required(parser, attributes, "name", of: "relationship") else { return }
-            lines[LineKey(entity: owner.name, property: relationshipName)] = parser.lineNumber
-            guard let destination = attributes["destinationEntity"], !destination.isEmpty else {
-                return fail(parser, .invalidValue, "relationship '\(owner.name).\(relationshipName)' has no destinationEntity")
-            }
-            let ruleName = attributes["deletionRule"] ?? DeleteRule.nullify.rawValue
-            guard let rule = DeleteRule(rawValue: ruleName) else {
-                return fail(
-                    parser, .invalidValue,
-                    "relationship '\(owner.name).\(relationshipName)' has an unknown deletionRule '\(ruleName)'")
-            }
-            let toMany = yes("toMany")
-            let minCount = integer(parser, attributes, "minCount")
-            let maxCount = integer(parser, attributes, "maxCount")
-            relationship = RelationshipDescription(
-                name: relationshipName, destination: destination, inverse: attributes["inverseName"],
-                inverseEntity: attributes["inverseEntity"], isToMany: toMany, isOrdered: yes("ordered"),
-                isOptional: yes("optional"), isTransient: yes("transient"), minCount: minCount ?? 0,
-                maxCount: maxCount, deleteRule: rule, renamingIdentifier: attributes["elementID"],
-                versionHashModifier: attributes["versionHashModifier"])
+        case "entity": startEntity(parser, attributes)
+        case "attribute": startAttribute(parser, attributes)
+        case "relationship": startRelationship(parser, attributes)
         case "fetchedProperty":
             guard entity != nil, fetchedProperty == nil else {
                 return fail(parser, .malformedXML, "<fetchedProperty> outside <entity>")
             }
             guard let propertyName = required(parser, attributes, "name", of: "fetchedProperty") else { return }
-            fetchedProperty = FetchedPropertyDescription(name: propertyName, isOptional: yes("optional"))
-        case "fetchRequest":
-            if fetchedProperty != nil {
-                fetchedProperty?.fetchEntity = attributes["entity"]
-                fetchedProperty?.predicateString = attributes["predicateString"]
-                fetchedProperty?.fetchRequestName = attributes["name"] ?? "fetchedPropertyFetchRequest"
-            } else if depth == 2 {
-                guard let requestName = required(parser, attributes, "name", of: "fetchRequest"),
-                    let requestEntity = required(parser, attributes, "entity", of: "fetchRequest")
-                else { return }
-                var other = attributes
-                for key in ["name", "entity", "predicateString"] { other[key] = nil }
-                fetchRequests.append(
-                    FetchRequestTemplate(
-                        name: requestName, entity: requestEntity, predicateString: attributes["predicateString"],
-                        otherAttributes: other))
-            } else {
-                fail(parser, .malformedXML, "<fetchRequest> outside <model> or <fetchedProperty>")
-            }
+            fetchedProperty = FetchedPropertyDescription(name: propertyName, isOptional: attributes["optional"] == "YES")
+        case "fetchRequest": startFetchRequest(parser, attributes)
         case "userInfo":
             break
-        case "entry":
-            guard let key = required(parser, attributes, "key", of: "entry") else { return }
-            let value = attributes["value"] ?? ""
-            if attribute != nil {
-                attribute?.userInfo[key] = value
-            } else if relationship != nil {
-                relationship?.userInfo[key] = value
-            } else if fetchedProperty != nil {
-                fetchedProperty?.userInfo[key] = value
-            } else if entity != nil {
-                entity?.userInfo[key] = value
-            }
-            // Model-level entries are not part of Core Data's model: ignored.
+        case "entry": startEntry(parser, attributes)
         case "uniquenessConstraints":
             guard entity != nil else { return fail(parser, .malformedXML, "<uniquenessConstraints> outside <entity>") }
         case "uniquenessConstraint":
@@ -284,7 +196,7 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
                 return
             }
             configuration = ConfigurationDescription(
-                name: configurationName, entityNames: [], usedWithCloudKit: yes("usedWithCloudKit"))
+                name: configurationName, entityNames: [], usedWithCloudKit: attributes["usedWithCloudKit"] == "YES")
         case "memberEntity":
             guard configuration != nil, let member = required(parser, attributes, "name", of: "memberEntity") else {
                 if error == nil { fail(parser, .malformedXML, "<memberEntity> outside <configuration>") }
@@ -296,6 +208,115 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
         default:
             // Elements Xcode may add in later versions (and legacy ones) are skipped, with their content.
             if depth > 1 { ignoredDepth = 1 } else { fail(parser, .malformedXML, "the root element is <\(name)>, not <model>") }
+        }
+    }
+
+
+    // MARK: Elements
+
+    private func startEntity(_ parser: XMLParser, _ attributes: [String: String]) {
+        let yes = { (key: String) in attributes[key] == "YES" }
+        guard depth == 2, entity == nil else { return fail(parser, .malformedXML, "<entity> outside <model>") }
+        guard let entityName = required(parser, attributes, "name", of: "entity") else { return }
+        lines[LineKey(entity: entityName)] = parser.lineNumber
+        entity = EntityDescription(
+            name: entityName, representedClassName: attributes["representedClassName"],
+            parent: attributes["parentEntity"], isAbstract: yes("isAbstract"),
+            versionHashModifier: attributes["versionHashModifier"], renamingIdentifier: attributes["elementID"],
+            codeGenerationType: attributes["codeGenerationType"])
+    }
+
+    private func startAttribute(_ parser: XMLParser, _ attributes: [String: String]) {
+        let yes = { (key: String) in attributes[key] == "YES" }
+        guard let owner = entity, attribute == nil, relationship == nil else {
+            return fail(parser, .malformedXML, "<attribute> outside <entity>")
+        }
+        guard let attributeName = required(parser, attributes, "name", of: "attribute") else { return }
+        lines[LineKey(entity: owner.name, property: attributeName)] = parser.lineNumber
+        let typeName = attributes["attributeType"] ?? AttributeType.undefined.rawValue
+        guard let type = AttributeType(rawValue: typeName) else {
+            let known = AttributeType.allCases.map(\.rawValue).joined(separator: ", ")
+            return fail(
+                parser, .unknownAttributeType,
+                "attribute '\(owner.name).\(attributeName)' has an unknown attributeType '\(typeName)' (known: \(known))")
+        }
+        var attribute = AttributeDescription(
+            name: attributeName, type: type, isOptional: yes("optional"), isTransient: yes("transient"),
+            defaultValueString: attributes["defaultValueString"],
+            minValueString: attributes["minValueString"], maxValueString: attributes["maxValueString"],
+            regularExpressionString: attributes["regularExpressionString"],
+            usesScalarValueType: yes("usesScalarValueType"),
+            valueTransformerName: attributes["valueTransformerName"], customClassName: attributes["customClassName"],
+            allowsExternalBinaryDataStorage: yes("allowsExternalBinaryDataStorage"),
+            preserveAfterDeletion: yes("preserveAfterDeletion"), isIndexed: yes("indexed"),
+            versionHashModifier: attributes["versionHashModifier"], renamingIdentifier: attributes["elementID"],
+            isDerived: yes("derived"), derivationExpression: attributes["derivationExpression"])
+        attribute.defaultDateTimeInterval = double(parser, attributes, "defaultDateTimeInterval")
+        attribute.minDateTimeInterval = double(parser, attributes, "minDateTimeInterval")
+        attribute.maxDateTimeInterval = double(parser, attributes, "maxDateTimeInterval")
+        self.attribute = attribute
+    }
+
+    private func startRelationship(_ parser: XMLParser, _ attributes: [String: String]) {
+        let yes = { (key: String) in attributes[key] == "YES" }
+        guard let owner = entity, attribute == nil, relationship == nil else {
+            return fail(parser, .malformedXML, "<relationship> outside <entity>")
+        }
+        guard let relationshipName = required(parser, attributes, "name", of: "relationship") else { return }
+        lines[LineKey(entity: owner.name, property: relationshipName)] = parser.lineNumber
+        guard let destination = attributes["destinationEntity"], !destination.isEmpty else {
+            return fail(parser, .invalidValue, "relationship '\(owner.name).\(relationshipName)' has no destinationEntity")
+        }
+        let ruleName = attributes["deletionRule"] ?? DeleteRule.nullify.rawValue
+        guard let rule = DeleteRule(rawValue: ruleName) else {
+            return fail(
+                parser, .invalidValue,
+                "relationship '\(owner.name).\(relationshipName)' has an unknown deletionRule '\(ruleName)'")
+        }
+        let toMany = yes("toMany")
+        let minCount = integer(parser, attributes, "minCount")
+        let maxCount = integer(parser, attributes, "maxCount")
+        relationship = RelationshipDescription(
+            name: relationshipName, destination: destination, inverse: attributes["inverseName"],
+            inverseEntity: attributes["inverseEntity"], isToMany: toMany, isOrdered: yes("ordered"),
+            isOptional: yes("optional"), isTransient: yes("transient"), minCount: minCount ?? 0,
+            maxCount: maxCount, deleteRule: rule, renamingIdentifier: attributes["elementID"],
+            versionHashModifier: attributes["versionHashModifier"])
+    }
+
+    private func startFetchRequest(_ parser: XMLParser, _ attributes: [String: String]) {
+        if fetchedProperty != nil {
+            fetchedProperty?.fetchEntity = attributes["entity"]
+            fetchedProperty?.predicateString = attributes["predicateString"]
+            fetchedProperty?.fetchRequestName = attributes["name"] ?? "fetchedPropertyFetchRequest"
+        } else if depth == 2 {
+            guard let requestName = required(parser, attributes, "name", of: "fetchRequest"),
+                let requestEntity = required(parser, attributes, "entity", of: "fetchRequest")
+            else { return }
+            var other = attributes
+            for key in ["name", "entity", "predicateString"] { other[key] = nil }
+            fetchRequests.append(
+                FetchRequestTemplate(
+                    name: requestName, entity: requestEntity, predicateString: attributes["predicateString"],
+                    otherAttributes: other))
+        } else {
+            fail(parser, .malformedXML, "<fetchRequest> outside <model> or <fetchedProperty>")
+        }
+    }
+
+    /// A user info entry, for the innermost element that has user info (model-level entries are not
+    /// part of Core Data's model: ignored).
+    private func startEntry(_ parser: XMLParser, _ attributes: [String: String]) {
+        guard let key = required(parser, attributes, "key", of: "entry") else { return }
+        let value = attributes["value"] ?? ""
+        if attribute != nil {
+            attribute?.userInfo[key] = value
+        } else if relationship != nil {
+            relationship?.userInfo[key] = value
+        } else if fetchedProperty != nil {
+            fetchedProperty?.userInfo[key] = value
+        } else if entity != nil {
+            entity?.userInfo[key] = value
         }
     }
 
