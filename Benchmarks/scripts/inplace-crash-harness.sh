@@ -19,7 +19,7 @@
 #            to-one, Integer 32 -> a required Decimal with a default (1 book in 17 has nil), a removed sub-entity whose objects links reach, a derived
 #            count's triggers dropped and made again; 200,000 books, 20,000 shelves (Z_ENT 2 Shelf, 3 the
 #            removed Crate: 16,000 of them), 20,000 tags. Named points inplace-change-<kind>:n before
-#            each change of a kind; an R-tree index on Book.sold (Z_RT_Book_bySold) dropped and made again
+#            each change of a kind; an R-tree index on Book.sold (Z_Book_bySold) dropped and made again
 #   triggers People v1 -> v2, 20,000 persons, with an application's trigger on ZPERSON (Photos-like
 #            ZT_): dropped around the change and made again (named point inplace-foreign-triggers)
 # For each mode: an uninterrupted in-place run on a copy is the reference. Then K kills at random instants
@@ -119,7 +119,7 @@ setup_mode() {
             UPDATE ZSHELF SET ZBOOKCOUNT = (SELECT COUNT(*) FROM ZBOOK WHERE ZBOOK.ZSHELF = ZSHELF.Z_PK);
             UPDATE Z_PRIMARYKEY SET Z_MAX = 200000 WHERE Z_ENT = 1; UPDATE Z_PRIMARYKEY SET Z_MAX = 20000 WHERE Z_ENT IN (2, 4);" >/dev/null
         sqlite3 "$WORK/$mode-original.sqlite" "$triggers"
-        sqlite3 "$WORK/$mode-original.sqlite" "INSERT INTO Z_RT_Book_bySold (Z_PK, ZSOLD_MIN, ZSOLD_MAX) SELECT Z_PK, ZSOLD, ZSOLD FROM ZBOOK" >/dev/null
+        sqlite3 "$WORK/$mode-original.sqlite" "INSERT INTO Z_Book_bySold (Z_PK, ZSOLD_MIN, ZSOLD_MAX) SELECT Z_PK, ZSOLD, ZSOLD FROM ZBOOK" >/dev/null
         ARGS=(--model "$KINDS") ;;
     esac
     SRC="$WORK/$mode-original.sqlite"
