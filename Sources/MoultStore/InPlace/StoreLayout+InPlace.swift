@@ -36,14 +36,14 @@ extension StoreLayout {
             changes.insert(
                 InPlaceChange(
                     kind: .dropTable, summary: rTrees.map(\.name).joined(separator: ", ") + " (R-tree indexes)",
-                    statements: rTrees.map { InPlaceStatement("DROP TABLE IF EXISTS \(quoted($0.name))") }, touchesRows: false),
+                    statements: rTrees.map { InPlaceStatement("DROP TABLE IF EXISTS \(SQLName.quoted($0.name, always: true))") }, touchesRows: false),
                 at: 0)
         }
         if !derivedTriggers.isEmpty || !rTrees.isEmpty {
             changes.insert(
                 InPlaceChange(
                     kind: .dropTriggers, summary: "\(derivedTriggers.count) derived attributes' triggers, \(rTrees.count) R-tree indexes' triggers",
-                    statements: triggerNames.map { InPlaceStatement("DROP TRIGGER IF EXISTS \(quoted($0))") }, touchesRows: false),
+                    statements: triggerNames.map { InPlaceStatement("DROP TRIGGER IF EXISTS \(SQLName.quoted($0, always: true))") }, touchesRows: false),
                 at: 0)
         }
         if !destination.derivedTriggers.isEmpty {
@@ -61,15 +61,15 @@ extension StoreLayout {
                     statements: destination.derivedTriggers.map { InPlaceStatement($0) }, touchesRows: false))
         }
         for rTree in destination.rTrees {
-            let bounds = rTree.columns.flatMap { [quoted($0 + "_MIN"), quoted($0 + "_MAX")] }
-            let values = rTree.columns.flatMap { [quoted($0), quoted($0)] }
+            let bounds = rTree.columns.flatMap { [SQLName.quoted($0 + "_MIN", always: true), SQLName.quoted($0 + "_MAX", always: true)] }
+            let values = rTree.columns.flatMap { [SQLName.quoted($0, always: true), SQLName.quoted($0, always: true)] }
             changes.append(
                 InPlaceChange(
                     kind: .createTable, summary: "\(rTree.name) (R-tree index of \(rTree.table), filled from its rows)",
                     statements: [
                         InPlaceStatement(rTree.createSQL),
                         InPlaceStatement(
-                            "INSERT INTO \(quoted(rTree.name)) (\((["Z_PK"] + bounds).joined(separator: ", "))) SELECT \((["Z_PK"] + values).joined(separator: ", ")) FROM \(quoted(rTree.table)) ORDER BY Z_PK"),
+                            "INSERT INTO \(SQLName.quoted(rTree.name, always: true)) (\((["Z_PK"] + bounds).joined(separator: ", "))) SELECT \((["Z_PK"] + values).joined(separator: ", ")) FROM \(SQLName.quoted(rTree.table, always: true)) ORDER BY Z_PK"),
                     ], touchesRows: true))
             changes.append(
                 InPlaceChange(
@@ -106,12 +106,6 @@ extension StoreLayout {
 /// `CREATE INDEX` for an index of a layout, as a new store makes it (its `WHERE` included).
 func createIndexSQL(_ index: IndexLayout, ifNotExists: Bool = false) -> String {
     index.createSQL(ifNotExists: ifNotExists)
-}
-
-/// An SQL identifier, quoted.
-@inline(__always)
-func quoted(_ identifier: String) -> String {
-    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
 
 // MARK: - Roles of columns
@@ -277,8 +271,8 @@ private struct InPlaceBuilder {
     private func keptKey(_ column: String, naming entity: String, qualifier: String? = nil) -> String? {
         let numbers = removedReachable(from: entity)
         guard !numbers.isEmpty, let table = old.entity(named: entity)?.table else { return nil }
-        let reference = (qualifier.map { quoted($0) + "." } ?? "") + quoted(column)
-        return "CASE WHEN \(reference) IN (SELECT \(quoted("Z_PK")) FROM \(quoted(table)) WHERE \(quoted("Z_ENT")) IN (\(numbers.map(String.init).joined(separator: ", ")))) THEN NULL ELSE \(reference) END"
+        let reference = (qualifier.map { SQLName.quoted($0, always: true) + "." } ?? "") + SQLName.quoted(column, always: true)
+        return "CASE WHEN \(reference) IN (SELECT \(SQLName.quoted("Z_PK", always: true)) FROM \(SQLName.quoted(table, always: true)) WHERE \(SQLName.quoted("Z_ENT", always: true)) IN (\(numbers.map(String.init).joined(separator: ", ")))) THEN NULL ELSE \(reference) END"
     }
 
     /// A condition on `column` (qualified) that holds when it names no removed object of `entity`'s
@@ -286,7 +280,7 @@ private struct InPlaceBuilder {
     private func keptCondition(_ reference: String, naming entity: String) -> String? {
         let numbers = removedReachable(from: entity)
         guard !numbers.isEmpty, let table = old.entity(named: entity)?.table else { return nil }
-        return "\(reference) NOT IN (SELECT \(quoted("Z_PK")) FROM \(quoted(table)) WHERE \(quoted("Z_ENT")) IN (\(numbers.map(String.init).joined(separator: ", "))))"
+        return "\(reference) NOT IN (SELECT \(SQLName.quoted("Z_PK", always: true)) FROM \(SQLName.quoted(table, always: true)) WHERE \(SQLName.quoted("Z_ENT", always: true)) IN (\(numbers.map(String.init).joined(separator: ", "))))"
     }
 
     /// A relationship and its inverse must both come from a source pair of inverses, or both be new:
@@ -345,7 +339,7 @@ private struct InPlaceBuilder {
                 // it is one exactly (rounded beyond 2^53, as a double); `CAST(… AS REAL)` does the same.
                 // Made required with a default, a nil becomes the default, bound as the copy binds a
                 // Decimal (its double value); without one, the nil stays and validation refuses it.
-                let cast = "CAST(\(quoted(sourceAttribute.column)) AS REAL)"
+                let cast = "CAST(\(SQLName.quoted(sourceAttribute.column, always: true)) AS REAL)"
                 if let replacement { return .sqlCoalesce(cast, replacement) }
                 return .sql(cast)
             }
@@ -366,7 +360,7 @@ private struct InPlaceBuilder {
             let kept = keptKey(sourceToOne.column, naming: sourceToOne.destination)
             if let companion = sourceToOne.entityColumn {
                 guard let kept else { return .renumbered(companion, numberMap) }
-                return .sql("CASE WHEN (\(kept)) IS NULL THEN NULL ELSE \(Self.renumberSQL(quoted(companion), numberMap)) END")
+                return .sql("CASE WHEN (\(kept)) IS NULL THEN NULL ELSE \(Self.renumberSQL(SQLName.quoted(companion, always: true), numberMap)) END")
             }
             // The destination removed: every link to it is cleared.
             guard let number = numberMap[sourceToOne.destinationNumber] else { return .null }
@@ -383,13 +377,13 @@ private struct InPlaceBuilder {
             // The key names an owner: cleared where that owner is removed.
             let kept = keptKey(keyColumn, naming: ownerSource.rootName)
             if case .toManyKey = role { return kept.map(ColumnValue.sql) ?? .column(keyColumn) }
-            let key = kept.map { "(\($0))" } ?? quoted(keyColumn)
+            let key = kept.map { "(\($0))" } ?? SQLName.quoted(keyColumn, always: true)
             guard let orderColumn else {
                 // Unordered → ordered: each owner's objects numbered from 1 in the order the copy reads
                 // them (by primary key), as the copy writes them.
-                return .sql("CASE WHEN \(key) IS NULL THEN NULL ELSE ROW_NUMBER() OVER (PARTITION BY \(key) ORDER BY \(quoted("Z_PK"))) END")
+                return .sql("CASE WHEN \(key) IS NULL THEN NULL ELSE ROW_NUMBER() OVER (PARTITION BY \(key) ORDER BY \(SQLName.quoted("Z_PK", always: true))) END")
             }
-            if kept != nil { return .sql("CASE WHEN \(key) IS NULL THEN NULL ELSE \(quoted(orderColumn)) END") }
+            if kept != nil { return .sql("CASE WHEN \(key) IS NULL THEN NULL ELSE \(SQLName.quoted(orderColumn, always: true)) END") }
             return .column(orderColumn)
         }
     }
@@ -424,31 +418,31 @@ private struct InPlaceBuilder {
         } else {
             stage = "moult_first_\(firstStages.count + 1)"
             firstStages[key] = stage
-            let target = quoted("moult_target")
+            let target = SQLName.quoted("moult_target", always: true)
             let numbers = targets.map { String($0.number) }.joined(separator: ", ")
             let select: String
             switch sourceToMany.storage {
             case .destinationColumn(let table, let keyColumn, _, let orderColumn):
-                let owner = "\(target).\(quoted(keyColumn))"
-                let order = orderColumn.map { "\(target).\(quoted($0)), " } ?? ""
-                select = "SELECT \(owner) AS \(quoted("o")), \(target).\(quoted("Z_PK")) AS \(quoted("t")), \(target).\(quoted("Z_ENT")) AS \(quoted("e")), ROW_NUMBER() OVER (PARTITION BY \(owner) ORDER BY \(order)\(target).\(quoted("Z_PK"))) AS \(quoted("n")) FROM \(quoted(table)) AS \(target) WHERE \(owner) IS NOT NULL AND \(target).\(quoted("Z_ENT")) IN (\(numbers))"
+                let owner = "\(target).\(SQLName.quoted(keyColumn, always: true))"
+                let order = orderColumn.map { "\(target).\(SQLName.quoted($0, always: true)), " } ?? ""
+                select = "SELECT \(owner) AS \(SQLName.quoted("o", always: true)), \(target).\(SQLName.quoted("Z_PK", always: true)) AS \(SQLName.quoted("t", always: true)), \(target).\(SQLName.quoted("Z_ENT", always: true)) AS \(SQLName.quoted("e", always: true)), ROW_NUMBER() OVER (PARTITION BY \(owner) ORDER BY \(order)\(target).\(SQLName.quoted("Z_PK", always: true))) AS \(SQLName.quoted("n", always: true)) FROM \(SQLName.quoted(table, always: true)) AS \(target) WHERE \(owner) IS NOT NULL AND \(target).\(SQLName.quoted("Z_ENT", always: true)) IN (\(numbers))"
             case .joinTable(let table, let sourceColumn, let destinationColumn, let orderColumn):
-                let link = quoted("moult_link")
-                let owner = "\(link).\(quoted(sourceColumn))"
-                let order = orderColumn.map { "\(link).\(quoted($0)), " } ?? ""
-                select = "SELECT \(owner) AS \(quoted("o")), \(target).\(quoted("Z_PK")) AS \(quoted("t")), \(target).\(quoted("Z_ENT")) AS \(quoted("e")), ROW_NUMBER() OVER (PARTITION BY \(owner) ORDER BY \(order)\(target).\(quoted("Z_PK"))) AS \(quoted("n")) FROM \(quoted(table)) AS \(link) JOIN \(quoted(targetTable)) AS \(target) ON \(target).\(quoted("Z_PK")) = \(link).\(quoted(destinationColumn)) WHERE \(target).\(quoted("Z_ENT")) IN (\(numbers))"
+                let link = SQLName.quoted("moult_link", always: true)
+                let owner = "\(link).\(SQLName.quoted(sourceColumn, always: true))"
+                let order = orderColumn.map { "\(link).\(SQLName.quoted($0, always: true)), " } ?? ""
+                select = "SELECT \(owner) AS \(SQLName.quoted("o", always: true)), \(target).\(SQLName.quoted("Z_PK", always: true)) AS \(SQLName.quoted("t", always: true)), \(target).\(SQLName.quoted("Z_ENT", always: true)) AS \(SQLName.quoted("e", always: true)), ROW_NUMBER() OVER (PARTITION BY \(owner) ORDER BY \(order)\(target).\(SQLName.quoted("Z_PK", always: true))) AS \(SQLName.quoted("n", always: true)) FROM \(SQLName.quoted(table, always: true)) AS \(link) JOIN \(SQLName.quoted(targetTable, always: true)) AS \(target) ON \(target).\(SQLName.quoted("Z_PK", always: true)) = \(link).\(SQLName.quoted(destinationColumn, always: true)) WHERE \(target).\(SQLName.quoted("Z_ENT", always: true)) IN (\(numbers))"
             }
             stagingChanges.append(
                 InPlaceChange(
                     kind: .stageLinks, summary: "the first of \(key) (temporary)",
                     statements: [
-                        InPlaceStatement("CREATE TEMP TABLE \(quoted(stage)) (\(quoted("owner")) INTEGER PRIMARY KEY, \(quoted("target")) INTEGER, \(quoted("entity")) INTEGER)"),
+                        InPlaceStatement("CREATE TEMP TABLE \(SQLName.quoted(stage, always: true)) (\(SQLName.quoted("owner", always: true)) INTEGER PRIMARY KEY, \(SQLName.quoted("target", always: true)) INTEGER, \(SQLName.quoted("entity", always: true)) INTEGER)"),
                         InPlaceStatement(
-                            "INSERT INTO temp.\(quoted(stage)) SELECT \(quoted("o")), \(quoted("t")), \(quoted("e")) FROM (\(select)) AS \(quoted("ranked")) WHERE \(quoted("n")) = 1"),
+                            "INSERT INTO temp.\(SQLName.quoted(stage, always: true)) SELECT \(SQLName.quoted("o", always: true)), \(SQLName.quoted("t", always: true)), \(SQLName.quoted("e", always: true)) FROM (\(select)) AS \(SQLName.quoted("ranked", always: true)) WHERE \(SQLName.quoted("n", always: true)) = 1"),
                     ], touchesRows: true))
         }
-        let selected = entityNumber ? Self.renumberSQL(quoted("entity"), numberMap) : quoted("target")
-        return .sql("(SELECT \(selected) FROM temp.\(quoted(stage)) WHERE \(quoted("owner")) = \(quoted(Self.rowAlias)).\(quoted("Z_PK")))")
+        let selected = entityNumber ? Self.renumberSQL(SQLName.quoted("entity", always: true), numberMap) : SQLName.quoted("target", always: true)
+        return .sql("(SELECT \(selected) FROM temp.\(SQLName.quoted(stage, always: true)) WHERE \(SQLName.quoted("owner", always: true)) = \(SQLName.quoted(Self.rowAlias, always: true)).\(SQLName.quoted("Z_PK", always: true)))")
     }
 
     /// Whether a to-many becoming a to-one keeps, as its inverse, the to-one that was its inverse (a
@@ -495,19 +489,19 @@ private struct InPlaceBuilder {
     private func expression(_ value: ColumnValue, arguments: inout [Value]) -> String {
         switch value {
         case .null: return "NULL"
-        case .column(let column): return quoted(column)
+        case .column(let column): return SQLName.quoted(column, always: true)
         case .constant(let constant):
             arguments.append(constant)
             return "?"
         case .coalesce(let column, let constant):
             arguments.append(constant)
-            return "COALESCE(\(quoted(column)), ?)"
+            return "COALESCE(\(SQLName.quoted(column, always: true)), ?)"
         case .renumbered(let column, let map):
-            if map.allSatisfy({ $0.key == $0.value }) { return quoted(column) }
-            return Self.renumberSQL(quoted(column), map)
+            if map.allSatisfy({ $0.key == $0.value }) { return SQLName.quoted(column, always: true) }
+            return Self.renumberSQL(SQLName.quoted(column, always: true), map)
         case .constantUnlessNull(let column, let constant):
             arguments.append(constant)
-            return "CASE WHEN \(quoted(column)) IS NULL THEN NULL ELSE ? END"
+            return "CASE WHEN \(SQLName.quoted(column, always: true)) IS NULL THEN NULL ELSE ? END"
         case .sql(let sql):
             return sql
         case .sqlCoalesce(let sql, let constant):
@@ -580,7 +574,7 @@ private struct InPlaceBuilder {
                     alters.append(
                         InPlaceChange(
                             kind: .renameTable, summary: "\(sourceTable.name) → \(table.name)",
-                            statements: [InPlaceStatement("ALTER TABLE \(quoted(sourceTable.name)) RENAME TO \(quoted(stage))")],
+                            statements: [InPlaceStatement("ALTER TABLE \(SQLName.quoted(sourceTable.name, always: true)) RENAME TO \(SQLName.quoted(stage, always: true))")],
                             touchesRows: false))
                     renamedTables.insert(sourceTable.name)
                     renames.append((stage, table.name))
@@ -613,7 +607,7 @@ private struct InPlaceBuilder {
             changes.append(
                 InPlaceChange(
                     kind: .dropIndex, summary: oldIndexes.map(\.name).joined(separator: ", "),
-                    statements: oldIndexes.map { InPlaceStatement("DROP INDEX IF EXISTS \(quoted($0.name))") }, touchesRows: false))
+                    statements: oldIndexes.map { InPlaceStatement("DROP INDEX IF EXISTS \(SQLName.quoted($0.name, always: true))") }, touchesRows: false))
         }
         // 2. New tables filled from the old ones, while these stand; 3. tables altered where they stand.
         changes += stagingChanges
@@ -623,7 +617,7 @@ private struct InPlaceBuilder {
         let dropped = (old.tables.map(\.name) + old.joinTables.map(\.name)).filter { !keptTables.contains($0) && !renamedTables.contains($0) }
         let finalNames = Set(new.tables.map(\.name) + new.joinTables.map(\.name))
         for table in dropped {
-            let statement = InPlaceStatement("DROP TABLE \(quoted(table))")
+            let statement = InPlaceStatement("DROP TABLE \(SQLName.quoted(table, always: true))")
             changes.append(
                 InPlaceChange(
                     kind: .dropTable, summary: table, statements: [statement], touchesRows: false,
@@ -634,12 +628,12 @@ private struct InPlaceBuilder {
             changes.append(
                 InPlaceChange(
                     kind: .renameTable, summary: "\(final)",
-                    statements: [InPlaceStatement("ALTER TABLE \(quoted(stage)) RENAME TO \(quoted(final))")], touchesRows: false))
+                    statements: [InPlaceStatement("ALTER TABLE \(SQLName.quoted(stage, always: true)) RENAME TO \(SQLName.quoted(final, always: true))")], touchesRows: false))
         }
         for stage in firstStages.values.sorted() {
             changes.append(
                 InPlaceChange(
-                    kind: .stageLinks, summary: "\(stage) dropped", statements: [InPlaceStatement("DROP TABLE temp.\(quoted(stage))")], touchesRows: false))
+                    kind: .stageLinks, summary: "\(stage) dropped", statements: [InPlaceStatement("DROP TABLE temp.\(SQLName.quoted(stage, always: true))")], touchesRows: false))
         }
         // 6. Indexes.
         let created = (new.tables.flatMap(\.indexes) + new.joinTables.flatMap(\.indexes)).filter { !survivingIndexes.contains($0.name) }
@@ -654,37 +648,37 @@ private struct InPlaceBuilder {
         }
         // 7. Z_PRIMARYKEY: one row per entity; a root's Z_MAX continues its old root's.
         var primaryKeys = [
-            InPlaceStatement("ALTER TABLE \(quoted("Z_PRIMARYKEY")) RENAME TO \(quoted("moult_inplace_primarykey"))"),
+            InPlaceStatement("ALTER TABLE \(SQLName.quoted("Z_PRIMARYKEY", always: true)) RENAME TO \(SQLName.quoted("moult_inplace_primarykey", always: true))"),
             InPlaceStatement(
-                "CREATE TABLE \(quoted("Z_PRIMARYKEY")) (\(quoted("Z_ENT")) INTEGER PRIMARY KEY, \(quoted("Z_NAME")) VARCHAR, \(quoted("Z_SUPER")) INTEGER, \(quoted("Z_MAX")) INTEGER)"),
+                "CREATE TABLE \(SQLName.quoted("Z_PRIMARYKEY", always: true)) (\(SQLName.quoted("Z_ENT", always: true)) INTEGER PRIMARY KEY, \(SQLName.quoted("Z_NAME", always: true)) VARCHAR, \(SQLName.quoted("Z_SUPER", always: true)) INTEGER, \(SQLName.quoted("Z_MAX", always: true)) INTEGER)"),
         ]
         for entity in new.entities {
             let oldMax = { (number: Int32) in
-                "COALESCE((SELECT \(quoted("Z_MAX")) FROM \(quoted("moult_inplace_primarykey")) WHERE \(quoted("Z_ENT")) = \(number)), 0)"
+                "COALESCE((SELECT \(SQLName.quoted("Z_MAX", always: true)) FROM \(SQLName.quoted("moult_inplace_primarykey", always: true)) WHERE \(SQLName.quoted("Z_ENT", always: true)) = \(number)), 0)"
             }
             let maximum: String
             if entity.number == entity.rootNumber {
-                let rows = "COALESCE((SELECT MAX(\(quoted("Z_PK"))) FROM \(quoted(entity.table))), 0)"
+                let rows = "COALESCE((SELECT MAX(\(SQLName.quoted("Z_PK", always: true))) FROM \(SQLName.quoted(entity.table, always: true))), 0)"
                 maximum = maximumSources[entity.table].map { "MAX(\(rows), \(oldMax($0)))" } ?? rows
             } else {
                 maximum = source(of: entity.name).map { oldMax($0.number) } ?? "0"
             }
             primaryKeys.append(
                 InPlaceStatement(
-                    "INSERT INTO \(quoted("Z_PRIMARYKEY")) (\(quoted("Z_ENT")), \(quoted("Z_NAME")), \(quoted("Z_SUPER")), \(quoted("Z_MAX"))) VALUES (?, ?, ?, \(maximum))",
+                    "INSERT INTO \(SQLName.quoted("Z_PRIMARYKEY", always: true)) (\(SQLName.quoted("Z_ENT", always: true)), \(SQLName.quoted("Z_NAME", always: true)), \(SQLName.quoted("Z_SUPER", always: true)), \(SQLName.quoted("Z_MAX", always: true))) VALUES (?, ?, ?, \(maximum))",
                     [.int(Int64(entity.number)), .string(entity.name), .int(Int64(entity.superNumber))]))
         }
         // Rows for what is not an entity (Core Data's persistent history numbers its own from 16000) stay.
         primaryKeys.append(
             InPlaceStatement(
-                "INSERT INTO \(quoted("Z_PRIMARYKEY")) SELECT \(quoted("Z_ENT")), \(quoted("Z_NAME")), \(quoted("Z_SUPER")), \(quoted("Z_MAX")) FROM \(quoted("moult_inplace_primarykey")) WHERE \(quoted("Z_ENT")) >= 16000"))
-        primaryKeys.append(InPlaceStatement("DROP TABLE \(quoted("moult_inplace_primarykey"))"))
+                "INSERT INTO \(SQLName.quoted("Z_PRIMARYKEY", always: true)) SELECT \(SQLName.quoted("Z_ENT", always: true)), \(SQLName.quoted("Z_NAME", always: true)), \(SQLName.quoted("Z_SUPER", always: true)), \(SQLName.quoted("Z_MAX", always: true)) FROM \(SQLName.quoted("moult_inplace_primarykey", always: true)) WHERE \(SQLName.quoted("Z_ENT", always: true)) >= 16000"))
+        primaryKeys.append(InPlaceStatement("DROP TABLE \(SQLName.quoted("moult_inplace_primarykey", always: true))"))
         changes.append(InPlaceChange(kind: .primaryKeys, summary: "\(new.entities.count) entities", statements: primaryKeys, touchesRows: false))
         // 8. The model cache described the old model: it now carries the new one (or none, when the new
         // model has a part whose archived form is not known).
-        var cacheStatements = [InPlaceStatement("DELETE FROM \(quoted("Z_MODELCACHE"))")]
+        var cacheStatements = [InPlaceStatement("DELETE FROM \(SQLName.quoted("Z_MODELCACHE", always: true))")]
         if let cache = try? ModelCache.encoded(new.model) {
-            cacheStatements.append(InPlaceStatement("INSERT INTO \(quoted("Z_MODELCACHE")) (\(quoted("Z_CONTENT"))) VALUES (?)", [.data(cache)]))
+            cacheStatements.append(InPlaceStatement("INSERT INTO \(SQLName.quoted("Z_MODELCACHE", always: true)) (\(SQLName.quoted("Z_CONTENT", always: true))) VALUES (?)", [.data(cache)]))
         }
         changes.append(
             InPlaceChange(
@@ -773,10 +767,10 @@ private struct InPlaceBuilder {
             : []
 
         var changes: [InPlaceChange] = []
-        let name = quoted(sourceTable.name)
+        let name = SQLName.quoted(sourceTable.name, always: true)
         let entityCondition = { (numbers: [Int32]) -> String in
             numbers.count == sourceTable.entityNumbers.count
-                ? "" : " AND \(quoted("Z_ENT")) IN (\(numbers.map(String.init).joined(separator: ", ")))"
+                ? "" : " AND \(SQLName.quoted("Z_ENT", always: true)) IN (\(numbers.map(String.init).joined(separator: ", ")))"
         }
         // A dropped column can wait unless a renamed or added column takes its name.
         let claimedNames = Set(renames.map(\.to) + adds.map(\.name))
@@ -784,7 +778,7 @@ private struct InPlaceBuilder {
             changes.append(
                 InPlaceChange(
                     kind: .dropColumn, summary: "\(sourceTable.name).\(column)",
-                    statements: [InPlaceStatement("ALTER TABLE \(name) DROP COLUMN \(quoted(column))")], touchesRows: true,
+                    statements: [InPlaceStatement("ALTER TABLE \(name) DROP COLUMN \(SQLName.quoted(column, always: true))")], touchesRows: true,
                     deferred: claimedNames.contains(column) ? nil : .dropColumn(table: table.name, column: column)))
         }
         // Renames through temporary names when one's new name is another's old one.
@@ -793,9 +787,9 @@ private struct InPlaceBuilder {
         for (index, rename) in renames.enumerated() {
             var statements: [InPlaceStatement] = []
             if clash {
-                statements.append(InPlaceStatement("ALTER TABLE \(name) RENAME COLUMN \(quoted(rename.from)) TO \(quoted("moult_column_\(index)"))"))
+                statements.append(InPlaceStatement("ALTER TABLE \(name) RENAME COLUMN \(SQLName.quoted(rename.from, always: true)) TO \(SQLName.quoted("moult_column_\(index)", always: true))"))
             } else {
-                statements.append(InPlaceStatement("ALTER TABLE \(name) RENAME COLUMN \(quoted(rename.from)) TO \(quoted(rename.to))"))
+                statements.append(InPlaceStatement("ALTER TABLE \(name) RENAME COLUMN \(SQLName.quoted(rename.from, always: true)) TO \(SQLName.quoted(rename.to, always: true))"))
             }
             changes.append(InPlaceChange(kind: .renameColumn, summary: "\(sourceTable.name).\(rename.from) → \(rename.to)", statements: statements, touchesRows: false))
         }
@@ -804,7 +798,7 @@ private struct InPlaceBuilder {
                 changes.append(
                     InPlaceChange(
                         kind: .renameColumn, summary: "\(sourceTable.name).\(rename.to)",
-                        statements: [InPlaceStatement("ALTER TABLE \(name) RENAME COLUMN \(quoted("moult_column_\(index)")) TO \(quoted(rename.to))")],
+                        statements: [InPlaceStatement("ALTER TABLE \(name) RENAME COLUMN \(SQLName.quoted("moult_column_\(index)", always: true)) TO \(SQLName.quoted(rename.to, always: true))")],
                         touchesRows: false))
             }
         }
@@ -812,22 +806,22 @@ private struct InPlaceBuilder {
             changes.append(
                 InPlaceChange(
                     kind: .addColumn, summary: "\(sourceTable.name).\(column.name) \(column.declaredType)",
-                    statements: [InPlaceStatement("ALTER TABLE \(name) ADD COLUMN \(quoted(column.name)) \(column.declaredType)")],
+                    statements: [InPlaceStatement("ALTER TABLE \(name) ADD COLUMN \(SQLName.quoted(column.name, always: true)) \(column.declaredType)")],
                     touchesRows: false))
         }
         for fill in fills {
             var condition = "1"
-            if fill.onlyNil { condition = "\(quoted(fill.column)) IS NULL" }
+            if fill.onlyNil { condition = "\(SQLName.quoted(fill.column, always: true)) IS NULL" }
             // The to-one's column under its name after the renames above.
             if let column = fill.unlessNullColumn {
-                condition = "\(quoted(renames.first { $0.from == column }?.to ?? column)) IS NOT NULL"
+                condition = "\(SQLName.quoted(renames.first { $0.from == column }?.to ?? column, always: true)) IS NOT NULL"
             }
             changes.append(
                 InPlaceChange(
                     kind: .fillColumn, summary: "\(sourceTable.name).\(fill.column) = \(fill.value)\(fill.onlyNil ? " where nil" : "")",
                     statements: [
                         InPlaceStatement(
-                            "UPDATE \(name) SET \(quoted(fill.column)) = ? WHERE \(condition)\(entityCondition(fill.numbers))", [fill.value])
+                            "UPDATE \(name) SET \(SQLName.quoted(fill.column, always: true)) = ? WHERE \(condition)\(entityCondition(fill.numbers))", [fill.value])
                     ], touchesRows: true))
         }
         return Alteration(changes: changes, survivingIndexes: surviving)
@@ -851,14 +845,14 @@ private struct InPlaceBuilder {
         for column in table.columns {
             switch column.name {
             case "Z_PK", "Z_OPT":
-                selected.append(quoted(column.name))
+                selected.append(SQLName.quoted(column.name, always: true))
             case "Z_ENT":
                 if pairs.allSatisfy({ $0.source.number == $0.destination.number }) {
-                    selected.append(quoted("Z_ENT"))
+                    selected.append(SQLName.quoted("Z_ENT", always: true))
                 } else {
                     let cases = pairs.sorted { $0.source.number < $1.source.number }
                         .map { "WHEN \($0.source.number) THEN \($0.destination.number)" }.joined(separator: " ")
-                    selected.append("CASE \(quoted("Z_ENT")) \(cases) END")
+                    selected.append("CASE \(SQLName.quoted("Z_ENT", always: true)) \(cases) END")
                 }
             default:
                 let byEntity = values[column.name] ?? [:]
@@ -870,13 +864,13 @@ private struct InPlaceBuilder {
                     for (number, value) in byEntity.sorted(by: { $0.key < $1.key }) where value != .null {
                         cases.append("WHEN \(number) THEN \(expression(value, arguments: &arguments))")
                     }
-                    selected.append("CASE \(quoted("Z_ENT")) \(cases.joined(separator: " ")) END")
+                    selected.append("CASE \(SQLName.quoted("Z_ENT", always: true)) \(cases.joined(separator: " ")) END")
                 }
             }
         }
-        var sql = "INSERT INTO \(quoted(stage)) (\(table.columns.map { quoted($0.name) }.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) FROM \(quoted(sourceTable.name)) AS \(quoted(Self.rowAlias))"
+        var sql = "INSERT INTO \(SQLName.quoted(stage, always: true)) (\(table.columns.map { SQLName.quoted($0.name, always: true) }.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) FROM \(SQLName.quoted(sourceTable.name, always: true)) AS \(SQLName.quoted(Self.rowAlias, always: true))"
         if Set(sourceTable.entityNumbers) != Set(numbers) {
-            sql += " WHERE \(quoted("Z_ENT")) IN (\(numbers.map(String.init).joined(separator: ", ")))"
+            sql += " WHERE \(SQLName.quoted("Z_ENT", always: true)) IN (\(numbers.map(String.init).joined(separator: ", ")))"
         }
         return InPlaceChange(
             kind: .rebuildTable, summary: "\(table.name) from \(sourceTable.name)",
@@ -885,9 +879,9 @@ private struct InPlaceBuilder {
 
     static func createSQL(_ table: TableLayout, name: String) -> String {
         let body = table.columns.map { column in
-            column.name == "Z_PK" ? "\(quoted("Z_PK")) INTEGER PRIMARY KEY" : "\(quoted(column.name)) \(column.declaredType)"
+            column.name == "Z_PK" ? "\(SQLName.quoted("Z_PK", always: true)) INTEGER PRIMARY KEY" : "\(SQLName.quoted(column.name, always: true)) \(column.declaredType)"
         }
-        return "CREATE TABLE \(quoted(name)) ( \(body.joined(separator: ", ")) )"
+        return "CREATE TABLE \(SQLName.quoted(name, always: true)) ( \(body.joined(separator: ", ")) )"
     }
 
     static func createSQL(_ index: IndexLayout) -> String { createIndexSQL(index) }
@@ -934,26 +928,26 @@ private struct InPlaceBuilder {
         // An order the old version did not keep: each object's links numbered from 1 in the order the
         // copy reads them (by the other object's primary key), as the copy writes them.
         let numbered = { (partition: String, order: String) in
-            "ROW_NUMBER() OVER (PARTITION BY \(quoted(partition)) ORDER BY \(quoted(order)))"
+            "ROW_NUMBER() OVER (PARTITION BY \(SQLName.quoted(partition, always: true)) ORDER BY \(SQLName.quoted(order, always: true)))"
         }
         if let sourceToMany = ownerSource.toMany(named: sourceName) {
             let targetRoot = old.entity(named: sourceToMany.destination)?.rootName ?? sourceToMany.destination
             switch sourceToMany.storage {
             case .joinTable(let table, let sourceColumn, let destinationColumn, let order):
-                select = [quoted(sourceColumn), quoted(destinationColumn)]
+                select = [SQLName.quoted(sourceColumn, always: true), SQLName.quoted(destinationColumn, always: true)]
                 from = table
                 conditions += [
-                    keptCondition("\(quoted(table)).\(quoted(sourceColumn))", naming: ownerRoot),
-                    keptCondition("\(quoted(table)).\(quoted(destinationColumn))", naming: targetRoot),
+                    keptCondition("\(SQLName.quoted(table, always: true)).\(SQLName.quoted(sourceColumn, always: true))", naming: ownerRoot),
+                    keptCondition("\(SQLName.quoted(table, always: true)).\(SQLName.quoted(destinationColumn, always: true))", naming: targetRoot),
                 ].compactMap { $0 }
                 if let sideOrder = side.order {
                     columns.append(sideOrder)
-                    select.append(order.map(quoted) ?? numbered(sourceColumn, destinationColumn))
+                    select.append(order.map { SQLName.quoted($0, always: true) } ?? numbered(sourceColumn, destinationColumn))
                 }
                 if let otherOrder = otherSide?.order {
                     let oldOther = old.joinTables.first { $0.name == table }?.orderColumns.first { $0 != order }
                     columns.append(otherOrder)
-                    select.append(oldOther.map(quoted) ?? numbered(destinationColumn, sourceColumn))
+                    select.append(oldOther.map { SQLName.quoted($0, always: true) } ?? numbered(destinationColumn, sourceColumn))
                 }
                 // The same table, the same columns, no link left out: nothing to do.
                 if let oldTable = old.joinTables.first(where: { $0.name == table }), table == joinTable.name,
@@ -965,16 +959,16 @@ private struct InPlaceBuilder {
                 }
             case .destinationColumn(let table, let keyColumn, _, let order):
                 // One-to-many (or to-many without inverse) becoming many-to-many.
-                select = [quoted(keyColumn), quoted("Z_PK")]
+                select = [SQLName.quoted(keyColumn, always: true), SQLName.quoted("Z_PK", always: true)]
                 from = table
-                conditions = ["\(quoted(keyColumn)) IS NOT NULL"]
+                conditions = ["\(SQLName.quoted(keyColumn, always: true)) IS NOT NULL"]
                 conditions += [
-                    keptCondition("\(quoted(table)).\(quoted(keyColumn))", naming: ownerRoot),
-                    keptCondition("\(quoted(table)).\(quoted("Z_PK"))", naming: targetRoot),
+                    keptCondition("\(SQLName.quoted(table, always: true)).\(SQLName.quoted(keyColumn, always: true))", naming: ownerRoot),
+                    keptCondition("\(SQLName.quoted(table, always: true)).\(SQLName.quoted("Z_PK", always: true))", naming: targetRoot),
                 ].compactMap { $0 }
                 if let sideOrder = side.order {
                     columns.append(sideOrder)
-                    select.append(order.map(quoted) ?? numbered(keyColumn, "Z_PK"))
+                    select.append(order.map { SQLName.quoted($0, always: true) } ?? numbered(keyColumn, "Z_PK"))
                 }
                 if let otherOrder = otherSide?.order {
                     columns.append(otherOrder)
@@ -982,13 +976,13 @@ private struct InPlaceBuilder {
                 }
             }
         } else if let sourceToOne = ownerSource.toOne(named: sourceName) {
-            select = [quoted("Z_PK"), quoted(sourceToOne.column)]
+            select = [SQLName.quoted("Z_PK", always: true), SQLName.quoted(sourceToOne.column, always: true)]
             from = ownerSource.table
-            conditions = ["\(quoted(sourceToOne.column)) IS NOT NULL"]
+            conditions = ["\(SQLName.quoted(sourceToOne.column, always: true)) IS NOT NULL"]
             let targetRoot = old.entity(named: sourceToOne.destination)?.rootName ?? sourceToOne.destination
             conditions += [
-                keptCondition("\(quoted(from)).\(quoted("Z_PK"))", naming: ownerRoot),
-                keptCondition("\(quoted(from)).\(quoted(sourceToOne.column))", naming: targetRoot),
+                keptCondition("\(SQLName.quoted(from, always: true)).\(SQLName.quoted("Z_PK", always: true))", naming: ownerRoot),
+                keptCondition("\(SQLName.quoted(from, always: true)).\(SQLName.quoted(sourceToOne.column, always: true))", naming: targetRoot),
             ].compactMap { $0 }
             if side.order != nil {
                 columns.append(side.order!)
@@ -1008,14 +1002,14 @@ private struct InPlaceBuilder {
         }
         let condition = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let insert = InPlaceStatement(
-            "INSERT INTO \(quoted(stage)) (\(columns.map(quoted).joined(separator: ", "))) SELECT \(select.joined(separator: ", ")) FROM \(quoted(from))\(condition)")
+            "INSERT INTO \(SQLName.quoted(stage, always: true)) (\(columns.map { SQLName.quoted($0, always: true) }.joined(separator: ", "))) SELECT \(select.joined(separator: ", ")) FROM \(SQLName.quoted(from, always: true))\(condition)")
         return JoinChange(
             change: InPlaceChange(kind: .copyJoinTable, summary: "\(joinTable.name) from \(from)", statements: [create, insert], touchesRows: true),
             stage: stage)
     }
 
     static func createJoinSQL(_ table: JoinTableLayout, name: String) -> String {
-        let all = (table.columns + table.orderColumns).map { "\(quoted($0)) INTEGER" }.joined(separator: ", ")
-        return "CREATE TABLE \(quoted(name)) ( \(all), PRIMARY KEY (\(table.columns.map(quoted).joined(separator: ", "))) )"
+        let all = (table.columns + table.orderColumns).map { "\(SQLName.quoted($0, always: true)) INTEGER" }.joined(separator: ", ")
+        return "CREATE TABLE \(SQLName.quoted(name, always: true)) ( \(all), PRIMARY KEY (\(table.columns.map { SQLName.quoted($0, always: true) }.joined(separator: ", "))) )"
     }
 }
