@@ -139,7 +139,7 @@ public enum InPlaceCleanup: Sendable, Hashable, CustomStringConvertible {
             guard let index = (layout.tables.flatMap(\.indexes) + layout.joinTables.flatMap(\.indexes)).first(where: { $0.name == name }) else {
                 return nil
             }
-            return InPlaceStatement(createIndexSQL(index, ifNotExists: true))
+            return InPlaceStatement(index.createSQL(ifNotExists: true))
         }
     }
 }
