@@ -131,15 +131,15 @@ public enum InPlaceCleanup: Sendable, Hashable, CustomStringConvertible {
         case .dropTable(let table):
             let used = Set(layout.tables.map(\.name) + layout.joinTables.map(\.name)).union(coreData)
             guard !used.contains(table), !table.lowercased().hasPrefix("sqlite_") else { return nil }
-            return InPlaceStatement("DROP TABLE IF EXISTS \(quoted(table))")
+            return InPlaceStatement("DROP TABLE IF EXISTS \(SQLName.quoted(table, always: true))")
         case .dropColumn(let table, let column):
             guard let layoutTable = layout.table(named: table), !layoutTable.columns.contains(where: { $0.name == column }) else { return nil }
-            return InPlaceStatement("ALTER TABLE \(quoted(table)) DROP COLUMN \(quoted(column))")
+            return InPlaceStatement("ALTER TABLE \(SQLName.quoted(table, always: true)) DROP COLUMN \(SQLName.quoted(column, always: true))")
         case .createIndex(let name):
             guard let index = (layout.tables.flatMap(\.indexes) + layout.joinTables.flatMap(\.indexes)).first(where: { $0.name == name }) else {
                 return nil
             }
-            return InPlaceStatement(createIndexSQL(index, ifNotExists: true))
+            return InPlaceStatement(index.createSQL(ifNotExists: true))
         }
     }
 }

@@ -51,7 +51,7 @@ extension StoreLayout {
     /// The `UPDATE` that computes one derived attribute's column for every row of its entity, or nil
     /// when the expression names what this layout does not store.
     private func derivedValueSQL(_ expression: DerivationExpression, of entity: EntityLayout, column: String) -> String? {
-        let (t, c) = (quoted(entity.table), quoted(column))
+        let (t, c) = (SQLName.quoted(entity.table, always: true), SQLName.quoted(column, always: true))
         let path = expression.keyPath
         // The condition of the entity's own triggers: its rows only, when it shares its root's table.
         let ownRows = Self.derivedEntityCondition(entity).map { " WHERE \($0)" } ?? ""
@@ -65,20 +65,20 @@ extension StoreLayout {
         }
         switch expression.form {
         case .now:
-            return "UPDATE \(t) SET \(c) = NSCoreDataNow() WHERE \(quoted("Z_OPT")) NOT NULL"
+            return "UPDATE \(t) SET \(c) = NSCoreDataNow() WHERE \(SQLName.quoted("Z_OPT", always: true)) NOT NULL"
         case .keyPath where path.count == 1, .function where path.count == 1:
             guard let source = entity.attribute(named: path[0])?.column else { return nil }
-            return "UPDATE \(t) SET \(c) = \(applied(quoted(source))) WHERE \(quoted(source)) NOT NULL"
+            return "UPDATE \(t) SET \(c) = \(applied(SQLName.quoted(source, always: true))) WHERE \(SQLName.quoted(source, always: true)) NOT NULL"
         case .keyPath where path.count == 2, .function where path.count == 2:
             guard let toOne = entity.toOne(named: path[0]), let destination = self.entity(named: toOne.destination),
                 let parameter = destination.attribute(named: path[1])?.column
             else { return nil }
-            let other = quoted("moult_derived_from")
-            return "UPDATE \(t) SET \(c) = (SELECT \(applied("\(other).\(quoted(parameter))")) FROM \(quoted(destination.table)) AS \(other) "
-                + "WHERE \(other).\(quoted("Z_PK")) = \(t).\(quoted(toOne.column)))\(ownRows)"
+            let other = SQLName.quoted("moult_derived_from", always: true)
+            return "UPDATE \(t) SET \(c) = (SELECT \(applied("\(other).\(SQLName.quoted(parameter, always: true))")) FROM \(SQLName.quoted(destination.table, always: true)) AS \(other) "
+                + "WHERE \(other).\(SQLName.quoted("Z_PK", always: true)) = \(t).\(SQLName.quoted(toOne.column, always: true)))\(ownRows)"
         case .count where path.count == 1, .aggregate where path.count == 2:
             guard let toMany = entity.toMany(named: path[0]) else { return nil }
-            let other = quoted("moult_derived_from")
+            let other = SQLName.quoted("moult_derived_from", always: true)
             let (table, key): (String, String)
             switch toMany.storage {
             case .joinTable(let joinTable, let sourceColumn, _, _):
@@ -91,16 +91,16 @@ extension StoreLayout {
             switch expression.form {
             case .aggregate(let aggregate, _):
                 guard let value = self.entity(named: toMany.destination)?.attribute(named: path[1])?.column else { return nil }
-                let v = "\(other).\(quoted(value))"
+                let v = "\(other).\(SQLName.quoted(value, always: true))"
                 switch aggregate {
                 case .sum: total = "IFNULL(SUM(\(v)), 0)"
                 case .min: total = "MIN(\(v))"
                 case .max: total = "MAX(\(v))"
                 }
             default:
-                total = "IFNULL(COUNT(\(other).\(quoted(key))), 0)"
+                total = "IFNULL(COUNT(\(other).\(SQLName.quoted(key, always: true))), 0)"
             }
-            return "UPDATE \(t) SET \(c) = (SELECT \(total) FROM \(quoted(table)) AS \(other) WHERE \(other).\(quoted(key)) = \(t).\(quoted("Z_PK")))\(ownRows)"
+            return "UPDATE \(t) SET \(c) = (SELECT \(total) FROM \(SQLName.quoted(table, always: true)) AS \(other) WHERE \(other).\(SQLName.quoted(key, always: true)) = \(t).\(SQLName.quoted("Z_PK", always: true)))\(ownRows)"
         default:
             return nil
         }

@@ -26,12 +26,12 @@ public struct ExternalDataConversionSite: Sendable, Hashable {
     /// needs ``Database/registerExternalDataFunctions(folder:)`` on the connection.
     public var change: InPlaceChange {
         let function = conversion == .mark ? MoultFunctions.externalMark : MoultFunctions.externalInline
-        let name = quoted(column)
+        let name = SQLName.quoted(column, always: true)
         var condition = "\(name) IS NOT NULL"
-        if !wholeTable { condition += " AND \(quoted("Z_ENT")) IN (\(entityNumbers.map(String.init).joined(separator: ", ")))" }
+        if !wholeTable { condition += " AND \(SQLName.quoted("Z_ENT", always: true)) IN (\(entityNumbers.map(String.init).joined(separator: ", ")))" }
         return InPlaceChange(
             kind: .convertExternalData, summary: "\(table).\(column) (\(conversion))",
-            statements: [InPlaceStatement("UPDATE \(quoted(table)) SET \(name) = \(function)(\(name)) WHERE \(condition)")], touchesRows: true)
+            statements: [InPlaceStatement("UPDATE \(SQLName.quoted(table, always: true)) SET \(name) = \(function)(\(name)) WHERE \(condition)")], touchesRows: true)
     }
 }
 

@@ -6,15 +6,32 @@
 /// schema text matches Core Data's; any other name is double-quoted with its quotes doubled, so no name
 /// can change the meaning of the statement.
 ///
+/// The SQL of an in-place migration quotes every identifier, plain or not (`quoted(_:always:)`).
+///
 /// ```swift
-/// SQLName.quoted("ZPERSON")      // ZPERSON
-/// SQLName.quoted("Z_A_1.5")      // "Z_A_1.5"
-/// SQLName.quoted("ORDER")        // "ORDER"
+/// SQLName.quoted("ZPERSON")                // ZPERSON
+/// SQLName.quoted("Z_A_1.5")                // "Z_A_1.5"
+/// SQLName.quoted("ORDER")                  // "ORDER"
+/// SQLName.quoted("ZPERSON", always: true)  // "ZPERSON"
 /// ```
 public enum SQLName {
     /// The identifier as SQL text: bare when plain, else double-quoted.
     public static func quoted(_ name: String) -> String {
-        isPlain(name) ? name : "\"" + name.replacing("\"", with: "\"\"") + "\""
+        quoted(name, always: false)
+    }
+
+    /// The identifier as SQL text: double-quoted when `always` or when it is not plain, else bare.
+    ///
+    /// Every `"` is doubled, scalar by scalar as SQLite reads the text: one followed by a combining mark
+    /// (a single `Character` with it) is doubled too.
+    static func quoted(_ name: String, always: Bool) -> String {
+        guard always || !isPlain(name) else { return name }
+        var text = String.UnicodeScalarView()
+        for scalar in name.unicodeScalars {
+            if scalar == "\"" { text.append(scalar) }
+            text.append(scalar)
+        }
+        return "\"" + String(text) + "\""
     }
 
     /// Whether `name` can be written without quotes.

@@ -173,118 +173,140 @@ public final class Statement {
     ///   Integer 16's or Integer 32's range, text or a blob where a number or date is expected, text
     ///   that is not UTF-8, a UUID that is not 16 bytes, a number no Decimal can hold.
     public func value(at index: Int, as type: AttributeType) throws(StoreError) -> Value {
-        let column = Int32(index)
-        let storage = SQLite.columnType(handle, column)
+        let storage = SQLite.columnType(handle, Int32(index))
         if storage == .null { return .null }
-        func invalid(_ what: String) -> StoreError {
-            StoreError(
-                .invalidValue, "column \(columnName(at: index)) holds \(what), which is not a valid \(type.rawValue) value",
-                path: database.path, sql: sql)
-        }
-        func described() -> String {
-            switch storage {
-            case .integer: "the integer \(int64(at: index))"
-            case .float: "the real \(double(at: index))"
-            case .text: "text"
-            case .blob: "a blob of \(SQLite.withColumnBytes(handle, column) { $0.count }) bytes"
-            case .null: "NULL"
-            }
-        }
         switch type {
         case .integer16, .integer32, .integer64:
-            let integer: Int64
-            switch storage {
-            case .integer:
-                integer = int64(at: index)
-            case .float:
-                let real = double(at: index)
-                // Int64(exactly:) of the truncated value: nil (never a trap) outside Int64's range.
-                guard real.isFinite, let truncated = Int64(exactly: real.rounded(.towardZero)) else {
-                    throw invalid("the real \(real), outside any integer's range")
-                }
-                integer = truncated
-            default:
-                throw invalid(described())
-            }
-            let range: ClosedRange<Int64> =
-                switch type {
-                case .integer16: Int64(Int16.min)...Int64(Int16.max)
-                case .integer32: Int64(Int32.min)...Int64(Int32.max)
-                default: Int64.min...Int64.max
-                }
-            guard range.contains(integer) else {
-                throw invalid("\(described()), outside \(type.rawValue)'s range \(range.lowerBound)…\(range.upperBound)")
-            }
-            return .int(integer)
+            return try integerValue(at: index, as: type, storage)
         case .boolean:
             switch storage {
             case .integer: return .bool(int64(at: index) != 0)
             case .float: return .bool(double(at: index) != 0)
-            default: throw invalid(described())
+            default: throw invalid(described(at: index, storage), at: index, as: type)
             }
         case .double, .float:
             switch storage {
             case .integer, .float: return .double(double(at: index))
-            default: throw invalid(described())
+            default: throw invalid(described(at: index, storage), at: index, as: type)
             }
         case .decimal:
-            switch storage {
-            case .integer: return .decimal(Decimal(int64(at: index)))
-            case .float:
-                // Core Data stores decimals in a DECIMAL (numeric-affinity) column; go through the
-                // shortest decimal text of the double so 3.3333333333 reads back as written. A double
-                // beyond Decimal's range (about 1e165) or not finite has no Decimal: refused. One too
-                // small for it (below about 1e-128) reads as zero, as Foundation's conversion gives.
-                let real = double(at: index)
-                guard real.isFinite else { throw invalid("the real \(real)") }
-                if let decimal = Decimal(string: "\(real)", locale: Statement.posix), !decimal.isNaN { return .decimal(decimal) }
-                if abs(real) < 1e-100 { return .decimal(0) }
-                throw invalid("the real \(real), beyond the range of a Decimal")
-            case .text:
-                guard let text = utf8Text(at: index),
-                    let decimal = Decimal(string: text, locale: Statement.posix), !decimal.isNaN
-                else { throw invalid("text that is not a decimal number") }
-                return .decimal(decimal)
-            default: throw invalid(described())
-            }
+            return try decimalValue(at: index, storage)
         case .date:
             switch storage {
             case .integer, .float:
                 let seconds = double(at: index)
-                guard seconds.isFinite else { throw invalid("the real \(seconds)") }
+                guard seconds.isFinite else { throw invalid("the real \(seconds)", at: index, as: type) }
                 return .date(Date(timeIntervalSinceReferenceDate: seconds))
-            default: throw invalid(described())
+            default: throw invalid(described(at: index, storage), at: index, as: type)
             }
         case .string, .uri:
-            switch storage {
-            case .text:
-                guard let text = utf8Text(at: index) else { throw invalid("text that is not valid UTF-8") }
-                return .string(text)
-            case .blob:
-                // Core Data binds a string as text, never as a blob: bytes are not taken for text (nor
-                // brought into memory to find out whether they could be).
-                throw invalid("a blob of \(SQLite.columnBytes(handle, column)) bytes where Core Data stores text")
-            default:
-                // SQLite's text of a number: what Core Data gets when it asks for text.
-                return .string(SQLite.columnText(handle, column))
-            }
+            return try stringValue(at: index, as: type, storage)
         case .uuid:
-            if storage == .text {
-                guard let text = utf8Text(at: index), let u = UUID(uuidString: text) else { throw invalid("text that is not a UUID") }
-                return .uuid(u)
-            }
-            guard storage == .blob else { throw invalid(described()) }
-            let uuid: UUID? = SQLite.withColumnBytes(handle, column) { raw in
-                guard raw.count == 16 else { return nil }
-                var u: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-                Swift.withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: raw) }
-                return UUID(uuid: u)
-            }
-            guard let uuid else { throw invalid("a blob that is not 16 bytes") }
-            return .uuid(uuid)
+            return try uuidValue(at: index, storage)
         case .binary, .transformable, .composite, .undefined, .objectID:
-            if storage == .blob { return .data(SQLite.withColumnBytes(handle, column) { Array($0) }) }
+            if storage == .blob { return .data(SQLite.withColumnBytes(handle, Int32(index)) { Array($0) }) }
             return value(at: index)
+        }
+    }
+
+    // MARK: - Decoding by type
+
+    /// An integer attribute: an integer in the type's range, or a REAL truncated toward zero.
+    private func integerValue(at index: Int, as type: AttributeType, _ storage: SQLite.StorageClass) throws(StoreError) -> Value {
+        let integer: Int64
+        switch storage {
+        case .integer:
+            integer = int64(at: index)
+        case .float:
+            let real = double(at: index)
+            // Int64(exactly:) of the truncated value: nil (never a trap) outside Int64's range.
+            guard real.isFinite, let truncated = Int64(exactly: real.rounded(.towardZero)) else {
+                throw invalid("the real \(real), outside any integer's range", at: index, as: type)
+            }
+            integer = truncated
+        default:
+            throw invalid(described(at: index, storage), at: index, as: type)
+        }
+        let range: ClosedRange<Int64> =
+            switch type {
+            case .integer16: Int64(Int16.min)...Int64(Int16.max)
+            case .integer32: Int64(Int32.min)...Int64(Int32.max)
+            default: Int64.min...Int64.max
+            }
+        guard range.contains(integer) else {
+            throw invalid("\(described(at: index, storage)), outside \(type.rawValue)'s range \(range.lowerBound)…\(range.upperBound)", at: index, as: type)
+        }
+        return .int(integer)
+    }
+
+    private func decimalValue(at index: Int, _ storage: SQLite.StorageClass) throws(StoreError) -> Value {
+        switch storage {
+        case .integer: return .decimal(Decimal(int64(at: index)))
+        case .float:
+            // Core Data stores decimals in a DECIMAL (numeric-affinity) column; go through the
+            // shortest decimal text of the double so 3.3333333333 reads back as written. A double
+            // beyond Decimal's range (about 1e165) or not finite has no Decimal: refused. One too
+            // small for it (below about 1e-128) reads as zero, as Foundation's conversion gives.
+            let real = double(at: index)
+            guard real.isFinite else { throw invalid("the real \(real)", at: index, as: .decimal) }
+            if let decimal = Decimal(string: "\(real)", locale: Statement.posix), !decimal.isNaN { return .decimal(decimal) }
+            if abs(real) < 1e-100 { return .decimal(0) }
+            throw invalid("the real \(real), beyond the range of a Decimal", at: index, as: .decimal)
+        case .text:
+            guard let text = utf8Text(at: index),
+                let decimal = Decimal(string: text, locale: Statement.posix), !decimal.isNaN
+            else { throw invalid("text that is not a decimal number", at: index, as: .decimal) }
+            return .decimal(decimal)
+        default: throw invalid(described(at: index, storage), at: index, as: .decimal)
+        }
+    }
+
+    private func stringValue(at index: Int, as type: AttributeType, _ storage: SQLite.StorageClass) throws(StoreError) -> Value {
+        switch storage {
+        case .text:
+            guard let text = utf8Text(at: index) else { throw invalid("text that is not valid UTF-8", at: index, as: type) }
+            return .string(text)
+        case .blob:
+            // Core Data binds a string as text, never as a blob: bytes are not taken for text (nor
+            // brought into memory to find out whether they could be).
+            throw invalid("a blob of \(SQLite.columnBytes(handle, Int32(index))) bytes where Core Data stores text", at: index, as: type)
+        default:
+            // SQLite's text of a number: what Core Data gets when it asks for text.
+            return .string(SQLite.columnText(handle, Int32(index)))
+        }
+    }
+
+    private func uuidValue(at index: Int, _ storage: SQLite.StorageClass) throws(StoreError) -> Value {
+        if storage == .text {
+            guard let text = utf8Text(at: index), let u = UUID(uuidString: text) else { throw invalid("text that is not a UUID", at: index, as: .uuid) }
+            return .uuid(u)
+        }
+        guard storage == .blob else { throw invalid(described(at: index, storage), at: index, as: .uuid) }
+        let uuid: UUID? = SQLite.withColumnBytes(handle, Int32(index)) { raw in
+            guard raw.count == 16 else { return nil }
+            var u: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            Swift.withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: raw) }
+            return UUID(uuid: u)
+        }
+        guard let uuid else { throw invalid("a blob that is not 16 bytes", at: index, as: .uuid) }
+        return .uuid(uuid)
+    }
+
+    /// The error for a value the column holds that is not one of `type`: `what` names it.
+    private func invalid(_ what: String, at index: Int, as type: AttributeType) -> StoreError {
+        StoreError(
+            .invalidValue, "column \(columnName(at: index)) holds \(what), which is not a valid \(type.rawValue) value",
+            path: database.path, sql: sql)
+    }
+
+    /// What the column holds, in words, for an error.
+    private func described(at index: Int, _ storage: SQLite.StorageClass) -> String {
+        switch storage {
+        case .integer: "the integer \(int64(at: index))"
+        case .float: "the real \(double(at: index))"
+        case .text: "text"
+        case .blob: "a blob of \(SQLite.withColumnBytes(handle, Int32(index)) { $0.count }) bytes"
+        case .null: "NULL"
         }
     }
 
