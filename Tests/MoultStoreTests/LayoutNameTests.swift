@@ -11,6 +11,8 @@ import Testing
     @Test(arguments: [
         ("ZPERSON", "ZPERSON"), ("Z_1TAGS", "Z_1TAGS"), ("Z_A_1.5", "\"Z_A_1.5\""), ("ORDER", "\"ORDER\""), ("order", "\"order\""),
         ("1A", "\"1A\""), ("a\"b", "\"a\"\"b\""), ("", "\"\""), ("Z\u{C9}", "\"Z\u{C9}\""), ("a b", "\"a b\""),
+        // A quote carrying a combining mark is still a quote byte to SQLite: doubled, so the name cannot end early.
+        ("a\"\u{301}b", "\"a\"\"\u{301}b\""),
     ])
     func quotedOnlyWhenNotPlain(_ name: String, _ sql: String) {
         #expect(SQLName.quoted(name) == sql)

@@ -1,5 +1,5 @@
-public import Foundation
-public import MoultModel
+import Foundation
+import MoultModel
 
 // MARK: - External references
 

@@ -1,4 +1,4 @@
-public import MoultModel
+import MoultModel
 
 /// A Binary Data column of a new version whose attribute's `allowsExternalBinaryDataStorage` differs
 /// from its source attribute's, over one lightweight step: the values its rows keep change format (see

@@ -1,5 +1,5 @@
 import Foundation
-public import MoultModel
+import MoultModel
 
 /// What a store holds beyond the schema its model's layout makes: Core Data's persistent history
 /// (`ACHANGE`, `ATRANSACTION`, `ATRANSACTIONSTRING` and their indexes), an R-tree index or a fetch index
