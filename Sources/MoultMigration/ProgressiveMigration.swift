@@ -539,29 +539,22 @@ public struct ProgressiveMigration {
     /// How many objects (for an entity) or non-nil values (for a property) a store holds.
     static func count(_ what: UncarriedData, in store: SQLiteStore) throws -> Int? {
         guard let entity = store.layout.entity(named: what.entity) else { return nil }
-        let scope = "FROM \(entity.table) o WHERE o.Z_ENT = \(entity.number)"
-        let sql: String
+        let counted: UncarriedCount
         switch what.kind {
         case .entity:
-            sql = "SELECT COUNT(*) \(scope)"
+            counted = .objects
         case .attribute:
             guard let column = entity.attributes.first(where: { $0.name == what.property }) else { return nil }
-            sql = "SELECT COUNT(o.\(column.column)) \(scope)"
+            counted = .values(column: column.column)
         case .relationship:
             if let column = entity.toOneRelationships.first(where: { $0.name == what.property }) {
-                sql = "SELECT COUNT(o.\(column.column)) \(scope)"
+                counted = .values(column: column.column)
             } else if let toMany = entity.toManyRelationships.first(where: { $0.name == what.property }) {
-                switch toMany.storage {
-                case .destinationColumn(let table, let column, _, _):
-                    sql = "SELECT COUNT(*) \(scope) AND EXISTS (SELECT 1 FROM \(table) d WHERE d.\(column) = o.Z_PK)"
-                case .joinTable(let table, let sourceColumn, _, _):
-                    sql = "SELECT COUNT(*) \(scope) AND EXISTS (SELECT 1 FROM \(table) j WHERE j.\(sourceColumn) = o.Z_PK)"
-                }
+                counted = .withDestinations(toMany.storage)
             } else {
                 return nil
             }
         }
-        guard case .int(let count)? = try store.database.scalar(sql) else { return nil }
-        return Int(count)
+        return try store.database.count(counted, of: entity)
     }
 }

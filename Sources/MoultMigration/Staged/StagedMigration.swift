@@ -463,7 +463,7 @@ public struct StagedMigration {
     private func writeRecord(_ record: StagedRecord?) throws {
         let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 1024, busyTimeout: lockTimeout))
         defer { database.close() }
-        if options.durable { try database.executeScript("PRAGMA synchronous = FULL") }
+        if options.durable { try database.setSynchronous(.full) }
         do {
             try database.transaction(.immediate) {
                 var metadata = try StoreMetadata(reading: database)
@@ -496,7 +496,7 @@ public struct StagedMigration {
     ) throws -> Int {
         let opened = try SQLiteStore(url: store, model: version.model, mode: .readWrite, configuration: .init(pageCacheKiB: options.pageCacheKiB, busyTimeout: lockTimeout))
         defer { opened.database.close() }
-        if options.durable { try opened.database.executeScript("PRAGMA synchronous = FULL") }
+        if options.durable { try opened.database.setSynchronous(.full) }
         let checkpoint = StagedCheckpoint(record)
         if !handler.isResumable { checkpoint.restartHandler() }
         var objects = 0

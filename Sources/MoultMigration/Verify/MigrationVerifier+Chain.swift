@@ -143,7 +143,7 @@ extension MigrationVerifier {
             }
             guard let entity = store.layout.entity(named: entityName), !entity.isAbstract else { continue }
             result.checked[.count, default: 0] += 1
-            guard case .int(let found)? = try store.database.scalar("SELECT COUNT(*) FROM \(entity.table) WHERE Z_ENT = \(entity.number)") else { continue }
+            guard let found = try store.database.objectCount(of: entity) else { continue }
             let expected = counts[entityName] ?? 0
             if Int(found) != expected {
                 fail(

@@ -154,19 +154,6 @@ public struct MigrationVerifier {
 
     // MARK: - Relationships
 
-    private func numbers(_ entity: EntityLayout) -> String { entity.hierarchyNumbers.map(String.init).joined(separator: ", ") }
-
-    /// Runs a query whose first column is a `Z_PK` (and second, when there is one, the key it names):
-    /// one failure per row.
-    private func rows(_ sql: String, _ database: Database, _ each: (Int64, Int64?) -> Void) throws {
-        let statement = try database.statement(sql)
-        try statement.bind([])
-        defer { statement.reset() }
-        while try statement.step() {
-            each(statement.int64(at: 0), statement.columnCount > 1 ? statement.int64(at: 1) : nil)
-        }
-    }
-
     private func checkRelationships(_ store: SQLiteStore, _ model: ObjectModel, _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void) throws {
         let layout = store.layout
         let database = store.database
@@ -175,13 +162,7 @@ public struct MigrationVerifier {
             for toOne in entity.toOneRelationships {
                 guard let target = layout.entity(named: toOne.destination) else { continue }
                 result.checked[.danglingKey, default: 0] += 1
-                let sameEntity = toOne.entityColumn.map { " AND d.Z_ENT = a.\($0)" } ?? ""
-                try rows(
-                    """
-                    SELECT a.Z_PK, a.\(toOne.column) FROM \(entity.table) a WHERE a.Z_ENT = \(entity.number) AND a.\(toOne.column) IS NOT NULL \
-                    AND NOT EXISTS (SELECT 1 FROM \(target.table) d WHERE d.Z_PK = a.\(toOne.column) AND d.Z_ENT IN (\(numbers(target)))\(sameEntity))
-                    """, database
-                ) { key, value in
+                try database.forEachFinding(.danglingKeys(of: toOne, in: entity, target: target)) { key, value in
                     fail(
                         VerificationFailure(
                             check: .danglingKey,
@@ -193,12 +174,7 @@ public struct MigrationVerifier {
                     let inverseColumn = target.toOne(named: inverse.name)
                 else { continue }
                 result.checked[.inverse, default: 0] += 1
-                try rows(
-                    """
-                    SELECT a.Z_PK, d.Z_PK FROM \(entity.table) a JOIN \(target.table) d ON d.Z_PK = a.\(toOne.column) AND d.Z_ENT IN (\(numbers(target))) \
-                    WHERE a.Z_ENT = \(entity.number) AND d.\(inverseColumn.column) IS NOT a.Z_PK
-                    """, database
-                ) { key, other in
+                try database.forEachFinding(.inversesNotPointingBack(of: toOne, in: entity, target: target, inverse: inverseColumn)) { key, other in
                     fail(
                         VerificationFailure(
                             check: .inverse,
@@ -212,12 +188,7 @@ public struct MigrationVerifier {
                     for (column, side, sideName) in [(sourceColumn, entity, entity.name), (destinationColumn, target, toMany.destination)] {
                         guard keyColumnsSeen.insert("\(table).\(column)").inserted else { continue }
                         result.checked[.orphan, default: 0] += 1
-                        try rows(
-                            """
-                            SELECT j.\(column) FROM \(table) j WHERE NOT EXISTS \
-                            (SELECT 1 FROM \(side.table) s WHERE s.Z_PK = j.\(column) AND s.Z_ENT IN (\(numbers(side))))
-                            """, database
-                        ) { key, _ in
+                        try database.forEachFinding(.orphans(inJoinTable: table, column: column, side: side)) { key, _ in
                             fail(VerificationFailure(check: .orphan, message: "the join table \(table) of \(entity.name).\(toMany.name) names \(sideName) Z_PK \(key), which does not exist"))
                         }
                     }
@@ -227,12 +198,7 @@ public struct MigrationVerifier {
                         keyColumnsSeen.insert("\(table).\(column)").inserted
                     else { continue }
                     result.checked[.orphan, default: 0] += 1
-                    try rows(
-                        """
-                        SELECT d.Z_PK, d.\(column) FROM \(table) d WHERE d.Z_ENT IN (\(numbers(target))) AND d.\(column) IS NOT NULL AND NOT EXISTS \
-                        (SELECT 1 FROM \(entity.table) s WHERE s.Z_PK = d.\(column) AND s.Z_ENT IN (\(numbers(entity))))
-                        """, database
-                    ) { key, value in
+                    try database.forEachFinding(.orphanKeys(in: table, column: column, target: target, entity: entity)) { key, value in
                         fail(
                             VerificationFailure(
                                 check: .orphan,
@@ -296,7 +262,7 @@ public struct MigrationVerifier {
             }
             guard let entity = store.layout.entity(named: entityName) else { continue }
             result.checked[.count, default: 0] += 1
-            guard case .int(let found)? = try store.database.scalar("SELECT COUNT(*) FROM \(entity.table) WHERE Z_ENT = \(entity.number)") else { continue }
+            guard let found = try store.database.objectCount(of: entity) else { continue }
             if Int(found) != count {
                 let mappings = sampled.filter { $0.1.destinationEntity == entityName }.map(\.1.name).joined(separator: ", ")
                 fail(
