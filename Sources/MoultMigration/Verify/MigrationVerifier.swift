@@ -277,6 +277,12 @@ public struct MigrationVerifier {
         }
     }
 
+    /// An attribute the sample compares: its column, the mapping's expression of it, whether it is
+    /// optional, and how its value changes between external and inline storage.
+    private typealias ComparedAttribute = (
+        column: AttributeColumn, expression: CompiledExpression, optional: Bool, conversion: ExternalDataReference.Conversion?
+    )
+
     /// Reservoir-samples the source objects of a mapping that pass its filter (seeded), evaluates the
     /// mapping's attribute expressions on each, then streams the destination entity once to find an
     /// object holding those values.
@@ -300,8 +306,50 @@ public struct MigrationVerifier {
             }
             filter = compiled
         }
-        // The attributes compared: those with an expression that compiles and reads only the object.
-        var compared: [(column: AttributeColumn, expression: CompiledExpression, optional: Bool, conversion: ExternalDataReference.Conversion?)] = []
+        let compared = comparedAttributes(mapping, planned, step, destinationEntity, schema: schema, compiler: compiler, &result)
+        guard !compared.isEmpty else {
+            result.skipped.append("the sample of \(planned.name): no attribute to compare")
+            return
+        }
+        let sample = try reservoir(of: planned, source, schema: schema, variables: variables, filter: filter, compared: compared)
+        // Values a required attribute gets when nil are the model's default: not compared.
+        let positions = compared.indices.filter { index in
+            compared[index].optional || !sample.items.contains { $0.values[index].isNull }
+        }
+        var missing: [[Value]: [Int64]] = [:]
+        for item in sample.items { missing[positions.map { item.values[$0] }, default: []].append(item.key) }
+        let cursorOut = try store.objects(of: destinationName, includingSubentities: false)
+        while !missing.isEmpty, let row = try cursorOut.next() {
+            let values = positions.map { index -> Value in
+                guard let slot = cursorOut.shape.slot(of: compared[index].column.name) else { return .null }
+                return row[slot]
+            }
+            missing[values] = nil
+        }
+        result.sampled += sample.items.count
+        result.checked[.sample, default: 0] += sample.items.count
+        if let firstError = sample.firstError {
+            result.skipped.append("the sample of \(planned.name): \(sample.uncomputed) sampled object(s) whose values could not be computed here, first \(firstError)")
+        }
+        for (values, keys) in missing.sorted(by: { $0.value[0] < $1.value[0] }) {
+            let described = zip(positions, values).map { "\(compared[$0].column.name) = \($1)" }.joined(separator: ", ")
+            for key in keys {
+                fail(
+                    VerificationFailure(
+                        check: .sample,
+                        message: "no \(destinationName) in the destination holds what \(planned.name) makes of \(sourceName) Z_PK \(key): \(described)"))
+            }
+        }
+    }
+
+    /// The attributes the sample compares: those with an expression that compiles and reads only the
+    /// object (what does not compile is said in `result`'s skipped).
+    private func comparedAttributes(
+        _ mapping: EntityMapping, _ planned: MigrationPlan.Mapping, _ step: ProgressiveMigration.Step, _ destinationEntity: EntityLayout,
+        schema: KeySchema, compiler: ExpressionCompiler, _ result: inout VerificationReport
+    ) -> [ComparedAttribute] {
+        guard let sourceName = planned.sourceEntity, let destinationName = planned.destinationEntity else { return [] }
+        var compared: [ComparedAttribute] = []
         for column in destinationEntity.attributes {
             let description = step.to.model.attribute(named: column.name, of: destinationName)
             if description?.isTransient == true { continue }
@@ -324,17 +372,28 @@ public struct MigrationVerifier {
                 destinationModel: step.to.model)
             compared.append((column, expression, description?.isOptional ?? true, conversion))
         }
-        guard !compared.isEmpty else {
-            result.skipped.append("the sample of \(planned.name): no attribute to compare")
-            return
-        }
+        return compared
+    }
 
-        // A seeded reservoir of the source objects that pass the filter.
-        var random = SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: planned.name.hashValueStable))
-        var reservoir: [(key: Int64, values: [Value])] = []
-        var seen = 0
+    /// A seeded sample of a mapping's source objects that pass its filter.
+    private struct Sample {
+        /// Each sampled object's primary key and the values its mapping gives the compared attributes.
+        var items: [(key: Int64, values: [Value])] = []
+        /// The sampled objects whose values could not be computed, and the first reason.
         var uncomputed = 0
         var firstError: String?
+    }
+
+    /// A seeded reservoir of the source objects of a mapping that pass its filter, with the values its
+    /// expressions give each, in one streamed pass over the source entity.
+    private func reservoir(
+        of planned: MigrationPlan.Mapping, _ source: SQLiteStore, schema: KeySchema, variables: VariableLayout, filter: CompiledPredicate?,
+        compared: [ComparedAttribute]
+    ) throws -> Sample {
+        guard let sourceName = planned.sourceEntity else { return Sample() }
+        var random = SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: planned.name.hashValueStable))
+        var sample = Sample()
+        var seen = 0
         let cursor = try source.objects(of: sourceName, includingSubentities: false)
         while let row = try cursor.next() {
             var values = row.values
@@ -358,8 +417,8 @@ public struct MigrationVerifier {
                         value = try ExternalDataConversion.apply(conversion, to: value, folder: ExternalDataReference.folder(besideStore: migration.store))
                     }
                 } catch {
-                    uncomputed += 1
-                    if firstError == nil { firstError = "\(item.column.name) of \(sourceName) Z_PK \(row.id.primaryKey): \(error)" }
+                    sample.uncomputed += 1
+                    if sample.firstError == nil { sample.firstError = "\(item.column.name) of \(sourceName) Z_PK \(row.id.primaryKey): \(error)" }
                     comparable = false
                     break
                 }
@@ -367,36 +426,9 @@ public struct MigrationVerifier {
                 expected.append(coerced)
             }
             guard comparable else { continue }
-            if slot < reservoir.count { reservoir[slot] = (row.id.primaryKey, expected) } else { reservoir.append((row.id.primaryKey, expected)) }
+            if slot < sample.items.count { sample.items[slot] = (row.id.primaryKey, expected) } else { sample.items.append((row.id.primaryKey, expected)) }
         }
-        // Values a required attribute gets when nil are the model's default: not compared.
-        let positions = compared.indices.filter { index in
-            compared[index].optional || !reservoir.contains { $0.values[index].isNull }
-        }
-        var missing: [[Value]: [Int64]] = [:]
-        for item in reservoir { missing[positions.map { item.values[$0] }, default: []].append(item.key) }
-        let cursorOut = try store.objects(of: destinationName, includingSubentities: false)
-        while !missing.isEmpty, let row = try cursorOut.next() {
-            let values = positions.map { index -> Value in
-                guard let slot = cursorOut.shape.slot(of: compared[index].column.name) else { return .null }
-                return row[slot]
-            }
-            missing[values] = nil
-        }
-        result.sampled += reservoir.count
-        result.checked[.sample, default: 0] += reservoir.count
-        if let firstError {
-            result.skipped.append("the sample of \(planned.name): \(uncomputed) sampled object(s) whose values could not be computed here, first \(firstError)")
-        }
-        for (values, keys) in missing.sorted(by: { $0.value[0] < $1.value[0] }) {
-            let described = zip(positions, values).map { "\(compared[$0].column.name) = \($1)" }.joined(separator: ", ")
-            for key in keys {
-                fail(
-                    VerificationFailure(
-                        check: .sample,
-                        message: "no \(destinationName) in the destination holds what \(planned.name) makes of \(sourceName) Z_PK \(key): \(described)"))
-            }
-        }
+        return sample
     }
 }
 
