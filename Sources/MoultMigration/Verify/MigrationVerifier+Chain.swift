@@ -79,14 +79,8 @@ extension MigrationVerifier {
             }
             result.sampled += reservoir.items.count
             result.checked[.sample, default: 0] += reservoir.items.count
-            for (values, roots) in missing.sorted(by: { $0.value[0] < $1.value[0] }) {
-                let described = zip(positions, values).map { "\(layout.attributes[$0].name) = \($1)" }.joined(separator: ", ")
-                for root in roots {
-                    fail(
-                        VerificationFailure(
-                            check: .sample,
-                            message: "no \(reservoir.entity) in the destination holds what \(reservoir.name) \(path.count == 1 ? "makes" : "make") of \(root): \(described)"))
-                }
+            Self.reportMissing(missing, attributes: positions.map { layout.attributes[$0].name }, fail) { root, described in
+                "no \(reservoir.entity) in the destination holds what \(reservoir.name) \(path.count == 1 ? "makes" : "make") of \(root): \(described)"
             }
         }
     }
@@ -96,25 +90,12 @@ extension MigrationVerifier {
 /// reaches the destination version, counted per entity, the limits the replay met, and a seeded
 /// reservoir of the values per path of entity mappings.
 private final class ChainWalk {
-    /// A sample of the objects one path of entity mappings makes.
-    struct Reservoir {
-        var name: String
-        var entity: String
-        var random: SplitMix64
-        var seen = 0
-        var items: [(root: String, values: [Value])] = []
-    }
-
-    /// One entity mapping of one step.
-    struct StepMapping: Hashable {
-        var step: Int
-        var mapping: Int
-    }
-
     let replay: ChainReplay
     let steps: [ChainReplay.Step]
+    /// The destination store, and its version's model.
     let store: SQLiteStore
     let target: ObjectModel
+    /// Objects sampled per path, and the seed of each path's generator.
     let sampleSize: Int
     let seed: UInt64
 
@@ -235,6 +216,21 @@ private final class ChainWalk {
             let item = (root: "\(object.root.entityName) Z_PK \(object.root.objectID.primaryKey)", values: compared(object.entityName).map { all[$0].value })
             if slot < reservoir.items.count { reservoir.items[slot] = item } else { reservoir.items.append(item) }
         }
+    }
+
+    /// A sample of the objects one path of entity mappings makes.
+    struct Reservoir {
+        var name: String
+        var entity: String
+        var random: SplitMix64
+        var seen = 0
+        var items: [(root: String, values: [Value])] = []
+    }
+
+    /// One entity mapping of one step.
+    struct StepMapping: Hashable {
+        var step: Int
+        var mapping: Int
     }
 }
 

@@ -331,14 +331,19 @@ public struct MigrationVerifier {
         if let firstError = sample.firstError {
             result.skipped.append("the sample of \(planned.name): \(sample.uncomputed) sampled object(s) whose values could not be computed here, first \(firstError)")
         }
+        Self.reportMissing(missing, attributes: positions.map { compared[$0].column.name }, fail) { key, described in
+            "no \(destinationName) in the destination holds what \(planned.name) makes of \(sourceName) Z_PK \(key): \(described)"
+        }
+    }
+
+    /// Reports a `.sample` failure for each sampled object whose values (of `attributes`, in order) no
+    /// destination object holds, grouped by those values, in the order of each group's first object.
+    static func reportMissing<Key: Comparable>(
+        _ missing: [[Value]: [Key]], attributes: [String], _ fail: (VerificationFailure) -> Void, message: (Key, String) -> String
+    ) {
         for (values, keys) in missing.sorted(by: { $0.value[0] < $1.value[0] }) {
-            let described = zip(positions, values).map { "\(compared[$0].column.name) = \($1)" }.joined(separator: ", ")
-            for key in keys {
-                fail(
-                    VerificationFailure(
-                        check: .sample,
-                        message: "no \(destinationName) in the destination holds what \(planned.name) makes of \(sourceName) Z_PK \(key): \(described)"))
-            }
+            let described = zip(attributes, values).map { "\($0) = \($1)" }.joined(separator: ", ")
+            for key in keys { fail(VerificationFailure(check: .sample, message: message(key, described))) }
         }
     }
 
