@@ -184,8 +184,7 @@ struct InspectCommand: AsyncParsableCommand {
             // Z_NAME is a hint: count in every Z table holding rows of this Z_ENT.
             var total = 0
             for table in tables where table.hasPrefix("Z") && !table.hasPrefix("Z_") {
-                let hasEnt = try database.columns(of: table).contains("Z_ENT")
-                guard hasEnt, let n = try database.rowCount(in: table, entityNumber: number) else { continue }
+                guard let n = try database.rowCount(in: table, entityNumber: number) else { continue }
                 total += Int(n)
             }
             counts[name] = total

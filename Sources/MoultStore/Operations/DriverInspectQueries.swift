@@ -23,11 +23,13 @@ extension Database {
         try query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.string(at: 0) ?? "" }
     }
 
-    /// The rows of a table whose `Z_ENT` is `entityNumber`; nil when SQLite gives no integer.
+    /// The rows of a table whose `Z_ENT` is `entityNumber`; nil when the table has no `Z_ENT` column
+    /// (not an entity's table) or SQLite gives no integer.
     ///
     /// - Throws: ``StoreError`` from SQLite.
-    package func rowCount(in table: String, entityNumber: Int64) throws(StoreError) -> Int64? {
-        guard case .int(let count)? = try scalar("SELECT COUNT(*) FROM \(SQLName.quoted(table)) WHERE Z_ENT = ?", [.int(entityNumber)]) else { return nil }
+    package func rowCount(in table: String, entityNumber: Int64) throws -> Int64? {
+        guard try columns(of: table).contains("Z_ENT"),
+            case .int(let count)? = try scalar("SELECT COUNT(*) FROM \(SQLName.quoted(table)) WHERE Z_ENT = ?", [.int(entityNumber)]) else { return nil }
         return count
     }
 }
