@@ -34,10 +34,10 @@ public final class StageStore {
     let isCancelled: () -> Bool
     let progress: ((Int) -> Void)?
     /// The number the next operation gets.
-    /// The number the next operation gets.
     var operation = 0
     /// The writer of the transaction under way (inserts), made when first needed.
     var writer: StoreWriter?
+    /// The expression compiler of each entity, made when first needed.
     var compilers: [String: ExpressionCompiler] = [:]
     /// Whether a chunk's body (or a single operation's) is running, inside its transaction.
     var inChunk = false
