@@ -56,7 +56,7 @@ struct CreateCommand: AsyncParsableCommand {
             do {
                 let created = try SQLiteStore.create(at: temporary, model: chosen.model)
                 // Leave a single file: checkpoint the WAL and close before the rename.
-                try created.database.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
+                try created.database.checkpointWAL()
                 created.database.close()
                 removeTemporary(suffixesOnly: true)
                 guard !manager.fileExists(atPath: url.path) else {

@@ -178,14 +178,13 @@ struct InspectCommand: AsyncParsableCommand {
     private static func rawCounts(_ url: URL, metadata: StoreMetadata) throws -> [String: Int] {
         let database = try Database(url: url, mode: .readOnly)
         var counts: [String: Int] = [:]
-        let rows = try database.query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") { ($0.int64(at: 0), $0.string(at: 1) ?? "") }
-        let tables = Set(try database.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.string(at: 0) ?? "" })
+        let rows = try database.primaryKeyEntities()
+        let tables = Set(try database.tableNames())
         for (number, name) in rows where metadata.entityHashes[name] != nil {
             // Z_NAME is a hint: count in every Z table holding rows of this Z_ENT.
             var total = 0
             for table in tables where table.hasPrefix("Z") && !table.hasPrefix("Z_") {
-                let hasEnt = try database.columns(of: table).contains("Z_ENT")
-                guard hasEnt, case .int(let n) = try database.scalar("SELECT COUNT(*) FROM \(table) WHERE Z_ENT = ?", [.int(number)]) else { continue }
+                guard let n = try database.rowCount(in: table, entityNumber: number) else { continue }
                 total += Int(n)
             }
             counts[name] = total

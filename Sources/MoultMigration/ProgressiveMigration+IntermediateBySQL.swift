@@ -65,7 +65,7 @@ extension ProgressiveMigration {
                 // One file, whatever the input's journal mode: the rename moves the whole store.
                 let database = try Database(url: copy, mode: .readWrite)
                 defer { database.close() }
-                try database.executeScript("PRAGMA journal_mode = DELETE")
+                try database.useRollbackJournal()
             }
         } catch {
             removeCopy()

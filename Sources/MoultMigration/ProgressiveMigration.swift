@@ -122,173 +122,6 @@ public struct ProgressiveMigration {
         }.joined(separator: "\n")
     }
 
-    // MARK: - Chaining
-
-    /// A given mapping with the versions it connects.
-    private struct Given {
-        var offset: Int
-        var mapping: MappingModel
-        var label: String
-        var from: Int
-        var to: Int
-    }
-
-    private static func chain(
-        model: VersionedModel, from source: VersionedModel.Version, to target: VersionedModel.Version, mappings: [MappingModel],
-        labels: [String]
-    ) throws -> [Step] {
-        let names = model.versions.map(\.name)
-        let start = names.firstIndex(of: source.name)!
-        let end = names.firstIndex(of: target.name)!
-        let direction = end >= start ? 1 : -1
-        /// Whether index `a` comes before `b` on the way from the store to the target.
-        func before(_ a: Int, _ b: Int) -> Bool { direction > 0 ? a < b : a > b }
-        let way = "the migration goes from \(source.name) to \(target.name)"
-
-        // Each mapping: the versions it fits, then the pair of them on the way.
-        var refusals: [String] = []
-        var given: [Given] = []
-        for (offset, mapping) in mappings.enumerated() {
-            let label = labels[offset]
-            let sourceMatch = mapping.matchingVersions(.source, in: model)
-            let destinationMatch = mapping.matchingVersions(.destination, in: model)
-            let reasons = sourceMatch.reasons + destinationMatch.reasons
-            guard reasons.isEmpty else {
-                refusals.append("\(label) fits no step: " + reasons.joined(separator: "; "))
-                continue
-            }
-            var pairs: [(Int, Int)] = []
-            for from in sourceMatch.versions {
-                for to in destinationMatch.versions where to.name != from.name {
-                    pairs.append((names.firstIndex(of: from.name)!, names.firstIndex(of: to.name)!))
-                }
-            }
-            func describe(_ pair: (Int, Int)) -> String { "\(names[pair.0]) → \(names[pair.1])" }
-            guard !pairs.isEmpty else {
-                refusals.append("\(label) fits no step: it maps \(sourceMatch.versions[0].name) to itself")
-                continue
-            }
-            if start == end {
-                // Nothing to migrate: the mapping only has to be one of this model's.
-                continue
-            }
-            let onTheWay = pairs.filter { pair in
-                !before(pair.0, start) && before(pair.0, pair.1) && !before(end, pair.1)
-            }
-            if onTheWay.count == 1 {
-                given.append(Given(offset: offset, mapping: mapping, label: label, from: onTheWay[0].0, to: onTheWay[0].1))
-            } else if onTheWay.isEmpty {
-                let pair = pairs[0]
-                let why: String
-                if !before(pair.0, pair.1) {
-                    why = "it maps \(describe(pair)), against the direction of the migration (\(way))"
-                } else if before(pair.0, start) {
-                    why = "it maps \(describe(pair)), but the store is at \(source.name) (\(way))"
-                } else {
-                    why = "it maps \(describe(pair)), beyond the target \(target.name) (\(way))"
-                }
-                refusals.append("\(label) fits no step: \(why)")
-            } else {
-                refusals.append(
-                    "\(label) fits several steps (\(onTheWay.map(describe).joined(separator: ", "))): record its versions' names or entity hashes in it")
-            }
-        }
-        guard refusals.isEmpty else {
-            throw MigrationError(
-                .unusableMapping,
-                "every mapping model given must be used by one step of the migration; \(refusals.count == 1 ? "this one fits" : "these fit") none:\n  "
-                    + refusals.joined(separator: "\n  "))
-        }
-        if start == end { return [] }
-
-        // Mappings between the same two versions are passes of one step, in the order given.
-        var groups: [[Given]] = []
-        for item in given {
-            if let index = groups.firstIndex(where: { $0[0].from == item.from && $0[0].to == item.to }) {
-                groups[index].append(item)
-            } else {
-                groups.append([item])
-            }
-        }
-        groups.sort { lhs, rhs in lhs[0].from != rhs[0].from ? before(lhs[0].from, rhs[0].from) : before(lhs[0].to, rhs[0].to) }
-
-        var steps: [Step] = []
-        var position = start
-        var previous: String?
-        for group in groups {
-            let first = group[0]
-            guard !before(first.from, position) else {
-                let after = previous.map { " after \($0)" } ?? ""
-                throw MigrationError(
-                    .unusableMapping,
-                    "every mapping model given must be used by one step of the migration: \(group.map(\.label).joined(separator: ", ")) maps \(names[first.from]) → \(names[first.to]), but the chain is already at \(names[position])\(after) (\(way))")
-            }
-            if first.from != position { steps += try inferStretch(model, from: position, to: first.from) }
-            let from = model.versions[first.from], to = model.versions[first.to]
-            // Every problem at once, before anything runs; passes may name each other's mappings.
-            let combined = MappingModel(
-                source: first.mapping.sourceModel, destination: first.mapping.destinationModel,
-                entityMappings: group.flatMap(\.mapping.orderedEntityMappings))
-            do {
-                try combined.validate(source: from.model, destination: to.model)
-            } catch {
-                throw MigrationError(
-                    .invalidMapping, "\(group.map(\.label).joined(separator: " and ")) (\(from.name) → \(to.name)) does not fit its models",
-                    underlying: error)
-            }
-            steps.append(
-                Step(from: from, to: to, mappings: group.map(\.mapping), inferred: false, mappingLabels: group.map(\.label)))
-            position = first.to
-            previous = group.map(\.label).joined(separator: " and ")
-        }
-        if position != end { steps += try inferStretch(model, from: position, to: end) }
-        return steps
-    }
-
-    /// The inferred steps across a stretch with no given mapping: one step straight across when it
-    /// can be inferred (Core Data's rule), else from each version the longest step that can be.
-    private static func inferStretch(_ model: VersionedModel, from start: Int, to end: Int) throws -> [Step] {
-        let direction = end > start ? 1 : -1
-        let versions = model.versions
-        var directProblem: MappingError?
-        var steps: [Step] = []
-        var position = start
-        while position != end {
-            var made: (Int, InferredMapping)?
-            var candidate = end
-            var firstProblem: MappingError?
-            while candidate != position {
-                do {
-                    made = (candidate, try MappingModel.inference(from: versions[position].name, to: versions[candidate].name, in: model))
-                    break
-                } catch {
-                    if position == start && candidate == end { directProblem = error }
-                    firstProblem = error
-                }
-                candidate -= direction
-            }
-            guard let (reached, inferred) = made else {
-                let stuck = versions[position].name, next = versions[position + direction].name
-                var message = "no mapping model was given from \(versions[start].name) to \(versions[end].name), and none can be inferred"
-                if position != start || end != position + direction {
-                    message += ", directly or through the versions between (stuck at \(stuck) → \(next))"
-                }
-                throw MigrationError(.noMigrationPath, message, underlying: directProblem ?? firstProblem)
-            }
-            steps.append(
-                Step(
-                    from: versions[position], to: versions[reached], mappings: [inferred.mapping], inferred: true,
-                    mappingLabels: ["inferred"], warnings: inferred.warnings))
-            position = reached
-        }
-        if steps.count > 1, let directProblem {
-            let problems = directProblem.issues.map(\.description).joined(separator: "; ")
-            let note = "\(versions[start].name) → \(versions[end].name) cannot be inferred directly (\(problems)); inferred in \(steps.count) steps instead"
-            for index in steps.indices { steps[index].chainedInference = note }
-        }
-        return steps
-    }
-
     /// The migrator of each step, given the store it reads.
     public func migrator(for step: Step, source: URL) -> StreamingMigrator {
         StreamingMigrator(
@@ -352,6 +185,52 @@ public struct ProgressiveMigration {
         // step's migrator takes the same lock again, on this thread.)
         let lock = try StreamingMigrator.runLock(for: output, purpose: "migrating into it")
         defer { lock.release() }
+        let (directory, existed, chainUnderWay) = try claimStepsDirectory(for: output, resume: resume)
+        var reports: [StreamingMigrator.Report] = []
+        var input = store
+        var current = 0
+        do {
+            for (offset, step) in steps.enumerated() {
+                current = offset
+                let isLast = offset == steps.count - 1
+                let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
+                let migrator = self.migrator(for: step, source: input)
+                // An intermediate store made by SQL (see `intermediateBySQL`) is at its version as soon as it is there.
+                let finished = (!isLast || chainUnderWay || resume) && manager.fileExists(atPath: stepOutput.path)
+                    && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
+                    && (migrator.isFinishedOutput(stepOutput) || (!isLast && Self.store(stepOutput, isAt: step.to)))
+                if !finished {
+                    reportLosses(of: step, offset: offset, in: input, losses: losses, events: events)
+                    if !isLast, options.intermediateStepsBySQL,
+                        !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path),
+                        case .sql(let script)? = try? InPlaceMigration.method(for: step),
+                        try intermediateBySQL(
+                            step, script, offset: offset, input: input, output: stepOutput, isCancelled: isCancelled, events: events)
+                    {
+                        input = stepOutput
+                        continue
+                    }
+                    reports.append(
+                        try runStep(migrator, step, offset: offset, output: stepOutput, progress: progress, isCancelled: isCancelled, events: events))
+                }
+                input = stepOutput
+            }
+        } catch {
+            throw failure(error, inStep: current, directory: directory, existed: existed)
+        }
+        try? manager.removeItem(at: directory)
+        return reports
+    }
+
+    /// Claims the folder of a chain's intermediate stores for this run: a folder a killed run left
+    /// before recording its chain is taken, one of another chain refused; an output already there is
+    /// refused unless a run under way or asked to resume may own it; the folder and its chain's
+    /// fingerprint are made for a chain of several steps.
+    ///
+    /// - Returns: the folder, whether it was there, and whether a chain is under way in it.
+    /// - Throws: ``/MoultEngine/MigrationError`` `.checkpointMismatch` (another chain's folder), `.outputExists`, `.io`.
+    private func claimStepsDirectory(for output: URL, resume: Bool) throws -> (directory: URL, existed: Bool, chainUnderWay: Bool) {
+        let manager = FileManager.default
         // The last step's migrator refuses an existing output, unless its own work directory says the
         // output is its finished result.
         let directory = stepsDirectory(for: output)
@@ -396,77 +275,65 @@ public struct ProgressiveMigration {
                 throw MigrationError(.io, "cannot create \(directory.path): \(error.localizedDescription)")
             }
         }
-        var reports: [StreamingMigrator.Report] = []
-        var input = store
-        var current = 0
-        do {
-            for (offset, step) in steps.enumerated() {
-                current = offset
-                let isLast = offset == steps.count - 1
-                let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
-                let migrator = self.migrator(for: step, source: input)
-                // An intermediate store made by SQL (see `intermediateBySQL`) is at its version as soon as it is there.
-                let finished = (!isLast || chainUnderWay || resume) && manager.fileExists(atPath: stepOutput.path)
-                    && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
-                    && (migrator.isFinishedOutput(stepOutput) || (!isLast && Self.store(stepOutput, isAt: step.to)))
-                if !finished {
-                    if losses != nil || events != nil {
-                        let found = dataLosses(of: step, in: input)
-                        losses?(offset + 1, found)
-                        if let events, !found.isEmpty {
-                            let what = found.map { loss in loss.what.property.map { "\(loss.what.entity).\($0)" } ?? loss.what.entity }
-                            events(.warning(MigrationEvent.Warning(
-                                step: offset + 1, message: "step \(offset + 1) (\(step.from.name) -> \(step.to.name)) does not carry: \(what.joined(separator: ", "))",
-                                notCarried: found)))
-                        }
-                    }
-                    if !isLast, options.intermediateStepsBySQL,
-                        !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path),
-                        case .sql(let script)? = try? InPlaceMigration.method(for: step),
-                        try intermediateBySQL(
-                            step, script, offset: offset, input: input, output: stepOutput, isCancelled: isCancelled, events: events)
-                    {
-                        input = stepOutput
-                        continue
-                    }
-                    let report = try migrator.run(
-                        output: stepOutput,
-                        progress: progress.map { report in
-                            { event in
-                                var event = event
-                                event.step = offset + 1
-                                event.steps = steps.count
-                                report(event)
-                            }
-                        }, isCancelled: isCancelled,
-                        events: events.map { events in
-                            { event in events(event.inStep(offset + 1, of: steps.count, from: step.from.name, to: step.to.name)) }
-                        })
-                    reports.append(report)
-                }
-                input = stepOutput
-            }
-        } catch {
-            var failure = StreamingMigrator.classify(error)
-            if steps.count > 1 {
-                let step = steps[current]
-                failure.message = "step \(current + 1) of \(steps.count) (\(step.from.name) → \(step.to.name)): " + failure.message
-                if failure.code == .validationFailed, current > 0 {
-                    failure.message += " (the source objects named are those of the store step \(current) made, at \(step.from.name))"
-                }
-            }
-            if steps.count > 1, failure.category != .interrupted, failure.category != .io, failure.code != .checkpointMismatch {
-                // Nothing a resume could fix: leave nothing behind.
-                StreamingMigrator.removeWorkDirectory(directory)
-            } else if steps.count > 1, !existed, failure.code == .checkpointMismatch {
-                // A step found another migration's work at its own work folder (the last step's is
-                // beside the output): the chain folder made by this run holds only this run's work.
-                StreamingMigrator.removeWorkDirectory(directory)
-            }
-            throw failure
+        return (directory, existed, chainUnderWay)
+    }
+
+    /// Tells `losses` and `events` what a step does not carry, counted in the store it reads.
+    private func reportLosses(
+        of step: Step, offset: Int, in input: URL, losses: ((_ step: Int, _ losses: [DataLoss]) -> Void)?, events: ((MigrationEvent) -> Void)?
+    ) {
+        guard losses != nil || events != nil else { return }
+        let found = dataLosses(of: step, in: input)
+        losses?(offset + 1, found)
+        if let events, !found.isEmpty {
+            let what = found.map { loss in loss.what.property.map { "\(loss.what.entity).\($0)" } ?? loss.what.entity }
+            events(.warning(MigrationEvent.Warning(
+                step: offset + 1, message: "step \(offset + 1) (\(step.from.name) -> \(step.to.name)) does not carry: \(what.joined(separator: ", "))",
+                notCarried: found)))
         }
-        try? manager.removeItem(at: directory)
-        return reports
+    }
+
+    /// Runs one step's migrator, its progress and events numbered with the step.
+    private func runStep(
+        _ migrator: StreamingMigrator, _ step: Step, offset: Int, output: URL, progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool,
+        events: ((MigrationEvent) -> Void)?
+    ) throws -> StreamingMigrator.Report {
+        try migrator.run(
+            output: output,
+            progress: progress.map { report in
+                { event in
+                    var event = event
+                    event.step = offset + 1
+                    event.steps = steps.count
+                    report(event)
+                }
+            }, isCancelled: isCancelled,
+            events: events.map { events in
+                { event in events(event.inStep(offset + 1, of: steps.count, from: step.from.name, to: step.to.name)) }
+            })
+    }
+
+    /// What a chain's run throws when step `current` fails: the error classified, naming the step in
+    /// a chain. A failure a resume could not fix leaves no work folder behind, nor does another
+    /// migration's work found by a chain whose folder this run made.
+    private func failure(_ error: any Error, inStep current: Int, directory: URL, existed: Bool) -> MigrationError {
+        var failure = StreamingMigrator.classify(error)
+        if steps.count > 1 {
+            let step = steps[current]
+            failure.message = "step \(current + 1) of \(steps.count) (\(step.from.name) → \(step.to.name)): " + failure.message
+            if failure.code == .validationFailed, current > 0 {
+                failure.message += " (the source objects named are those of the store step \(current) made, at \(step.from.name))"
+            }
+        }
+        if steps.count > 1, failure.category != .interrupted, failure.category != .io, failure.code != .checkpointMismatch {
+            // Nothing a resume could fix: leave nothing behind.
+            StreamingMigrator.removeWorkDirectory(directory)
+        } else if steps.count > 1, !existed, failure.code == .checkpointMismatch {
+            // A step found another migration's work at its own work folder (the last step's is
+            // beside the output): the chain folder made by this run holds only this run's work.
+            StreamingMigrator.removeWorkDirectory(directory)
+        }
+        return failure
     }
 
     // MARK: - Intermediate stores by SQL
@@ -539,29 +406,22 @@ public struct ProgressiveMigration {
     /// How many objects (for an entity) or non-nil values (for a property) a store holds.
     static func count(_ what: UncarriedData, in store: SQLiteStore) throws -> Int? {
         guard let entity = store.layout.entity(named: what.entity) else { return nil }
-        let scope = "FROM \(entity.table) o WHERE o.Z_ENT = \(entity.number)"
-        let sql: String
+        let counted: UncarriedCount
         switch what.kind {
         case .entity:
-            sql = "SELECT COUNT(*) \(scope)"
+            counted = .objects
         case .attribute:
             guard let column = entity.attributes.first(where: { $0.name == what.property }) else { return nil }
-            sql = "SELECT COUNT(o.\(column.column)) \(scope)"
+            counted = .values(column: column.column)
         case .relationship:
             if let column = entity.toOneRelationships.first(where: { $0.name == what.property }) {
-                sql = "SELECT COUNT(o.\(column.column)) \(scope)"
+                counted = .values(column: column.column)
             } else if let toMany = entity.toManyRelationships.first(where: { $0.name == what.property }) {
-                switch toMany.storage {
-                case .destinationColumn(let table, let column, _, _):
-                    sql = "SELECT COUNT(*) \(scope) AND EXISTS (SELECT 1 FROM \(table) d WHERE d.\(column) = o.Z_PK)"
-                case .joinTable(let table, let sourceColumn, _, _):
-                    sql = "SELECT COUNT(*) \(scope) AND EXISTS (SELECT 1 FROM \(table) j WHERE j.\(sourceColumn) = o.Z_PK)"
-                }
+                counted = .withDestinations(toMany.storage)
             } else {
                 return nil
             }
         }
-        guard case .int(let count)? = try store.database.scalar(sql) else { return nil }
-        return Int(count)
+        return try store.database.count(counted, of: entity)
     }
 }

@@ -194,10 +194,10 @@ public final class StreamingMigrator {
             let created = try SQLiteStore.create(at: creating, model: destinationModel, metadata: metadata, configuration: databaseConfiguration)
             FaultInjection.reach(.storeCreated)
             try created.database.write {
-                try created.database.executeScript(Checkpoint.createSQL + ";" + PolicyState.createSQL)
+                try created.database.createTables([Checkpoint.createSQL, PolicyState.createSQL])
                 try Checkpoint.start(plan, in: created.database)
             }
-            try created.database.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
+            try created.database.checkpointWAL()
             created.database.close()
             try Self.syncFile(creating)
             try FileOperations.writeAtomically(
@@ -206,7 +206,7 @@ public final class StreamingMigrator {
             destination = try SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration)
         }
         let store = destination!
-        try store.database.executeScript(options.durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = OFF")
+        try store.database.setSynchronous(options.durable ? .full : .off)
 
         let associations: any AssociationTable
         switch options.associations {

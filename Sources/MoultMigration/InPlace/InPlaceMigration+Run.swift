@@ -175,7 +175,7 @@ extension InPlaceMigration {
         guard metadata.storeUUID != original.storeUUID else { return }
         metadata.storeUUID = original.storeUUID
         try database.write { try metadata.write(to: database) }
-        try database.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
+        try database.checkpointWAL()
     }
 
     /// Runs every step in the work folder, the first reading the store, each next one the result of

@@ -115,11 +115,10 @@ extension InPlaceMigration {
             case .madeAgain: again.append(object)
             case .dropped: break
             }
-            let keyword = ["trigger": "TRIGGER", "view": "VIEW", "index": "INDEX"][object.kind.rawValue]
-            if let keyword { try database.execute("DROP \(keyword) IF EXISTS \(SQLName.quoted(object.name))") }
+            try database.dropIfExists(object)
         }
         let hasHistory = own.objects.contains { $0.kind == .table && $0.name.uppercased() == "ACHANGE" }
-        let keepsHistory = try hasHistory && database.columns(of: "ACHANGE").contains("ZENTITY")
+        let keepsHistory = try hasHistory && database.historyNamesEntities()
         return (again, keepsHistory ? StoreOwnObjects.historyRenumbering(renumbered) : nil)
     }
 }

@@ -98,9 +98,7 @@ public struct InPlaceMigration {
         // SQL steps make tables, indexes and the triggers of derived attributes (R-tree indexes are
         // refused by the layouts' difference); a schema with anything else is made by the streaming
         // engine's new store.
-        let others = (old.schemaSQL + new.schemaSQL).filter { sql in
-            !["CREATE TABLE", "CREATE INDEX", "CREATE UNIQUE INDEX", "CREATE TRIGGER", "CREATE VIRTUAL TABLE"].contains { sql.uppercased().hasPrefix($0) }
-        }
+        let others = old.schemaBeyondTablesIndexesAndTriggers + new.schemaBeyondTablesIndexesAndTriggers
         if !others.isEmpty {
             return .streaming(["the schema has more than tables and indexes (\(others[0].prefix(60))…): the new store is made whole"])
         }
@@ -173,11 +171,8 @@ public struct InPlaceMigration {
         } catch let error as StoreError where error.code == .locked {
             throw MigrationError(.io, "another process holds a lock on \(store.path); the store was not changed", underlying: error)
         }
-        if case .string(let mode)? = try database.scalar("PRAGMA journal_mode"), mode.lowercased() == "wal" {
-            let busy = try database.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int64(at: 0) }.first ?? 0
-            if busy != 0 {
-                throw MigrationError(.io, "another process is reading \(store.path): its WAL cannot be checkpointed; the store was not changed")
-            }
+        guard try database.checkpointWALIfInWALMode() else {
+            throw MigrationError(.io, "another process is reading \(store.path): its WAL cannot be checkpointed; the store was not changed")
         }
     }
 
@@ -261,7 +256,7 @@ public struct InPlaceMigration {
         defer { database.close() }
         // Durable: the commit is on disk when it returns, even against a power loss (without it, a power
         // loss may take the store back to the old version, whole).
-        if durable { try database.executeScript("PRAGMA synchronous = FULL") }
+        if durable { try database.setSynchronous(.full) }
         let folder = ExternalDataReference.folder(besideStore: externalData ?? store)
         try database.registerExternalDataFunctions(folder: folder)
         do {
@@ -294,7 +289,7 @@ public struct InPlaceMigration {
         let (script, pending, step) = (sqlStep.script, sqlStep.pending, sqlStep.step)
         let oldLayout = try StoreLayout(model: step.from.model)
         let newLayout = try StoreLayout(model: step.to.model)
-        guard try schemaMatches(oldLayout, database) else { throw SchemaNotLaidOut() }
+        guard try database.isLaidOut(as: oldLayout) else { throw SchemaNotLaidOut() }
         // The store's own objects (an application's triggers and views, indexes on entity tables):
         // dropped around the change and made again, when every table and column they name is still
         // there (an index that cannot be is dropped; anything else that cannot be makes the step a copy,
@@ -309,12 +304,12 @@ public struct InPlaceMigration {
             FaultInjection.reach(.inPlaceChange, change.kind.rawValue)
             for statement in change.statements {
                 FaultInjection.reach(.inPlaceStatement)
-                try database.execute(statement.sql, statement.arguments)
+                try database.execute(statement)
             }
         }
         // Persistent history names entities by number: renumbered with them.
-        if let history { try database.execute(history.sql, history.arguments) }
-        for object in again where object.kind != .trigger { try database.executeScript(object.sql ?? "") }
+        if let history { try database.execute(history) }
+        for object in again where object.kind != .trigger { try database.makeAgain(object) }
         try validate(step, layout: newLayout, database: database, store: store, scratch: scratch)
         var updated = metadata
         let fresh = StoreMetadata(model: step.to.model)
@@ -331,11 +326,11 @@ public struct InPlaceMigration {
             updated.additionalKeys[pendingCleanupKey] = .array(
                 [.string(versionRecordPrefix + VersionHashes.digest(fresh.entityHashes))] + pending.map { .string($0.record) })
         }
-        try database.execute("DELETE FROM \"Z_METADATA\"")
+        try database.clearMetadata()
         try updated.write(to: database)
         // Last: nothing Moult writes after this point, so an application's trigger never fires on it.
         FaultInjection.reach(.inPlaceForeignTriggers)
-        for object in again where object.kind == .trigger { try database.executeScript(object.sql ?? "") }
+        for object in again where object.kind == .trigger { try database.makeAgain(object) }
         FaultInjection.reach(.inPlaceBeforeCommit)
     }
 
@@ -415,15 +410,15 @@ public struct InPlaceMigration {
                     }
                     if case .dropColumn(let table, let column) = cleanup, !(try database.columns(of: table).contains(column)) { continue }
                     FaultInjection.reach(.inPlaceCleanupStatement)
-                    try database.execute(statement.sql, statement.arguments)
+                    try database.execute(statement)
                 }
                 metadata.additionalKeys[pendingCleanupKey] = nil
                 // An application's triggers do not fire on Moult's metadata write: dropped, made again after.
-                let foreign = try foreignTriggers(layout, database)
-                for trigger in foreign { try database.execute("DROP TRIGGER \(SQLName.quoted(trigger.name))") }
-                try database.execute("DELETE FROM \"Z_METADATA\"")
+                let foreign = try database.triggers(notMadeBy: layout)
+                for trigger in foreign { try database.drop(trigger) }
+                try database.clearMetadata()
                 try metadata.write(to: database)
-                for trigger in foreign { try database.executeScript(trigger.sql) }
+                for trigger in foreign { try database.make(trigger) }
                 return pending.count
             }
         } catch let error as StoreError where error.code == .locked {
@@ -434,48 +429,5 @@ public struct InPlaceMigration {
         } catch {
             throw StreamingMigrator.classify(error)
         }
-    }
-
-    /// An application's trigger: one the layout does not make.
-    struct ForeignTrigger {
-        var name: String
-        var sql: String
-    }
-
-    /// The store's triggers the layout does not make, in the order SQLite lists them.
-    static func foreignTriggers(_ layout: StoreLayout, _ database: Database) throws -> [ForeignTrigger] {
-        let known = Set(layout.triggerNames)
-        return try database.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND sql IS NOT NULL") { row in
-            ForeignTrigger(name: row.string(at: 0) ?? "", sql: row.string(at: 1) ?? "")
-        }.filter { !known.contains($0.name) }
-    }
-
-    /// Whether every table the layout makes is in the store with exactly its columns, and the store
-    /// numbers its entities as the layout does. What the store holds beyond the layout (its own
-    /// tables, views, triggers, indexes) is ``StoreOwnObjects``' to judge.
-    static func schemaMatches(_ layout: StoreLayout, _ database: Database) throws -> Bool {
-        var tables: Set<String> = []
-        try database.forEachRow("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") { row in
-            tables.insert(row.string(at: 0) ?? "")
-        }
-        var expected: [String: Set<String>] = [
-            "Z_PRIMARYKEY": ["Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX"], "Z_METADATA": ["Z_VERSION", "Z_UUID", "Z_PLIST"], "Z_MODELCACHE": ["Z_CONTENT"],
-        ]
-        for table in layout.tables { expected[table.name] = Set(table.columns.map(\.name)) }
-        for table in layout.joinTables { expected[table.name] = Set(table.columns + table.orderColumns) }
-        // An R-tree index: its virtual table and the shadow tables SQLite keeps for it.
-        for rTree in layout.rTrees {
-            expected[rTree.name] = Set(["Z_PK"] + rTree.columns.flatMap { [$0 + "_MIN", $0 + "_MAX"] })
-            expected[rTree.name + "_node"] = ["nodeno", "data"]
-            expected[rTree.name + "_parent"] = ["nodeno", "parentnode"]
-            expected[rTree.name + "_rowid"] = ["rowid", "nodeno"]
-        }
-        for (name, columns) in expected {
-            guard tables.contains(name), Set(try database.columns(of: name)) == columns else { return false }
-        }
-        // Entity numbers: a store numbered otherwise than the layout (by an older Moult) is streamed,
-        // whose reading takes the store's own numbers, rather than rewritten with the layout's.
-        let numbers = try database.query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < 16000") { ($0.int64(at: 0), $0.string(at: 1) ?? "") }
-        return numbers.allSatisfy { number, name in layout.entity(named: name).map { Int64($0.number) == number } ?? true }
     }
 }

@@ -55,69 +55,93 @@ extension MappingModel {
             correspondence.entities[destinationName] = sourceName
 
             var properties: [String: String] = [:]
-            let sourceAttributes = source.attributes(of: sourceName).filter { !$0.isTransient }.map(\.name)
-            for attribute in destination.attributes(of: destinationName) where !attribute.isTransient {
-                let propertyMapping = mapping.attributeMapping(named: attribute.name)
-                var from: String?
-                if let text = propertyMapping?.valueExpression {
-                    guard let name = sourceAttributes.first(where: { PropertyMapping.sourceValue($0) == text }) else {
-                        reasons.append("\(mapping.name): the value of \(attribute.name) is an expression (\(text))")
-                        continue
-                    }
-                    from = name
-                } else if propertyMapping != nil || type == .copy {
-                    // A mapping without a value (or none, in a copy) takes the source's property of the
-                    // same name, as the streaming engine does (`$source.<name>`).
-                    if sourceAttributes.contains(attribute.name) {
-                        from = attribute.name
-                    } else if propertyMapping != nil, source.relationship(named: attribute.name, of: sourceName) != nil {
-                        reasons.append("\(mapping.name): the value of \(attribute.name) is the source's relationship of that name")
-                        continue
-                    }
-                }
-                if let from {
-                    properties[attribute.name] = from
-                    // A nil can only be in the store when the source attribute was optional.
-                    if !attribute.isOptional, source.attribute(named: from, of: sourceName)?.isOptional ?? true {
-                        let value = DefaultValues.coerce(DefaultValues.value(of: attribute), to: attribute.attributeType)
-                        if !value.isNull { correspondence.nilReplacements[destinationName, default: [:]][attribute.name] = value }
-                    }
-                } else {
-                    let value = DefaultValues.coerce(DefaultValues.value(of: attribute), to: attribute.attributeType)
-                    if !value.isNull { correspondence.newAttributeValues[destinationName, default: [:]][attribute.name] = value }
-                }
-            }
-            let sourceRelationships = source.relationships(of: sourceName).filter { !$0.isTransient }
-            for relationship in destination.relationships(of: destinationName) where !relationship.isTransient {
-                let propertyMapping = mapping.relationshipMapping(named: relationship.name)
-                if let text = propertyMapping?.valueExpression {
-                    let candidate = sourceRelationships.first { old in
-                        if PropertyMapping.destinationInstances(sourceRelationship: old.name) == text { return true }
-                        // The named mapping must be the only one taking objects of the old destination's hierarchy.
-                        let targets = mappings.filter { other in
-                            other.destinationEntityName != nil
-                                && other.sourceEntityName.map { source.entity($0, isKindOf: old.destinationEntity) } == true
-                        }
-                        return targets.count == 1
-                            && PropertyMapping.destinationInstances(mapping: targets[0].name, sourceKeyPath: old.name) == text
-                    }
-                    guard let candidate else {
-                        reasons.append("\(mapping.name): the value of \(relationship.name) is an expression (\(text))")
-                        continue
-                    }
-                    properties[relationship.name] = candidate.name
-                } else if propertyMapping != nil || type == .copy {
-                    // As for attributes: the source's relationship of the same name.
-                    if sourceRelationships.contains(where: { $0.name == relationship.name }) {
-                        properties[relationship.name] = relationship.name
-                    } else if propertyMapping != nil, source.attribute(named: relationship.name, of: sourceName) != nil {
-                        reasons.append("\(mapping.name): the value of \(relationship.name) is the source's attribute of that name")
-                    }
-                }
-            }
+            correspondAttributes(of: mapping, source: (source, sourceName), destination: (destination, destinationName), &properties, &correspondence, &reasons)
+            correspondRelationships(
+                of: mapping, among: mappings, source: (source, sourceName), destination: (destination, destinationName), &properties, &reasons)
             correspondence.properties[destinationName] = properties
         }
         return reasons.isEmpty ? .success(correspondence) : .failure(InPlaceReasons(reasons))
+    }
+
+    /// The source attribute of each attribute of a destination entity, the values its objects get
+    /// where that attribute is new, or where a nil becomes a required attribute's default.
+    private func correspondAttributes(
+        of mapping: EntityMapping, source: (model: ObjectModel, entity: String), destination: (model: ObjectModel, entity: String),
+        _ properties: inout [String: String], _ correspondence: inout LayoutCorrespondence, _ reasons: inout [String]
+    ) {
+        let (source, sourceName) = source
+        let (destination, destinationName) = destination
+        let type = mapping.effectiveType
+        let sourceAttributes = source.attributes(of: sourceName).filter { !$0.isTransient }.map(\.name)
+        for attribute in destination.attributes(of: destinationName) where !attribute.isTransient {
+            let propertyMapping = mapping.attributeMapping(named: attribute.name)
+            var from: String?
+            if let text = propertyMapping?.valueExpression {
+                guard let name = sourceAttributes.first(where: { PropertyMapping.sourceValue($0) == text }) else {
+                    reasons.append("\(mapping.name): the value of \(attribute.name) is an expression (\(text))")
+                    continue
+                }
+                from = name
+            } else if propertyMapping != nil || type == .copy {
+                // A mapping without a value (or none, in a copy) takes the source's property of the
+                // same name, as the streaming engine does (`$source.<name>`).
+                if sourceAttributes.contains(attribute.name) {
+                    from = attribute.name
+                } else if propertyMapping != nil, source.relationship(named: attribute.name, of: sourceName) != nil {
+                    reasons.append("\(mapping.name): the value of \(attribute.name) is the source's relationship of that name")
+                    continue
+                }
+            }
+            if let from {
+                properties[attribute.name] = from
+                // A nil can only be in the store when the source attribute was optional.
+                if !attribute.isOptional, source.attribute(named: from, of: sourceName)?.isOptional ?? true {
+                    let value = DefaultValues.coerce(DefaultValues.value(of: attribute), to: attribute.attributeType)
+                    if !value.isNull { correspondence.nilReplacements[destinationName, default: [:]][attribute.name] = value }
+                }
+            } else {
+                let value = DefaultValues.coerce(DefaultValues.value(of: attribute), to: attribute.attributeType)
+                if !value.isNull { correspondence.newAttributeValues[destinationName, default: [:]][attribute.name] = value }
+            }
+        }
+    }
+
+    /// The source relationship of each relationship of a destination entity.
+    private func correspondRelationships(
+        of mapping: EntityMapping, among mappings: [EntityMapping], source: (model: ObjectModel, entity: String), destination: (model: ObjectModel, entity: String),
+        _ properties: inout [String: String], _ reasons: inout [String]
+    ) {
+        let (source, sourceName) = source
+        let (destination, destinationName) = destination
+        let type = mapping.effectiveType
+        let sourceRelationships = source.relationships(of: sourceName).filter { !$0.isTransient }
+        for relationship in destination.relationships(of: destinationName) where !relationship.isTransient {
+            let propertyMapping = mapping.relationshipMapping(named: relationship.name)
+            if let text = propertyMapping?.valueExpression {
+                let candidate = sourceRelationships.first { old in
+                    if PropertyMapping.destinationInstances(sourceRelationship: old.name) == text { return true }
+                    // The named mapping must be the only one taking objects of the old destination's hierarchy.
+                    let targets = mappings.filter { other in
+                        other.destinationEntityName != nil
+                            && other.sourceEntityName.map { source.entity($0, isKindOf: old.destinationEntity) } == true
+                    }
+                    return targets.count == 1
+                        && PropertyMapping.destinationInstances(mapping: targets[0].name, sourceKeyPath: old.name) == text
+                }
+                guard let candidate else {
+                    reasons.append("\(mapping.name): the value of \(relationship.name) is an expression (\(text))")
+                    continue
+                }
+                properties[relationship.name] = candidate.name
+            } else if propertyMapping != nil || type == .copy {
+                // As for attributes: the source's relationship of the same name.
+                if sourceRelationships.contains(where: { $0.name == relationship.name }) {
+                    properties[relationship.name] = relationship.name
+                } else if propertyMapping != nil, source.attribute(named: relationship.name, of: sourceName) != nil {
+                    reasons.append("\(mapping.name): the value of \(relationship.name) is the source's attribute of that name")
+                }
+            }
+        }
     }
 }
 

@@ -154,19 +154,6 @@ public struct MigrationVerifier {
 
     // MARK: - Relationships
 
-    private func numbers(_ entity: EntityLayout) -> String { entity.hierarchyNumbers.map(String.init).joined(separator: ", ") }
-
-    /// Runs a query whose first column is a `Z_PK` (and second, when there is one, the key it names):
-    /// one failure per row.
-    private func rows(_ sql: String, _ database: Database, _ each: (Int64, Int64?) -> Void) throws {
-        let statement = try database.statement(sql)
-        try statement.bind([])
-        defer { statement.reset() }
-        while try statement.step() {
-            each(statement.int64(at: 0), statement.columnCount > 1 ? statement.int64(at: 1) : nil)
-        }
-    }
-
     private func checkRelationships(_ store: SQLiteStore, _ model: ObjectModel, _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void) throws {
         let layout = store.layout
         let database = store.database
@@ -175,13 +162,7 @@ public struct MigrationVerifier {
             for toOne in entity.toOneRelationships {
                 guard let target = layout.entity(named: toOne.destination) else { continue }
                 result.checked[.danglingKey, default: 0] += 1
-                let sameEntity = toOne.entityColumn.map { " AND d.Z_ENT = a.\($0)" } ?? ""
-                try rows(
-                    """
-                    SELECT a.Z_PK, a.\(toOne.column) FROM \(entity.table) a WHERE a.Z_ENT = \(entity.number) AND a.\(toOne.column) IS NOT NULL \
-                    AND NOT EXISTS (SELECT 1 FROM \(target.table) d WHERE d.Z_PK = a.\(toOne.column) AND d.Z_ENT IN (\(numbers(target)))\(sameEntity))
-                    """, database
-                ) { key, value in
+                try database.forEachFinding(.danglingKeys(of: toOne, in: entity, target: target)) { key, value in
                     fail(
                         VerificationFailure(
                             check: .danglingKey,
@@ -193,12 +174,7 @@ public struct MigrationVerifier {
                     let inverseColumn = target.toOne(named: inverse.name)
                 else { continue }
                 result.checked[.inverse, default: 0] += 1
-                try rows(
-                    """
-                    SELECT a.Z_PK, d.Z_PK FROM \(entity.table) a JOIN \(target.table) d ON d.Z_PK = a.\(toOne.column) AND d.Z_ENT IN (\(numbers(target))) \
-                    WHERE a.Z_ENT = \(entity.number) AND d.\(inverseColumn.column) IS NOT a.Z_PK
-                    """, database
-                ) { key, other in
+                try database.forEachFinding(.inversesNotPointingBack(of: toOne, in: entity, target: target, inverse: inverseColumn)) { key, other in
                     fail(
                         VerificationFailure(
                             check: .inverse,
@@ -212,12 +188,7 @@ public struct MigrationVerifier {
                     for (column, side, sideName) in [(sourceColumn, entity, entity.name), (destinationColumn, target, toMany.destination)] {
                         guard keyColumnsSeen.insert("\(table).\(column)").inserted else { continue }
                         result.checked[.orphan, default: 0] += 1
-                        try rows(
-                            """
-                            SELECT j.\(column) FROM \(table) j WHERE NOT EXISTS \
-                            (SELECT 1 FROM \(side.table) s WHERE s.Z_PK = j.\(column) AND s.Z_ENT IN (\(numbers(side))))
-                            """, database
-                        ) { key, _ in
+                        try database.forEachFinding(.orphans(inJoinTable: table, column: column, side: side)) { key, _ in
                             fail(VerificationFailure(check: .orphan, message: "the join table \(table) of \(entity.name).\(toMany.name) names \(sideName) Z_PK \(key), which does not exist"))
                         }
                     }
@@ -227,12 +198,7 @@ public struct MigrationVerifier {
                         keyColumnsSeen.insert("\(table).\(column)").inserted
                     else { continue }
                     result.checked[.orphan, default: 0] += 1
-                    try rows(
-                        """
-                        SELECT d.Z_PK, d.\(column) FROM \(table) d WHERE d.Z_ENT IN (\(numbers(target))) AND d.\(column) IS NOT NULL AND NOT EXISTS \
-                        (SELECT 1 FROM \(entity.table) s WHERE s.Z_PK = d.\(column) AND s.Z_ENT IN (\(numbers(entity))))
-                        """, database
-                    ) { key, value in
+                    try database.forEachFinding(.orphanKeys(in: table, column: column, target: target, entity: entity)) { key, value in
                         fail(
                             VerificationFailure(
                                 check: .orphan,
@@ -296,7 +262,7 @@ public struct MigrationVerifier {
             }
             guard let entity = store.layout.entity(named: entityName) else { continue }
             result.checked[.count, default: 0] += 1
-            guard case .int(let found)? = try store.database.scalar("SELECT COUNT(*) FROM \(entity.table) WHERE Z_ENT = \(entity.number)") else { continue }
+            guard let found = try store.database.objectCount(of: entity) else { continue }
             if Int(found) != count {
                 let mappings = sampled.filter { $0.1.destinationEntity == entityName }.map(\.1.name).joined(separator: ", ")
                 fail(
@@ -310,6 +276,12 @@ public struct MigrationVerifier {
             }
         }
     }
+
+    /// An attribute the sample compares: its column, the mapping's expression of it, whether it is
+    /// optional, and how its value changes between external and inline storage.
+    private typealias ComparedAttribute = (
+        column: AttributeColumn, expression: CompiledExpression, optional: Bool, conversion: ExternalDataReference.Conversion?
+    )
 
     /// Reservoir-samples the source objects of a mapping that pass its filter (seeded), evaluates the
     /// mapping's attribute expressions on each, then streams the destination entity once to find an
@@ -334,8 +306,55 @@ public struct MigrationVerifier {
             }
             filter = compiled
         }
-        // The attributes compared: those with an expression that compiles and reads only the object.
-        var compared: [(column: AttributeColumn, expression: CompiledExpression, optional: Bool, conversion: ExternalDataReference.Conversion?)] = []
+        let compared = comparedAttributes(mapping, planned, step, destinationEntity, schema: schema, compiler: compiler, &result)
+        guard !compared.isEmpty else {
+            result.skipped.append("the sample of \(planned.name): no attribute to compare")
+            return
+        }
+        let sample = try reservoir(of: planned, source, schema: schema, variables: variables, filter: filter, compared: compared)
+        // Values a required attribute gets when nil are the model's default: not compared.
+        let positions = compared.indices.filter { index in
+            compared[index].optional || !sample.items.contains { $0.values[index].isNull }
+        }
+        var missing: [[Value]: [Int64]] = [:]
+        for item in sample.items { missing[positions.map { item.values[$0] }, default: []].append(item.key) }
+        let cursorOut = try store.objects(of: destinationName, includingSubentities: false)
+        while !missing.isEmpty, let row = try cursorOut.next() {
+            let values = positions.map { index -> Value in
+                guard let slot = cursorOut.shape.slot(of: compared[index].column.name) else { return .null }
+                return row[slot]
+            }
+            missing[values] = nil
+        }
+        result.sampled += sample.items.count
+        result.checked[.sample, default: 0] += sample.items.count
+        if let firstError = sample.firstError {
+            result.skipped.append("the sample of \(planned.name): \(sample.uncomputed) sampled object(s) whose values could not be computed here, first \(firstError)")
+        }
+        Self.reportMissing(missing, attributes: positions.map { compared[$0].column.name }, fail) { key, described in
+            "no \(destinationName) in the destination holds what \(planned.name) makes of \(sourceName) Z_PK \(key): \(described)"
+        }
+    }
+
+    /// Reports a `.sample` failure for each sampled object whose values (of `attributes`, in order) no
+    /// destination object holds, grouped by those values, in the order of each group's first object.
+    static func reportMissing<Key: Comparable>(
+        _ missing: [[Value]: [Key]], attributes: [String], _ fail: (VerificationFailure) -> Void, message: (Key, String) -> String
+    ) {
+        for (values, keys) in missing.sorted(by: { $0.value[0] < $1.value[0] }) {
+            let described = zip(attributes, values).map { "\($0) = \($1)" }.joined(separator: ", ")
+            for key in keys { fail(VerificationFailure(check: .sample, message: message(key, described))) }
+        }
+    }
+
+    /// The attributes the sample compares: those with an expression that compiles and reads only the
+    /// object (what does not compile is said in `result`'s skipped).
+    private func comparedAttributes(
+        _ mapping: EntityMapping, _ planned: MigrationPlan.Mapping, _ step: ProgressiveMigration.Step, _ destinationEntity: EntityLayout,
+        schema: KeySchema, compiler: ExpressionCompiler, _ result: inout VerificationReport
+    ) -> [ComparedAttribute] {
+        guard let sourceName = planned.sourceEntity, let destinationName = planned.destinationEntity else { return [] }
+        var compared: [ComparedAttribute] = []
         for column in destinationEntity.attributes {
             let description = step.to.model.attribute(named: column.name, of: destinationName)
             if description?.isTransient == true { continue }
@@ -358,17 +377,28 @@ public struct MigrationVerifier {
                 destinationModel: step.to.model)
             compared.append((column, expression, description?.isOptional ?? true, conversion))
         }
-        guard !compared.isEmpty else {
-            result.skipped.append("the sample of \(planned.name): no attribute to compare")
-            return
-        }
+        return compared
+    }
 
-        // A seeded reservoir of the source objects that pass the filter.
-        var random = SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: planned.name.hashValueStable))
-        var reservoir: [(key: Int64, values: [Value])] = []
-        var seen = 0
+    /// A seeded sample of a mapping's source objects that pass its filter.
+    private struct Sample {
+        /// Each sampled object's primary key and the values its mapping gives the compared attributes.
+        var items: [(key: Int64, values: [Value])] = []
+        /// The sampled objects whose values could not be computed, and the first reason.
         var uncomputed = 0
         var firstError: String?
+    }
+
+    /// A seeded reservoir of the source objects of a mapping that pass its filter, with the values its
+    /// expressions give each, in one streamed pass over the source entity.
+    private func reservoir(
+        of planned: MigrationPlan.Mapping, _ source: SQLiteStore, schema: KeySchema, variables: VariableLayout, filter: CompiledPredicate?,
+        compared: [ComparedAttribute]
+    ) throws -> Sample {
+        guard let sourceName = planned.sourceEntity else { return Sample() }
+        var random = SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: planned.name.hashValueStable))
+        var sample = Sample()
+        var seen = 0
         let cursor = try source.objects(of: sourceName, includingSubentities: false)
         while let row = try cursor.next() {
             var values = row.values
@@ -392,8 +422,8 @@ public struct MigrationVerifier {
                         value = try ExternalDataConversion.apply(conversion, to: value, folder: ExternalDataReference.folder(besideStore: migration.store))
                     }
                 } catch {
-                    uncomputed += 1
-                    if firstError == nil { firstError = "\(item.column.name) of \(sourceName) Z_PK \(row.id.primaryKey): \(error)" }
+                    sample.uncomputed += 1
+                    if sample.firstError == nil { sample.firstError = "\(item.column.name) of \(sourceName) Z_PK \(row.id.primaryKey): \(error)" }
                     comparable = false
                     break
                 }
@@ -401,36 +431,9 @@ public struct MigrationVerifier {
                 expected.append(coerced)
             }
             guard comparable else { continue }
-            if slot < reservoir.count { reservoir[slot] = (row.id.primaryKey, expected) } else { reservoir.append((row.id.primaryKey, expected)) }
+            if slot < sample.items.count { sample.items[slot] = (row.id.primaryKey, expected) } else { sample.items.append((row.id.primaryKey, expected)) }
         }
-        // Values a required attribute gets when nil are the model's default: not compared.
-        let positions = compared.indices.filter { index in
-            compared[index].optional || !reservoir.contains { $0.values[index].isNull }
-        }
-        var missing: [[Value]: [Int64]] = [:]
-        for item in reservoir { missing[positions.map { item.values[$0] }, default: []].append(item.key) }
-        let cursorOut = try store.objects(of: destinationName, includingSubentities: false)
-        while !missing.isEmpty, let row = try cursorOut.next() {
-            let values = positions.map { index -> Value in
-                guard let slot = cursorOut.shape.slot(of: compared[index].column.name) else { return .null }
-                return row[slot]
-            }
-            missing[values] = nil
-        }
-        result.sampled += reservoir.count
-        result.checked[.sample, default: 0] += reservoir.count
-        if let firstError {
-            result.skipped.append("the sample of \(planned.name): \(uncomputed) sampled object(s) whose values could not be computed here, first \(firstError)")
-        }
-        for (values, keys) in missing.sorted(by: { $0.value[0] < $1.value[0] }) {
-            let described = zip(positions, values).map { "\(compared[$0].column.name) = \($1)" }.joined(separator: ", ")
-            for key in keys {
-                fail(
-                    VerificationFailure(
-                        check: .sample,
-                        message: "no \(destinationName) in the destination holds what \(planned.name) makes of \(sourceName) Z_PK \(key): \(described)"))
-            }
-        }
+        return sample
     }
 }
 

@@ -1,0 +1,114 @@
+/// What a migration in place asks of a store's schema and writes around a step's SQL: whether the
+/// store is laid out as a layout says, its triggers, the objects of its own set aside and made again,
+/// its metadata row replaced.
+///
+/// ```swift
+/// guard try database.isLaidOut(as: oldLayout) else { … }         // a step by SQL needs the old layout
+/// let foreign = try database.triggers(notMadeBy: layout)
+/// for trigger in foreign { try database.drop(trigger) }
+/// try database.clearMetadata()
+/// try metadata.write(to: database)
+/// for trigger in foreign { try database.make(trigger) }
+/// ```
+extension Database {
+    // MARK: - The schema
+
+    /// Whether every table the layout makes is in the store with exactly its columns (Core Data's own
+    /// tables, the entity and join tables, an R-tree's virtual and shadow tables), and the store numbers
+    /// its entities as the layout does. What the store holds beyond the layout (its own tables, views,
+    /// triggers, indexes) is ``StoreOwnObjects``' to judge.
+    ///
+    /// - Throws: ``StoreError`` from SQLite.
+    package func isLaidOut(as layout: StoreLayout) throws -> Bool {
+        var tables: Set<String> = []
+        try forEachRow("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") { row in
+            tables.insert(row.string(at: 0) ?? "")
+        }
+        var expected: [String: Set<String>] = [
+            "Z_PRIMARYKEY": ["Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX"], "Z_METADATA": ["Z_VERSION", "Z_UUID", "Z_PLIST"], "Z_MODELCACHE": ["Z_CONTENT"],
+        ]
+        for table in layout.tables { expected[table.name] = Set(table.columns.map(\.name)) }
+        for table in layout.joinTables { expected[table.name] = Set(table.columns + table.orderColumns) }
+        // An R-tree index: its virtual table and the shadow tables SQLite keeps for it.
+        for rTree in layout.rTrees {
+            expected[rTree.name] = Set(["Z_PK"] + rTree.columns.flatMap { [$0 + "_MIN", $0 + "_MAX"] })
+            expected[rTree.name + "_node"] = ["nodeno", "data"]
+            expected[rTree.name + "_parent"] = ["nodeno", "parentnode"]
+            expected[rTree.name + "_rowid"] = ["rowid", "nodeno"]
+        }
+        for (name, columns) in expected {
+            guard tables.contains(name), Set(try self.columns(of: name)) == columns else { return false }
+        }
+        // Entity numbers: a store numbered otherwise than the layout (by an older Moult) is streamed,
+        // whose reading takes the store's own numbers, rather than rewritten with the layout's.
+        let numbers = try query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < 16000") { ($0.int64(at: 0), $0.string(at: 1) ?? "") }
+        return numbers.allSatisfy { number, name in layout.entity(named: name).map { Int64($0.number) == number } ?? true }
+    }
+
+    // MARK: - Triggers and the store's own objects
+
+    /// The store's triggers the layout does not make (an application's), in the order SQLite lists them.
+    ///
+    /// - Throws: ``StoreError`` from SQLite.
+    package func triggers(notMadeBy layout: StoreLayout) throws -> [StoreTrigger] {
+        let known = Set(layout.triggerNames)
+        return try query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND sql IS NOT NULL") { row in
+            StoreTrigger(name: row.string(at: 0) ?? "", sql: row.string(at: 1) ?? "")
+        }.filter { !known.contains($0.name) }
+    }
+
+    /// Drops a trigger.
+    package func drop(_ trigger: StoreTrigger) throws(StoreError) {
+        try execute("DROP TRIGGER \(SQLName.quoted(trigger.name))")
+    }
+
+    /// Makes a trigger again, by the statement the store held.
+    package func make(_ trigger: StoreTrigger) throws(StoreError) {
+        try executeScript(trigger.sql)
+    }
+
+    /// Drops an object of the store's own when it is a trigger, a view or an index (nothing else).
+    package func dropIfExists(_ object: StoreOwnObjects.Object) throws(StoreError) {
+        let keyword = ["trigger": "TRIGGER", "view": "VIEW", "index": "INDEX"][object.kind.rawValue]
+        if let keyword { try execute("DROP \(keyword) IF EXISTS \(SQLName.quoted(object.name))") }
+    }
+
+    /// Makes an object of the store's own again, by the statement the store held.
+    package func makeAgain(_ object: StoreOwnObjects.Object) throws(StoreError) {
+        try executeScript(object.sql ?? "")
+    }
+
+    /// Whether the store keeps Core Data's persistent history with the entity of each change (the
+    /// column its renumbering rewrites).
+    package func historyNamesEntities() throws -> Bool {
+        try columns(of: "ACHANGE").contains("ZENTITY")
+    }
+
+    // MARK: - Writing
+
+    /// Runs one statement of a step's script.
+    package func execute(_ statement: InPlaceStatement) throws(StoreError) {
+        try execute(statement.sql, statement.arguments)
+    }
+
+    /// Deletes the metadata row, before the new metadata is written.
+    package func clearMetadata() throws(StoreError) {
+        try execute("DELETE FROM \"Z_METADATA\"")
+    }
+}
+
+/// A trigger a store holds: its name and the statement that makes it.
+package struct StoreTrigger: Sendable, Hashable {
+    package var name: String
+    package var sql: String
+}
+
+extension StoreLayout {
+    /// The statements of ``schemaSQL`` that make something other than a table (virtual or not), an
+    /// index or a trigger: a schema a migration by SQL does not make.
+    package var schemaBeyondTablesIndexesAndTriggers: [String] {
+        schemaSQL.filter { sql in
+            !["CREATE TABLE", "CREATE INDEX", "CREATE UNIQUE INDEX", "CREATE TRIGGER", "CREATE VIRTUAL TABLE"].contains { sql.uppercased().hasPrefix($0) }
+        }
+    }
+}

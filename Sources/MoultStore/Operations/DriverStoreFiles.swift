@@ -1,0 +1,56 @@
+import MoultModel
+
+/// The operations on a store's files the drivers (and the command line) run through SQLite: its
+/// journal, its write-ahead log, how durable a commit is.
+///
+/// ```swift
+/// let created = try SQLiteStore.create(at: temporary, model: model)
+/// try created.database.checkpointWAL()          // one file: everything in the main file
+/// try created.database.setSynchronous(.full)    // each commit on disk when it returns
+/// ```
+extension Database {
+    /// How SQLite syncs a commit (`PRAGMA synchronous`).
+    package enum Synchronous: Sendable {
+        /// Each commit is on disk when it returns, even against a power loss.
+        case full
+        /// No sync: the operating system writes when it likes (a crash of the process loses nothing).
+        case off
+    }
+
+    /// Sets how SQLite syncs a commit on this connection.
+    ///
+    /// - Throws: ``StoreError`` from SQLite.
+    package func setSynchronous(_ mode: Synchronous) throws(StoreError) {
+        switch mode {
+        case .full: try executeScript("PRAGMA synchronous = FULL")
+        case .off: try executeScript("PRAGMA synchronous = OFF")
+        }
+    }
+
+    /// Moves everything in the write-ahead log into the main file and truncates the log, so that the
+    /// main file alone is the whole store (before it is renamed or copied).
+    ///
+    /// - Throws: ``StoreError`` from SQLite.
+    package func checkpointWAL() throws(StoreError) {
+        try executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    /// Checkpoints the write-ahead log, when the store is in WAL mode, into the main file and truncates
+    /// it; nothing in another journal mode.
+    ///
+    /// - Returns: false when another connection kept the checkpoint from finishing (a reader of the
+    ///   log), true otherwise.
+    /// - Throws: ``StoreError`` from SQLite.
+    package func checkpointWALIfInWALMode() throws -> Bool {
+        guard case .string(let mode)? = try scalar("PRAGMA journal_mode"), mode.lowercased() == "wal" else { return true }
+        let busy = try query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int64(at: 0) }.first ?? 0
+        return busy == 0
+    }
+
+    /// Leaves WAL mode for a rollback journal, so that the store is one file whatever it was in.
+    ///
+    /// - Throws: ``StoreError`` from SQLite.
+    package func useRollbackJournal() throws(StoreError) {
+        try executeScript("PRAGMA journal_mode = DELETE")
+    }
+}
