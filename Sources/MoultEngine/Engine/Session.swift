@@ -97,18 +97,17 @@ package final class Session {
                 compiled[index] = try Self.recompile(
                     compiled[index], job: job, source: source, destinationLayout: destinationLayout, variables: variables,
                     mirrorsAssociations: true)
-                try destination.database.executeScript(
-                    "CREATE TABLE IF NOT EXISTS main.\(SQLName.quoted(ToOnesAtInsert.mirror(index))) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
+                try EngineWorkTables.createMirror(ofMapping: index, in: destination.database)
             }
         }
         mappings = compiled
         manager?.install(compiled)
         if let destination, let manager, job.options.skipUnreadAssociations {
             manager.unreadAssociations = UnreadAssociations.mappings(in: compiled, partitions: job.options.partitions)
-            if !manager.unreadAssociations.isEmpty { try destination.database.executeScript(UnreadAssociations.createSQL) }
+            if !manager.unreadAssociations.isEmpty { try EngineWorkTables.createMadeChunks(in: destination.database) }
         }
         if let destination, job.options.bulkSQL {
-            try destination.database.attachReadOnly(job.sourceURL, as: CompiledMapping.attachedSource)
+            try destination.database.attachReadOnly(job.sourceURL, as: EngineBulkCopy.attachedSource)
         }
         if let destination {
             // Values whose format changes with the external storage flag read their files here.
@@ -128,7 +127,7 @@ package final class Session {
             sourceModel: job.sourceModel, destinationModel: job.destinationModel, sourceLayout: source.layout,
             destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
             omitting: mapping.omittedRelationships, insertedToOnes: insertedToOnes ?? mapping.insertedToOnes,
-            mirrorsAssociations: mirrorsAssociations ?? (mapping.mirrorTable != nil))
+            mirrorsAssociations: mirrorsAssociations ?? mapping.mirrorsAssociations)
     }
 
     static let toOnesDecisionKey = "to-ones-at-insert"
@@ -196,7 +195,7 @@ package final class Session {
             index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: restricted,
             sourceModel: job.sourceModel, destinationModel: job.destinationModel, sourceLayout: source.layout,
             destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
-            omitting: mapping.omittedRelationships, insertedToOnes: mapping.insertedToOnes, mirrorsAssociations: mapping.mirrorTable != nil)
+            omitting: mapping.omittedRelationships, insertedToOnes: mapping.insertedToOnes, mirrorsAssociations: mapping.mirrorsAssociations)
         variants[key] = compiled
         return compiled
     }
@@ -336,9 +335,8 @@ package final class Session {
                 .checkpointMismatch, "a chunk of '\(compiled.name)' was copied in bulk, but this mapping no longer can be; start the migration again",
                 mapping: compiled.name)
         }
-        let keys = try source.database.query(bulk.keysSQL, [.int(chunk.lower), .int(chunk.upper)] + (compiled.filterSQL?.arguments ?? [])) {
-            $0.int64(at: 0)
-        }
+        let keys = try bulk.sourceKeys(
+            after: chunk.lower, through: chunk.upper, filterArguments: compiled.filterSQL?.arguments ?? [], in: source.database)
         guard Int64(keys.count) == chunk.count else {
             throw MigrationError(
                 .checkpointMismatch, "a chunk of '\(compiled.name)' made \(chunk.count) objects, but its source now holds \(keys.count)",
@@ -427,21 +425,17 @@ package final class Session {
     package func finalize(_ plan: MigrationPlan, uuid: String) throws {
         guard let destination else { return }
         let database = destination.database
-        if job.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
+        if job.options.bulkSQL { try database.detach(EngineBulkCopy.attachedSource) }
         try database.write {
-            try database.executeScript(
-                "DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table); DROP TABLE IF EXISTS \(UnreadAssociations.table)")
-            // Every mirror of associations (see `ToOnesAtInsert`), whichever run made it.
-            let mirrors = try database.query(
-                "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE ? ESCAPE '\\'", [.string(ToOnesAtInsert.mirrorPattern)]
-            ) { $0.string(at: 0) ?? "" }
-            for mirror in mirrors where !mirror.isEmpty { try database.executeScript("DROP TABLE IF EXISTS main.\(SQLName.quoted(mirror))") }
+            // The policies' state, the checkpoint, the chunks recorded without associations, and every
+            // mirror of associations (see `ToOnesAtInsert`), whichever run made it.
+            try EngineWorkTables.dropAll(in: database)
             // The source's application keys (not Core Data's NS… ones) are kept.
             var metadata = StoreMetadata(model: job.destinationModel, storeUUID: uuid)
             metadata.keepApplicationKeys(of: try source.metadata())
             try metadata.write(to: database)
         }
-        try database.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
+        try EngineWorkTables.foldIntoOneFile(database)
     }
 
     /// Objects per concrete destination entity.
