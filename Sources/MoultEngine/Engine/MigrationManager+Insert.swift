@@ -4,7 +4,7 @@ public import MoultMapping
 public import MoultModel
 import MoultStore
 
-// MARK: - Creating objects (stage 1)
+// MARK: - Creating objects (stage 1), and setting their attributes
 
 extension MigrationManager {
     /// Creates a destination object with these attribute values; attributes not given get their
