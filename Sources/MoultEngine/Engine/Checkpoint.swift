@@ -6,12 +6,8 @@ package import MoultStore
 /// pass and chunk to run. It changes in the same transaction as each chunk's rows, so it always
 /// describes exactly what the destination holds. The table is dropped when the migration ends.
 package enum Checkpoint {
-    package static let table = "Z_MOULT_CHECKPOINT"
-    package static let createSQL = """
-        CREATE TABLE \(table) (Z_ID INTEGER PRIMARY KEY CHECK (Z_ID = 1), Z_FINGERPRINT VARCHAR NOT NULL, \
-        Z_PLAN BLOB NOT NULL, Z_PASS INTEGER NOT NULL, Z_CHUNK INTEGER NOT NULL, Z_DONE INTEGER NOT NULL, \
-        Z_STAGE VARCHAR NOT NULL)
-        """
+    package static let table = EngineCheckpointTable.name
+    package static let createSQL = EngineCheckpointTable.createSQL
 
     /// Where a migration is.
     package struct Position: Hashable {
@@ -33,26 +29,24 @@ package enum Checkpoint {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data = try encoder.encode(plan)
-        try database.execute(
-            "INSERT INTO \(table) (Z_ID, Z_FINGERPRINT, Z_PLAN, Z_PASS, Z_CHUNK, Z_DONE, Z_STAGE) VALUES (1, ?, ?, 0, 0, 0, ?)",
-            [.string(plan.fingerprint), .data(Array(data)), .string(Position.Stage.passes.rawValue)])
+        try EngineCheckpointTable.insertStart(
+            fingerprint: plan.fingerprint, plan: Array(data), stage: Position.Stage.passes.rawValue, in: database)
     }
 
     static func save(_ position: Position, in database: Database) throws {
-        try database.execute(
-            "UPDATE \(table) SET Z_PASS = ?, Z_CHUNK = ?, Z_DONE = ?, Z_STAGE = ? WHERE Z_ID = 1",
-            [.int(Int64(position.pass)), .int(Int64(position.chunk)), .int(Int64(position.done)), .string(position.stage.rawValue)])
+        try EngineCheckpointTable.update(
+            pass: position.pass, chunk: position.chunk, done: position.done, stage: position.stage.rawValue, in: database)
     }
 
     package static func fingerprint(in database: Database) throws -> String? {
-        guard case .string(let fingerprint)? = try database.scalar("SELECT Z_FINGERPRINT FROM \(table) WHERE Z_ID = 1") else {
+        guard case .string(let fingerprint)? = try EngineCheckpointTable.fingerprint(in: database) else {
             return nil
         }
         return fingerprint
     }
 
     package static func plan(in database: Database) throws -> MigrationPlan {
-        guard case .data(let bytes)? = try database.scalar("SELECT Z_PLAN FROM \(table) WHERE Z_ID = 1") else {
+        guard case .data(let bytes)? = try EngineCheckpointTable.plan(in: database) else {
             throw MigrationError(.checkpointMismatch, "the checkpoint in \(database.path) holds no plan")
         }
         do {
@@ -63,12 +57,9 @@ package enum Checkpoint {
     }
 
     package static func position(in database: Database) throws -> Position {
-        let statement = try database.statement("SELECT Z_PASS, Z_CHUNK, Z_DONE, Z_STAGE FROM \(table) WHERE Z_ID = 1")
-        try statement.bind([])
-        defer { statement.reset() }
-        guard try statement.step(), let stage = Position.Stage(rawValue: statement.string(at: 3) ?? "") else {
+        guard let row = try EngineCheckpointTable.position(in: database), let stage = Position.Stage(rawValue: row.stage ?? "") else {
             throw MigrationError(.checkpointMismatch, "the checkpoint in \(database.path) is unreadable")
         }
-        return Position(pass: Int(statement.int64(at: 0)), chunk: Int(statement.int64(at: 1)), done: Int(statement.int64(at: 2)), stage: stage)
+        return Position(pass: row.pass, chunk: row.chunk, done: row.done, stage: stage)
     }
 }

@@ -41,51 +41,25 @@ package final class CompiledMapping {
     let omittedRelationships: Set<String>
     /// To-ones written with the row in stage 1 (see ``ToOnesAtInsert``), left out of stage 2.
     let insertedToOnes: [ToOnesAtInsert.Relationship]
-    /// The table mirroring this mapping's associations in the destination, when a later mapping's
-    /// to-ones are written at insert from them (see ``ToOnesAtInsert/mirror(_:)``).
-    let mirrorTable: String?
+    /// Whether this mapping's associations are mirrored in a table of the destination, because a later
+    /// mapping's to-ones are written at insert from them (see `EngineWorkTables.mirror(ofMapping:)`).
+    let mirrorsAssociations: Bool
 
-    /// Stage 1 as one `INSERT … SELECT` per chunk, when the mapping allows it; nil otherwise.
-    let bulkCopy: BulkCopy?
-
-    /// The SQL form of stage 1: one destination object per source object, every attribute a constant or
-    /// a plain copy of a source attribute of the same kind, the filter (if any) in SQL, the default
-    /// policy. It writes exactly what the per-object path writes, without bringing the values into Swift.
-    struct BulkCopy {
-        /// `INSERT INTO <destination> … SELECT … FROM moult_source.<source> …`; its arguments are the
-        /// first primary key, ``constants``, the chunk's bounds, then the filter's.
-        ///
-        /// It refuses (with ``CompiledMapping/refusal``, its changes undone) a chunk holding a row whose
-        /// stored values the per-object path would convert or refuse rather than copy as they are (a
-        /// REAL or an out-of-range integer in an integer column, a blob in a string column, a Boolean
-        /// other than 0 or 1, a number that is not finite, a row of another entity in a table of one):
-        /// such a chunk takes the per-object path, so that both paths make the same store or the same
-        /// error. The guard is evaluated on each row as it is inserted, in the same read. Text that is
-        /// not valid UTF-8 is told by ``MoultFunctions/validUTF8``: it takes the per-object path too,
-        /// which refuses it (65), as `moult verify` does.
-        let insertSQL: String
-        let constants: [Value]
-        /// The source keys the insert reads, in order, for the associations.
-        let keysSQL: String
-        /// `INSERT INTO main.<mirror> (source, destination) SELECT …`: the chunk's associations mirrored
-        /// (arguments: the first primary key, the chunk's bounds, the filter's), when the mapping has a
-        /// mirror table.
-        var mirrorSQL: String? = nil
-    }
+    /// Stage 1 as one `INSERT … SELECT` per chunk, when the mapping allows it; nil otherwise: one
+    /// destination object per source object, every attribute a constant or a plain copy of a source
+    /// attribute of the same kind, the filter (if any) in SQL, the default policy. It writes exactly
+    /// what the per-object path writes, without bringing the values into Swift.
+    let bulkCopy: EngineBulkCopy?
 
     /// Stage 2's read, when every relationship is a direct lookup and the policy the default: only the
     /// keys and the to-one columns the lookups use, not the attributes.
     let keysOnlyRead: KeysOnlyRead?
 
     struct KeysOnlyRead {
-        let sql: String
-        /// For each to-one read: its slot, its column in the result, its companion column, and the
-        /// destination's `Z_ENT` when there is no companion.
-        let toOnes: [(slot: Int, column: Int, entityColumn: Int?, destinationNumber: Int32)]
+        let read: EngineChunkQueries.KeysRead
+        /// The slot of each to-one the read gives, in its order.
+        let slots: [Int]
     }
-
-    /// The schema name the source is attached under on the destination's connection.
-    static let attachedSource = "moult_source"
 
     /// A relationship value read straight from the association table.
     struct DirectLookup {
@@ -114,8 +88,7 @@ package final class CompiledMapping {
         self.index = index
         self.omittedRelationships = omittedRelationships
         self.insertedToOnes = insertedToOnes
-        let mirrorTable = mirrorsAssociations ? ToOnesAtInsert.mirror(index) : nil
-        self.mirrorTable = mirrorTable
+        self.mirrorsAssociations = mirrorsAssociations
         self.mappingModelIndex = mappingModelIndex
         self.name = name
         self.mapping = mapping
@@ -239,7 +212,7 @@ package final class CompiledMapping {
                 throw invalid("the filter predicate \(text) does not parse", underlying: error)
             }
             if let source, toManyLoads.isEmpty, let pushed = SQLPushdown(columns: Self.columnResolver(source)).predicate(predicate),
-                sqlAccepts(Self.filterProbe(pushed.sql, source: source))
+                sqlAccepts(EngineChunkQueries.filterProbe(pushed.sql, source: source))
             {
                 filterSQL = SQLCondition(pushed.sql, pushed.arguments)
                 filter = nil
@@ -261,15 +234,7 @@ package final class CompiledMapping {
         bulkCopy = Self.bulkCopy(
             policy: policy, source: source, destination: destination, attributeValues: attributeValues,
             externalDataConversions: externalDataConversions, hasSwiftFilter: filter != nil, filterSQL: filterSQL,
-            tableEntityCount: sourceTableEntityCount, insertedToOnes: insertedToOnes, mirrorTable: mirrorTable)
-    }
-
-    /// A statement at least as deep as any that embeds a pushed-down filter, to prepare once and see
-    /// whether SQLite takes it (see ``init(index:mappingModelIndex:name:mapping:sourceModel:destinationModel:sourceLayout:destinationLayout:policy:variables:sqlAccepts:)``).
-    static func filterProbe(_ filter: String, source: EntityLayout) -> String {
-        let margin = 8
-        let wrapped = String(repeating: "+(", count: margin) + filter + String(repeating: ")", count: margin)
-        return "SELECT Z_PK FROM \(source.table) WHERE Z_ENT = \(source.number) AND Z_PK > ? AND Z_PK <= ? AND (\(wrapped)) ORDER BY Z_PK"
+            tableEntityCount: sourceTableEntityCount, insertedToOnes: insertedToOnes, mirror: mirrorsAssociations ? index : nil)
     }
 
     /// The keys-only read of stage 2, when the relationships allow it.
@@ -279,23 +244,13 @@ package final class CompiledMapping {
     ) -> KeysOnlyRead? {
         guard policy is DefaultMigrationPolicy, !hasSwiftFilter, let source, let schema, directLookups.allSatisfy({ $0 != nil })
         else { return nil }
-        var columns = ["Z_PK", "Z_ENT"]
-        var toOnes: [(slot: Int, column: Int, entityColumn: Int?, destinationNumber: Int32)] = []
-        for slot in Set(directLookups.compactMap { $0?.slot }).sorted() {
+        var toOnes: [ToOneColumn] = []
+        let slots = Set(directLookups.compactMap { $0?.slot }).sorted()
+        for slot in slots {
             guard let toOne = source.toOne(named: schema.keys[slot]) else { return nil }
-            let column = columns.count
-            columns.append(toOne.column)
-            var entityColumn: Int?
-            if let companion = toOne.entityColumn {
-                entityColumn = columns.count
-                columns.append(companion)
-            }
-            toOnes.append((slot, column, entityColumn, toOne.destinationNumber))
+            toOnes.append(toOne)
         }
-        var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(source.table) WHERE Z_ENT = \(source.number) AND Z_PK > ? AND Z_PK <= ?"
-        if let filterSQL { sql += " AND (\(filterSQL.sql))" }
-        sql += " ORDER BY Z_PK"
-        return KeysOnlyRead(sql: sql, toOnes: toOnes)
+        return KeysOnlyRead(read: EngineChunkQueries.KeysRead(source: source, toOnes: toOnes, filter: filterSQL), slots: slots)
     }
 
     /// The SQL form of stage 1, when every attribute allows it.
@@ -303,19 +258,14 @@ package final class CompiledMapping {
         policy: any EntityMigrationPolicy, source: EntityLayout?, destination: EntityLayout?,
         attributeValues: [AttributeValueSource], externalDataConversions: [ExternalDataReference.Conversion?] = [],
         hasSwiftFilter: Bool, filterSQL: SQLCondition?, tableEntityCount: Int = 1,
-        insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirrorTable: String? = nil
-    ) -> BulkCopy? {
+        insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirror: Int? = nil
+    ) -> EngineBulkCopy? {
         guard policy is DefaultMigrationPolicy, !hasSwiftFilter, let source, let destination, !destination.isAbstract else { return nil }
-        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var fits: [String] = []
-        var selected = ["? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1", "\(destination.number)", "1"]
-        var constants: [Value] = []
+        var values: [EngineBulkCopy.Source] = []
         for (offset, (column, value)) in zip(destination.attributes, attributeValues).enumerated() {
-            columns.append(column.column)
             switch value {
             case .constant(let constant):
-                selected.append("?")
-                constants.append(DefaultValues.coerce(constant, to: column.type))
+                values.append(.constant(DefaultValues.coerce(constant, to: column.type)))
             case .expression(let expression, let defaultForNil):
                 // Only `$source.<attribute>` of the same kind: the stored bytes are then what the
                 // per-object path stores.
@@ -328,85 +278,23 @@ package final class CompiledMapping {
                 guard let attribute = source.attribute(named: key),
                     attribute.type == column.type || (attribute.type.isInteger && column.type.isInteger)
                 else { return nil }
-                fits.append(Self.storedAsDecoded("s.\(attribute.column)", type: attribute.type))
                 // Its format changed with the external storage flag: converted in SQL as the per-object path does.
-                var read = "s.\(attribute.column)"
-                switch offset < externalDataConversions.count ? externalDataConversions[offset] : nil {
-                case .mark?: read = "\(MoultFunctions.externalMark)(\(read))"
-                case .inline?: read = "\(MoultFunctions.externalInline)(\(read))"
-                case nil: break
-                }
-                if defaultForNil.isNull {
-                    selected.append(read)
-                } else {
-                    selected.append("COALESCE(\(read), ?)")
-                    constants.append(DefaultValues.coerce(defaultForNil, to: column.type))
-                }
+                let conversion = offset < externalDataConversions.count ? externalDataConversions[offset] : nil
+                // `Optional.none`, not `nil`: `Value` is itself expressible by `nil` (it would become `.null`).
+                let replacement = defaultForNil.isNull ? Optional<Value>.none : DefaultValues.coerce(defaultForNil, to: column.type)
+                values.append(.copy(attribute, conversion: conversion, defaultForNil: replacement))
             }
         }
         // To-ones written at insert: the looked-up mapping's association, from its mirror table (NULL
-        // without one, as the per-object path leaves it). A key that is not an integer takes the
-        // per-object path, which decodes it.
-        for inserted in insertedToOnes {
-            guard let toOne = destination.toOne(named: inserted.name) else { return nil }
-            let mirror = "main.\(SQLName.quoted(ToOnesAtInsert.mirror(inserted.lookup)))"
-            let key = "s.\(SQLName.quoted(inserted.sourceColumn))"
-            columns.append(toOne.column)
-            selected.append("(SELECT m.destination FROM \(mirror) AS m WHERE m.source = \(key))")
-            if let companion = toOne.entityColumn {
-                columns.append(companion)
-                selected.append("(SELECT \(inserted.targetEntity) FROM \(mirror) AS m WHERE m.source = \(key))")
-            }
-            fits.append("typeof(\(key)) IN ('null', 'integer')")
+        // without one, as the per-object path leaves it).
+        var inserted: [EngineBulkCopy.InsertedToOne] = []
+        for relationship in insertedToOnes {
+            guard let toOne = destination.toOne(named: relationship.name) else { return nil }
+            inserted.append((toOne, relationship.lookup, relationship.sourceColumn, relationship.targetEntity))
         }
-        var condition = "s.Z_ENT = \(source.number) AND s.Z_PK > ? AND s.Z_PK <= ?"
-        if let filterSQL { condition += " AND (\(filterSQL.sql))" }
-        // The per-object cursor reads every row of a table of one entity (and refuses another Z_ENT),
-        // but only its own entity's rows of a hierarchy table: the insert reads the same rows, and its
-        // guard refuses the chunk at a row the per-object path would convert or refuse.
-        var odd = fits.isEmpty ? [] : ["NOT \(SQLTerms.joined(fits, by: "AND"))"]
-        var read = condition
-        if tableEntityCount == 1 {
-            read = "s.Z_PK > ? AND s.Z_PK <= ?" + (filterSQL.map { " AND (\($0.sql))" } ?? "")
-            odd.append("s.Z_ENT IS NOT \(source.number)")
-        }
-        if !odd.isEmpty {
-            // Z_OPT, 1 for every new object, carries the guard.
-            selected[2] = "CASE WHEN \(SQLTerms.joined(odd, by: "OR")) THEN \(MoultFunctions.refuse)('\(refusal)') ELSE 1 END"
-        }
-        let mirrorSQL = mirrorTable.map {
-            "INSERT INTO main.\(SQLName.quoted($0)) (source, destination) SELECT s.Z_PK, ? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1 "
-                + "FROM \(attachedSource).\(source.table) s WHERE \(condition)"
-        }
-        let insert = """
-            INSERT INTO main.\(destination.table) (\(columns.joined(separator: ", "))) \
-            SELECT \(selected.joined(separator: ", ")) FROM \(attachedSource).\(source.table) s WHERE \(read)
-            """
-        let keys = "SELECT s.Z_PK FROM \(source.table) s WHERE \(condition) ORDER BY s.Z_PK"
-        return BulkCopy(insertSQL: insert, constants: constants, keysSQL: keys, mirrorSQL: mirrorSQL)
-    }
-
-    /// The message of the bulk insert's guard (see ``BulkCopy/insertSQL``).
-    static let refusal = "moult: a row of the chunk is not copied as it is stored"
-
-    /// An SQL condition true when a column's stored value is exactly what the store cursor decodes for
-    /// this type, so that copying it as it is writes what the per-object path writes.
-    static func storedAsDecoded(_ column: String, type: AttributeType) -> String {
-        let kind = "typeof(\(column))"
-        switch type {
-        case .integer16: return "(\(kind) = 'null' OR (\(kind) = 'integer' AND \(column) BETWEEN -32768 AND 32767))"
-        case .integer32: return "(\(kind) = 'null' OR (\(kind) = 'integer' AND \(column) BETWEEN -2147483648 AND 2147483647))"
-        case .integer64: return "\(kind) IN ('null', 'integer')"
-        case .boolean: return "(\(kind) = 'null' OR (\(kind) = 'integer' AND \(column) IN (0, 1)))"
-        case .double, .float, .date:
-            return "(\(kind) IN ('null', 'integer') OR (\(kind) = 'real' AND abs(\(column)) <= 1.7976931348623157e308))"
-        case .decimal:
-            return "(\(kind) IN ('null', 'integer') OR (\(kind) = 'real' AND abs(\(column)) <= 1e120 AND (\(column) = 0 OR abs(\(column)) >= 1e-100)))"
-        case .string, .uri: return "(\(kind) = 'null' OR (\(kind) = 'text' AND \(MoultFunctions.validUTF8)(\(column))))"
-        case .uuid: return "(\(kind) = 'null' OR (\(kind) = 'blob' AND length(\(column)) = 16))"
-        case .binary, .transformable: return "\(kind) IN ('null', 'blob')"
-        case .composite, .undefined, .objectID: return "1"
-        }
+        return EngineBulkCopy(
+            source: source, destination: destination, values: values, insertedToOnes: inserted, filter: filterSQL,
+            tableEntityCount: tableEntityCount, mirror: mirror)
     }
 
     /// The direct form of a relationship expression, when it has one.

@@ -97,18 +97,17 @@ package final class Session {
                 compiled[index] = try Self.recompile(
                     compiled[index], job: job, source: source, destinationLayout: destinationLayout, variables: variables,
                     mirrorsAssociations: true)
-                try destination.database.executeScript(
-                    "CREATE TABLE IF NOT EXISTS main.\(SQLName.quoted(ToOnesAtInsert.mirror(index))) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
+                try EngineWorkTables.createMirror(ofMapping: index, in: destination.database)
             }
         }
         mappings = compiled
         manager?.install(compiled)
         if let destination, let manager, job.options.skipUnreadAssociations {
             manager.unreadAssociations = UnreadAssociations.mappings(in: compiled, partitions: job.options.partitions)
-            if !manager.unreadAssociations.isEmpty { try destination.database.executeScript(UnreadAssociations.createSQL) }
+            if !manager.unreadAssociations.isEmpty { try EngineWorkTables.createMadeChunks(in: destination.database) }
         }
         if let destination, job.options.bulkSQL {
-            try destination.database.attachReadOnly(job.sourceURL, as: CompiledMapping.attachedSource)
+            try destination.database.attachReadOnly(job.sourceURL, as: EngineBulkCopy.attachedSource)
         }
         if let destination {
             // Values whose format changes with the external storage flag read their files here.
@@ -128,7 +127,7 @@ package final class Session {
             sourceModel: job.sourceModel, destinationModel: job.destinationModel, sourceLayout: source.layout,
             destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
             omitting: mapping.omittedRelationships, insertedToOnes: insertedToOnes ?? mapping.insertedToOnes,
-            mirrorsAssociations: mirrorsAssociations ?? (mapping.mirrorTable != nil))
+            mirrorsAssociations: mirrorsAssociations ?? mapping.mirrorsAssociations)
     }
 
     static let toOnesDecisionKey = "to-ones-at-insert"
@@ -196,7 +195,7 @@ package final class Session {
             index: mapping.index, mappingModelIndex: mapping.mappingModelIndex, name: mapping.name, mapping: restricted,
             sourceModel: job.sourceModel, destinationModel: job.destinationModel, sourceLayout: source.layout,
             destinationLayout: destinationLayout, policy: mapping.policy, variables: variables, sqlAccepts: Self.sqlAccepts(source),
-            omitting: mapping.omittedRelationships, insertedToOnes: mapping.insertedToOnes, mirrorsAssociations: mapping.mirrorTable != nil)
+            omitting: mapping.omittedRelationships, insertedToOnes: mapping.insertedToOnes, mirrorsAssociations: mapping.mirrorsAssociations)
         variants[key] = compiled
         return compiled
     }
@@ -213,14 +212,12 @@ package final class Session {
         try writeUnwrittenAssociations(plan, manager: manager, destination: destination)
         let total = plan.estimatedRows
         var chunksRun = 0
-        let durable = job.options.durable
         while position.pass < plan.passes.count {
             let pass = plan.passes[position.pass]
             let compiled = try variant(mappings[pass.mapping], pass.partition)
             let stage: MigrationStage = pass.stage == .createObjects ? .createObjects : .createRelationships
             manager.enter(compiled, stage: stage)
-            let policy = compiled.policy
-            if pass.stage == .createObjects { try policy.begin(mapping: compiled.mapping, manager: manager) }
+            if pass.stage == .createObjects { try compiled.policy.begin(mapping: compiled.mapping, manager: manager) }
             let chunkCount = max(pass.chunks.count, 1)
             var mappingDone = pass.chunks.prefix(position.chunk).reduce(0) { $0 + $1.estimatedRows }
             while position.chunk < chunkCount {
@@ -228,101 +225,145 @@ package final class Session {
                     throw MigrationError(.interrupted, "the migration was cancelled; run it again to resume", mapping: compiled.name)
                 }
                 FaultInjection.reach(.chunkStart)
-                let chunk = pass.chunks.isEmpty ? nil : pass.chunks[position.chunk]
-                let (passIndex, chunkIndex) = (position.pass, position.chunk)
-                let bulk = pass.stage == .createObjects && job.options.bulkSQL ? compiled.bulkCopy : nil
-                let keysOnly = pass.stage == .createRelationships && job.options.bulkSQL ? compiled.keysOnlyRead : nil
-                // A stage 2 with no relationship to write (none mapped, or its links written by other
-                // mappings, see `RepeatedLinks`) under a policy whose stage 2 sets only the mapping's own
-                // relationships: nothing to read or do.
-                let nothingToRelate = pass.stage == .createRelationships && compiled.relationships.isEmpty
-                    && (!(compiled.omittedRelationships.isEmpty && compiled.insertedToOnes.isEmpty)
-                        || RepeatedLinks.writesOnlyItsOwnRelationships(compiled.policy))
-                var clock = profile?.start()
-                var objects: [MigrationObject]
-                if let chunk, bulk == nil, !nothingToRelate {
-                    if let keysOnly {
-                        objects = try manager.sourceKeys(compiled, keysOnly, after: chunk.lowerBound, through: chunk.upperBound)
-                    } else {
-                        objects = try manager.sourceObjects(compiled, after: chunk.lowerBound, through: chunk.upperBound)
-                    }
-                } else {
-                    objects = []
-                }
-                let isLast = position.chunk + 1 == chunkCount
-                var next = position
-                next.done += chunk?.estimatedRows ?? 0
-                if isLast {
-                    next.pass += 1
-                    next.chunk = 0
-                } else {
-                    next.chunk += 1
-                }
-                profile?.lap(&clock, compiled.name, pass.stage, .read)
-                try manager.associations.beginChunk()
-                do {
-                    try manager.writer.write {
-                        switch pass.stage {
-                        case .createObjects:
-                            if let bulk, let chunk,
-                                try !manager.bulkCreate(compiled, bulk, pass: passIndex, after: chunk.lowerBound, through: chunk.upperBound)
-                            {
-                                // Values the per-object path converts or refuses: it reads this chunk.
-                                objects = try manager.sourceObjects(compiled, after: chunk.lowerBound, through: chunk.upperBound)
-                            }
-                            for object in objects {
-                                try policy.createDestinationInstances(for: object, mapping: compiled.mapping, manager: manager)
-                            }
-                            if isLast { try policy.endInstanceCreation(mapping: compiled.mapping, manager: manager) }
-                        case .createRelationships:
-                            if nothingToRelate { FaultInjection.reach(.relationshipsLeftOut) }
-                            try manager.flushAssociations()
-                            let destinations = try manager.associations.destinations(
-                                forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
-                            var asSets = false
-                            if keysOnly != nil, job.options.setRelationships {
-                                asSets = try manager.createRelationshipsAsSets(compiled, objects: objects, made: destinations)
-                            }
-                            for (object, made) in zip(objects, destinations) where !asSets {
-                                for destinationObject in made {
-                                    try policy.createRelationships(
-                                        for: destinationObject, source: object, mapping: compiled.mapping, manager: manager)
-                                }
-                            }
-                            if isLast { try policy.endRelationshipCreation(mapping: compiled.mapping, manager: manager) }
-                        }
-                        profile?.lap(&clock, compiled.name, pass.stage, .evaluateAndWrite)
-                        try manager.flushAssociations()
-                        profile?.lap(&clock, compiled.name, pass.stage, .associationWrites)
-                        try Checkpoint.save(next, in: destination.database)
-                        FaultInjection.reach(.afterRows)
-                        try manager.associations.commitChunk(durable: durable)
-                        FaultInjection.reach(.afterLMDBCommit)
-                        profile?.lap(&clock, compiled.name, pass.stage, .associationCommit)
-                    }
-                } catch {
-                    manager.discardPendingAssociations()
-                    manager.associations.abortChunk()
-                    throw error
-                }
-                profile?.lap(&clock, compiled.name, pass.stage, .sqliteCommit)
-                FaultInjection.reach(.afterSQLiteCommit)
-                position = next
+                let step = chunkStep(pass, compiled, at: position, chunkCount: chunkCount)
+                try run(step, from: &position, manager: manager, destination: destination)
                 chunksRun += 1
-                mappingDone += chunk?.estimatedRows ?? 0
+                mappingDone += step.chunk?.estimatedRows ?? 0
                 if let progress {
                     var report = MigrationProgress(
                         stage: stage, mapping: compiled.name, done: position.done, total: total, mappingDone: mappingDone,
                         mappingTotal: pass.estimatedRows)
-                    (report.pass, report.passes, report.chunk, report.chunks) = (passIndex, plan.passes.count, chunkIndex, chunkCount)
-                    report.rows = chunk?.estimatedRows ?? 0
+                    (report.pass, report.passes, report.chunk, report.chunks) = (step.passIndex, plan.passes.count, step.chunkIndex, chunkCount)
+                    report.rows = step.chunk?.estimatedRows ?? 0
                     progress(report)
                 }
-                if isLast { break }
+                if step.isLast { break }
             }
         }
         profile?.report()
         return chunksRun
+    }
+
+    /// One chunk of a pass, and how the run takes it.
+    private struct ChunkStep {
+        var pass: MigrationPlan.Pass
+        var compiled: CompiledMapping
+        /// The chunk's bounds; nil for a pass without chunks (no source objects), which runs once.
+        var chunk: MigrationPlan.Chunk?
+        var passIndex: Int
+        var chunkIndex: Int
+        var isLast: Bool
+        /// Stage 1 as one `INSERT … SELECT`, when the run and the mapping allow it.
+        var bulk: EngineBulkCopy?
+        /// Stage 2's read of keys only, when the run and the mapping allow it.
+        var keysOnly: CompiledMapping.KeysOnlyRead?
+        /// A stage 2 with no relationship to write (none mapped, or its links written by other
+        /// mappings, see `RepeatedLinks`) under a policy whose stage 2 sets only the mapping's own
+        /// relationships: nothing to read or do.
+        var nothingToRelate: Bool
+
+        /// Where the run is once the chunk is written.
+        func next(after position: Checkpoint.Position) -> Checkpoint.Position {
+            var next = position
+            next.done += chunk?.estimatedRows ?? 0
+            if isLast {
+                next.pass += 1
+                next.chunk = 0
+            } else {
+                next.chunk += 1
+            }
+            return next
+        }
+    }
+
+    private func chunkStep(_ pass: MigrationPlan.Pass, _ compiled: CompiledMapping, at position: Checkpoint.Position, chunkCount: Int) -> ChunkStep {
+        ChunkStep(
+            pass: pass, compiled: compiled, chunk: pass.chunks.isEmpty ? nil : pass.chunks[position.chunk], passIndex: position.pass,
+            chunkIndex: position.chunk, isLast: position.chunk + 1 == chunkCount,
+            bulk: pass.stage == .createObjects && job.options.bulkSQL ? compiled.bulkCopy : nil,
+            keysOnly: pass.stage == .createRelationships && job.options.bulkSQL ? compiled.keysOnlyRead : nil,
+            nothingToRelate: pass.stage == .createRelationships && compiled.relationships.isEmpty
+                && (!(compiled.omittedRelationships.isEmpty && compiled.insertedToOnes.isEmpty)
+                    || RepeatedLinks.writesOnlyItsOwnRelationships(compiled.policy)))
+    }
+
+    /// Runs a chunk: reads its source objects, evaluates and writes them, and moves `position` past it,
+    /// in one transaction of the destination with the checkpoint (the association table's chunk
+    /// commits inside it).
+    private func run(_ step: ChunkStep, from position: inout Checkpoint.Position, manager: MigrationManager, destination: SQLiteStore) throws {
+        let (name, stage) = (step.compiled.name, step.pass.stage)
+        var clock = profile?.start()
+        let objects = try read(step, manager: manager)
+        let next = step.next(after: position)
+        profile?.lap(&clock, name, stage, .read)
+        try manager.associations.beginChunk()
+        do {
+            try manager.writer.write {
+                switch stage {
+                case .createObjects: try createObjects(step, objects, manager: manager)
+                case .createRelationships: try createRelationships(step, objects, manager: manager)
+                }
+                profile?.lap(&clock, name, stage, .evaluateAndWrite)
+                try manager.flushAssociations()
+                profile?.lap(&clock, name, stage, .associationWrites)
+                try Checkpoint.save(next, in: destination.database)
+                FaultInjection.reach(.afterRows)
+                try manager.associations.commitChunk(durable: job.options.durable)
+                FaultInjection.reach(.afterLMDBCommit)
+                profile?.lap(&clock, name, stage, .associationCommit)
+            }
+        } catch {
+            manager.discardPendingAssociations()
+            manager.associations.abortChunk()
+            throw error
+        }
+        profile?.lap(&clock, name, stage, .sqliteCommit)
+        FaultInjection.reach(.afterSQLiteCommit)
+        position = next
+    }
+
+    /// The chunk's source objects, as its stage reads them: none for a bulk copy or a stage 2 with
+    /// nothing to do, keys only for a stage 2 that allows it, else whole objects.
+    private func read(_ step: ChunkStep, manager: MigrationManager) throws -> [MigrationObject] {
+        guard let chunk = step.chunk, step.bulk == nil, !step.nothingToRelate else { return [] }
+        if let keysOnly = step.keysOnly {
+            return try manager.sourceKeys(step.compiled, keysOnly, after: chunk.lowerBound, through: chunk.upperBound)
+        }
+        return try manager.sourceObjects(step.compiled, after: chunk.lowerBound, through: chunk.upperBound)
+    }
+
+    /// Stage 1 of a chunk: in bulk when it can be, else object by object through the policy.
+    private func createObjects(_ step: ChunkStep, _ objects: [MigrationObject], manager: MigrationManager) throws {
+        let (compiled, policy) = (step.compiled, step.compiled.policy)
+        var objects = objects
+        if let bulk = step.bulk, let chunk = step.chunk,
+            try !manager.bulkCreate(compiled, bulk, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound)
+        {
+            // Values the per-object path converts or refuses: it reads this chunk.
+            objects = try manager.sourceObjects(compiled, after: chunk.lowerBound, through: chunk.upperBound)
+        }
+        for object in objects {
+            try policy.createDestinationInstances(for: object, mapping: compiled.mapping, manager: manager)
+        }
+        if step.isLast { try policy.endInstanceCreation(mapping: compiled.mapping, manager: manager) }
+    }
+
+    /// Stage 2 of a chunk: as set operations when it can be, else object by object through the policy.
+    private func createRelationships(_ step: ChunkStep, _ objects: [MigrationObject], manager: MigrationManager) throws {
+        let (compiled, policy) = (step.compiled, step.compiled.policy)
+        if step.nothingToRelate { FaultInjection.reach(.relationshipsLeftOut) }
+        try manager.flushAssociations()
+        let destinations = try manager.associations.destinations(forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
+        var asSets = false
+        if step.keysOnly != nil, job.options.setRelationships {
+            asSets = try manager.createRelationshipsAsSets(compiled, objects: objects, made: destinations)
+        }
+        for (object, made) in zip(objects, destinations) where !asSets {
+            for destinationObject in made {
+                try policy.createRelationships(for: destinationObject, source: object, mapping: compiled.mapping, manager: manager)
+            }
+        }
+        if step.isLast { try policy.endRelationshipCreation(mapping: compiled.mapping, manager: manager) }
     }
 
     // MARK: - Associations not written
@@ -336,9 +377,8 @@ package final class Session {
                 .checkpointMismatch, "a chunk of '\(compiled.name)' was copied in bulk, but this mapping no longer can be; start the migration again",
                 mapping: compiled.name)
         }
-        let keys = try source.database.query(bulk.keysSQL, [.int(chunk.lower), .int(chunk.upper)] + (compiled.filterSQL?.arguments ?? [])) {
-            $0.int64(at: 0)
-        }
+        let keys = try bulk.sourceKeys(
+            after: chunk.lower, through: chunk.upper, filterArguments: compiled.filterSQL?.arguments ?? [], in: source.database)
         guard Int64(keys.count) == chunk.count else {
             throw MigrationError(
                 .checkpointMismatch, "a chunk of '\(compiled.name)' made \(chunk.count) objects, but its source now holds \(keys.count)",
@@ -427,21 +467,17 @@ package final class Session {
     package func finalize(_ plan: MigrationPlan, uuid: String) throws {
         guard let destination else { return }
         let database = destination.database
-        if job.options.bulkSQL { try database.detach(CompiledMapping.attachedSource) }
+        if job.options.bulkSQL { try database.detach(EngineBulkCopy.attachedSource) }
         try database.write {
-            try database.executeScript(
-                "DROP TABLE IF EXISTS \(PolicyState.table); DROP TABLE IF EXISTS \(Checkpoint.table); DROP TABLE IF EXISTS \(UnreadAssociations.table)")
-            // Every mirror of associations (see `ToOnesAtInsert`), whichever run made it.
-            let mirrors = try database.query(
-                "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE ? ESCAPE '\\'", [.string(ToOnesAtInsert.mirrorPattern)]
-            ) { $0.string(at: 0) ?? "" }
-            for mirror in mirrors where !mirror.isEmpty { try database.executeScript("DROP TABLE IF EXISTS main.\(SQLName.quoted(mirror))") }
+            // The policies' state, the checkpoint, the chunks recorded without associations, and every
+            // mirror of associations (see `ToOnesAtInsert`), whichever run made it.
+            try EngineWorkTables.dropAll(in: database)
             // The source's application keys (not Core Data's NS… ones) are kept.
             var metadata = StoreMetadata(model: job.destinationModel, storeUUID: uuid)
             metadata.keepApplicationKeys(of: try source.metadata())
             try metadata.write(to: database)
         }
-        try database.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
+        try EngineWorkTables.foldIntoOneFile(database)
     }
 
     /// Objects per concrete destination entity.

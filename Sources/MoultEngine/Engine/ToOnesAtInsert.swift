@@ -8,9 +8,10 @@ import MoultStore
 ///
 /// `PersonToAdult.address = lookup(AddressToAddress, $source.address)`: AddressToAddress comes first, so
 /// when an adult is inserted its address is already known. Its stage 1 mirrors its associations in a
-/// table of the destination (``Mirror``), which the bulk `INSERT … SELECT` of PersonToAdult joins; the
-/// per-object path looks the association up and inserts the row with it. Stage 2 then leaves the
-/// relationship alone. One `UPDATE` of every row (and of its index entry) is saved.
+/// table of the destination (`EngineWorkTables.mirror(ofMapping:)`: source key → destination key,
+/// written in the chunk's transaction, dropped when the run ends), which the bulk `INSERT … SELECT` of
+/// PersonToAdult joins; the per-object path looks the association up and inserts the row with it.
+/// Stage 2 then leaves the relationship alone. One `UPDATE` of every row (and of its index entry) is saved.
 ///
 /// The store is the same: checked here,
 /// - every policy of the migration is the default or a built-in one (see ``RepeatedLinks``); the
@@ -39,12 +40,6 @@ package enum ToOnesAtInsert {
         var lookup: Int
         var targetEntity: Int32
     }
-
-    /// The table mirroring a mapping's associations in the destination: `(source key → destination
-    /// key)`, written in the chunk's transaction, dropped when the run ends.
-    static func mirror(_ mapping: Int) -> String { "Z_MOULT_ASSOCIATIONS_\(mapping)" }
-    /// A `LIKE` pattern (escape `\`) that matches every mirror table's name.
-    static let mirrorPattern = "Z\\_MOULT\\_ASSOCIATIONS\\_%"
 
     /// The relationships to write at insert, by mapping index (relationship names, for the decision
     /// kept in the destination). `position` gives each mapping's place among the create passes (the

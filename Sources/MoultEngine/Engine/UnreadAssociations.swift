@@ -20,12 +20,7 @@ import MoultStore
 /// with a policy of another kind (a custom policy may look anything up).
 package enum UnreadAssociations {
     /// The table of bulk-copied chunks whose associations were not written.
-    static let table = "Z_MOULT_MADE"
-
-    static let createSQL = """
-        CREATE TABLE IF NOT EXISTS main.\(table) (pass INTEGER NOT NULL, first INTEGER NOT NULL, count INTEGER NOT NULL, \
-        lower INTEGER NOT NULL, upper INTEGER NOT NULL, PRIMARY KEY (pass, first)) WITHOUT ROWID
-        """
+    static let table = EngineWorkTables.madeChunks
 
     /// The indexes of the mappings whose associations nothing reads.
     ///
@@ -62,36 +57,22 @@ package enum UnreadAssociations {
 
     /// Records a bulk-copied chunk whose associations were not written, in the chunk's transaction.
     static func record(pass: Int, first: Int64, count: Int, lower: Int64, upper: Int64, in database: Database) throws {
-        try database.execute(
-            "INSERT INTO main.\(table) (pass, first, count, lower, upper) VALUES (?, ?, ?, ?, ?)",
-            [.int(Int64(pass)), .int(first), .int(Int64(count)), .int(lower), .int(upper)])
+        try EngineWorkTables.recordMadeChunk(
+            Chunk(pass: pass, first: first, count: Int64(count), lower: lower, upper: upper), in: database)
     }
 
     /// A recorded chunk.
-    struct Chunk {
-        var pass: Int
-        var first: Int64
-        var count: Int64
-        var lower: Int64
-        var upper: Int64
-    }
+    typealias Chunk = EngineWorkTables.MadeChunk
 
     /// The recorded chunks of these passes, in order of pass and first key.
     static func chunks(ofPasses passes: Set<Int>, in database: Database) throws -> [Chunk] {
-        guard !passes.isEmpty, try database.tableExists(table) else { return [] }
-        return try database.query("SELECT pass, first, count, lower, upper FROM main.\(table) ORDER BY pass, first") {
-            Chunk(pass: Int($0.int64(at: 0)), first: $0.int64(at: 1), count: $0.int64(at: 2), lower: $0.int64(at: 3), upper: $0.int64(at: 4))
-        }.filter { passes.contains($0.pass) }
+        guard !passes.isEmpty else { return [] }
+        return try EngineWorkTables.madeChunks(in: database).filter { passes.contains($0.pass) }
     }
 
     /// The recorded chunk of these passes that holds a destination key, if any.
     static func chunk(holding destination: Int64, ofPasses passes: Set<Int>, in database: Database) throws -> Chunk? {
-        guard !passes.isEmpty, try database.tableExists(table) else { return nil }
-        return try database.query(
-            "SELECT pass, first, count, lower, upper FROM main.\(table) WHERE first <= ? AND first + count > ? ORDER BY pass",
-            [.int(destination), .int(destination)]
-        ) {
-            Chunk(pass: Int($0.int64(at: 0)), first: $0.int64(at: 1), count: $0.int64(at: 2), lower: $0.int64(at: 3), upper: $0.int64(at: 4))
-        }.first { passes.contains($0.pass) }
+        guard !passes.isEmpty else { return nil }
+        return try EngineWorkTables.madeChunks(holding: destination, in: database).first { passes.contains($0.pass) }
     }
 }

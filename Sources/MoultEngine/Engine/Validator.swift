@@ -58,41 +58,37 @@ package struct Validator {
 
     /// One rule of an entity, in the order its failures are reported.
     private enum Check {
-        /// A condition on one row: `SELECT Z_PK[, measured] … AND condition`.
-        case row(condition: String, arguments: [Value], measured: String?, property: String, rule: String)
+        /// A rule on one row: its failures are `Z_PK`[, the value measured].
+        case row(EngineValidationQueries.RowRule, property: String, rule: String)
         case pattern(String, AttributeColumn)
-        case query(sql: String, property: String, rule: String)
-        case count(sql: String, property: String, minimum: Int, maximum: Int)
+        /// A query whose failures are `Z_PK`[, a value].
+        case query(EngineValidationQueries.Query, property: String, rule: String)
+        /// A query whose failures are `Z_PK`, a count out of bounds.
+        case count(EngineValidationQueries.Query, property: String, minimum: Int, maximum: Int)
     }
 
     private func check(_ entity: EntityLayout, _ report: (ValidationFailure) throws -> Void) throws {
-        let scope = "FROM \(entity.table) WHERE Z_ENT = \(entity.number)"
-        let checks = checks(entity)
+        let queries = EngineValidationQueries(entity: entity)
+        let checks = checks(entity, queries)
         // The rules on one row, tried together first (a scan per 500, within SQLite's limit on
         // arguments): when no row breaks any of them (the usual case), none is scanned on its own.
-        var rows: [(condition: String, arguments: [Value])] = []
-        for case .row(let condition, let arguments, _, _, _) in checks { rows.append((condition, arguments)) }
+        var rows: [EngineValidationQueries.RowRule] = []
+        for case .row(let rule, _, _) in checks { rows.append(rule) }
         var rowsMayFail = false
         for start in stride(from: 0, to: rows.count, by: 500) where !rowsMayFail {
-            let batch = rows[start..<min(start + 500, rows.count)]
-            let statement = try database.makeStatement("SELECT 1 \(scope) AND \(SQLTerms.joined(batch.map(\.condition), by: "OR")) LIMIT 1")
-            try statement.bind(batch.flatMap(\.arguments))
-            rowsMayFail = try statement.step()
+            rowsMayFail = try queries.anyRowBreaking(rows[start..<min(start + 500, rows.count)]).hasRow(in: database)
         }
         for check in checks {
             switch check {
-            case .row(let condition, let arguments, let measured, let property, let rule):
+            case .row(let rowRule, let property, let rule):
                 guard rowsMayFail else { continue }
-                try failures(
-                    "SELECT Z_PK\(measured.map { ", \($0)" } ?? "") \(scope) AND \(condition)", entity, property, rule, report,
-                    arguments: arguments)
+                try failures(queries.rowsBreaking(rowRule), entity, property, rule, report)
             case .pattern(let pattern, let column):
-                try checkPattern(pattern, column, entity, scope, report)
-            case .query(let sql, let property, let rule):
-                try failures(sql, entity, property, rule, report)
-            case .count(let sql, let property, let minimum, let maximum):
-                let statement = try database.makeStatement(sql)
-                while try statement.step() {
+                try checkPattern(pattern, column, entity, queries, report)
+            case .query(let query, let property, let rule):
+                try failures(query, entity, property, rule, report)
+            case .count(let query, let property, let minimum, let maximum):
+                try query.forEachRow(in: database) { statement in
                     let n = statement.int64(at: 1)
                     let rule = n < minimum ? "has \(n) objects, fewer than the minimum \(minimum)" : "has \(n) objects, more than the maximum \(maximum)"
                     try report(ValidationFailure(entity: entity.name, primaryKey: statement.int64(at: 0), property: property, rule: rule))
@@ -102,14 +98,14 @@ package struct Validator {
     }
 
     /// The rules of an entity: attribute by attribute, then its to-one and to-many relationships.
-    private func checks(_ entity: EntityLayout) -> [Check] {
+    private func checks(_ entity: EntityLayout, _ queries: EngineValidationQueries) -> [Check] {
         var checks: [Check] = []
         for column in entity.attributes {
             guard let attribute = model.attribute(named: column.name, of: entity.name), !attribute.isTransient,
                 only?(entity.name, column.name) ?? true
             else { continue }
             if !attribute.isOptional {
-                checks.append(.row(condition: "\(column.column) IS NULL", arguments: [], measured: nil, property: column.name, rule: "required value is nil"))
+                checks.append(.row(EngineValidationQueries.required(column.column), property: column.name, rule: "required value is nil"))
             }
             checks += bounds(attribute, column)
             if let pattern = attribute.regularExpressionString, !pattern.isEmpty,
@@ -121,20 +117,17 @@ package struct Validator {
         for toOne in entity.toOneRelationships {
             guard let relationship = model.relationship(named: toOne.name, of: entity.name), only?(entity.name, toOne.name) ?? true else { continue }
             if !relationship.isOptional {
-                checks.append(
-                    .row(condition: "\(toOne.column) IS NULL", arguments: [], measured: nil, property: toOne.name, rule: "required relationship is nil"))
+                checks.append(.row(EngineValidationQueries.required(toOne.column), property: toOne.name, rule: "required relationship is nil"))
             }
             // A one-to-one: the object it points at points back (a to-many made a one-to-one can
             // leave several objects naming one that names only one of them).
             if checksOneToOnes, let inverse = model.inverse(of: relationship), !inverse.isToMany, let target = layout.entity(named: toOne.destination),
                 let inverseColumn = target.toOne(named: inverse.name)
             {
-                let numbers = layout.entities.filter { model.entity($0.name, isKindOf: target.name) }.map { String($0.number) }
+                let numbers = layout.entities.filter { model.entity($0.name, isKindOf: target.name) }.map(\.number)
                 checks.append(
                     .query(
-                        sql: "SELECT o.Z_PK, d.\(inverseColumn.column) FROM \(entity.table) o "
-                            + "JOIN \(target.table) d ON d.Z_PK = o.\(toOne.column) AND d.Z_ENT IN (\(numbers.joined(separator: ", "))) "
-                            + "WHERE o.Z_ENT = \(entity.number) AND d.\(inverseColumn.column) IS NOT o.Z_PK",
+                        queries.oneToOneNotPointingBack(toOne, target: target, targetNumbers: numbers, inverse: inverseColumn),
                         property: toOne.name, rule: "its object's inverse \(inverse.name) does not point back (a one-to-one)"))
             }
         }
@@ -145,18 +138,8 @@ package struct Validator {
             let minimum = relationship.minCount
             let maximum = relationship.maxCount
             guard minimum > 0 || maximum > 0 else { continue }
-            let counted: String
-            switch toMany.storage {
-            case .destinationColumn(let table, let column, _, _):
-                counted = "(SELECT COUNT(*) FROM \(table) d WHERE d.\(column) = o.Z_PK)"
-            case .joinTable(let table, let sourceColumn, _, _):
-                counted = "(SELECT COUNT(*) FROM \(table) j WHERE j.\(sourceColumn) = o.Z_PK)"
-            }
-            var conditions: [String] = []
-            if minimum > 0 { conditions.append("n < \(minimum)") }
-            if maximum > 0 { conditions.append("n > \(maximum)") }
-            let sql = "SELECT Z_PK, n FROM (SELECT o.Z_PK AS Z_PK, \(counted) AS n FROM \(entity.table) o WHERE o.Z_ENT = \(entity.number)) WHERE \(conditions.joined(separator: " OR "))"
-            checks.append(.count(sql: sql, property: toMany.name, minimum: minimum, maximum: maximum))
+            checks.append(
+                .count(queries.countOutOfBounds(toMany, minimum: minimum, maximum: maximum), property: toMany.name, minimum: minimum, maximum: maximum))
         }
         return checks
     }
@@ -166,7 +149,7 @@ package struct Validator {
         let type = attribute.attributeType
         var minimum: Value = .null
         var maximum: Value = .null
-        var measured = column.column
+        var measure = EngineValidationQueries.Measure.value
         var what = "value"
         switch type {
         case .integer16, .integer32, .integer64, .double, .float, .decimal:
@@ -176,7 +159,7 @@ package struct Validator {
             // Bounds of a string are on its length, in characters.
             minimum = attribute.minValueString.map { DefaultValues.parse($0, as: .integer64) } ?? .null
             maximum = attribute.maxValueString.map { DefaultValues.parse($0, as: .integer64) } ?? .null
-            measured = "length(\(column.column))"
+            measure = .length
             what = "length"
         case .date:
             minimum = attribute.minDateTimeInterval.map(Value.double) ?? .null
@@ -184,7 +167,7 @@ package struct Validator {
         case .binary:
             minimum = attribute.minValueString.map { DefaultValues.parse($0, as: .integer64) } ?? .null
             maximum = attribute.maxValueString.map { DefaultValues.parse($0, as: .integer64) } ?? .null
-            measured = "length(\(column.column))"
+            measure = .length
             what = "length"
         default:
             return []
@@ -193,20 +176,20 @@ package struct Validator {
         if !minimum.isNull {
             checks.append(
                 .row(
-                    condition: "\(column.column) IS NOT NULL AND \(measured) < ?", arguments: [minimum], measured: measured,
-                    property: column.name, rule: "\(what) is below the minimum \(minimum)"))
+                    EngineValidationQueries.below(minimum, column: column.column, measure: measure), property: column.name,
+                    rule: "\(what) is below the minimum \(minimum)"))
         }
         if !maximum.isNull {
             checks.append(
                 .row(
-                    condition: "\(column.column) IS NOT NULL AND \(measured) > ?", arguments: [maximum], measured: measured,
-                    property: column.name, rule: "\(what) is above the maximum \(maximum)"))
+                    EngineValidationQueries.above(maximum, column: column.column, measure: measure), property: column.name,
+                    rule: "\(what) is above the maximum \(maximum)"))
         }
         return checks
     }
 
     private func checkPattern(
-        _ pattern: String, _ column: AttributeColumn, _ entity: EntityLayout, _ scope: String,
+        _ pattern: String, _ column: AttributeColumn, _ entity: EntityLayout, _ queries: EngineValidationQueries,
         _ report: (ValidationFailure) throws -> Void
     ) throws {
         let expression: NSRegularExpression
@@ -217,8 +200,7 @@ package struct Validator {
                 .invalidMapping, "the regular expression \(pattern) of '\(entity.name).\(column.name)' does not compile",
                 entity: entity.name)
         }
-        let statement = try database.makeStatement("SELECT Z_PK, \(column.column) \(scope) AND \(column.column) IS NOT NULL")
-        while try statement.step() {
+        try queries.values(of: column.column).forEachRow(in: database) { statement in
             let text = statement.string(at: 1) ?? ""
             let range = NSRange(text.startIndex..., in: text)
             if expression.firstMatch(in: text, range: range) == nil {
@@ -231,12 +213,10 @@ package struct Validator {
     }
 
     private func failures(
-        _ sql: String, _ entity: EntityLayout, _ property: String, _ rule: String, _ report: (ValidationFailure) throws -> Void,
-        arguments: [Value] = []
+        _ query: EngineValidationQueries.Query, _ entity: EntityLayout, _ property: String, _ rule: String,
+        _ report: (ValidationFailure) throws -> Void
     ) throws {
-        let statement = try database.makeStatement(sql)
-        try statement.bind(arguments)
-        while try statement.step() {
+        try query.forEachRow(in: database) { statement in
             var detail = rule
             if statement.columnCount > 1 { detail = "\(statement.value(at: 1)): \(rule)" }
             try report(ValidationFailure(entity: entity.name, primaryKey: statement.int64(at: 0), property: property, rule: detail))

@@ -77,35 +77,16 @@ package struct Partitioner {
     /// The chunks of one mapping's source objects.
     func chunks(_ mapping: CompiledMapping, source: Database) throws -> [MigrationPlan.Chunk] {
         guard let layout = mapping.source else { return [] }
-        var condition = "Z_ENT = \(layout.number)"
-        var arguments: [Value] = []
-        if let filterSQL = mapping.filterSQL {
-            condition += " AND (\(filterSQL.sql))"
-            arguments = filterSQL.arguments
-        }
-        let boundarySQL = "SELECT Z_PK FROM \(layout.table) WHERE \(condition) AND Z_PK > ? ORDER BY Z_PK LIMIT 1 OFFSET \(chunkSize - 1)"
-        let lastSQL = "SELECT MAX(Z_PK), COUNT(*) FROM \(layout.table) WHERE \(condition) AND Z_PK > ?"
+        let boundaries = EngineChunkQueries.Boundaries(entity: layout, filter: mapping.filterSQL, chunkSize: chunkSize)
         var chunks: [MigrationPlan.Chunk] = []
         var lower: Int64 = 0
-        while true {
-            let boundary = try source.statement(boundarySQL)
-            try boundary.bind(arguments + [.int(lower)])
-            if try boundary.step() {
-                let upper = boundary.int64(at: 0)
-                boundary.reset()
-                chunks.append(MigrationPlan.Chunk(lowerBound: lower, upperBound: upper, estimatedRows: chunkSize))
-                lower = upper
-                continue
-            }
-            boundary.reset()
-            let last = try source.statement(lastSQL)
-            try last.bind(arguments + [.int(lower)])
-            if try last.step(), !last.isNull(at: 0) {
-                chunks.append(
-                    MigrationPlan.Chunk(lowerBound: lower, upperBound: last.int64(at: 0), estimatedRows: Int(last.int64(at: 1))))
-            }
-            last.reset()
-            return chunks
+        while let upper = try boundaries.boundary(after: lower, in: source) {
+            chunks.append(MigrationPlan.Chunk(lowerBound: lower, upperBound: upper, estimatedRows: chunkSize))
+            lower = upper
         }
+        if let rest = try boundaries.remainder(after: lower, in: source) {
+            chunks.append(MigrationPlan.Chunk(lowerBound: lower, upperBound: rest.upper, estimatedRows: rest.count))
+        }
+        return chunks
     }
 }

@@ -18,24 +18,16 @@ public struct PolicyState {
     let database: Database
     public let namespace: String
 
-    static let table = "Z_MOULT_STATE"
-    package static let createSQL =
-        "CREATE TABLE IF NOT EXISTS \(table) (Z_NAMESPACE VARCHAR NOT NULL, Z_KEY VARCHAR NOT NULL, Z_VALUE BLOB, PRIMARY KEY (Z_NAMESPACE, Z_KEY)) WITHOUT ROWID"
+    package static let createSQL = EnginePolicyStateTable.createSQL
 
     /// The value stored under `key`, or nil.
     public func value(forKey key: String) throws -> Value? {
-        let statement = try database.statement("SELECT Z_VALUE FROM \(Self.table) WHERE Z_NAMESPACE = ? AND Z_KEY = ?")
-        try statement.bind([.string(namespace), .string(key)])
-        defer { statement.reset() }
-        guard try statement.step() else { return nil }
-        return statement.value(at: 0)
+        try EnginePolicyStateTable.value(namespace: namespace, key: key, in: database)
     }
 
     /// Stores a value under `key` (integers, doubles, strings and bytes keep their type).
     public func set(_ value: Value, forKey key: String) throws {
-        try database.execute(
-            "INSERT OR REPLACE INTO \(Self.table) (Z_NAMESPACE, Z_KEY, Z_VALUE) VALUES (?, ?, ?)",
-            [.string(namespace), .string(key), value])
+        try EnginePolicyStateTable.set(value, namespace: namespace, key: key, in: database)
     }
 
     /// The object id stored under `key`, or nil.
@@ -53,7 +45,7 @@ public struct PolicyState {
 
     /// Removes the value under `key`.
     public func remove(forKey key: String) throws {
-        try database.execute("DELETE FROM \(Self.table) WHERE Z_NAMESPACE = ? AND Z_KEY = ?", [.string(namespace), .string(key)])
+        try EnginePolicyStateTable.remove(namespace: namespace, key: key, in: database)
     }
 }
 

@@ -1,0 +1,194 @@
+import MoultAssociations
+import MoultExpressions
+public import MoultMapping
+public import MoultModel
+import MoultStore
+
+// MARK: - Creating objects (stage 1), and setting their attributes
+
+extension MigrationManager {
+    /// Creates a destination object with these attribute values; attributes not given get their
+    /// default value. Relationships are set in stage 2.
+    ///
+    /// - Returns: the new object's id.
+    /// - Throws: ``MigrationError`` when the entity is unknown or abstract, or the insert fails.
+    @discardableResult
+    public func createObject(entity name: String, values: [String: Value]) throws -> ObjectID {
+        guard let layout = destinationLayout.entity(named: name), !layout.isAbstract else {
+            throw MigrationError(
+                .invalidMapping, "cannot create an object of '\(name)': no such concrete entity in the destination model",
+                mapping: currentMapping?.name, entity: name)
+        }
+        var row: [Value] = []
+        row.reserveCapacity(layout.attributes.count)
+        for column in layout.attributes {
+            if let value = values[column.name] {
+                row.append(DefaultValues.coerce(value, to: column.type))
+            } else {
+                row.append(destinationModel.attribute(named: column.name, of: name).map(DefaultValues.value(of:)) ?? .null)
+            }
+        }
+        return try insert(row, into: layout)
+    }
+
+    /// Stage 1's default: one destination object from the attribute mappings, associated with its source.
+    public func createDefaultDestinationInstance(for source: MigrationObject, mapping: EntityMapping) throws {
+        try createDestinationInstance(for: source, mapping: mapping)
+    }
+
+    /// One destination object from the attribute mappings, associated with its source, as
+    /// ``createDefaultDestinationInstance(for:mapping:)`` makes it; `variables` are bound while the
+    /// expressions are evaluated (`["value": "red"]` for `$value`).
+    ///
+    /// - Returns: the new object's id; nil when the mapping has no concrete destination entity.
+    @discardableResult
+    public func createDestinationInstance(
+        for source: MigrationObject, mapping: EntityMapping, variables: [String: Value] = [:]
+    ) throws -> ObjectID? {
+        let compiled = try self.compiled(mapping)
+        guard let layout = compiled.destination else { return nil }
+        context.object = source
+        context[variableSlot: sourceSlot] = .object(source)
+        for (name, value) in variables { context[variable: name] = .value(value) }
+        defer { for name in variables.keys { context[variable: name] = .unbound } }
+        var row: [Value] = []
+        row.reserveCapacity(compiled.attributeValues.count)
+        for (offset, (column, valueSource)) in zip(layout.attributes, compiled.attributeValues).enumerated() {
+            switch valueSource {
+            case .constant(let value):
+                row.append(value)
+            case .expression(let expression, let defaultForNil):
+                do {
+                    var value = try expression.evaluate(context)
+                    if let conversion = compiled.externalDataConversions[offset], let externalData {
+                        value = try ExternalDataConversion.apply(conversion, to: value, folder: externalData.folder, maxBytes: externalData.maxBytes)
+                    }
+                    row.append(value.isNull ? defaultForNil : DefaultValues.coerce(value, to: column.type))
+                } catch let error as StoreError {
+                    throw MigrationError(
+                        error.code == .invalidValue ? .invalidStore : .io, "the value of '\(column.name)' could not be read: \(error.message)",
+                        mapping: compiled.name, entity: source.entityName, primaryKey: source.objectID.primaryKey, underlying: error)
+                } catch {
+                    throw MigrationError(
+                        .evaluationFailed, "the value of '\(column.name)' could not be computed", mapping: compiled.name,
+                        entity: source.entityName, primaryKey: source.objectID.primaryKey, underlying: error)
+                }
+            }
+        }
+        let id: ObjectID
+        if compiled.insertedToOnes.isEmpty {
+            id = try insert(row, into: layout)
+        } else {
+            id = try insert(row, toOnes: try insertedToOneValues(compiled, layout: layout, source: source), into: layout)
+        }
+        pendingAssociations.append(Association(source: source.objectID, destination: id, mapping: compiled.index))
+        if compiled.mirrorsAssociations { try mirror(source: source.objectID, destination: id, mapping: compiled.index) }
+        return id
+    }
+
+    /// The to-one values of a new object whose to-ones are written at insert (see ``ToOnesAtInsert``):
+    /// the looked-up mapping's object, as stage 2 would set it; nil for the others.
+    private func insertedToOneValues(_ compiled: CompiledMapping, layout: EntityLayout, source: MigrationObject) throws -> [Value] {
+        var values = [Value](repeating: .null, count: layout.toOneRelationships.count)
+        for inserted in compiled.insertedToOnes {
+            guard let offset = layout.toOneRelationships.firstIndex(where: { $0.name == inserted.name }) else { continue }
+            let key: ObjectID
+            if let slot = inserted.slot {
+                guard case .object(let held) = source.value(atSlot: slot) else { continue }
+                key = held
+            } else {
+                key = source.objectID
+            }
+            // The looked-up mapping ran in an earlier pass (see `ToOnesAtInsert.createOrder`): its mirror is
+            // whole (its associations may not be written, see `UnreadAssociations`).
+            if let found = try EngineWorkTables.mirroredDestination(ofSource: key.primaryKey, mapping: inserted.lookup, in: destination) {
+                values[offset] = .object(ObjectID(entity: inserted.targetEntity, primaryKey: found))
+            }
+        }
+        return values
+    }
+
+    /// Records an association in the destination's mirror table of its mapping (see ``ToOnesAtInsert``).
+    func mirror(source: ObjectID, destination: ObjectID, mapping: Int) throws {
+        try EngineWorkTables.mirror(source: source.primaryKey, destination: destination.primaryKey, ofMapping: mapping, in: self.destination)
+    }
+
+    /// Stage 1 of a chunk as one `INSERT … SELECT` from the attached source (see ``CompiledMapping/bulkCopy``):
+    /// primary keys continue from the writer's counter in source order, and the chunk's associations
+    /// are recorded from the same keys.
+    ///
+    /// A mapping whose associations nothing reads (see ``UnreadAssociations``) records the chunk as one row
+    /// instead, under its pass, without reading the keys.
+    ///
+    /// - Returns: false, with nothing written, when the chunk holds a row the per-object path would
+    ///   convert or refuse rather than copy as it is stored (see `EngineBulkCopy`): that chunk takes the
+    ///   per-object path.
+    func bulkCreate(
+        _ mapping: CompiledMapping, _ bulk: EngineBulkCopy, pass: Int, after lowerBound: Int64, through upperBound: Int64
+    ) throws -> Bool {
+        guard let layout = mapping.destination else { return true }
+        let filterArguments = mapping.filterSQL?.arguments ?? []
+        let first = try writer.lastPrimaryKey(for: layout.name) + 1
+        let insert = try bulk.preparedInsert(in: destination)
+        let inserted: Int?
+        do {
+            inserted = try bulk.insert(insert, first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, into: destination)
+        } catch {
+            throw MigrationError(
+                .evaluationFailed, "inserting the chunk's '\(layout.name)' objects failed", mapping: mapping.name, entity: layout.name,
+                underlying: error)
+        }
+        guard let count = inserted else { return false }
+        guard count > 0 else { return true }
+        if let mirrored = try bulk.mirror(first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, in: destination) {
+            guard mirrored == count else {
+                throw MigrationError(
+                    .evaluationFailed, "the chunk inserted \(count) objects but mirrored \(mirrored) associations", mapping: mapping.name)
+            }
+            FaultInjection.reach(.associationsMirrored)
+        }
+        _ = try writer.allocatePrimaryKeys(for: layout.name, count: count)
+        if unreadAssociations.contains(mapping.index) {
+            try UnreadAssociations.record(pass: pass, first: first, count: count, lower: lowerBound, upper: upperBound, in: destination)
+            FaultInjection.reach(.associationsUnwritten)
+            return true
+        }
+        let keys = try bulk.sourceKeys(after: lowerBound, through: upperBound, filterArguments: filterArguments, in: sourceStore.database)
+        let from = mapping.source?.number ?? 0
+        for (offset, key) in keys.enumerated() {
+            let destination = ObjectID(entity: layout.number, primaryKey: first + Int64(offset))
+            pendingAssociations.append(Association(source: ObjectID(entity: from, primaryKey: key), destination: destination, mapping: mapping.index))
+        }
+        guard keys.count == count else {
+            throw MigrationError(
+                .evaluationFailed, "the chunk inserted \(count) objects but read \(keys.count) source keys", mapping: mapping.name)
+        }
+        return true
+    }
+
+    private func insert(_ row: [Value], toOnes: [Value]? = nil, into layout: EntityLayout) throws -> ObjectID {
+        var values = row
+        if let toOnes {
+            values.append(contentsOf: toOnes)
+        } else if !layout.toOneRelationships.isEmpty {
+            values.append(contentsOf: repeatElement(Value.null, count: layout.toOneRelationships.count))
+        }
+        do {
+            return try writer.insert(layout.name, values: values)
+        } catch {
+            throw MigrationError(
+                .evaluationFailed, "inserting a '\(layout.name)' object failed", mapping: currentMapping?.name,
+                entity: layout.name, underlying: error)
+        }
+    }
+
+    /// Sets an attribute of a destination object already created.
+    public func setValue(_ value: Value, forKey key: String, of object: ObjectID) throws {
+        guard let layout = destinationLayout.entity(number: object.entity), let column = layout.attribute(named: key) else {
+            throw MigrationError(
+                .invalidMapping, "the destination object \(object) has no attribute '\(key)'", mapping: currentMapping?.name)
+        }
+        try EngineLinkWrites.setAttribute(
+            DefaultValues.coerce(value, to: column.type), column: column.column, table: layout.table, primaryKey: object.primaryKey, in: destination)
+    }
+}

@@ -1,0 +1,143 @@
+import MoultAssociations
+import MoultMapping
+import MoultModel
+import MoultStore
+
+// MARK: - Relationships (stage 2) as set operations
+
+extension MigrationManager {
+    /// A pass's relationships written as set operations: per relationship and chunk, the links are
+    /// staged in a temporary table in the order the per-object path would write them (a later link to
+    /// the same row replaces an earlier one, as a later `UPDATE` would), then one `UPDATE … FROM` writes
+    /// them all.
+    struct SetWrite {
+        struct Relationship {
+            var name: String
+            /// The mapping whose associations the relationship holds, and the source slot looked up
+            /// (nil for the source object itself).
+            var lookup: Int
+            var slot: Int?
+            var isToOne: Bool
+            var accepted: Set<Int32>
+            /// The update that writes the staged links.
+            var update: EngineLinkWrites.ColumnUpdate
+        }
+
+        var entity: Int32
+        var relationships: [Relationship]
+    }
+
+    /// The set form of a mapping's stage 2: every relationship a direct lookup (see
+    /// ``CompiledMapping/keysOnlyRead``), written through a column (a to-one without a one-to-one
+    /// inverse, or a to-many through its inverse's column), no two relationships writing the same
+    /// column. Anything else keeps the per-object path.
+    func setWrite(for compiled: CompiledMapping) -> SetWrite? {
+        if let known = setWrites[compiled.index] { return known }
+        var result: SetWrite?
+        defer { setWrites[compiled.index] = result }
+        guard compiled.keysOnlyRead != nil, let layout = compiled.destination, !layout.isAbstract else { return nil }
+        var relationships: [SetWrite.Relationship] = []
+        var columns: Set<String> = []
+        for (index, (name, _)) in compiled.relationships.enumerated() {
+            guard let direct = compiled.directLookups[index], let lookup = mappingIndexByName[direct.mappingName],
+                let plan = try? relationshipWrite(name, entity: layout.number)
+            else { return nil }
+            let update: EngineLinkWrites.ColumnUpdate
+            let isToOne: Bool
+            switch plan.kind {
+            case .toOne(_, let inverse):
+                guard inverse == nil, let toOne = layout.toOne(named: name) else { return nil }
+                update = EngineLinkWrites.ColumnUpdate(table: layout.table, column: toOne.column, entityColumn: toOne.entityColumn, orderColumn: nil)
+                isToOne = true
+            case .toMany:
+                guard let toMany = layout.toMany(named: name),
+                    case .destinationColumn(let table, let column, let entityColumn, let orderColumn) = toMany.storage
+                else { return nil }
+                update = EngineLinkWrites.ColumnUpdate(table: table, column: column, entityColumn: entityColumn, orderColumn: orderColumn)
+                isToOne = false
+            }
+            guard columns.insert(update.target).inserted else { return nil }
+            relationships.append(
+                SetWrite.Relationship(
+                    name: name, lookup: lookup, slot: direct.slot, isToOne: isToOne, accepted: Set(plan.accepted), update: update))
+        }
+        result = SetWrite(entity: layout.number, relationships: relationships)
+        return result
+    }
+
+    /// Stage 2 of a chunk as set operations, when the mapping allows it (see ``setWrite(for:)``):
+    /// `objects` are the chunk's source objects (keys and looked-up to-ones), `made` their destinations.
+    /// Writes exactly what ``createDefaultRelationships(for:source:mapping:)`` writes object by object.
+    ///
+    /// - Returns: false when the chunk must take the per-object path (nothing was written then): the
+    ///   mapping has no set form, a destination is of another entity, or a target is of an entity the
+    ///   relationship cannot hold (the per-object path then reports it).
+    func createRelationshipsAsSets(_ compiled: CompiledMapping, objects: [MigrationObject], made: [[ObjectID]]) throws -> Bool {
+        guard let plan = setWrite(for: compiled) else { return false }
+        for destinations in made {
+            for destination in destinations where destination.entity != plan.entity { return false }
+        }
+        try flushAssociations()
+        // Every lookup and check first, so that a chunk that falls back has written nothing.
+        var targetsByRelationship: [[(object: Int, targets: [ObjectID])]] = []
+        for relationship in plan.relationships {
+            var objectIndices: [Int] = []
+            var keys: [Int64] = []
+            objectIndices.reserveCapacity(objects.count)
+            keys.reserveCapacity(objects.count)
+            for (index, object) in objects.enumerated() {
+                if let slot = relationship.slot {
+                    guard case .object(let id) = object.value(atSlot: slot) else { continue }
+                    keys.append(id.primaryKey)
+                } else {
+                    keys.append(object.objectID.primaryKey)
+                }
+                objectIndices.append(index)
+            }
+            let found = try associations.destinations(forMapping: relationship.lookup, sources: keys)
+            var targets: [(object: Int, targets: [ObjectID])] = []
+            targets.reserveCapacity(found.count)
+            for (index, list) in zip(objectIndices, found) {
+                for target in list where !relationship.accepted.contains(target.entity) { return false }
+                targets.append((index, list))
+            }
+            targetsByRelationship.append(targets)
+        }
+        if !linksTableReady {
+            try EngineLinkWrites.createLinks(in: destination)
+            linksTableReady = true
+        }
+        let links = try EngineLinkWrites.Links(in: destination)
+        for (relationship, targets) in zip(plan.relationships, targetsByRelationship) {
+            try links.clear()
+            var staged = 0
+            for (index, list) in targets {
+                for destinationObject in made[index] {
+                    if relationship.isToOne {
+                        guard let target = list.first else { continue }
+                        try links.add(object: destinationObject.primaryKey, value: target.primaryKey, entity: target.entity, position: 0)
+                        staged += 1
+                    } else {
+                        for (position, target) in list.enumerated() {
+                            try links.add(
+                                object: target.primaryKey, value: destinationObject.primaryKey, entity: destinationObject.entity,
+                                position: position + 1)
+                            staged += 1
+                        }
+                    }
+                }
+            }
+            FaultInjection.reach(.setLinksStaged)
+            guard staged > 0 else { continue }
+            do {
+                try relationship.update.run(in: destination)
+            } catch {
+                throw MigrationError(
+                    .evaluationFailed, "writing the chunk's '\(relationship.name)' relationships failed", mapping: compiled.name,
+                    underlying: error)
+            }
+            FaultInjection.reach(.setLinksWritten)
+        }
+        return true
+    }
+}

@@ -1,0 +1,128 @@
+import MoultAssociations
+import MoultExpressions
+public import MoultMapping
+public import MoultModel
+import MoultStore
+
+// MARK: - Relationships (stage 2), object by object
+
+extension MigrationManager {
+    /// Stage 2's default: every relationship mapping evaluated and set on the destination object.
+    public func createDefaultRelationships(for destination: ObjectID, source: MigrationObject, mapping: EntityMapping) throws {
+        let compiled = try self.compiled(mapping)
+        var contextIsSet = false
+        for (index, (name, expression)) in compiled.relationships.enumerated() {
+            if let direct = compiled.directLookups[index], let mapping = mappingIndexByName[direct.mappingName] {
+                var key = source.objectID.primaryKey
+                if let slot = direct.slot {
+                    guard case .object(let id) = source.value(atSlot: slot) else { continue }
+                    key = id.primaryKey
+                }
+                try flushAssociations()
+                try setRelationship(name, of: destination, to: try associations.destinations(forMapping: mapping, source: key))
+                continue
+            }
+            if !contextIsSet {
+                context.object = source
+                context[variableSlot: sourceSlot] = .object(source)
+                context[variableSlot: destinationSlot] = .value(.object(destination))
+                contextIsSet = true
+            }
+            let value: Value
+            do {
+                value = try expression.evaluate(context)
+            } catch {
+                throw MigrationError(
+                    .evaluationFailed, "the relationship '\(name)' could not be computed", mapping: compiled.name,
+                    entity: source.entityName, primaryKey: source.objectID.primaryKey, underlying: error)
+            }
+            try setRelationship(name, of: destination, to: Self.objectIDs(in: value))
+        }
+    }
+
+    package static func objectIDs(in value: Value) -> [ObjectID] {
+        switch value {
+        case .object(let id): [id]
+        case .array(let values): values.flatMap(objectIDs(in:))
+        default: []
+        }
+    }
+
+    /// Sets a relationship of a destination object: the to-one's columns, the inverse columns of a
+    /// to-many's destinations, or the join rows of a many-to-many. Adding is idempotent, so a chunk
+    /// replayed after a crash writes the same rows.
+    public func setRelationship(_ name: String, of object: ObjectID, to targets: [ObjectID]) throws {
+        let plan = try relationshipWrite(name, entity: object.entity)
+        for target in targets where !plan.accepted.contains(target.entity) {
+            let found = destinationLayout.entity(number: target.entity)?.name ?? "Z_ENT \(target.entity)"
+            throw MigrationError(
+                .evaluationFailed,
+                "the relationship '\(name)' of \(plan.entityName) \(object) holds \(plan.destinationName) objects, not the \(found) \(target)",
+                mapping: currentMapping?.name, entity: plan.entityName, primaryKey: object.primaryKey)
+        }
+        switch plan.kind {
+        case .toOne(let update, let inverse):
+            guard let target = targets.first else { return }
+            try update.run(object: object, target: target, in: destination)
+            // A one-to-one is stored on both sides: keep the inverse's column in step, as Core Data does.
+            try inverse?[target.entity]?.run(object: target, target: object, in: destination)
+        case .toMany:
+            try writer.relate(name, object, to: targets)
+        }
+    }
+
+    /// How a relationship of an entity is written, worked out once per (entity, relationship).
+    struct RelationshipWrite {
+        enum Kind {
+            /// The to-one's update and, for a one-to-one, the inverse's update by the target's entity.
+            case toOne(EngineLinkWrites.ToOneUpdate, inverse: [Int32: EngineLinkWrites.ToOneUpdate]?)
+            case toMany
+        }
+
+        var kind: Kind
+        var entityName: String
+        var destinationName: String
+        /// The `Z_ENT` values a target may have: the destination entity's and its sub-entities'.
+        var accepted: [Int32]
+    }
+
+    struct RelationshipKey: Hashable {
+        var entity: Int32
+        var name: String
+    }
+
+    /// How the relationship `name` of the destination entity `number` is written, worked out once.
+    func relationshipWrite(_ name: String, entity number: Int32) throws -> RelationshipWrite {
+        let key = RelationshipKey(entity: number, name: name)
+        if let plan = relationshipWrites[key] { return plan }
+        guard let layout = destinationLayout.entity(number: number) else {
+            throw MigrationError(.invalidMapping, "no destination entity has Z_ENT \(number)", mapping: currentMapping?.name)
+        }
+        let plan: RelationshipWrite
+        if let toOne = layout.toOne(named: name) {
+            var inverseUpdates: [Int32: EngineLinkWrites.ToOneUpdate]?
+            if let relationship = destinationModel.relationship(named: name, of: layout.name),
+                let inverse = destinationModel.inverse(of: relationship), !inverse.isToMany
+            {
+                inverseUpdates = [:]
+                for number in destinationLayout.entity(named: toOne.destination)?.hierarchyNumbers ?? [] {
+                    guard let target = destinationLayout.entity(number: number), let column = target.toOne(named: inverse.name) else { continue }
+                    inverseUpdates?[number] = EngineLinkWrites.ToOneUpdate(column, table: target.table)
+                }
+            }
+            plan = RelationshipWrite(
+                kind: .toOne(EngineLinkWrites.ToOneUpdate(toOne, table: layout.table), inverse: inverseUpdates), entityName: layout.name,
+                destinationName: toOne.destination, accepted: destinationLayout.entity(named: toOne.destination)?.hierarchyNumbers ?? [])
+        } else if let toMany = layout.toMany(named: name) {
+            plan = RelationshipWrite(
+                kind: .toMany, entityName: layout.name, destinationName: toMany.destination,
+                accepted: destinationLayout.entity(named: toMany.destination)?.hierarchyNumbers ?? [])
+        } else {
+            throw MigrationError(
+                .invalidMapping, "the destination entity '\(layout.name)' has no relationship '\(name)'",
+                mapping: currentMapping?.name, entity: layout.name)
+        }
+        relationshipWrites[key] = plan
+        return plan
+    }
+}

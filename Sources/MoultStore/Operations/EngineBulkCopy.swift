@@ -1,0 +1,195 @@
+package import MoultModel
+
+/// Stage 1 of a chunk in SQL: one `INSERT … SELECT` from the source attached to the destination's
+/// connection (see ``attachedSource``), one destination object per source object, every attribute a
+/// constant or a copy of a source attribute of the same kind, without bringing a value into Swift.
+///
+/// The insert refuses (with ``refusal``, its changes undone) a chunk holding a row whose stored values
+/// the per-object path would convert or refuse rather than copy as they are (a REAL or an out-of-range
+/// integer in an integer column, a blob in a string column, a Boolean other than 0 or 1, a number that
+/// is not finite, a row of another entity in a table of one): such a chunk takes the per-object path,
+/// so that both paths make the same store or the same error. The guard is evaluated on each row as it
+/// is inserted, in the same read. Text that is not valid UTF-8 is told by ``MoultFunctions/validUTF8``.
+///
+/// ```swift
+/// let copy = EngineBulkCopy(
+///     source: person, destination: contact, values: [.copy(name, conversion: nil, defaultForNil: nil)],
+///     filter: nil, tableEntityCount: 1)
+/// let insert = try copy.preparedInsert(in: destination)
+/// if let count = try copy.insert(insert, first: 1, after: 0, through: 5_000, filterArguments: [], into: destination) { … }
+/// ```
+package struct EngineBulkCopy {
+    /// The schema name the source is attached under on the destination's connection.
+    package static let attachedSource = "moult_source"
+
+    /// The message of the insert's guard (see ``insertSQL``).
+    package static let refusal = "moult: a row of the chunk is not copied as it is stored"
+
+    /// Where a destination attribute's value comes from.
+    package enum Source {
+        /// A constant, bound as an argument.
+        case constant(Value)
+        /// A source attribute's stored value, its format changed by `conversion`; a NULL becomes
+        /// `defaultForNil`, when there is one.
+        case copy(AttributeColumn, conversion: ExternalDataReference.Conversion?, defaultForNil: Value?)
+    }
+
+    /// A to-one written with its row: the object its looked-up mapping made from the source key in
+    /// `sourceColumn`, read from that mapping's mirror (see ``EngineWorkTables/mirror(ofMapping:)``),
+    /// an object of `targetEntity`.
+    package typealias InsertedToOne = (toOne: ToOneColumn, mirroredMapping: Int, sourceColumn: String, targetEntity: Int32)
+
+    /// `INSERT INTO main.<destination> … SELECT … FROM moult_source.<source> …`; its arguments are the
+    /// first primary key, ``constants``, the chunk's bounds, then the filter's.
+    package let insertSQL: String
+    package let constants: [Value]
+    /// The source keys the insert reads, in order, for the associations (on the source's connection).
+    package let keysSQL: String
+    /// `INSERT INTO main.<mirror> (source, destination) SELECT …`: the chunk's associations mirrored
+    /// (arguments: the first primary key, the chunk's bounds, the filter's), when the mapping has a mirror.
+    package let mirrorSQL: String?
+
+    /// The copy of the objects of `source` that pass `filter` into `destination`.
+    ///
+    /// - Parameters:
+    ///   - values: For each attribute of `destination`, in layout order, where its value comes from.
+    ///   - insertedToOnes: The to-ones written with the row.
+    ///   - tableEntityCount: The number of entities of the source's table.
+    ///   - mirror: The mapping whose mirror records the chunk's associations, if any.
+    package init(
+        source: EntityLayout, destination: EntityLayout, values: [Source], insertedToOnes: [InsertedToOne] = [], filter: SQLCondition?,
+        tableEntityCount: Int, mirror: Int? = nil
+    ) {
+        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var fits: [String] = []
+        var selected = ["? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1", "\(destination.number)", "1"]
+        var constants: [Value] = []
+        for (column, value) in zip(destination.attributes, values) {
+            columns.append(column.column)
+            switch value {
+            case .constant(let constant):
+                selected.append("?")
+                constants.append(constant)
+            case .copy(let attribute, let conversion, let defaultForNil):
+                var read = "s.\(SQLName.quoted(attribute.column))"
+                fits.append(Self.storedAsDecoded(read, type: attribute.type))
+                switch conversion {
+                case .mark?: read = "\(MoultFunctions.externalMark)(\(read))"
+                case .inline?: read = "\(MoultFunctions.externalInline)(\(read))"
+                case nil: break
+                }
+                if let defaultForNil {
+                    selected.append("COALESCE(\(read), ?)")
+                    constants.append(defaultForNil)
+                } else {
+                    selected.append(read)
+                }
+            }
+        }
+        // The looked-up mapping's association, from its mirror table. A key that is not an integer
+        // takes the per-object path, which decodes it.
+        for inserted in insertedToOnes {
+            let mirror = EngineWorkTables.mirrorTable(ofMapping: inserted.mirroredMapping)
+            let key = "s.\(SQLName.quoted(inserted.sourceColumn))"
+            columns.append(inserted.toOne.column)
+            selected.append("(SELECT m.destination FROM \(mirror) AS m WHERE m.source = \(key))")
+            if let companion = inserted.toOne.entityColumn {
+                columns.append(companion)
+                selected.append("(SELECT \(inserted.targetEntity) FROM \(mirror) AS m WHERE m.source = \(key))")
+            }
+            fits.append("typeof(\(key)) IN ('null', 'integer')")
+        }
+        var condition = "s.Z_ENT = \(source.number) AND s.Z_PK > ? AND s.Z_PK <= ?"
+        if let filter { condition += " AND (\(filter.sql))" }
+        // The per-object cursor reads every row of a table of one entity (and refuses another Z_ENT),
+        // but only its own entity's rows of a hierarchy table: the insert reads the same rows, and its
+        // guard refuses the chunk at a row the per-object path would convert or refuse.
+        var odd = fits.isEmpty ? [] : ["NOT \(SQLTerms.joined(fits, by: "AND"))"]
+        var read = condition
+        if tableEntityCount == 1 {
+            read = "s.Z_PK > ? AND s.Z_PK <= ?" + (filter.map { " AND (\($0.sql))" } ?? "")
+            odd.append("s.Z_ENT IS NOT \(source.number)")
+        }
+        if !odd.isEmpty {
+            // Z_OPT, 1 for every new object, carries the guard.
+            selected[2] = "CASE WHEN \(SQLTerms.joined(odd, by: "OR")) THEN \(MoultFunctions.refuse)('\(Self.refusal)') ELSE 1 END"
+        }
+        let sourceTable = "\(Self.attachedSource).\(SQLName.quoted(source.table))"
+        mirrorSQL = mirror.map {
+            "INSERT INTO \(EngineWorkTables.mirrorTable(ofMapping: $0)) (source, destination) SELECT s.Z_PK, ? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1 "
+                + "FROM \(sourceTable) s WHERE \(condition)"
+        }
+        insertSQL = """
+            INSERT INTO main.\(SQLName.quoted(destination.table)) (\(columns.map(SQLName.quoted).joined(separator: ", "))) \
+            SELECT \(selected.joined(separator: ", ")) FROM \(sourceTable) s WHERE \(read)
+            """
+        keysSQL = "SELECT s.Z_PK FROM \(SQLName.quoted(source.table)) s WHERE \(condition) ORDER BY s.Z_PK"
+        self.constants = constants
+    }
+
+    /// An SQL condition true when a column's stored value is exactly what the store cursor decodes for
+    /// this type, so that copying it as it is writes what the per-object path writes.
+    static func storedAsDecoded(_ column: String, type: AttributeType) -> String {
+        let kind = "typeof(\(column))"
+        switch type {
+        case .integer16: return "(\(kind) = 'null' OR (\(kind) = 'integer' AND \(column) BETWEEN -32768 AND 32767))"
+        case .integer32: return "(\(kind) = 'null' OR (\(kind) = 'integer' AND \(column) BETWEEN -2147483648 AND 2147483647))"
+        case .integer64: return "\(kind) IN ('null', 'integer')"
+        case .boolean: return "(\(kind) = 'null' OR (\(kind) = 'integer' AND \(column) IN (0, 1)))"
+        case .double, .float, .date:
+            return "(\(kind) IN ('null', 'integer') OR (\(kind) = 'real' AND abs(\(column)) <= 1.7976931348623157e308))"
+        case .decimal:
+            return "(\(kind) IN ('null', 'integer') OR (\(kind) = 'real' AND abs(\(column)) <= 1e120 AND (\(column) = 0 OR abs(\(column)) >= 1e-100)))"
+        case .string, .uri: return "(\(kind) = 'null' OR (\(kind) = 'text' AND \(MoultFunctions.validUTF8)(\(column))))"
+        case .uuid: return "(\(kind) = 'null' OR (\(kind) = 'blob' AND length(\(column)) = 16))"
+        case .binary, .transformable: return "\(kind) IN ('null', 'blob')"
+        case .composite, .undefined, .objectID: return "1"
+        }
+    }
+
+    // MARK: - Running it
+
+    /// The insert, prepared on the destination's connection (and kept there for the next chunks).
+    ///
+    /// - Throws: ``StoreError`` when SQLite does not take it.
+    package func preparedInsert(in database: Database) throws(StoreError) -> Statement {
+        try database.statement(insertSQL)
+    }
+
+    /// Runs the insert prepared by ``preparedInsert(in:)`` for a chunk's objects (`lower < Z_PK <= upper`
+    /// of the source), their keys continuing from `first`, in a savepoint.
+    ///
+    /// - Returns: the number of objects inserted; nil, with nothing written, when the guard refused the chunk.
+    /// - Throws: ``StoreError`` when the insert fails otherwise (its changes undone).
+    package func insert(
+        _ insert: Statement, first: Int64, after lower: Int64, through upper: Int64, filterArguments: [Value], into database: Database
+    ) throws -> Int? {
+        do {
+            // In a savepoint: a refused chunk leaves nothing of its insert.
+            return try database.transaction {
+                try insert.bind([.int(first)] + constants + [.int(lower), .int(upper)] + filterArguments)
+                defer { insert.reset() }
+                while try insert.step() {}
+                return database.changes
+            }
+        } catch let error as StoreError where error.message.contains(Self.refusal) {
+            return nil
+        }
+    }
+
+    /// Mirrors the associations of a chunk just inserted (see ``mirrorSQL``), when the copy has a mirror.
+    ///
+    /// - Returns: the number of associations mirrored; nil without a mirror.
+    package func mirror(first: Int64, after lower: Int64, through upper: Int64, filterArguments: [Value], in database: Database) throws(StoreError)
+        -> Int?
+    {
+        guard let mirrorSQL else { return nil }
+        try database.execute(mirrorSQL, [.int(first), .int(lower), .int(upper)] + filterArguments)
+        return database.changes
+    }
+
+    /// The source keys of a chunk, in the order the insert made their objects.
+    package func sourceKeys(after lower: Int64, through upper: Int64, filterArguments: [Value], in source: Database) throws -> [Int64] {
+        try source.query(keysSQL, [.int(lower), .int(upper)] + filterArguments) { $0.int64(at: 0) }
+    }
+}

@@ -1,0 +1,134 @@
+package import MoultModel
+
+/// The queries of the migration engine's validation, over one entity's rows (`Z_ENT`) of the
+/// destination, each over the whole table so that memory stays flat: rules on one row (a required
+/// value, a bound), a one-to-one's object that does not point back, a to-many's count out of bounds,
+/// and a column's values for a check SQLite cannot compute.
+///
+/// ```swift
+/// let queries = EngineValidationQueries(entity: person)
+/// let rules = [EngineValidationQueries.required("ZNAME"), EngineValidationQueries.below(.int(0), column: "ZAGE", measure: .value)]
+/// if try queries.anyRowBreaking(rules[...]).hasRow(in: destination) {
+///     try queries.rowsBreaking(rules[0]).forEachRow(in: destination) { print($0.int64(at: 0)) }
+/// }
+/// ```
+package struct EngineValidationQueries {
+    /// A query to run once, and its arguments.
+    package struct Query {
+        package let sql: String
+        package let arguments: [Value]
+
+        /// Whether the query gives a row.
+        package func hasRow(in database: Database) throws(StoreError) -> Bool {
+            let statement = try database.makeStatement(sql)
+            try statement.bind(arguments)
+            return try statement.step()
+        }
+
+        /// Calls `body` for each row; the statement is positioned on the row during the call.
+        package func forEachRow(in database: Database, _ body: (Statement) throws -> Void) throws {
+            let statement = try database.makeStatement(sql)
+            try statement.bind(arguments)
+            while try statement.step() { try body(statement) }
+        }
+    }
+
+    /// A rule on one row: a condition true on a row that breaks it, and what it measures, when the
+    /// failure reports the value measured.
+    package struct RowRule {
+        let condition: String
+        let arguments: [Value]
+        let measured: String?
+    }
+
+    /// What a bound is compared with.
+    package enum Measure {
+        /// The value itself (numbers, dates).
+        case value
+        /// Its length (characters of a string, bytes of binary data).
+        case length
+    }
+
+    private let entity: EntityLayout
+    private let scope: String
+
+    /// The queries over the rows of `entity` (its sub-entities' not included).
+    package init(entity: EntityLayout) {
+        self.entity = entity
+        scope = "FROM \(SQLName.quoted(entity.table)) WHERE Z_ENT = \(entity.number)"
+    }
+
+    // MARK: - Rules on one row
+
+    /// A row whose `column` is NULL.
+    package static func required(_ column: String) -> RowRule {
+        RowRule(condition: "\(SQLName.quoted(column)) IS NULL", arguments: [], measured: nil)
+    }
+
+    /// A row whose `column` is not NULL and measures less than `minimum`.
+    package static func below(_ minimum: Value, column: String, measure: Measure) -> RowRule {
+        bound(column, measure, "<", minimum)
+    }
+
+    /// A row whose `column` is not NULL and measures more than `maximum`.
+    package static func above(_ maximum: Value, column: String, measure: Measure) -> RowRule {
+        bound(column, measure, ">", maximum)
+    }
+
+    private static func bound(_ column: String, _ measure: Measure, _ comparison: String, _ value: Value) -> RowRule {
+        let quoted = SQLName.quoted(column)
+        let measured = measure == .length ? "length(\(quoted))" : quoted
+        return RowRule(condition: "\(quoted) IS NOT NULL AND \(measured) \(comparison) ?", arguments: [value], measured: measured)
+    }
+
+    /// One row that breaks any of `rules`, if there is one (`SELECT 1 … LIMIT 1`).
+    package func anyRowBreaking(_ rules: ArraySlice<RowRule>) -> Query {
+        Query(sql: "SELECT 1 \(scope) AND \(SQLTerms.joined(rules.map(\.condition), by: "OR")) LIMIT 1", arguments: rules.flatMap(\.arguments))
+    }
+
+    /// The rows that break `rule`: `Z_PK`, then the value measured when the rule measures one.
+    package func rowsBreaking(_ rule: RowRule) -> Query {
+        Query(sql: "SELECT Z_PK\(rule.measured.map { ", \($0)" } ?? "") \(scope) AND \(rule.condition)", arguments: rule.arguments)
+    }
+
+    // MARK: - Relationships
+
+    /// The objects whose to-one `toOne` points at an object of `target` (of one of the entities
+    /// `targetNumbers`) whose inverse one-to-one `inverse` does not point back: `Z_PK`, then the
+    /// inverse's key.
+    package func oneToOneNotPointingBack(_ toOne: ToOneColumn, target: EntityLayout, targetNumbers: [Int32], inverse: ToOneColumn) -> Query {
+        let inverseColumn = SQLName.quoted(inverse.column)
+        let numbers = targetNumbers.map { String($0) }.joined(separator: ", ")
+        return Query(
+            sql: "SELECT o.Z_PK, d.\(inverseColumn) FROM \(SQLName.quoted(entity.table)) o "
+                + "JOIN \(SQLName.quoted(target.table)) d ON d.Z_PK = o.\(SQLName.quoted(toOne.column)) AND d.Z_ENT IN (\(numbers)) "
+                + "WHERE o.Z_ENT = \(entity.number) AND d.\(inverseColumn) IS NOT o.Z_PK",
+            arguments: [])
+    }
+
+    /// The objects whose to-many `toMany` holds fewer than `minimum` or more than `maximum` objects (a
+    /// bound of 0 is none): `Z_PK`, then the count.
+    package func countOutOfBounds(_ toMany: ToManyLayout, minimum: Int, maximum: Int) -> Query {
+        let counted: String
+        switch toMany.storage {
+        case .destinationColumn(let table, let column, _, _):
+            counted = "(SELECT COUNT(*) FROM \(SQLName.quoted(table)) d WHERE d.\(SQLName.quoted(column)) = o.Z_PK)"
+        case .joinTable(let table, let sourceColumn, _, _):
+            counted = "(SELECT COUNT(*) FROM \(SQLName.quoted(table)) j WHERE j.\(SQLName.quoted(sourceColumn)) = o.Z_PK)"
+        }
+        var conditions: [String] = []
+        if minimum > 0 { conditions.append("n < \(minimum)") }
+        if maximum > 0 { conditions.append("n > \(maximum)") }
+        return Query(
+            sql: "SELECT Z_PK, n FROM (SELECT o.Z_PK AS Z_PK, \(counted) AS n FROM \(SQLName.quoted(entity.table)) o WHERE o.Z_ENT = \(entity.number)) WHERE \(conditions.joined(separator: " OR "))",
+            arguments: [])
+    }
+
+    // MARK: - Values checked in Swift
+
+    /// The rows whose `column` is not NULL: `Z_PK`, then the value.
+    package func values(of column: String) -> Query {
+        let quoted = SQLName.quoted(column)
+        return Query(sql: "SELECT Z_PK, \(quoted) \(scope) AND \(quoted) IS NOT NULL", arguments: [])
+    }
+}
