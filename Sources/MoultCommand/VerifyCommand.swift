@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoultMigration
 import MoultModel
+import MoultStore
 
 /// `moult verify SOURCE DEST --model M [--to V] [--mapping F]… [--sample N] [--seed S]`.
 struct VerifyCommand: AsyncParsableCommand {
@@ -19,7 +20,8 @@ struct VerifyCommand: AsyncParsableCommand {
             one source object at a time (its intermediate stores are gone); what cannot be replayed exactly (a \
             mapping with a policy, …) is listed under "not checked" with why. Give the arguments the migration \
             was run with. Every failure is listed; exit code 67 when there is one. Memory stays bounded (SQL \
-            over whole tables, one streamed pass over the source, one per sampled entity).
+            over whole tables, one streamed pass over the source, one per sampled entity). Without --to, the \
+            target is the version DEST's metadata names (else the model's current version).
             """
     )
 
@@ -50,6 +52,10 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     private func verify(log: EventLog?) throws {
+        var arguments = self.arguments
+        // Without --to, the version DEST is at (by its metadata's hashes) is the target, not the model's
+        // current version: a correct v3 destination of a model now at v5 verifies as v3.
+        if arguments.to == nil, let version = Self.version(of: URL(filePath: destination), in: arguments.model) { arguments.to = version }
         let migration = try arguments.migration()
         let verifier = MigrationVerifier(migration: migration, destination: URL(filePath: destination), sampleSize: sample, seed: seed)
         let quietOutput = log?.toStandardOutput == true
@@ -84,6 +90,15 @@ struct VerifyCommand: AsyncParsableCommand {
 }
 
 extension VerifyCommand {
+    /// The name of the version of the model at `model` whose entity hashes DEST's metadata holds; nil when
+    /// DEST or the model cannot be read, or no version matches (the run then reports what it finds).
+    static func version(of destination: URL, in model: String) -> String? {
+        guard let metadata = try? StoreMetadata(contentsOf: destination),
+            let versioned = try? VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: false)
+        else { return nil }
+        return versioned.version(matchingEntityHashes: metadata.entityHashes)?.name
+    }
+
     /// `verify --json`.
     struct Report: JSONReport {
         struct Check: Encodable {

@@ -20,6 +20,9 @@ import Testing
         let good = try MoultProcess.run(arguments)
         #expect(good.exitCode == 0, "\(good.standardOutput)\(good.standardError)")
         #expect(good.standardOutput.hasPrefix("verified"), "\(good.standardOutput)")
+        // Without --to, DEST's own version (v3) is the target, not the model's current one (v5).
+        let withoutTo = try MoultProcess.run(["verify", source.path, output.path, "--model", Self.model, "--mapping", mapping])
+        #expect(withoutTo.exitCode == 0, "\(withoutTo.standardOutput)\(withoutTo.standardError)")
 
         try MigrateCommandTests.sqlite3(output, "UPDATE ZPERSON SET ZADDRESS = 99999 WHERE Z_PK IN (2, 5); DELETE FROM ZADDRESS WHERE Z_PK = 1")
         let log = directory.appending("events.jsonl")
