@@ -21,11 +21,10 @@ import Testing
         ])
     }
 
-    @Test func aStoreNumberedInByteOrderMigratesInPlaceWithItsObjectsEntities() throws {
+    /// The store of the test below, numbered in byte order, with `extraSQL` run on it.
+    static func renumberedStore(in directory: TemporaryDirectory, extraSQL: String = "") throws -> (url: URL, model: VersionedModel) {
         let (v1, v2) = (try Self.model(extra: false), try Self.model(extra: true))
         let versioned = try VersionedModel(name: "Renumbered", versions: [.init(name: "v1", model: v1), .init(name: "v2", model: v2)])
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         let url = directory.appending("old.sqlite")
         let created = try SQLiteStore.create(at: url, model: v1)
         #expect(created.layout.entities.map { "\($0.number) \($0.name)" } == ["1 Item", "2 Sub_a", "3 SubB"])
@@ -41,9 +40,18 @@ import Testing
             UPDATE ZITEM SET Z_ENT = 5 - Z_ENT WHERE Z_ENT IN (2, 3);
             UPDATE Z_PRIMARYKEY SET Z_ENT = -Z_ENT WHERE Z_ENT IN (2, 3);
             UPDATE Z_PRIMARYKEY SET Z_ENT = 5 + Z_ENT WHERE Z_ENT IN (-2, -3);
+            \(extraSQL)
             PRAGMA wal_checkpoint(TRUNCATE)
             """)
         created.database.close()
+        return (url, versioned)
+    }
+
+    @Test func aStoreNumberedInByteOrderMigratesInPlaceWithItsObjectsEntities() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (url, versioned) = try Self.renumberedStore(in: directory)
+        let v2 = try Self.model(extra: true)
 
         let migration = try InPlaceMigration(store: url, model: versioned, to: "v2", keepsBackup: false)
         #expect(migration.methods[0].isSQL)  // planned by SQL from the models alone
@@ -58,5 +66,26 @@ import Testing
         let cursor = try store.objects(of: "Sub_a", batchSize: 10)
         while let row = try cursor.next() { if case .string(let title) = row["title"] { titles.append(title) } }
         #expect(titles.sorted() == ["a1", "a2"])
+    }
+
+    /// The same store holding Core Data's persistent history: its step is planned by SQL from the models,
+    /// but this store's numbers make it a copy, which would drop the history. `plan`'s answer
+    /// (``InPlaceMigration/ownObjectOutcomes()``) says so, and the run is refused (66) before anything is
+    /// written, rather than streamed without the history.
+    @Test func itsHistoryIsRefusedBeforeTheStepWouldCopyIt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (url, versioned) = try Self.renumberedStore(
+            in: directory, extraSQL: "CREATE TABLE ACHANGE (Z_PK INTEGER PRIMARY KEY, ZENTITY INTEGER); INSERT INTO ACHANGE VALUES (1, 2);")
+        let migration = try InPlaceMigration(store: url, model: versioned, to: "v2", keepsBackup: false)
+        #expect(migration.methods[0].isSQL)
+        #expect(try migration.ownObjectOutcomes().map(\.description) == [
+            "table ACHANGE: step 1: cannot be kept: the step makes a new store from the model, which does not describe it"
+        ])
+        let before = try Data(contentsOf: url)
+        let error = #expect(throws: MigrationError.self) { try migration.run() }
+        #expect(error?.category.exitCode == 66)
+        #expect(error?.description.contains("table ACHANGE: step 1: cannot be kept") == true, "\(error?.description ?? "")")
+        #expect(try Data(contentsOf: url) == before)
     }
 }

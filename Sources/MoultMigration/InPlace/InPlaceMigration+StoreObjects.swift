@@ -19,12 +19,19 @@ extension InPlaceMigration {
 
     /// What the chain does with each object the store holds beyond its version's layout (Core Data's
     /// persistent history, R-tree and past fetch indexes, an application's triggers, views, tables and
-    /// indexes), step by step as ``methods`` say each step runs. Reads the store; writes nothing.
+    /// indexes), step by step as ``methods`` say each step runs, the first as it will run on this store:
+    /// a store whose tables are not the layout its version makes (numbered otherwise, say) is streamed.
+    /// Reads the store; writes nothing.
     public func ownObjectOutcomes() throws -> [OwnObjectOutcome] {
         guard !chain.steps.isEmpty else { return [] }
         let database = try Database(url: chain.store, mode: .readOnly)
         defer { database.close() }
-        let own = try StoreOwnObjects(reading: database, layout: StoreLayout(model: chain.sourceVersion.model))
+        let layout = try StoreLayout(model: chain.sourceVersion.model)
+        let own = try StoreOwnObjects(reading: database, layout: layout)
+        var methods = methods
+        if methods[0].isSQL, !(try database.isLaidOut(as: layout)) {
+            methods[0] = .streaming(["the store's tables are not the layout version \(chain.sourceVersion.name) makes"])
+        }
         return try Self.outcomes(of: own, steps: chain.steps, methods: methods)
     }
 
@@ -86,12 +93,13 @@ extension InPlaceMigration {
     }
 
     /// Before a step streams from `input` (a new store made from the model): refuses when `input` holds
-    /// anything of its own but indexes, which the copy would lose.
+    /// anything of its own a copy cannot keep (``StoreOwnObjects/fatesByCopy()``). A safety net: the
+    /// refusal before the run (``ownObjectOutcomes()``) judges the same store the same way.
     static func refuseStreamingOwnObjects(from input: URL, step: ProgressiveMigration.Step, offset: Int) throws {
         let database = try Database(url: input, mode: .readOnly)
         defer { database.close() }
         let own = try StoreOwnObjects(reading: database, layout: StoreLayout(model: step.from.model))
-        let lost = own.objects.filter { $0.kind != .index }
+        let lost = own.fatesByCopy().compactMap { object, fate in if case .refused = fate { object } else { nil } }
         guard !lost.isEmpty else { return }
         throw cannotKeep(
             "step \(offset + 1) (\(step.from.name) → \(step.to.name)) makes a new store from the model, which would drop "

@@ -95,9 +95,6 @@ public struct StoreOwnObjects: Sendable, Hashable {
         self.objects = objects
     }
 
-    /// Whether the store holds nothing of its own.
-    public var isEmpty: Bool { objects.isEmpty }
-
     // MARK: - What a step does with them
 
     /// What a step by SQL from `old` to `new` does with each object.
