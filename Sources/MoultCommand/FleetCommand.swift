@@ -53,6 +53,9 @@ struct FleetOptions: ParsableArguments {
     @Flag(help: "No line per store on standard error.")
     var quiet = false
 
+    @Flag(help: "Refuse (66) every store whose migration would drop data, as `moult migrate --strict` does (a manifest line's \"strict\": true does so for its store).")
+    var strict = false
+
     func validate() throws {
         guard chunkSize >= 1 else { throw ValidationError("--chunk-size must be at least 1") }
     }
@@ -76,7 +79,7 @@ struct FleetOptions: ParsableArguments {
         let refused = (givesStore ? ["STORE"] : []) + options
         if !refused.isEmpty {
             throw ValidationError(
-                "--manifest migrates each store as its manifest line says (with --chunk-size and --quiet only): \(refused.joined(separator: ", ")) cannot be given with it")
+                "--manifest migrates each store as its manifest line says (with --chunk-size, --quiet and --strict only): \(refused.joined(separator: ", ")) cannot be given with it")
         }
         return parsed.options
     }
@@ -146,11 +149,11 @@ struct FleetShardRun {
                 return FleetResult(store: entry.name, outcome: .alreadyCurrent, exitCode: 0, seconds: seconds())
             }
             // What the steps do not carry, as `migrate` says it (counted in the store for the first step).
-            let notCarried = migration.steps.enumerated().flatMap { index, step in
-                migration.dataLosses(of: step, in: index == 0 ? entry.store : nil).map { "step \(index + 1): \(StepReport.describe($0))" }
-            }
+            let losses = DataLossGuard(migration)
+            if options.strict || entry.strict { try losses.refuseUnderStrict() }
+            let notCarried = losses.losses.enumerated().flatMap { index, found in found.map { "step \(index + 1): \(StepReport.describe($0))" } }
             let lossMessage = notCarried.isEmpty ? nil : "not carried: " + notCarried.joined(separator: ", ")
-            if let lossMessage, !options.quiet { printError("moult: \(entry.name): \(lossMessage)") }
+            if !options.quiet { for warning in losses.warnings { printError("moult: \(entry.name): " + warning.dropFirst("moult: ".count)) } }
             guard let output = entry.output else {
                 // In place, keeping the original as a backup (as `moult migrate` without --output does).
                 try migration.checkPolicies()

@@ -41,9 +41,13 @@ extension MigrateCommand {
                 log: log)
         }
         try chain.checkPolicies()
+        let losses = DataLossGuard(chain)
+        if arguments.strict { try losses.refuseUnderStrict() }
         var migration = try InPlaceMigration(chain: chain, keepsBackup: !noBackup)
         migration.defersCleanup = deferCleanup
         let observer = self.observer(status: StatusFile(output: chain.store), log: log)
+        // In place, the steps run in one go: what they drop is said before they start.
+        observer.warn(about: losses)
         let result = try migration.run(isCancelled: { observer.isCancelled }, beforeStep: observer.waitWhilePaused, events: observer.handle)
         let seconds = observer.finish()
         let steps = zip(chain.steps, result.ranBySQL).map { step, bySQL in
@@ -59,7 +63,10 @@ extension MigrateCommand {
             for (index, step) in chain.steps.enumerated() {
                 lines.append(StepReport.line(index, step) + (result.ranBySQL[index] ? ": by SQL" : ": streamed, then swapped in"))
             }
-            if let backup = report.backup { lines.append("the original is kept as \(backup)") }
+            if let backup = report.backup {
+                let first = InPlaceMigration.backupURL(for: chain.store).path
+                lines.append("the original is kept as \(backup)" + (backup == first ? "" : " (\(first) is an earlier migration's original, left as it was)"))
+            }
             let pending = (try? InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: chain.store))) ?? []
             if !pending.isEmpty { lines.append("clean-up left for `moult finish`: \(pending.map(\.description).joined(separator: ", "))") }
             return lines

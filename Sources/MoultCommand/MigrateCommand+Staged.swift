@@ -10,6 +10,9 @@ extension MigrateCommand {
         if outputOption != nil {
             throw ValidationError("--stages migrates STORE in place (as Core Data's staged migration does): --output does not apply")
         }
+        if arguments.strict {
+            throw ValidationError("--strict does not apply to --stages: a stage's handler may change any value, so what a staged run drops is not known before it runs")
+        }
         guard control.maxRate == nil, !deferCleanup, !noValidation, !stopAtFirstFailure else {
             throw ValidationError("--stages does not take --max-rate, --defer-cleanup, --no-validation or --stop-at-first-failure")
         }

@@ -109,6 +109,7 @@ struct MigrateCommand: AsyncParsableCommand {
                     nothingToMigrate: true, steps: []),
                 log: log)
         }
+        if arguments.strict { try DataLossGuard(migration).refuseUnderStrict() }
         if resume, !FileManager.default.fileExists(atPath: output.path), !FileManager.default.fileExists(atPath: output.path + ".moult"),
             !FileManager.default.fileExists(atPath: migration.stepsDirectory(for: output).path)
         {

@@ -50,6 +50,9 @@ struct MigrationArguments: ParsableArguments {
     @Option(name: .customLong("partition"), help: "A predicate splitting every pass (e.g. 'name BEGINSWITH \"A\"'); repeat, in order.")
     var partitions: [String] = []
 
+    @Flag(help: "Refuse (exit 66), before anything is written, a migration that drops data: an entity's objects or a property's non-nil values that no mapping reads.")
+    var strict = false
+
     @Flag(help: "Evaluate every object in Swift, even where stage 1 could run inside SQLite (same result; for comparison).")
     var noBulkSQL = false
 

@@ -49,27 +49,24 @@ struct PlanCommand: AsyncParsableCommand {
         try migration.checkPolicies()
         let first = try migration.migrator(for: migration.steps[0], source: migration.store).plan()
         // Counted in the store for the first step; later steps read stores that do not exist yet.
-        let losses = migration.steps.enumerated().map { index, step in
-            migration.dataLosses(of: step, in: index == 0 ? migration.store : nil)
-        }
+        let lossGuard = DataLossGuard(migration)
+        let losses = lossGuard.losses
         for (index, step) in migration.steps.enumerated() {
             for warning in StepReport.warnings(index, step, losses: losses[index]) { printError(warning) }
         }
         if let log {
             let steps = migration.steps
             log.write(.plan(MigrationEvent.Plan(step: 1, steps: steps.count, from: steps[0].from.name, to: steps[0].to.name, plan: first, resumed: false)))
-            for (index, step) in steps.enumerated() where !losses[index].isEmpty {
-                let what = losses[index].map(\.what.name).joined(separator: ", ")
-                log.write(.warning(MigrationEvent.Warning(
-                    step: index + 1, message: "step \(index + 1) (\(step.from.name) -> \(step.to.name)) does not carry: \(what)", notCarried: losses[index])))
-            }
+            for index in steps.indices { if let event = lossGuard.event(step: index, losses[index]) { log.write(event) } }
             log.write(.finished(MigrationEvent.Finished(outcome: .planned, seconds: log.seconds)))
         }
         if json {
-            return try Report(
+            try Report(
                 from: migration.sourceVersion.name, to: migration.targetVersion.name, steps: zip(migration.steps, losses).map(StepReport.Step.init),
                 plan: first, inPlace: migration.steps.map(InPlaceReport.Method.init)
             ).printJSON()
+            if arguments.strict { try lossGuard.refuseUnderStrict() }
+            return
         }
         for (index, step) in migration.steps.enumerated() {
             print(StepReport.line(index, step))
@@ -78,6 +75,7 @@ struct PlanCommand: AsyncParsableCommand {
         }
         for line in InPlaceReport.ownObjectLines(migration) { print(line) }
         print(first)
+        if arguments.strict { try lossGuard.refuseUnderStrict() }
     }
 
     /// `plan --json`: the steps, the first step's plan, and how each step would run in place.

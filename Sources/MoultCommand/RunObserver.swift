@@ -66,6 +66,16 @@ final class RunObserver: @unchecked Sendable {
         for warning in StepReport.warnings(index - 1, steps[index - 1], losses: found) { warn(warning) }
     }
 
+    /// What a run in place will drop, said before it starts: a warning line for each loss and a
+    /// warning event (status file, `--events` log) for each step that has one.
+    func warn(about losses: DataLossGuard) {
+        for (index, found) in losses.losses.enumerated() {
+            let dropping = found.filter { ($0.count ?? 1) > 0 }
+            for loss in dropping { warn("moult: warning: " + DataLossGuard.line(index, losses.steps[index], loss)) }
+            if let event = losses.event(step: index, dropping) { record(event) }
+        }
+    }
+
     /// Ends the progress line and says how long the run took, in seconds.
     func finish() -> Double {
         display.finish()
@@ -84,7 +94,7 @@ final class RunObserver: @unchecked Sendable {
     }
 
     /// A line on standard error, below the progress line.
-    private func warn(_ line: String) {
+    func warn(_ line: String) {
         display.finish()
         printError(line)
     }

@@ -39,11 +39,10 @@ enum StepReport {
         return "\(loss.what.name) (\(kind), \(count))"
     }
 
-    /// The warning for each whole entity with objects a step drops.
+    /// The warning for each loss a step counted: the objects of an entity, or the non-nil values of a
+    /// property, that it drops.
     static func warnings(_ index: Int, _ step: ProgressiveMigration.Step, losses: [DataLoss]) -> [String] {
-        losses.filter(\.dropsObjects).map { loss in
-            "moult: warning: step \(index + 1) (\(step.from.name) -> \(step.to.name)) drops all \(loss.count ?? 0) \(loss.what.entity) objects: no entity mapping reads \(loss.what.entity)"
-        }
+        losses.filter { ($0.count ?? 0) > 0 }.map { "moult: warning: " + DataLossGuard.line(index, step, $0) }
     }
 }
 

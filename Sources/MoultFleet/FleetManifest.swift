@@ -1,8 +1,8 @@
 public import Foundation
 
 /// A fleet's manifest: JSON Lines, one store per line,
-/// `{"store": PATH, "model": PATH, "to": VERSION, "mappings": [PATH, …], "output": PATH}` (`to`,
-/// `mappings` and `output` optional; relative paths are relative to the manifest's folder).
+/// `{"store": PATH, "model": PATH, "to": VERSION, "mappings": [PATH, …], "output": PATH, "strict": true}`
+/// (`to`, `mappings`, `output` and `strict` optional; relative paths are relative to the manifest's folder).
 public struct FleetManifest: Sendable {
     public struct Entry: Sendable, Hashable {
         /// The line (1-based) of the manifest.
@@ -15,6 +15,8 @@ public struct FleetManifest: Sendable {
         public var mappings: [URL]
         /// The destination; nil: migrate in place.
         public var output: URL?
+        /// Whether a migration that drops data is refused (as `moult migrate --strict`).
+        public var strict: Bool = false
 
         /// What the line asks, as its results record it: a store done for one request is migrated
         /// again when its line asks for another version or destination.
@@ -55,14 +57,19 @@ public struct FleetManifest: Sendable {
             guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
                 throw bad("not a JSON object")
             }
-            let known: Set<String> = ["store", "model", "to", "mappings", "output"]
+            let known: Set<String> = ["store", "model", "to", "mappings", "output", "strict"]
             if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
-                throw bad("unknown key '\(unknown)' (keys: store, model, to, mappings, output)")
+                throw bad("unknown key '\(unknown)' (keys: store, model, to, mappings, output, strict)")
             }
             guard let store = object["store"] as? String, !store.isEmpty else { throw bad("\"store\" (a path) is missing") }
             guard let model = object["model"] as? String, !model.isEmpty else { throw bad("\"model\" (a path) is missing") }
             if object["to"] != nil, !(object["to"] is String) { throw bad("\"to\" must be a version name") }
             if object["output"] != nil, !(object["output"] is String) { throw bad("\"output\" must be a path") }
+            // JSON's true and false only (Foundation reads 0 and 1 as booleans too).
+            let strict = object["strict"]
+            if strict != nil, (strict as? NSNumber).map({ String(cString: $0.objCType) }) != "c" {
+                throw bad("\"strict\" must be true or false")
+            }
             let mappings: [String]
             switch object["mappings"] {
             case nil: mappings = []
@@ -74,7 +81,7 @@ public struct FleetManifest: Sendable {
             entries.append(
                 Entry(
                     line: number, name: store, store: resolve(store), model: resolve(model), to: object["to"] as? String,
-                    mappings: mappings.map(resolve), output: (object["output"] as? String).map(resolve)))
+                    mappings: mappings.map(resolve), output: (object["output"] as? String).map(resolve), strict: strict as? Bool ?? false))
         }
         self.entries = entries
     }

@@ -61,9 +61,16 @@ import Testing
         #expect(result.exitCode == 0, "\(result.standardError)")
         #expect(try Self.snapshot(other) == othersBefore, "\(name): the file the link points at changed")
         #expect(try InPlaceCommandTests.version(of: store) == (version == "1" ? "v2" : "v3"))
-        // The backup is a file of its own where the link was (attributes of the name, not followed).
-        let backup = try FileManager.default.attributesOfItem(atPath: folder.appending(path: "s~.sqlite").path)
+        // The backup is a file of its own (attributes of the name, not followed): where the link was,
+        // or, when the link holds the backup's own name, the next name (a backup never replaces what
+        // is there), the link left as it was.
+        let backupName = name == "s~.sqlite" ? "s~2.sqlite" : "s~.sqlite"
+        let backup = try FileManager.default.attributesOfItem(atPath: folder.appending(path: backupName).path)
         #expect(backup[.type] as? FileAttributeType == .typeRegular)
+        if name == "s~.sqlite" {
+            let link = try FileManager.default.attributesOfItem(atPath: folder.appending(path: name).path)
+            #expect(link[.type] as? FileAttributeType == .typeSymbolicLink)
+        }
     }
 
     // MARK: - faults/inplace-refusal-checkpoints-wal

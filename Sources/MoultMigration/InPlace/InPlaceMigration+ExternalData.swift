@@ -180,7 +180,7 @@ extension InPlaceMigration {
     /// Swaps the chain's `result` in (`swap`) so that the files it no longer names are recorded before
     /// the swap and removed after it; the backup the swap keeps gets its links first.
     func keepingExternalData(swapping result: URL, backup: URL?, work: URL, _ swap: () throws -> Void) throws {
-        let kept = keepsBackup ? backup ?? Self.backupURL(for: chain.store) : nil
+        let kept = keepsBackup ? backup ?? Self.backupTarget(for: chain.store, work: work) : nil
         var referenced: Set<String>?
         if let before = try externalDataBeforeChanging(backup: kept) {
             let database = try Database(url: result, mode: .readOnly)

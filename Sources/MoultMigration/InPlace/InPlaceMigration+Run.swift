@@ -37,9 +37,11 @@ extension InPlaceMigration {
                 beforeStep?()
                 if isCancelled() { throw stopped(before: 0) }
                 if keepsBackup && backup == nil {
-                    backup = try Self.copyBackup(of: store)
+                    // Its name recorded first: a rerun after a kill in the copy takes the same name.
+                    let target = Self.backupTarget(for: store, work: work)
+                    try Self.recordBackup(target, in: work)
+                    backup = try Self.copyBackup(of: store, to: target)
                     madeBackup = backup
-                    try Self.recordBackup(backup!, in: work)
                 }
                 if try keepingExternalData(backup: backup, work: work, { try runAllBySQL(isCancelled: isCancelled, events: events, beforeCommit: $0) }) {
                     if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
@@ -296,17 +298,18 @@ extension InPlaceMigration {
         try FileOperations.writeAtomically(
             Data(try StoreFileState(of: store).text.utf8), to: work.appending(path: storeStateFile), durable: chain.options.durable)
         if keepsBackup && backup == nil {
-            let target = Self.backupURL(for: store)
+            // Its name recorded first: a rerun after a kill here takes the same name.
+            let target = Self.backupTarget(for: store, work: work)
+            try Self.recordBackup(target, in: work)
             let temporary = URL(filePath: target.path + ".moult-tmp")
             try? manager.removeItem(at: temporary)
             if FileOperations.hardLink(store.path(percentEncoded: false), to: temporary.path(percentEncoded: false)) {
                 try Self.rename(temporary, to: target)
             } else {
                 // A filesystem without hard links: a copy.
-                _ = try Self.copyBackup(of: store)
+                _ = try Self.copyBackup(of: store, to: target)
             }
             backup = target
-            try Self.recordBackup(target, in: work)
         }
         if chain.options.durable { try StreamingMigrator.syncFile(result) }
         FaultInjection.reach(.inPlaceBeforeSwap)

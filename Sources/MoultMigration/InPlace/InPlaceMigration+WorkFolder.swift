@@ -53,6 +53,13 @@ extension InPlaceMigration {
         return URL(filePath: path)
     }
 
+    /// The name of this run's backup: the one recorded in its work folder (made or about to be), else
+    /// the next free one (``freeBackupURL(for:)``).
+    static func backupTarget(for store: URL, work: URL) -> URL {
+        if let path = try? String(contentsOf: work.appending(path: "backup"), encoding: .utf8), !path.isEmpty { return URL(filePath: path) }
+        return freeBackupURL(for: store)
+    }
+
     static func recordBackup(_ backup: URL, in work: URL) throws {
         do {
             try makeWorkFolder(work)

@@ -108,12 +108,23 @@ public struct InPlaceMigration {
         }
     }
 
-    /// `NAME~.EXT` beside the store: Core Data's name for the original kept by a migration.
-    public static func backupURL(for store: URL) -> URL {
+    /// `NAME~.EXT` beside the store: Core Data's name for the original kept by a migration; with a
+    /// `number` above 1, `NAME~2.EXT`, `NAME~3.EXT`…: the names of the originals later migrations keep.
+    public static func backupURL(for store: URL, number: Int = 1) -> URL {
         let name = store.lastPathComponent
         let directory = store.deletingLastPathComponent()
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return directory.appending(path: name + "~") }
-        return directory.appending(path: name[..<dot] + "~" + name[dot...])
+        let mark = number > 1 ? "~\(number)" : "~"
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return directory.appending(path: name + mark) }
+        return directory.appending(path: name[..<dot] + mark + name[dot...])
+    }
+
+    /// The name the next backup of `store` takes: `NAME~.EXT`, or when an earlier migration's backup
+    /// holds that name, the first free `NAME~N.EXT`. A backup is never replaced; a name anything holds
+    /// (a link, even one to nothing, included) is not free.
+    public static func freeBackupURL(for store: URL) -> URL {
+        var number = 1
+        while (try? FileManager.default.attributesOfItem(atPath: backupURL(for: store, number: number).path)) != nil { number += 1 }
+        return backupURL(for: store, number: number)
     }
 
     /// The work folder of streaming steps: `.NAME.moult-inplace` beside the store.
@@ -179,7 +190,7 @@ public struct InPlaceMigration {
     /// Copies the checkpointed store to `NAME~.EXT` (through a temporary name, so the backup appears
     /// whole or not at all), synced before the store changes.
     static func copyBackup(of store: URL, to target: URL? = nil) throws -> URL {
-        let target = target ?? backupURL(for: store)
+        let target = target ?? freeBackupURL(for: store)
         let temporary = URL(filePath: target.path + ".moult-tmp")
         let manager = FileManager.default
         try? manager.removeItem(at: temporary)

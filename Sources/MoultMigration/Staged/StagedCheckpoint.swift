@@ -28,13 +28,15 @@ struct StagedRecord: Sendable, Hashable {
     var inserted: [Int: ObjectID] = [:]
     /// When the migration started: `now()` in handlers.
     var now: Date
+    /// The backup this run keeps (`NAME~.EXT`, or `NAME~N.EXT` when an earlier one holds that name).
+    var backup: String?
 
     var propertyList: PropertyListValue {
         .dictionary([
             "fingerprint": .string(fingerprint), "stage": .integer(Int64(stage)), "phase": .string(phase.rawValue),
             "operation": .integer(Int64(operation)), "after": .integer(after), "now": .real(now.timeIntervalSinceReferenceDate),
             "inserted": .array(inserted.sorted { $0.key < $1.key }.map { .string("\($0.key):\($0.value.entity):\($0.value.primaryKey)") }),
-        ])
+        ].merging(backup.map { ["backup": .string($0)] } ?? [:]) { first, _ in first })
     }
 
     init(fingerprint: String, stage: Int, phase: Phase, now: Date) {
@@ -55,6 +57,7 @@ struct StagedRecord: Sendable, Hashable {
         self.init(fingerprint: fingerprint, stage: Int(stage), phase: phase, now: Date(timeIntervalSinceReferenceDate: now))
         self.operation = Int(operation)
         self.after = after
+        backup = fields["backup"]?.stringValue
         if case .array(let list)? = fields["inserted"] {
             for item in list {
                 let parts = (item.stringValue ?? "").split(separator: ":").compactMap { Int64($0) }

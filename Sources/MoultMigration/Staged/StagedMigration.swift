@@ -114,7 +114,7 @@ public struct StagedMigration {
             guard record.fingerprint == fingerprint else {
                 throw MigrationError(
                     .checkpointMismatch,
-                    "\(store.path) is in the middle of another staged migration (other stages, versions, mappings or handlers): finish it with its own stages, or restore the original kept as \(InPlaceMigration.backupURL(for: store).lastPathComponent)")
+                    "\(store.path) is in the middle of another staged migration (other stages, versions, mappings or handlers): finish it with its own stages, or restore the original kept as \((record.backup.map { URL(filePath: $0) } ?? InPlaceMigration.backupURL(for: store)).lastPathComponent)")
             }
             self.record = record
         } else {
@@ -219,7 +219,7 @@ public struct StagedMigration {
             var record: StagedRecord
             if let existing = self.record {
                 record = existing
-                let backup = InPlaceMigration.backupURL(for: store)
+                let backup = existing.backup.map { URL(filePath: $0) } ?? InPlaceMigration.backupURL(for: store)
                 if keepsBackup, FileManager.default.fileExists(atPath: backup.path) { report.backup = backup }
             } else {
                 guard let version = storeVersion, let (stage, phase) = Self.start(of: version, in: stages) else { return report }
@@ -227,6 +227,7 @@ public struct StagedMigration {
                 original = try InPlaceMigration.copyBackup(of: store, to: keepsBackup ? nil : Self.originalURL(for: store))
                 try keepExternalData(of: original!, at: version)
                 record = StagedRecord(fingerprint: fingerprint, stage: stage, phase: phase, now: startDate ?? Date())
+                if keepsBackup { record.backup = original!.path }
                 try writeRecord(record)
             }
             while true {
