@@ -6,7 +6,7 @@
 #   make docs   builds the documentation of the library modules (swift package generate-documentation)
 
 SWIFT ?= swift
-APT_PACKAGES := libsqlite3-dev liblmdb-dev sqlite3 pkg-config parallel
+APT_PACKAGES := libsqlite3-dev liblmdb-dev sqlite3 pkg-config parallel python3-prometheus-client
 
 .PHONY: demo test docs deps build release clean
 

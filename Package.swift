@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "MoultMigration", targets: ["MoultMigration"]),
         .library(name: "MoultCommand", targets: ["MoultCommand"]),
         .library(name: "MoultFleet", targets: ["MoultFleet"]),
+        .library(name: "MoultTelemetry", targets: ["MoultTelemetry"]),
         .library(name: "MoultPeople", targets: ["MoultPeople"]),
         .executable(name: "moult", targets: ["moult"]),
         .executable(name: "moult-people", targets: ["moult-people"]),
@@ -23,6 +24,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // Logging and metrics for a server that embeds the library; Prometheus's text format for the CLI's --metrics.
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         // `swift package generate-documentation` (make docs); no target depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.0.0"),
     ],
@@ -66,6 +71,13 @@ let package = Package(
             ]
         ),
         .target(name: "MoultFleet", dependencies: []),
+        // A run's events as swift-log messages (debug and trace) and swift-metrics metrics.
+        .target(
+            name: "MoultTelemetry",
+            dependencies: [
+                "MoultEngine", "MoultModel", .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         .target(
             name: "MoultPeople",
             dependencies: ["MoultModel", "MoultStore", "MoultMapping", "MoultMigration"],
@@ -75,7 +87,8 @@ let package = Package(
             name: "MoultCommand",
             dependencies: [
                 "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultEngine", "MoultMigration", "MoultFleet",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "MoultTelemetry", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .target(
@@ -115,6 +128,13 @@ let package = Package(
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
         .testTarget(name: "MoultMigrationTests", dependencies: ["MoultEngine", "MoultMigration", "MoultPeople", "MoultTestSupport"]),
         .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultTestSupport"]),
+        .testTarget(
+            name: "MoultTelemetryTests",
+            dependencies: [
+                "MoultTelemetry", "MoultEngine", "MoultModel", "MoultTestSupport", .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ]
 )
 

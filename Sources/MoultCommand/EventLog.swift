@@ -10,6 +10,11 @@ struct EventOptions: ParsableArguments {
         help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
     var path: String?
 
+    @Option(
+        name: .customLong("metrics"),
+        help: ArgumentHelp("Write the run's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector).", valueName: "file"))
+    var metricsPath: String?
+
     /// The log the options ask for; nil without `--events`.
     private func open() throws -> EventLog? {
         guard let path else { return nil }
@@ -20,11 +25,14 @@ struct EventOptions: ParsableArguments {
     /// (once: a run whose own events ended it is not written twice) and is reported with its exit code.
     func withLog(_ body: (EventLog?) throws -> Void) async throws {
         try await reportingFailures {
+            let metrics = MetricsFile.start(metricsPath)
+            defer { metrics?.write() }
             let log = try open()
             do {
                 try body(log)
             } catch {
                 log?.fail(error)
+                metrics?.recordFailure(error)
                 throw error
             }
         }

@@ -53,6 +53,11 @@ struct FleetOptions: ParsableArguments {
     @Flag(help: "No line per store on standard error.")
     var quiet = false
 
+    @Option(
+        name: .customLong("metrics"),
+        help: ArgumentHelp("Write the shard's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector).", valueName: "file"))
+    var metrics: String?
+
     @Flag(help: "Refuse (66) every store whose migration would drop data, as `moult migrate --strict` does (a manifest line's \"strict\": true does so for its store).")
     var strict = false
 
@@ -79,7 +84,7 @@ struct FleetOptions: ParsableArguments {
         let refused = (givesStore ? ["STORE"] : []) + options
         if !refused.isEmpty {
             throw ValidationError(
-                "--manifest migrates each store as its manifest line says (with --chunk-size, --quiet and --strict only): \(refused.joined(separator: ", ")) cannot be given with it")
+                "--manifest migrates each store as its manifest line says (with --chunk-size, --quiet, --strict and --metrics only): \(refused.joined(separator: ", ")) cannot be given with it")
         }
         return parsed.options
     }
@@ -104,6 +109,8 @@ struct FleetShardRun {
                 )
             }
             Interruption.install()
+            let metrics = MetricsFile.start(options.metrics, dimensions: [("shard", "\(shard.index)")])
+            defer { metrics?.write() }
             var models: [String: VersionedModel] = [:]
             let folders = MappingFolders()
             var lastFailure: Int32 = 0
@@ -131,6 +138,7 @@ struct FleetShardRun {
     private func migrate(_ entry: FleetManifest.Entry, models: inout [String: VersionedModel], folders: MappingFolders) -> FleetResult {
         let start = ContinuousClock.now
         let seconds = { (ContinuousClock.now - start) / .seconds(1) }
+        MetricsFile.current?.beginRun()
         do {
             let model: VersionedModel
             if let cached = models[entry.model.path] {
@@ -157,16 +165,20 @@ struct FleetShardRun {
             guard let output = entry.output else {
                 // In place, keeping the original as a backup (as `moult migrate` without --output does).
                 try migration.checkPolicies()
-                _ = try InPlaceMigration(chain: migration, keepsBackup: true).run(isCancelled: { Interruption.requested })
+                _ = try InPlaceMigration(chain: migration, keepsBackup: true).run(
+                    isCancelled: { Interruption.requested }, events: { MetricsFile.current?.record($0) })
+                MetricsFile.current?.recordBytes(of: entry.store)
                 if !options.quiet { printError("moult: migrated \(entry.name) in place in \(String(format: "%.2f", seconds())) s") }
                 return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, seconds: seconds(), message: lossMessage)
             }
-            let reports = try migration.run(output: output, resume: true, isCancelled: { Interruption.requested })
+            let reports = try migration.run(output: output, resume: true, isCancelled: { Interruption.requested }, events: { MetricsFile.current?.record($0) })
+            MetricsFile.current?.recordBytes(of: output)
             let objects = reports.last?.objectCounts ?? [:]
             if !options.quiet { printError("moult: migrated \(entry.name) in \(String(format: "%.2f", seconds())) s") }
             return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, objects: objects, seconds: seconds(), message: lossMessage)
         } catch {
             let category = (error as? any CategorizedError)?.category ?? .internalError
+            MetricsFile.current?.recordFailure(error)
             if category == .busy {
                 // Another run (a shard's earlier run still going, or another job) holds it.
                 if !options.quiet { printError("moult: \(entry.name): skipped, \(error)") }

@@ -34,6 +34,10 @@ struct InferCommand: AsyncParsableCommand {
                 let versioned = try VersionedModel(contentsOf: URL(filePath: model))
                 inferred = try MappingModel.inference(from: from, to: to, in: versioned)
             } else {
+                // A bare version name (no such path) without --model: say what it needs.
+                for path in [from, to] where !FileManager.default.fileExists(atPath: path) && !path.contains("/") && !path.hasSuffix(".xcdatamodel") {
+                    throw CommandFailure(.usage, "'\(path)' is neither an .xcdatamodel folder nor a file here; to name a version, give its model with --model M.xcdatamodeld")
+                }
                 let source = try ObjectModel(contentsOf: URL(filePath: from))
                 let destination = try ObjectModel(contentsOf: URL(filePath: to))
                 inferred = try MappingModel.inference(

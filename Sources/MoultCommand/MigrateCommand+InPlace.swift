@@ -50,6 +50,7 @@ extension MigrateCommand {
         observer.warn(about: losses)
         let result = try migration.run(isCancelled: { observer.isCancelled }, beforeStep: observer.waitWhilePaused, events: observer.handle)
         let seconds = observer.finish()
+        MetricsFile.current?.recordBytes(of: chain.store)
         let steps = zip(chain.steps, result.ranBySQL).map { step, bySQL in
             InPlaceMigrationReport.Step(from: step.from.name, to: step.to.name, method: bySQL ? "sql" : "streaming")
         }

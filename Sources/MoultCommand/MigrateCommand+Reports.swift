@@ -13,7 +13,13 @@ extension MigrateCommand {
     /// Says that the store is already at the target version: nothing to migrate, nothing written.
     func printUpToDate(_ report: UpToDateReport, log: EventLog?) throws {
         try printResult(report, log: log) {
-            ["the store \(arguments.store) is already at version \(report.to): nothing to migrate, nothing written"]
+            if let output = report.output, report.written == true {
+                return ["the store \(arguments.store) is already at version \(report.to): nothing to migrate; copied to \(output)"]
+            }
+            if let output = report.output {
+                return ["the store \(arguments.store) is already at version \(report.to), and \(output) is already its copy: nothing written"]
+            }
+            return ["the store \(arguments.store) is already at version \(report.to): nothing to migrate, nothing written"]
         }
     }
 }
@@ -26,7 +32,8 @@ struct UpToDateReport: JSONReport {
     var store: String? = nil
     var inPlace: Bool? = nil
     var staged: Bool? = nil
-    /// `migrate`: false.
+    /// `migrate`: whether anything was written (with `--output`, the copy of the store; false when a
+    /// rerun finds it there).
     var written: Bool? = nil
     /// Not staged.
     var from: String? = nil

@@ -13,8 +13,8 @@ struct MigrateCommand: AsyncParsableCommand {
         usage: "moult migrate <store> --model <model> [<options>]\nmoult migrate --manifest <manifest> [--shard <I/N>] [--chunk-size <n>] [--quiet]",
         discussion: """
             The store's version is found by its entity hashes. Each step to the target version uses a mapping \
-            given with --mapping for it, or the inferred (lightweight) one. The destination is built in \
-            DEST.moult/ and moved to DEST only when complete and valid; the source is never modified.
+            given with --mapping for it, or the inferred (lightweight) one. With --output DEST, the destination \
+            is built in DEST.moult/ and moved to DEST only when complete and valid; the store is only read.
 
             A run that stops (killed, Ctrl-C, disk full: exit code 75) resumes from its last chunk when run \
             again with the same arguments (--resume says so explicitly); the result is identical to a run \
@@ -101,11 +101,13 @@ struct MigrateCommand: AsyncParsableCommand {
         let migration = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
         let output = URL(filePath: self.output)
         if migration.isUpToDate {
-            // Success: a batch job run again finds its work done.
+            // Success: the output is a copy of the store, as a batch job expects whatever version its
+            // input was at (a rerun finds its copy there and writes nothing).
+            let written = try migration.copyUpToDate(to: output)
             log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
             return try printUpToDate(
                 UpToDateReport(
-                    output: self.output, written: false, from: migration.sourceVersion.name, to: migration.targetVersion.name,
+                    output: self.output, written: written, from: migration.sourceVersion.name, to: migration.targetVersion.name,
                     nothingToMigrate: true, steps: []),
                 log: log)
         }
@@ -120,6 +122,7 @@ struct MigrateCommand: AsyncParsableCommand {
             output: output, resume: resume, isCancelled: { observer.isCancelled },
             losses: { observer.stepLosses($0, $1, of: migration.steps) }, events: observer.handle)
         let seconds = observer.finish()
+        if !reports.isEmpty { MetricsFile.current?.recordBytes(of: output) }
         // Steps an earlier run finished: listed, not counted.
         let losses = migration.steps.enumerated().map { index, step in observer.losses[index + 1] ?? migration.dataLosses(of: step, in: nil) }
         let report = MigrationReport(
@@ -127,6 +130,9 @@ struct MigrateCommand: AsyncParsableCommand {
             steps: zip(migration.steps, losses).map(StepReport.Step.init), resumed: reports.contains(where: \.resumed),
             seconds: seconds.roundedToMilliseconds, entities: reports.last?.objectCounts ?? [:])
         try printResult(report, log: log) {
+            if reports.isEmpty {
+                return ["already migrated: \(self.output) is the finished result of this migration (its metadata records it); nothing was written"]
+            }
             var lines = [
                 "migrated \(arguments.store) (\(report.from)) to \(report.to) in \(self.output)"
                     + "\(report.resumed ? " (resumed)" : ""), \(migration.steps.count) step(s), \(String(format: "%.1f", seconds)) s"
@@ -137,7 +143,6 @@ struct MigrateCommand: AsyncParsableCommand {
                 lines.append(StepReport.line(index, step))
                 lines += StepReport.details(step, losses: losses[index])
             }
-            if reports.isEmpty { lines.append("the output was already the finished result of this migration: nothing left to do") }
             return lines
         }
     }

@@ -9,7 +9,7 @@ import MoultStore
 struct MigrationArguments: ParsableArguments {
     // Optional for the parser only: `migrate --manifest` takes its stores and models from the manifest.
     // Every other use needs both (``requireStoreAndModel()``, from each command's `validate()`).
-    @Argument(help: ArgumentHelp("The source store (never modified).", valueName: "store"))
+    @Argument(help: ArgumentHelp("The store: migrated in place, unless --output names a new destination (then it is only read).", valueName: "store"))
     var storeArgument: String?
 
     @Option(name: .customLong("model"), help: "The versioned model (.xcdatamodeld) or a single version (.xcdatamodel).")

@@ -57,12 +57,14 @@ public struct MoultCommand: AsyncParsableCommand {
                   1   internal error (a bug: please report it)
                   64  bad usage (unknown option, missing argument)
                   65  bad input (malformed model, mapping, expression or store)
-                  66  incompatible (no matching version, mapping can't be inferred, no migration path,
-                      a policy class neither registered nor bound with --policy)
-                  67  validation failed (migrated data breaks the destination model's rules)
-                  73  busy (another Moult run holds the store or destination; nothing was touched)
+                  66  incompatible (no matching version, no inferable mapping, no
+                      migration path, an unbound policy class; --strict: data lost)
+                  67  validation failed (the data breaks the target model's rules)
+                  73  busy (another Moult run holds the store or destination;
+                      nothing was touched: run again later)
                   74  I/O failure (cannot read, write, lock or create a file)
-                  75  interrupted but resumable (killed, cancelled, disk full: run again with --resume)
+                  75  interrupted but resumable (killed, cancelled, disk full):
+                      run the same command again
                 """,
             version: version,
             subcommands: subcommands + extraSubcommands
@@ -84,7 +86,7 @@ public struct MoultCommand: AsyncParsableCommand {
         _ root: Root.Type = MoultCommand.self, policies: PolicyRegistry = PolicyRegistry(), arguments: [String]? = nil
     ) async {
         let arguments = arguments ?? Array(CommandLine.arguments.dropFirst())
-        if let message = unknownHelpTopic(root, arguments) {
+        if let message = unknownHelpTopic(root, arguments) ?? unknownSubcommand(root, arguments) {
             printError("\(root.configuration.commandName ?? "moult"): error: \(message)")
             root.exit(withError: ExitCode(FailureCategory.usage.exitCode))
         }
@@ -142,6 +144,33 @@ public struct MoultCommand: AsyncParsableCommand {
         return nil
     }
 
+    /// A first argument that is neither an option nor a subcommand (`moult migrte STORE`): what to say,
+    /// with the nearest subcommand's name (ArgumentParser would say "2 unexpected arguments").
+    static func unknownSubcommand(_ root: any ParsableCommand.Type, _ arguments: [String]) -> String? {
+        guard let name = arguments.first, !name.hasPrefix("-"), name != "help" else { return nil }
+        let subcommands = Self.configuration(of: root).subcommands.map { Self.configuration(of: $0) }
+        guard !subcommands.isEmpty, !subcommands.contains(where: { $0.commandName == name || $0.aliases.contains(name) }) else { return nil }
+        let names = subcommands.filter(\.shouldDisplay).compactMap(\.commandName)
+        let nearest = names.map { ($0, editDistance($0, name)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+        return "unknown command '\(name)'" + (nearest.map { " (did you mean '\($0)'?)" } ?? "") + "; the commands: \(names.joined(separator: ", "))"
+    }
+
+    /// The number of single-character insertions, deletions and substitutions between two words.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let substitution = previous + (a[i - 1] == b[j - 1] ? 0 : 1)
+                previous = row[j]
+                row[j] = min(substitution, row[j] + 1, row[j - 1] + 1)
+            }
+        }
+        return a.isEmpty ? b.count : row[b.count]
+    }
+
     private static func configuration<Command: ParsableCommand>(of command: Command.Type) -> CommandConfiguration {
         command.configuration
     }
@@ -166,6 +195,8 @@ func reportingFailures<T>(_ body: () async throws -> T) async throws -> T {
 
 /// Writes a line to standard error.
 func printError(_ line: String) {
+    // Below a progress line, never on it.
+    ProgressDisplay.active?.finish()
     var stream = StandardError()
     print(line, to: &stream)
 }

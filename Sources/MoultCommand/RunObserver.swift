@@ -51,6 +51,8 @@ final class RunObserver: @unchecked Sendable {
         record(event)
         switch event {
         case .chunk(let chunk) where pacer.isActive: pacer.chunkCommitted(chunk)
+        // Before a step's first chunk: a pause file already there holds the run from its start.
+        case .plan: pacer.waitWhilePaused()
         case .warning(let warning) where warning.notCarried.isEmpty: warn("moult: warning: \(warning.message)")
         default: break
         }
@@ -88,6 +90,7 @@ final class RunObserver: @unchecked Sendable {
 
     /// The status file first: a reader that saw the event's line finds the status it set.
     private static func record(_ event: MigrationEvent, status: StatusFile, log: EventLog?, display: ProgressDisplay) {
+        MetricsFile.current?.record(event)
         status.record(event)
         log?.write(event)
         display.show(event)

@@ -43,8 +43,9 @@ final class StatusFile: @unchecked Sendable {
             remove()
             return
         case .failed(let failure):
-            // Busy: the file is the other run's, which goes on.
-            if failure.category == .busy { return }
+            // Busy: the file is the other run's, which goes on. Refused for another run's work (other
+            // arguments): the file says where that run stands, which its own arguments resume.
+            if failure.category == .busy || failure.code == MigrationError.Code.checkpointMismatch.rawValue { return }
             guard failure.category == .interrupted || failure.category == .io else {
                 remove()
                 return

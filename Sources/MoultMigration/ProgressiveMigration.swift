@@ -117,14 +117,26 @@ public struct ProgressiveMigration {
     /// Each version's differences from a store's entity hashes, one line per version: what `migrate`
     /// and `inspect` print when no version matches a store.
     public static func versionDifferences(_ model: VersionedModel, _ storeHashes: [String: VersionHash]) -> String {
-        model.versions.map { version in
+        let lines = model.versions.map { version in
             "  \(version.name): " + version.model.hashDifferences(from: storeHashes).map(\.description).joined(separator: "; ")
-        }.joined(separator: "\n")
+        }
+        guard model.versions.count == 1 else { return lines.joined(separator: "\n") }
+        // A single .xcdatamodel given where its .xcdatamodeld was meant.
+        return (lines + [
+            "  the model has one version only: give the .xcdatamodeld folder that holds every version (not one .xcdatamodel in it), so that the store's own version is found"
+        ]).joined(separator: "\n")
     }
 
     /// The migrator of each step, given the store it reads.
     public func migrator(for step: Step, source: URL) -> StreamingMigrator {
-        StreamingMigrator(
+        migrator(for: step, source: source, runRecord: nil)
+    }
+
+    /// The migrator of a step whose output records `runRecord` (the chain's last step: its identity).
+    func migrator(for step: Step, source: URL, runRecord: String?) -> StreamingMigrator {
+        var options = self.options
+        options.runRecord = runRecord
+        return StreamingMigrator(
             source: source, sourceModel: step.from.model, destinationModel: step.to.model, mappings: step.mappings,
             policies: policies, options: options)
     }
@@ -185,6 +197,9 @@ public struct ProgressiveMigration {
         // step's migrator takes the same lock again, on this thread.)
         let lock = try StreamingMigrator.runLock(for: output, purpose: "migrating into it")
         defer { lock.release() }
+        // A rerun of a finished migration with the same arguments: its output says so, nothing is written.
+        let fingerprint = try chainFingerprint()
+        if isFinishedOutput(output, fingerprint: fingerprint) { return [] }
         let (directory, existed, chainUnderWay) = try claimStepsDirectory(for: output, resume: resume)
         var reports: [StreamingMigrator.Report] = []
         var input = store
@@ -194,7 +209,7 @@ public struct ProgressiveMigration {
                 current = offset
                 let isLast = offset == steps.count - 1
                 let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
-                let migrator = self.migrator(for: step, source: input)
+                let migrator = self.migrator(for: step, source: input, runRecord: isLast ? fingerprint : nil)
                 // An intermediate store made by SQL (see `intermediateBySQL`) is at its version as soon as it is there.
                 let finished = (!isLast || chainUnderWay || resume) && manager.fileExists(atPath: stepOutput.path)
                     && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
@@ -235,7 +250,8 @@ public struct ProgressiveMigration {
         // output is its finished result.
         let directory = stepsDirectory(for: output)
         let identity = directory.appending(path: "chain")
-        let fingerprint = try chainFingerprint()
+        let arguments = try chainFingerprintText()
+        let fingerprint = RunArguments.hash(arguments)
         var existed = manager.fileExists(atPath: directory.path)
         if steps.count > 1 && existed && !manager.fileExists(atPath: identity.path) {
             // A run killed between making the folder and recording its chain there: the identity is
@@ -254,7 +270,8 @@ public struct ProgressiveMigration {
             guard recorded == fingerprint else {
                 throw MigrationError(
                     .checkpointMismatch,
-                    "\(directory.path) holds the work of another migration (another source, model, mapping or options); finish it with its own arguments, or remove the folder to start again")
+                    "\(directory.path) holds the work of a migration with \(RunArguments.sentence(recorded: RunArguments.recorded(in: directory), current: arguments)); "
+                        + "run again with that run's arguments to finish it, or remove the folder to start again")
             }
         }
         // Only a chain already under way may find its last step done (killed after that step's
@@ -269,6 +286,7 @@ public struct ProgressiveMigration {
         if steps.count > 1 && !existed {
             do {
                 try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+                try FileOperations.writeAtomically(Data(arguments.utf8), to: directory.appending(path: RunArguments.fileName), durable: true)
                 try FileOperations.writeAtomically(Data(fingerprint.utf8), to: identity, durable: true)
             } catch {
                 try? manager.removeItem(at: directory)
@@ -375,7 +393,21 @@ public struct ProgressiveMigration {
     }
 
     /// Identifies a chain: the source store, the steps with their mappings, and the options.
-    func chainFingerprint() throws -> String {
+    /// Whether `output` is the finished result of this migration (its metadata records this chain's
+    /// fingerprint, see ``/MoultEngine/MigrationOptions/runRecord``) and no run into it is under way.
+    func isFinishedOutput(_ output: URL, fingerprint: String) -> Bool {
+        let manager = FileManager.default
+        guard manager.fileExists(atPath: output.path), !manager.fileExists(atPath: stepsDirectory(for: output).path),
+            !manager.fileExists(atPath: migrator(for: steps[steps.count - 1], source: store).workDirectory(for: output).path),
+            let recorded = try? StoreMetadata(contentsOf: output).runRecord
+        else { return false }
+        return recorded == fingerprint
+    }
+
+    func chainFingerprint() throws -> String { RunArguments.hash(try chainFingerprintText()) }
+
+    /// The text ``chainFingerprint()`` hashes (see ``/MoultEngine/RunArguments``).
+    func chainFingerprintText() throws -> String {
         let metadata = try StoreMetadata(contentsOf: store)
         var text = "moult-chain/1\nsource \(metadata.storeUUID)\n"
         for (name, hash) in metadata.entityHashes.sorted(by: { $0.key < $1.key }) { text += "source-hash \(name) \(hash.hex)\n" }
@@ -386,7 +418,8 @@ public struct ProgressiveMigration {
         }
         text += "chunk-size \(options.chunkSize)\nassociations \(options.associations.rawValue)\nvalidate \(options.validate)\n"
         for partition in options.partitions { text += "partition \(partition)\n" }
-        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        for (name, binding) in policies.boundNames { text += "policy \(name)=\(binding)\n" }
+        return text
     }
 
     // MARK: - Data a step does not carry

@@ -107,11 +107,13 @@ public final class StreamingMigrator {
         try? manager.removeItem(at: Self.trashDirectory(for: work))
         let source = try openSource()
         let sourceState = try StoreFileState(of: sourceURL)
-        let fingerprint = try self.fingerprint(source: source)
+        let arguments = try job.fingerprintText(source: source)
+        let fingerprint = RunArguments.hash(arguments)
+        let mismatch = { self.mismatch(work, arguments: arguments) }
 
         // A run that died after the destination was complete: finish the swap.
         if let recorded = try? String(contentsOf: marker, encoding: .utf8) {
-            guard recorded == fingerprint else { throw mismatch(work) }
+            guard recorded == fingerprint else { throw mismatch() }
             if manager.fileExists(atPath: partial.path) {
                 guard !manager.fileExists(atPath: output.path) else { throw outputExists(output) }
                 try carryExternalData(of: partial, to: output, emitter: emitter)
@@ -139,9 +141,9 @@ public final class StreamingMigrator {
                 let hasCheckpoint = (try? database.tableExists(Checkpoint.table)) == true
                 let recorded = hasCheckpoint ? try? Checkpoint.fingerprint(in: database) : nil
                 database.close()
-                if let recorded, recorded != fingerprint { throw mismatch(work) }
+                if let recorded, recorded != fingerprint { throw mismatch() }
                 if !hasCheckpoint, let metadata = try? StoreMetadata(contentsOf: partial), metadata.storeUUID != Self.storeUUID(fingerprint) {
-                    throw mismatch(work)
+                    throw mismatch()
                 }
             }
             // A partial store that does not open as a Core Data store cannot hold a checkpoint (the
@@ -149,7 +151,7 @@ public final class StreamingMigrator {
             if let store = try? SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration) {
                 if try store.database.tableExists(Checkpoint.table) {
                     let recorded = try Checkpoint.fingerprint(in: store.database)
-                    guard recorded == fingerprint else { throw mismatch(work) }
+                    guard recorded == fingerprint else { throw mismatch() }
                     if options.associations == .memory {
                         // The associations died with the process: start again.
                         store.database.close()
@@ -186,6 +188,8 @@ public final class StreamingMigrator {
             } catch {
                 throw MigrationError(.io, "cannot create the work directory \(work.path): \(error)")
             }
+            // What this run was given, for a later run with other arguments to name what differs.
+            try FileOperations.writeAtomically(Data(arguments.utf8), to: work.appending(path: RunArguments.fileName), durable: options.durable)
             // The store and its checkpoint are made under another name and renamed together, so that a
             // store under the partial's name always has its checkpoint. The final UUID is written only
             // when the store is complete: a store holding it and no checkpoint is a finished one.
@@ -339,10 +343,12 @@ public final class StreamingMigrator {
         (try? store.metadata().storeUUID) == uuid
     }
 
-    private func mismatch(_ work: URL) -> MigrationError {
+    /// The refusal of another run's work, naming what differs when that run recorded its arguments.
+    private func mismatch(_ work: URL, arguments: String) -> MigrationError {
         MigrationError(
             .checkpointMismatch,
-            "the work directory \(work.path) holds a migration of another source, model, mapping or options; remove it to start again")
+            "the work directory \(work.path) holds a migration with \(RunArguments.sentence(recorded: RunArguments.recorded(in: work), current: arguments)); "
+                + "run again with that run's arguments to finish it, or remove the folder to start again")
     }
 
     /// Takes the run lock of a store or destination (see `RunLock`); busy is ``MigrationError/Code/busy``.

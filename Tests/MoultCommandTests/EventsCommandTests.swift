@@ -238,7 +238,8 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 75)
         let events = try Self.events(at: log)
-        #expect(Self.kinds(events).filter { $0 == "chunk" }.count == 1, "stopped at the first chunk boundary: \(Self.kinds(events))")
+        // A pause file there from the start holds the run before its first chunk (issue 27).
+        #expect(Self.kinds(events).filter { $0 == "chunk" }.count == 0, "stopped before the first chunk: \(Self.kinds(events))")
         let last = try #require(events.last)
         #expect(last["event"] as? String == "failed" && last["outcome"] as? String == "interrupted" && last["exitCode"] as? Int == 75, "\(last)")
         let after = try MoultProcess.run(["status", output.path])
@@ -270,7 +271,7 @@ import Testing
         #expect(kinds.filter { $0 == "paused" }.count == 1 && kinds.filter { $0 == "resumed" }.count == 1, "\(kinds)")
         #expect(kinds.last == "finished")
         let paused = try #require(kinds.firstIndex(of: "paused"))
-        #expect(kinds[..<paused].filter { $0 == "chunk" }.count == 1)
+        #expect(kinds[..<paused].filter { $0 == "chunk" }.count == 0, "paused before the first chunk: \(kinds)")
     }
 
     @Test func maxRateIsCheckedAndPacesByTheObjectsDone() throws {

@@ -1,4 +1,3 @@
-import Crypto
 public import Foundation
 public import MoultMapping
 public import MoultModel
@@ -37,6 +36,12 @@ public struct MigrationJob: Sendable {
     /// the mappings, the policies' bindings and the options that shape the plan. A work directory made
     /// for another fingerprint is never resumed.
     package func fingerprint(source: SQLiteStore) throws -> String {
+        RunArguments.hash(try fingerprintText(source: source))
+    }
+
+    /// The text ``fingerprint(source:)`` hashes, one `key value` line per thing it holds: kept in the
+    /// work directory so that a refused resume can name what differs (``RunArguments``).
+    package func fingerprintText(source: SQLiteStore) throws -> String {
         var text = "moult-plan/1\n"
         let metadata = try source.metadata()
         text += "source \(metadata.storeUUID)\n"
@@ -51,6 +56,6 @@ public struct MigrationJob: Sendable {
         text += "chunk-size \(options.chunkSize)\nassociations \(options.associations.rawValue)\n"
         for partition in options.partitions { text += "partition \(partition)\n" }
         text += "validate \(options.validate)\n"
-        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        return text
     }
 }

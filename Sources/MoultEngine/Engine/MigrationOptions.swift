@@ -69,6 +69,10 @@ public struct MigrationOptions: Sendable, Hashable {
     /// The work directory (checkpointed partial destination, association table); by default beside
     /// the output, named after it with `.moult` appended.
     public var workDirectory: URL?
+    /// The identity of the migration whose result this step's output is (a chain's last step), written
+    /// to the output's metadata under `StoreMetadata.runKey`: a rerun with the same arguments finds
+    /// its work done there. Not part of the plan's fingerprint.
+    public var runRecord: String?
 
     public init(
         chunkSize: Int = 10_000, associations: AssociationStorage = .lmdb, durable: Bool = false,

@@ -475,6 +475,7 @@ package final class Session {
             // The source's application keys (not Core Data's NS… ones) are kept.
             var metadata = StoreMetadata(model: job.destinationModel, storeUUID: uuid)
             metadata.keepApplicationKeys(of: try source.metadata())
+            metadata.additionalKeys[StoreMetadata.runKey] = job.options.runRecord.map { .string($0) }
             try metadata.write(to: database)
         }
         try EngineWorkTables.foldIntoOneFile(database)

@@ -9,10 +9,18 @@ extension StoreMetadata {
     public static func isCoreDataKey(_ key: String) -> Bool { key.hasPrefix("NS") || key.hasPrefix("_NS") }
 
     /// The application's keys: every key that is not Core Data's.
-    public var applicationKeys: [String: PropertyListValue] { additionalKeys.filter { !Self.isCoreDataKey($0.key) } }
+    public var applicationKeys: [String: PropertyListValue] { additionalKeys.filter { !Self.isCoreDataKey($0.key) && $0.key != Self.runKey } }
 
-    /// Adds the application keys of another store's metadata (a migration's source) to these.
+    /// Adds the application keys of another store's metadata (a migration's source) to these (Moult's
+    /// record of the migration that made the source, ``runKey``, is not one).
     public mutating func keepApplicationKeys(of source: StoreMetadata) {
         for (key, value) in source.applicationKeys where additionalKeys[key] == nil { additionalKeys[key] = value }
     }
+
+    /// The key under which a migration's output records the identity of the migration that made it
+    /// (its arguments' fingerprint), so that a rerun with the same arguments knows its work is done.
+    public static let runKey = "MoultMigrationRun"
+
+    /// The identity recorded under ``runKey``, if any.
+    public var runRecord: String? { additionalKeys[Self.runKey]?.stringValue }
 }

@@ -17,6 +17,14 @@ extension Database {
         case off
     }
 
+    /// Writes a consistent copy of the whole database (its `-wal` included) to a new file at `path`
+    /// (`VACUUM INTO`): a store already at its target, copied to `--output`.
+    ///
+    /// - Throws: ``StoreError`` from SQLite (the file exists, the disk is full).
+    package func copy(into path: String) throws(StoreError) {
+        try execute("VACUUM INTO ?", [.string(path)])
+    }
+
     /// Sets how SQLite syncs a commit on this connection.
     ///
     /// - Throws: ``StoreError`` from SQLite.

@@ -338,8 +338,12 @@ enum DatabaseFile {
 
     /// Reads the 100-byte header: a missing file, an empty or foreign file fail here with a clear error.
     static func header(_ path: String) throws(StoreError) -> Header {
-        guard FileManager.default.fileExists(atPath: path) else {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw StoreError(.notFound, "there is no file here", path: path)
+        }
+        if isFolder.boolValue {
+            throw StoreError(.notADatabase, "this is a folder, not a store: give the store's file (NAME.sqlite) itself", path: path)
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw StoreError(.ioFailure, "the file cannot be read (check its permissions)", path: path)

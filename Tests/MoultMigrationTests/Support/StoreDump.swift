@@ -18,7 +18,8 @@ struct StoreDump: Equatable, CustomStringConvertible {
     ///
     /// - Parameter ignoringStoreUUID: blank the store UUID in the metadata, and drop `Z_METADATA`'s
     ///   raw row (its `Z_UUID` column and its property list both hold the UUID; the parsed metadata
-    ///   stays compared, key by key).
+    ///   stays compared, key by key); Moult's record of the run that made the store (its arguments'
+    ///   fingerprint, `StoreMetadata.runKey`) is an identity like the UUID, and is dropped too.
     init(_ url: URL, ignoringStoreUUID: Bool = false) throws {
         let database = try Database(url: url, mode: .readOnly)
         defer { database.close() }
@@ -40,7 +41,10 @@ struct StoreDump: Equatable, CustomStringConvertible {
         }
         self.tables = tables
         metadata = try StoreMetadata(reading: database)
-        if ignoringStoreUUID { metadata.storeUUID = "" }
+        if ignoringStoreUUID {
+            metadata.storeUUID = ""
+            metadata.additionalKeys[StoreMetadata.runKey] = nil
+        }
     }
 
     /// The first difference, in words, or nil when the dumps are equal.

@@ -1,0 +1,27 @@
+import Foundation
+import MoultTestSupport
+import Testing
+
+/// Issue 27, item 6: the progress display counts source objects per pass, shows validation and
+/// finishing, and ends at 100 %.
+@Suite struct ProgressCommandTests {
+    @Test func theProgressLinesCountSourceObjectsShowEachStageAndEndAt100() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try InPlaceCommandTests.generate("2", persons: 500, in: directory)
+        let result = try MoultProcess.run([
+            "migrate", store.path, "--model", InPlaceCommandTests.model, "--to", "v3", "--mapping", InPlaceCommandTests.mapping("v2-to-v3"),
+            "--output", directory.appending("o.sqlite").path, "--chunk-size", "100",
+        ])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        let lines = result.standardError.split(separator: "\n").map(String.init)
+        // Each person is one source object of the pass that reads it: 500, not the rows of every pass.
+        #expect(lines.contains { $0.contains("create PersonToPerson (pass 2/4)") && $0.hasSuffix("/500 objects") == false && $0.contains("/500 objects") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("objects") && $0.contains("/1") && $0.contains("/1000") }, "no pass counts more objects than it reads: \(lines)")
+        let validating = try #require(lines.firstIndex(of: "[step 1/1] validating"), "\(lines)")
+        let finishing = try #require(lines.firstIndex(of: "[step 1/1] finishing"), "\(lines)")
+        let done = try #require(lines.firstIndex { $0.hasPrefix("[step 1/1] done  100%") }, "\(lines)")
+        #expect(validating < finishing && finishing < done)
+        #expect(lines[..<validating].last?.contains("100%") == true, "the last chunk's line is at 100 %: \(lines)")
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import MoultStore
+import MoultTestSupport
+import Testing
+
+/// Issue 27, item 4: running a finished migration again succeeds without writing; `--output` for a
+/// store already at the target writes its copy; a resume refused for other arguments names them and
+/// keeps the status file.
+@Suite struct RerunCommandTests {
+    static let model = InPlaceCommandTests.model
+    static let chain = ["--model", model, "--to", "v3", "--mapping", InPlaceCommandTests.mapping("v2-to-v3"), "--quiet"]
+
+    /// One step and a chain of two: the second run says "already migrated" (0) and leaves DEST's bytes.
+    @Test(arguments: ["1", "2"])
+    func aFinishedMigrationRunAgainIsDone(version: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try InPlaceCommandTests.generate(version, persons: 120, in: directory)
+        let output = directory.appending("out.sqlite")
+        let first = try MoultProcess.run(["migrate", store.path, "--output", output.path] + Self.chain)
+        #expect(first.exitCode == 0, "\(first.standardError)")
+        let before = try InPlaceFaultTests.snapshot(directory.url)
+        for extra in [[], ["--resume"]] {
+            let again = try MoultProcess.run(["migrate", store.path, "--output", output.path] + Self.chain + extra)
+            #expect(again.exitCode == 0, "\(again.standardError)")
+            #expect(again.standardOutput.contains("already migrated: \(output.path)"), "\(again.standardOutput)")
+            #expect(try InPlaceFaultTests.snapshot(directory.url) == before, "nothing was written")
+        }
+        // Other arguments: not this run's output, refused as before.
+        let other = try MoultProcess.run(["migrate", store.path, "--output", output.path, "--model", Self.model, "--to", "v3", "--quiet"])
+        #expect(other.exitCode == 74, "\(other.standardError)")
+        #expect(other.standardError.contains("already exists"))
+    }
+
+    @Test func aStoreAtTheTargetIsCopiedToTheOutput() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try InPlaceCommandTests.generate("3", persons: 80, in: directory)
+        let output = directory.appending("copy.sqlite")
+        let first = try MoultProcess.run(["migrate", store.path, "--model", Self.model, "--to", "v3", "--output", output.path, "--json"])
+        #expect(first.exitCode == 0, "\(first.standardError)")
+        #expect(first.standardOutput.contains("\"written\":true"), "\(first.standardOutput)")
+        #expect(try InPlaceCommandTests.version(of: output) == "v3")
+        let verified = try MoultProcess.run(["verify", store.path, output.path, "--model", Self.model])
+        #expect(verified.exitCode == 0, "\(verified.standardOutput)\(verified.standardError)")
+        let before = try InPlaceFaultTests.snapshot(directory.url)
+        let again = try MoultProcess.run(["migrate", store.path, "--model", Self.model, "--to", "v3", "--output", output.path])
+        #expect(again.exitCode == 0, "\(again.standardError)")
+        #expect(again.standardOutput.contains("is already its copy: nothing written"), "\(again.standardOutput)")
+        #expect(try InPlaceFaultTests.snapshot(directory.url) == before)
+    }
+
+    /// A run stopped after its third chunk, resumed with another chunk size and without validation:
+    /// refused (65), naming both, and the status file still says where the stopped run stands.
+    @Test func aRefusedResumeNamesWhatDiffersAndKeepsTheStatusFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try InPlaceCommandTests.generate("2", persons: 300, in: directory)
+        let output = directory.appending("out.sqlite")
+        let stopped = try MoultProcess.run(
+            ["migrate", store.path, "--output", output.path, "--chunk-size", "50"] + Self.chain, environment: ["MOULT_FAULT": "after-sqlite-commit:3"])
+        #expect(stopped.exitCode != 0)
+        let status = URL(filePath: output.path + ".moult-status.json")
+        let recorded = try Data(contentsOf: status)
+        let refused = try MoultProcess.run(["migrate", store.path, "--output", output.path, "--chunk-size", "60", "--no-validation"] + Self.chain)
+        #expect(refused.exitCode == 65, "\(refused.standardError)")
+        #expect(refused.standardError.contains("--chunk-size (50 then, 60 now)"), "\(refused.standardError)")
+        #expect(refused.standardError.contains("--no-validation"), "\(refused.standardError)")
+        #expect(try Data(contentsOf: status) == recorded, "the status file is the stopped run's, kept")
+        let resumed = try MoultProcess.run(["migrate", store.path, "--output", output.path, "--chunk-size", "50"] + Self.chain)
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+    }
+}
+
+/// Issue 27, item 5: each message says what and where, and what to do.
+@Suite struct MessageCommandTests {
+    static let model = InPlaceCommandTests.model
+
+    @Test func aFolderGivenAsTheStoreIsNamedAsOne() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let folder = directory.appending("Store")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for arguments in [["inspect", folder.path], ["migrate", folder.path, "--model", Self.model, "--output", directory.appending("o.sqlite").path]] {
+            let result = try MoultProcess.run(arguments)
+            #expect(result.exitCode == 65, "\(result.standardError)")
+            #expect(result.standardError.contains("\(folder.path)"))
+            #expect(result.standardError.contains("this is a folder, not a store"), "\(result.standardError)")
+        }
+    }
+
+    @Test func aSingleVersionGivenAsTheModelSaysToGiveTheVersionedModel() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try InPlaceCommandTests.generate("2", persons: 10, in: directory)
+        let single = Fixtures.peopleModel.appending(path: "v5.xcdatamodel").path
+        let result = try MoultProcess.run(["migrate", store.path, "--model", single, "--output", directory.appending("o.sqlite").path])
+        #expect(result.exitCode == 66, "\(result.standardError)")
+        #expect(result.standardError.contains("give the .xcdatamodeld folder"), "\(result.standardError)")
+    }
+
+    @Test func aMistypedCommandSuggestsTheNearestOne() throws {
+        let result = try MoultProcess.run(["migrte", "store.sqlite"])
+        #expect(result.exitCode == 64)
+        #expect(result.standardError.contains("unknown command 'migrte' (did you mean 'migrate'?)"), "\(result.standardError)")
+    }
+
+    @Test func inferWithAVersionNameAndNoModelSaysToGiveTheModel() throws {
+        let result = try MoultProcess.run(["infer", "--from", "v1", "--to", "v2"])
+        #expect(result.exitCode == 64)
+        #expect(result.standardError.contains("'v1' is neither an .xcdatamodel folder nor a file here"), "\(result.standardError)")
+        #expect(result.standardError.contains("--model"))
+    }
+
+    @Test func helpSaysWhat75MeansAsTheReadmeDoes() throws {
+        let result = try MoultProcess.run(["--help"])
+        #expect(result.standardOutput.contains("75  interrupted but resumable (killed, cancelled, disk full):\n      run the same command again"))
+        // The help is laid out within 80 columns, so nothing wraps mid-phrase.
+        for line in result.standardOutput.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }
+        let migrate = try MoultProcess.run(["migrate", "--help"])
+        #expect(!migrate.standardOutput.contains("never modified"), "\(migrate.standardOutput)")
+    }
+}
