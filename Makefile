@@ -4,11 +4,16 @@
 #   make test   installs what is missing, builds, runs the whole test suite, then checks the documentation
 #               (scripts/docs.sh --check: any DocC warning, such as a broken symbol link, fails it)
 #   make docs   builds the documentation of the library modules (swift package generate-documentation)
+#   make install   installs the release binaries moult and moult-people in $(PREFIX)/bin (default /usr/local)
+#   make image     builds the container image moult:VERSION from the Dockerfile (needs Docker; nothing else does)
 
 SWIFT ?= swift
 APT_PACKAGES := libsqlite3-dev liblmdb-dev sqlite3 pkg-config parallel python3-prometheus-client
 
-.PHONY: demo test docs deps build release clean
+PREFIX ?= /usr/local
+VERSION := $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/MoultCommand/MoultCommand.swift)
+
+.PHONY: demo test docs deps build release install image clean
 
 # Installs the C libraries' headers when they are missing (needs root and Debian's apt-get).
 deps:
@@ -27,6 +32,15 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product moult
 	$(SWIFT) build -c release --product moult-people
+
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 .build/release/moult .build/release/moult-people $(DESTDIR)$(PREFIX)/bin/
+	@echo "installed moult and moult-people in $(DESTDIR)$(PREFIX)/bin"
+
+image:
+	@command -v docker >/dev/null 2>&1 || { echo "make image needs Docker (building and testing Moult do not)"; exit 1; }
+	docker build -t moult:$(VERSION) .
 
 demo: release
 	./scripts/demo.sh

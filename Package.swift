@@ -95,6 +95,7 @@ let package = Package(
             name: "Moult",
             dependencies: [
                 "MoultModel", "MoultArchive", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultMigration",
+                "MoultTelemetry",
             ]
         ),
         .executableTarget(
@@ -110,6 +111,9 @@ let package = Package(
             ],
             path: "Datasets/People/CLI"
         ),
+
+        // The Swift examples of the README and the DocC articles, compiled and run by DocExamplesTests.
+        .executableTarget(name: "doc-examples", dependencies: ["Moult", "MoultPeople"], path: "Examples/DocExamples"),
 
         // MARK: - Tests
         .target(
@@ -128,6 +132,7 @@ let package = Package(
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
         .testTarget(name: "MoultMigrationTests", dependencies: ["MoultEngine", "MoultMigration", "MoultPeople", "MoultTestSupport"]),
         .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultTestSupport"]),
+        .testTarget(name: "DocExamplesTests", dependencies: ["MoultTestSupport"]),
         .testTarget(
             name: "MoultTelemetryTests",
             dependencies: [

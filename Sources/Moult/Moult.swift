@@ -6,3 +6,4 @@
 @_exported public import MoultMigration
 @_exported public import MoultModel
 @_exported public import MoultStore
+@_exported public import MoultTelemetry

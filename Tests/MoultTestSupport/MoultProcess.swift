@@ -17,6 +17,8 @@ public enum MoultProcess {
         case moult = "moult"
         /// `moult-people`: moult with the People policies and the People generator (Datasets/People/CLI).
         case people = "moult-people"
+        /// The documentation's Swift examples (Examples/DocExamples).
+        case docExamples = "doc-examples"
     }
 
     /// The `moult` binary beside the test bundle (`.build/<config>/moult`).
