@@ -36,7 +36,7 @@ struct CreateCommand: AsyncParsableCommand {
             // The model's layout is checked before anything is created (names, indexes, SQLite's limits).
             do throws(StoreError) {
                 try StoreLayout(model: chosen.model).checkWritable()
-                MigrationArguments.warnAboutIgnoredFetchIndexElements([chosen.model])
+                ChainArguments.warnAboutIgnoredFetchIndexElements([chosen.model])
             } catch {
                 var located = error
                 if located.path == nil {

@@ -148,7 +148,7 @@ struct FleetShardRun {
                 models[entry.model.path] = model
             }
             // Files and folders, as `--mapping` takes them.
-            let (mappings, labels) = try MigrationArguments.mappingModels(
+            let (mappings, labels) = try ChainArguments.mappingModels(
                 entry.mappings.map(\.path), store: entry.store.path, to: entry.to, model, folders: folders)
             let migration = try ProgressiveMigration(
                 store: entry.store, model: model, to: entry.to, mappings: mappings, policies: MoultCommand.policies,

@@ -25,7 +25,7 @@ struct VerifyCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var arguments: MigrationArguments
+    @OptionGroup var arguments: ChainArguments
 
     @Argument(help: "The migrated store to check.")
     var destination: String
@@ -43,7 +43,6 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func validate() throws {
         try arguments.requireStoreAndModel()
-        if arguments.stages != nil { throw ValidationError("verify does not take --stages: it checks a migration by its versions and mappings") }
         guard sample >= 0 else { throw ValidationError("--sample must be 0 or more") }
     }
 
@@ -56,7 +55,7 @@ struct VerifyCommand: AsyncParsableCommand {
         // Without --to, the version DEST is at (by its metadata's hashes) is the target, not the model's
         // current version: a correct v3 destination of a model now at v5 verifies as v3.
         if arguments.to == nil, let version = Self.version(of: URL(filePath: destination), in: arguments.model) { arguments.to = version }
-        let migration = try arguments.migration()
+        let migration = try arguments.migration(options: MigrationOptions())
         let verifier = MigrationVerifier(migration: migration, destination: URL(filePath: destination), sampleSize: sample, seed: seed)
         let quietOutput = log?.toStandardOutput == true
         let listed = FailureList()

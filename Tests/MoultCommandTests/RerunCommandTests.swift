@@ -120,4 +120,55 @@ import Testing
         let migrate = try MoultProcess.run(["migrate", "--help"])
         #expect(!migrate.standardOutput.contains("never modified"), "\(migrate.standardOutput)")
     }
+
+    /// `verify` lists, and takes, only the options it uses: those that shape a run are refused (64).
+    @Test func verifyTakesOnlyTheOptionsItUses() throws {
+        let help = try MoultProcess.run(["verify", "--help"])
+        for option in ["--chunk-size", "--association", "--partition", "--no-bulk-sql", "--stages", "--strict"] {
+            #expect(!help.standardOutput.contains(option), "verify --help lists \(option)")
+            let result = try MoultProcess.run(["verify", "a.sqlite", "b.sqlite", "--model", Self.model, option, "x"])
+            #expect(result.exitCode == 64, "\(option): \(result.standardError)")
+        }
+        for option in ["--model", "--to", "--mapping", "--policy", "--sample", "--seed", "--events", "--metrics"] {
+            #expect(help.standardOutput.contains(option), "verify --help lacks \(option)")
+        }
+    }
+}
+
+/// Issue 27, item 5, the store's own faults: said as the store's, on the store's path, once.
+@Suite struct StoreMessageTests {
+    static let model = InPlaceCommandTests.model
+
+    /// A value its attribute cannot hold: "invalid store", the source's path and the object, not
+    /// "invalid mapping" (no mapping was given) nor the work folder's partial store.
+    @Test func aBadValueIsTheStoresFaultOnTheStoresPath() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try InPlaceCommandTests.generate("2", persons: 100, in: directory)
+        let database = try Database(url: store, mode: .readWrite)
+        try database.executeScript("UPDATE ZPERSON SET ZAGE = 'abc' WHERE Z_PK = 5")
+        database.close()
+        for extra in [[], ["--no-bulk-sql"]] {
+            let result = try MoultProcess.run(
+                ["migrate", store.path, "--model", Self.model, "--to", "v3", "--output", directory.appending("o.sqlite").path, "--quiet"] + extra)
+            #expect(result.exitCode == 65, "\(result.standardError)")
+            #expect(result.standardError.contains("moult: error: invalid store: \(store.path): invalid value: column ZAGE"), "\(result.standardError)")
+            #expect(result.standardError.contains("Z_PK 5"))
+            #expect(!result.standardError.contains("invalid mapping") && !result.standardError.contains(".moult/"), "\(result.standardError)")
+            #expect(!result.standardError.contains("caused by"), "the cause is not said twice: \(result.standardError)")
+        }
+    }
+
+    /// An existing file that is not a mapping, given as `--mapping`: malformed (65), with where.
+    @Test func aFileThatIsNoMappingIsSaidToBeMalformed() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try InPlaceCommandTests.generate("2", persons: 10, in: directory)
+        let notAMapping = directory.appending("settings.json")
+        try Data(#"{"theme": "dark"}"#.utf8).write(to: notAMapping)
+        let result = try MoultProcess.run(
+            ["migrate", store.path, "--model", Self.model, "--mapping", notAMapping.path, "--output", directory.appending("o.sqlite").path])
+        #expect(result.exitCode == 65, "\(result.standardError)")
+        #expect(result.standardError.contains(notAMapping.path) && result.standardError.contains("malformed mapping JSON"), "\(result.standardError)")
+    }
 }

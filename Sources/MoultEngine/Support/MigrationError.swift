@@ -89,10 +89,10 @@ public struct MigrationError: CategorizedError {
         if let primaryKey { context.append("Z_PK \(primaryKey)") }
         let prefix = context.isEmpty ? "" : "[\(context.joined(separator: ", "))] "
         var text = "\(prefix)\(code): \(message)"
-        if let underlying = underlying as? any CategorizedError {
-            text += "\n  caused by: \(underlying.description)"
-        } else if let underlying {
-            text += "\n  caused by: \(underlying)"
+        // The cause, unless the message already says it word for word (a classified store error).
+        if let underlying {
+            let cause = (underlying as? any CategorizedError)?.description ?? "\(underlying)"
+            if cause != message { text += "\n  caused by: \(cause)" }
         }
         let shown = failures.prefix(50)
         for failure in shown { text += "\n  \(failure)" }

@@ -1,0 +1,208 @@
+import ArgumentParser
+import Foundation
+import MoultMapping
+import MoultMigration
+import MoultModel
+import MoultStore
+
+/// What names a chain of steps: the store, the model, the target, the mappings and policies, and how
+/// stores are read. `moult verify` takes these alone; `moult migrate` and `moult plan` take them with
+/// ``MigrationArguments``' options of the run.
+struct ChainArguments: ParsableArguments {
+    // Optional for the parser only: `migrate --manifest` takes its stores and models from the manifest.
+    // Every other use needs both (``requireStoreAndModel()``, from each command's `validate()`).
+    @Argument(help: ArgumentHelp("The store (migrate: migrated in place unless --output is given; plan and verify only read it).", valueName: "store"))
+    var storeArgument: String?
+
+    @Option(name: .customLong("model"), help: "The versioned model (.xcdatamodeld) or a single version (.xcdatamodel).")
+    var modelOption: String?
+
+    var store: String { storeArgument ?? "" }
+    var model: String { modelOption ?? "" }
+
+    /// STORE and --model, which every command needs but `migrate --manifest`: bad usage (64) without them.
+    func requireStoreAndModel() throws {
+        if storeArgument == nil { throw ValidationError("Missing expected argument '<store>'") }
+        if modelOption == nil { throw ValidationError("Missing expected argument '--model <model>'") }
+    }
+
+    @Option(help: "The target version (default: the model's current version).")
+    var to: String?
+
+    @Option(name: .customLong("mapping"), help: "A mapping model (.json or .xcmappingmodel), or a folder searched for the steps' mappings; repeat for several steps or passes.")
+    var mappings: [String] = []
+
+    @Option(
+        name: .customLong("source-model"),
+        help: ArgumentHelp(
+            "Where the source store's model comes from: 'model' (a version of --model, found by its hashes) or 'store' "
+                + "(the model the store carries in Z_MODELCACHE, for a store whose model source is lost).",
+            valueName: "model|store"))
+    var sourceModel: String = "model"
+
+    @Option(help: "SQLite's page cache per connection, in KiB.")
+    var pageCache: Int = 4 * 1024
+
+    @Option(help: "The largest value (string or blob) a store may hold, in bytes; a larger one is refused (65) before it is read. Default 268435456 (256 MiB).")
+    var maxValueSize: Int = Database.Configuration.defaultMaxValueBytes
+
+    @Option(
+        name: .customLong("policy"),
+        help: ArgumentHelp(
+            "Bind a policy class a mapping names (MyApp.CompanyPolicy, or its last component) to a built-in policy, "
+                + "CLASS=builtin:unique(key: ATTR), CLASS=builtin:split(key: ATTR, separator: \",\"), CLASS=builtin:split(keys: [A, B]), "
+                + "or to Core Data's default policy, CLASS=default (the class's own behaviour is skipped: a warning says so); repeat.",
+            valueName: "class=policy"))
+    var policyBindings: [String] = []
+
+    func validate() throws {
+        guard ["model", "store"].contains(sourceModel) else {
+            throw ValidationError("--source-model must be model or store, not '\(sourceModel)'")
+        }
+        guard pageCache >= 64 else { throw ValidationError("--page-cache must be at least 64 KiB") }
+        _ = try bindings()
+    }
+
+    /// `options` with this command line's page cache and value size limit.
+    func withValueLimits(_ options: MigrationOptions) -> MigrationOptions {
+        var options = options
+        options.pageCacheKiB = pageCache
+        options.maxValueBytes = maxValueSize
+        return options
+    }
+
+
+    /// `--source-model store`: the model the store carries (Z_MODELCACHE) becomes the source version,
+    /// placed just before the target so that the step from it is direct. A store whose hashes a version
+    /// of --model already has needs no such version: that version is the source, as without the option.
+    func withStoreModel(_ versioned: VersionedModel) throws -> VersionedModel {
+        let url = URL(filePath: store)
+        let database = try Database(url: url, mode: .readOnly, configuration: .init(pageCacheKiB: 256))
+        defer { database.close() }
+        guard let carried = try ModelCache.model(in: database) else {
+            throw StoreError(.notCoreData, "--source-model store: the store carries no model (no Z_MODELCACHE, as in stores older than about 2019)", path: url.path)
+        }
+        let metadata = try StoreMetadata(reading: database)
+        if versioned.version(matchingEntityHashes: metadata.entityHashes) != nil { return versioned }
+        guard carried.entityVersionHashes() == metadata.entityHashes else {
+            throw StoreError(
+                .corrupt, "--source-model store: the model the store carries does not have the store's own entity hashes", path: url.path)
+        }
+        let target = to ?? versioned.currentVersionName
+        guard let position = versioned.versions.firstIndex(where: { $0.name == target }) else { return versioned }
+        var versions = versioned.versions
+        versions.insert(.init(name: "(store model)", model: carried), at: position)
+        return try VersionedModel(name: versioned.name, versions: versions, currentVersionName: versioned.currentVersionName)
+    }
+
+    /// The `--policy` bindings, read.
+    func bindings() throws -> [(className: String, binding: PolicyRegistry.Binding)] {
+        var seen: Set<String> = []
+        return try policyBindings.map { text in
+            guard let equals = text.firstIndex(of: "="), !text[..<equals].trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw ValidationError("--policy '\(text)': expected CLASS=builtin:<policy> or CLASS=default")
+            }
+            let className = text[..<equals].trimmingCharacters(in: .whitespaces)
+            guard seen.insert(className).inserted else { throw ValidationError("--policy binds the class '\(className)' twice") }
+            do {
+                return (className, try PolicyRegistry.Binding(parsing: String(text[text.index(after: equals)...])))
+            } catch let error as MigrationError {
+                throw ValidationError("--policy '\(text)': \(error.message)")
+            }
+        }
+    }
+
+    /// The `--mapping` models with their labels: a file is read; a folder (not an `.xcmappingmodel`)
+    /// is searched for the mappings of the migration's steps (``MappingDiscovery``).
+    func mappingModels(_ versioned: VersionedModel) throws -> ([MappingModel], [String]) {
+        try Self.mappingModels(mappings, store: store, to: to, versioned)
+    }
+
+    /// Mapping files and folders (as `--mapping` takes them) for a migration of `store` to `to`; a
+    /// manifest's `mappings` too. `folders` keeps what each folder holds, for a fleet whose stores share it.
+    static func mappingModels(
+        _ paths: [String], store: String, to: String?, _ versioned: VersionedModel, folders: MappingFolders = MappingFolders()
+    ) throws -> ([MappingModel], [String]) {
+        var models: [MappingModel] = []
+        var labels: [String] = []
+        for path in paths {
+            let url = URL(filePath: path)
+            var isFolder: ObjCBool = false
+            if url.pathExtension.lowercased() != "xcmappingmodel", FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+                let candidates = try folders.candidates(in: url)
+                guard let source = MappingDiscovery.version(of: URL(filePath: store), in: versioned),
+                    let target = versioned.version(named: to ?? versioned.currentVersionName)
+                else { continue }  // the migration says what is wrong with the store or the target
+                for candidate in try MappingDiscovery.select(candidates, model: versioned, from: source, to: target) {
+                    models.append(candidate.mapping)
+                    labels.append(candidate.url.path)
+                }
+            } else {
+                models.append(try MappingModel(contentsOf: url))
+                labels.append(path)
+            }
+        }
+        return (models, labels)
+    }
+
+    /// The migration these arguments describe, with the command line's policies registered and the
+    /// `--policy` bindings over them. Every policy of every step is found (and a built-in one checked
+    /// against the step's models) before anything runs; a class bound to Core Data's default policy
+    /// gets a warning.
+    func migration(options: MigrationOptions) throws -> ProgressiveMigration {
+        var versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
+        if to == nil, let note = versioned.currentVersionNote { printError("moult: note: \(note)") }
+        // A target whose store cannot be written as Core Data would (an unconfirmed derivation or
+        // composite attribute) is refused first (65): its entities would otherwise match any store by
+        // presence and the run would claim there is nothing to migrate.
+        if let target = versioned.version(named: to ?? versioned.currentVersionName) {
+            do throws(StoreError) {
+                try StoreLayout(model: target.model).checkWritable()
+            } catch {
+                var located = error
+                if located.path == nil { located.path = model }
+                throw located
+            }
+        }
+        if sourceModel == "store" { versioned = try withStoreModel(versioned) }
+        let (mappingModels, mappingLabels) = try mappingModels(versioned)
+        var policies = MoultCommand.policies
+        let bindings = try bindings()
+        for (className, binding) in bindings { policies.bind(className, to: binding) }
+        let migration = try ProgressiveMigration(
+            store: URL(filePath: store), model: versioned, to: to, mappings: mappingModels, policies: policies,
+            options: withValueLimits(options), mappingLabels: mappingLabels)
+        var used: Set<String> = []
+        for step in migration.steps where !step.inferred {
+            for mapping in step.mappings.flatMap(\.orderedEntityMappings) {
+                if case .bound(let className, let binding) = try policies.source(for: mapping) {
+                    used.insert(className)
+                    if binding == .coreDataDefault {
+                        printError(
+                            "moult: warning: entity mapping \(mapping.name) runs Core Data's default policy instead of "
+                                + "\(mapping.entityMigrationPolicyClassName ?? className) (--policy \(className)=default): what that class does is skipped")
+                    }
+                }
+                _ = try policies.resolve(mapping, source: step.from.model, destination: step.to.model)
+            }
+        }
+        for (className, _) in bindings where !used.contains(className) {
+            printError("moult: warning: --policy \(className)=…: no entity mapping of this migration names that class")
+        }
+        var versions = migration.steps.map(\.to)
+        if let first = migration.steps.first { versions.insert(first.from, at: 0) }
+        Self.warnAboutIgnoredFetchIndexElements(versions.map(\.model))
+        return migration
+    }
+
+    /// Says, once per message, which fetch index elements the models' layouts ignore (an element on a
+    /// to-many relationship: Core Data makes no index term for it).
+    static func warnAboutIgnoredFetchIndexElements(_ models: [ObjectModel]) {
+        var said: Set<String> = []
+        for model in models {
+            for message in (try? StoreLayout(model: model))?.ignoredFetchIndexElements ?? [] where said.insert(message).inserted {
+                printError("moult: warning: \(message)")
+            }
+        }
+    }
+}
