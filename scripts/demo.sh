@@ -63,7 +63,7 @@ measured "$PEOPLE" migrate "$DIR/people-v4.sqlite" --model "$MODEL" --to v5 --ma
     --output "$DIR/companies-v5.sqlite" --chunk-size 10000
 read -r ANON2 TOTAL2 WALL2 < "$DIR/last.mem"
 echo "moult, the built-in policy unique(key: companyName) named by the mapping, nothing compiled:"
-measured "$MOULT" migrate "$DIR/people-v4.sqlite" --model "$MODEL" --to v5 --mapping "$MAPPINGS/v4-to-v5-builtin.json" \
+measured "$MOULT" migrate "$DIR/people-v4.sqlite" --model "$MODEL" --to v5 --mapping "$MAPPINGS/../BuiltinPolicy/v4-to-v5.json" \
     --output "$DIR/companies-builtin-v5.sqlite" --chunk-size 10000
 read -r ANON3 TOTAL3 WALL3 < "$DIR/last.mem"
 

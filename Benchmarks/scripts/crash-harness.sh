@@ -8,7 +8,7 @@
 #         (--journal rollback: the source in rollback-journal mode, as many Core Data stores are)
 #
 # STEP is the People step migrated: v2-v3 (the address split, the default), v3-v4 (the Adult/Child
-# split, Mappings/v3-to-v4.json), v4-v5 (unique companies and schools, Mappings/v4-to-v5-builtin.json)
+# split, Mappings/v3-to-v4.json), v4-v5 (unique companies and schools, BuiltinPolicy/v4-to-v5.json)
 # or v1-v3 (a chain: v1 -> v2 inferred, its intermediate store made by SQL, then Mappings/v2-to-v3.json).
 #
 # 1. Generates a People v2 store of N persons and runs the address split (v2 -> v3, with
@@ -41,7 +41,7 @@ done
 case "$STEP" in
 v2-v3) FROM=2 TO=v3 MAPPING=v2-to-v3.json ;;
 v3-v4) FROM=3 TO=v4 MAPPING=v3-to-v4.json ;;
-v4-v5) FROM=4 TO=v5 MAPPING=v4-to-v5-builtin.json ;;
+v4-v5) FROM=4 TO=v5 MAPPING=../BuiltinPolicy/v4-to-v5.json ;;
 v1-v3) FROM=1 TO=v3 MAPPING=v2-to-v3.json ;;
 *) die "unknown step: $STEP (v2-v3, v3-v4, v4-v5 or v1-v3)" ;;
 esac

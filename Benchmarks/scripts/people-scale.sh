@@ -8,7 +8,7 @@
 #   v1->v3   generate a v1 store (seed 1); moult migrate --to v3 (v1 -> v2 -> v3); floor: floor/v1-to-v3.sql
 #   v2->v3   generate a v2 store; the address split with Mappings/v2-to-v3.json;   floor: floor/v2-to-v3.sql
 #   v3->v4   generate a v3 store; the Adult/Child split with Mappings/v3-to-v4.json; floor: floor/v3-to-v4.sql
-#   v4->v5   generate a v4 store; unique companies and schools with Mappings/v4-to-v5-builtin.json;
+#   v4->v5   generate a v4 store; unique companies and schools with BuiltinPolicy/v4-to-v5.json;
 #            floor: floor/v4-to-v5.sql
 # every run with --chunk-size 10000, measured by peakmem (peak RssAnon and total RSS of the process
 # tree, wall time). The floor's destination is made by `moult create` (inside the measured command).
@@ -107,7 +107,7 @@ SH
     v1-v3-chain) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --output "$dest" "${options[@]}") ;;
     v2-v3) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --output "$dest" "${options[@]}") ;;
     v3-v4) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v4 --mapping "$MAPPINGS/v3-to-v4.json" --output "$dest" "${options[@]}") ;;
-    v4-v5) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v5 --mapping "$MAPPINGS/v4-to-v5-builtin.json" --output "$dest" "${options[@]}") ;;
+    v4-v5) CMD=("${moult[@]}" migrate "$src" --model "$MODEL" --to v5 --mapping "$MAPPINGS/../BuiltinPolicy/v4-to-v5.json" --output "$dest" "${options[@]}") ;;
     *) die "unknown scenario: $scenario" ;;
     esac
 }

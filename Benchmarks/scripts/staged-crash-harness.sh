@@ -99,7 +99,7 @@ EOF
     { "custom": { "from": "v2", "to": "v3", "mapping": "$MAPPINGS/v2-to-v3.json",
                   "didMigrate": [ { "update": "Address", "where": "state != nil", "set": { "state": "uppercase:(state)" } } ] } },
     { "custom": { "from": "v3", "to": "v4", "mapping": "$MAPPINGS/v3-to-v4.json" } },
-    { "custom": { "from": "v4", "to": "v5", "mapping": "$MAPPINGS/v4-to-v5-builtin.json" } } ] }
+    { "custom": { "from": "v4", "to": "v5", "mapping": "$MAPPINGS/../BuiltinPolicy/v4-to-v5.json" } } ] }
 EOF
         ARGS=(--model "$MODEL_PATH" --stages "$WORK/$mode.json" --chunk-size 1000) ;;
     esac

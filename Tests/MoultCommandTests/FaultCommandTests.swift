@@ -8,7 +8,7 @@ import Testing
 /// destination, a store changed between a stop and a resume, the status file's temporary name.
 @Suite struct FaultCommandTests {
     static let model = Fixtures.peopleModel.path
-    static func mapping(_ name: String) -> String { Fixtures.datasets.appending(path: "People/Mappings/\(name).json").path }
+    static func mapping(_ name: String) -> String { Fixtures.peopleMapping(name).path }
     static let toV3 = ["--model", model, "--to", "v3", "--mapping", mapping("v2-to-v3"), "--chunk-size", "20", "--quiet"]
 
     static func sql(_ store: URL, _ script: String) throws {

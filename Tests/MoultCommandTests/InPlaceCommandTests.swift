@@ -8,7 +8,7 @@ import Testing
 /// mixing both, killed at named points and run again.
 @Suite struct InPlaceCommandTests {
     static let model = Fixtures.peopleModel.path
-    static func mapping(_ name: String) -> String { Fixtures.datasets.appending(path: "People/Mappings/\(name).json").path }
+    static func mapping(_ name: String) -> String { Fixtures.peopleMapping(name).path }
 
     static func generate(_ version: String, persons: Int, in directory: TemporaryDirectory, name: String = "people.sqlite") throws -> URL {
         let store = directory.appending(name)

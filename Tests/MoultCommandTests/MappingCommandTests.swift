@@ -145,7 +145,7 @@ import Testing
 
 extension MappingCommandTests {
     @Test func showPrintsABuiltInPolicy() throws {
-        let file = Fixtures.datasets.appending(path: "People/Mappings/v4-to-v5-builtin.json")
+        let file = Fixtures.datasets.appending(path: "People/BuiltinPolicy/v4-to-v5.json")
         let mapping = try MappingModel(jsonFile: file)
         let builtin = try #require(mapping.entityMappings.compactMap(\.builtinPolicy).first)
         let result = try MoultProcess.run(["mapping", "show", file.path])

@@ -95,4 +95,16 @@ import Testing
         #expect(result.exitCode == 65, "\(result.standardOutput)\(result.standardError)")
         #expect(result.standardError.contains("v2-to-v3.json"), "\(result.standardError)")
     }
+
+    /// Issue 27: the bundled folder holds one mapping per step, so it can be given whole.
+    @Test func theBundledMappingsFolderServesEveryStep() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try MigrateCommandTests.generate("1", persons: 60, in: directory)
+        let folder = Fixtures.datasets.appending(path: "People/Mappings").path
+        let result = try MoultProcess.run(
+            ["migrate", source.path, "--model", Self.model, "--to", "v5", "--mapping", folder, "--output", directory.appending("v5.sqlite").path, "--quiet"],
+            tool: .people)
+        #expect(result.exitCode == 0, "\(result.standardError)")
+    }
 }

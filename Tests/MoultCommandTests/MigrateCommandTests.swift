@@ -7,7 +7,7 @@ import Testing
 /// failures, missing policies; the source never changes.
 @Suite struct MigrateCommandTests {
     static let model = Fixtures.peopleModel.path
-    static func mapping(_ name: String) -> String { Fixtures.datasets.appending(path: "People/Mappings/\(name).json").path }
+    static func mapping(_ name: String) -> String { Fixtures.peopleMapping(name).path }
 
     /// `moult-people generate` into `directory`.
     static func generate(_ version: String, persons: Int, in directory: TemporaryDirectory, name: String = "source.sqlite") throws -> URL {

@@ -7,7 +7,7 @@ import Testing
 /// command's compiled ones.
 @Suite struct PolicyCommandTests {
     static let model = Fixtures.peopleModel.path
-    static func mapping(_ name: String) -> String { Fixtures.datasets.appending(path: "People/Mappings/\(name).json").path }
+    static func mapping(_ name: String) -> String { Fixtures.peopleMapping(name).path }
 
     /// The store's rows, table by table, without `Z_METADATA` (whose store UUID derives from the run's
     /// arguments): `sqlite3 .dump`.

@@ -20,6 +20,14 @@ public enum Fixtures {
         root.appending(path: relativePath)
     }
 
+    /// A People mapping by name (`v2-to-v3`): those of `Datasets/People/Mappings`, and
+    /// `v4-to-v5-builtin`, the v4 → v5 mapping with the built-in policy, kept apart in
+    /// `Datasets/People/BuiltinPolicy` so that the Mappings folder holds one mapping per step.
+    public static func peopleMapping(_ name: String) -> URL {
+        name == "v4-to-v5-builtin"
+            ? datasets.appending(path: "People/BuiltinPolicy/v4-to-v5.json") : datasets.appending(path: "People/Mappings/\(name).json")
+    }
+
     /// The People scenario's versioned model.
     public static var peopleModel: URL {
         datasets.appending(path: "People/People.xcdatamodeld", directoryHint: .isDirectory)

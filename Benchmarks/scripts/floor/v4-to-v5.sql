@@ -1,5 +1,5 @@
 -- The SQL floor of People v4 -> v5 (unique companies and schools by name), as
--- Datasets/People/Mappings/v4-to-v5-builtin.json says (and v4-to-v5.json with the People policies):
+-- Datasets/People/BuiltinPolicy/v4-to-v5.json says (and v4-to-v5.json with the People policies):
 -- AddressToAddress (copy, keys 1…M in source order), AdultToAdult then ChildToChild (the Person
 -- hierarchy's one key sequence: adults first, then children, each in source order), AdultToCompany
 -- (one Company per distinct companyName, keys in the order of each name's first adult, `business`

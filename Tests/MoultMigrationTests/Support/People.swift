@@ -17,9 +17,9 @@ enum People {
         return registry
     }
 
-    /// A mapping file of `Datasets/People/Mappings` (`"v2-to-v3"`).
+    /// A People mapping file by name (`"v2-to-v3"`, see `Fixtures.peopleMapping(_:)`).
     static func mapping(_ name: String) throws -> MappingModel {
-        try MappingModel(contentsOf: Fixtures.datasets.appending(path: "People/Mappings/\(name).json"))
+        try MappingModel(contentsOf: Fixtures.peopleMapping(name))
     }
 
     static func version(_ name: String) -> ObjectModel { model.version(named: name)!.model }
