@@ -8,7 +8,8 @@ extension InPlaceMigration {
     /// make a schema-only step depend on the number of objects.
     ///
     /// The streaming engine checks every rule of the destination model (stage 3). An SQL step checks
-    /// the ones the step itself can break: an attribute made required with no default (nils stay),
+    /// the ones the step itself can break: a new attribute that is required or has a default, an
+    /// attribute made required with no default (nils stay),
     /// new or tighter bounds, a new regular expression, a type change, a to-one made required, new
     /// counts on a to-many, a required relationship (or one with counts) that may lose objects of a
     /// removed entity (the SQL step clears those links, as the copy leaves them out).
@@ -23,8 +24,10 @@ extension InPlaceMigration {
             var properties: Set<String> = []
             for attribute in destination.attributes(of: destinationEntity) where !attribute.isTransient {
                 guard let from = names[attribute.name], let old = source.attribute(named: from, of: sourceEntity) else {
-                    // A new attribute: existing objects hold its default value, or nil.
-                    if attribute.hasRules { properties.insert(attribute.name) }
+                    // A new attribute: every existing object holds the same value, its default or nil.
+                    // Nil passes every rule but being required, so an optional one without a default
+                    // is valid without a scan (which would make a schema-only step read every page).
+                    if attribute.hasRules, !(attribute.defaultValueString == nil && attribute.isOptional) { properties.insert(attribute.name) }
                     continue
                 }
                 if attribute.ruleSignature != old.ruleSignature { properties.insert(attribute.name) }
