@@ -13,6 +13,10 @@ import MoultStore
 /// (``destinationInstances(forEntityMappingNamed:sourceInstances:)``), and keep state across chunks
 /// (``state(_:)``). Value expressions reach it as `$manager`.
 ///
+/// Nothing a policy does through it is written at once: the chunk's objects, links, attributes and
+/// state are recorded in the chunk's evaluation, which its later look-ups see, and the engine's chunk
+/// writer writes them in the chunk's transaction (see `EvaluatedChunk`).
+///
 /// A manager is made and driven by the engine for a driver (`StreamingMigrator` of MoultMigration); it is
 /// confined to the thread that runs the migration.
 ///
