@@ -113,20 +113,20 @@ extension Session {
             profile?.lap(&clock, name, stage, .evaluate)
         }
         try writer.commit(next, durable: job.options.durable) {
-            if let bulk = step.bulk, let chunk = step.chunk {
+            if let bulk = step.bulk {
                 var objects: [MigrationObject] = []
-                if try !manager.bulkCreate(step.compiled, bulk, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound) {
+                if let chunk = step.chunk,
+                    try !manager.bulkCreate(step.compiled, bulk, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound)
+                {
                     // Values the per-object path converts or refuses: it reads this chunk.
                     objects = try manager.sourceObjects(step.compiled, after: chunk.lowerBound, through: chunk.upperBound)
                 }
                 evaluated = try evaluate(step, objects, manager: manager)
-            } else if step.bulk != nil {
-                evaluated = try evaluate(step, [], manager: manager)
             }
             if let evaluated { try writer.apply(evaluated) }
             profile?.lap(&clock, name, stage, .write)
         }
-        profile?.lap(&clock, name, stage, .sqliteCommit)
+        profile?.lap(&clock, name, stage, .commit)
         position = next
     }
 

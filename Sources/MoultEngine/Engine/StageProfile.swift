@@ -12,10 +12,8 @@ package final class StageProfile {
         /// Writing the evaluated chunk: rows, links, policy state and associations, or the bulk
         /// `INSERT … SELECT` that SQLite evaluates itself.
         case write
-        /// The checkpoint row and the association table's commit.
-        case associationCommit = "checkpoint+association-commit"
-        /// The destination's commit.
-        case sqliteCommit = "sqlite-commit"
+        /// The checkpoint row, the association table's commit and the destination's.
+        case commit = "checkpoint+commits"
     }
 
     private var seconds: [String: Double] = [:]

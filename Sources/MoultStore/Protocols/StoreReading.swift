@@ -19,7 +19,7 @@ public import MoultModel
 /// ```
 ///
 /// The layout is Core Data's for the store's model (``StoreLayout/init(model:)``) whatever the file's
-/// format: it numbers the entities (`Z_ENT`, which every ``ObjectID`` carries) and orders the slots of
+/// format: it numbers the entities (`Z_ENT`, which every `ObjectID` carries) and orders the slots of
 /// a row (``ObjectShape``). A reader is confined to one thread.
 public protocol StoreReading: AnyObject {
     /// The cursor ``objects(of:includingSubentities:after:through:batchSize:)`` returns.
