@@ -27,6 +27,12 @@ package final class ChunkWriter {
         self.associations = associations
     }
 
+    /// Runs an evaluation in one read transaction of the destination: it sees the committed state as
+    /// one snapshot, and its many small reads (policies' state, mirrors) share one read lock.
+    func snapshot<T>(_ body: () throws -> T) throws -> T {
+        try database.read(body)
+    }
+
     /// Runs `body` as one chunk: the association table's chunk and the destination's transaction,
     /// with the checkpoint moved to `next`. On throw nothing of it remains.
     func commit(_ next: Checkpoint.Position, durable: Bool, _ body: () throws -> Void) throws {

@@ -109,7 +109,7 @@ extension Session {
         if step.bulk == nil {
             let objects = try read(step, manager: manager)
             profile?.lap(&clock, name, stage, .read)
-            evaluated = try evaluate(step, objects, manager: manager)
+            evaluated = try writer.snapshot { try evaluate(step, objects, manager: manager) }
             profile?.lap(&clock, name, stage, .evaluate)
         }
         try writer.commit(next, durable: job.options.durable) {
