@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoultMigration
 import MoultModel
+import MoultStore
 
 /// `--events FILE`: the run's events as JSON lines (`-` for standard output).
 struct EventOptions: ParsableArguments {
@@ -72,18 +73,9 @@ final class EventLog: @unchecked Sendable {
     func write(_ event: MigrationEvent) {
         guard !ended else { return }
         if event.isLast { ended = true }
+        // A line that cannot be written is dropped: the run goes on (its report and exit code stand).
         let line = Array((event.jsonLine + "\n").utf8)
-        line.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
+        _ = line.withUnsafeBytes { FileOperations.writeAll($0, to: descriptor) }
     }
 
     /// The failure event of an error thrown outside the migration (reading the model, say), unless the

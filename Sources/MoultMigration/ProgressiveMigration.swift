@@ -50,8 +50,10 @@ public struct ProgressiveMigration {
     /// The version that made the store.
     public let sourceVersion: VersionedModel.Version
     public let targetVersion: VersionedModel.Version
-    /// The steps; empty when the store is already at the target version (``isUpToDate``).
-    public let steps: [Step]
+    /// The chain, planned once: its steps and how each runs in place.
+    public let chainPlan: ChainPlan
+    /// The steps (the chain plan's); empty when the store is already at the target version (``isUpToDate``).
+    public var steps: [Step] { chainPlan.steps }
     public var policies: PolicyRegistry
     public var options: MigrationOptions
 
@@ -110,8 +112,7 @@ public struct ProgressiveMigration {
         } ?? model.current
         self.targetVersion = targetVersion
         let labels = mappings.indices.map { $0 < mappingLabels.count ? mappingLabels[$0] : "mapping \($0 + 1)" }
-        steps = try Self.chain(
-            model: model, from: source, to: targetVersion, mappings: mappings, labels: labels)
+        chainPlan = ChainPlan(steps: try Self.chain(model: model, from: source, to: targetVersion, mappings: mappings, labels: labels))
     }
 
     /// Each version's differences from a store's entity hashes, one line per version: what `migrate`
@@ -218,7 +219,7 @@ public struct ProgressiveMigration {
                     reportLosses(of: step, offset: offset, in: input, losses: losses, events: events)
                     if !isLast, options.intermediateStepsBySQL,
                         !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path),
-                        case .sql(let script)? = try? InPlaceMigration.method(for: step),
+                        case .sql(let script)? = try? chainPlan.inPlaceMethod(ofStep: offset),
                         try intermediateBySQL(
                             step, script, offset: offset, input: input, output: stepOutput, isCancelled: isCancelled, events: events)
                     {

@@ -6,47 +6,59 @@ import MoultStore
 // MARK: - Associations
 
 extension MigrationManager {
-    /// Writes the associations recorded since the last flush into the chunk's transaction.
-    func flushAssociations() throws {
-        guard !pendingAssociations.isEmpty else { return }
-        try associations.associate(pendingAssociations)
-        pendingAssociations.removeAll(keepingCapacity: true)
+    // Look-ups see the association table's committed entries and the chunk's own, not yet written
+    // (see ``ChunkEvaluation``), merged as the table orders them: destinations by (entity, key),
+    // sources by key.
+
+    /// The destinations `mapping` made from the source key, the chunk's own included.
+    func destinations(forMapping mapping: Int, source: Int64) throws -> [ObjectID] {
+        let committed = try associations.destinations(forMapping: mapping, source: source)
+        guard evaluation.hasAssociations else { return committed }
+        return Self.merged(committed, evaluation.destinations(forMapping: mapping, source: source))
     }
 
-    /// Forgets the associations of a chunk that failed.
-    func discardPendingAssociations() {
-        pendingAssociations.removeAll(keepingCapacity: true)
+    /// ``destinations(forMapping:source:)`` for many source keys, in their order.
+    func destinations(forMapping mapping: Int, sources: [Int64]) throws -> [[ObjectID]] {
+        let committed = try associations.destinations(forMapping: mapping, sources: sources)
+        guard evaluation.hasAssociations else { return committed }
+        return zip(committed, sources).map { Self.merged($0, evaluation.destinations(forMapping: mapping, source: $1)) }
+    }
+
+    private static func merged(_ committed: [ObjectID], _ recorded: [ObjectID]) -> [ObjectID] {
+        guard !recorded.isEmpty else { return committed }
+        return Set(committed + recorded).sorted { ($0.entity, $0.primaryKey) < ($1.entity, $1.primaryKey) }
     }
 
     /// Records that `mapping` made `destination` from `source`.
     public func associate(source: ObjectID, destination: ObjectID, mapping: EntityMapping) throws {
         let compiled = try self.compiled(mapping)
-        pendingAssociations.append(Association(source: source, destination: destination, mapping: compiled.index))
+        evaluation.associate(Association(source: source, destination: destination, mapping: compiled.index))
         if compiled.mirrorsAssociations { try mirror(source: source, destination: destination, mapping: compiled.index) }
     }
 
     /// The destination objects the named entity mapping made from these source objects.
     public func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectID]) throws -> [ObjectID] {
-        try flushAssociations()
         guard let index = mappingIndexByName[name] else {
             throw MigrationError(.invalidMapping, "no entity mapping is named '\(name)'", mapping: currentMapping?.name)
         }
         var result: [ObjectID] = []
         for source in sourceInstances {
-            result += try associations.destinations(forMapping: index, source: source.primaryKey)
+            result += try destinations(forMapping: index, source: source.primaryKey)
         }
         return result
     }
 
     /// The source objects the named entity mapping made these destination objects from.
     public func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectID]) throws -> [ObjectID] {
-        try flushAssociations()
         guard let index = mappingIndexByName[name] else {
             throw MigrationError(.invalidMapping, "no entity mapping is named '\(name)'", mapping: currentMapping?.name)
         }
         var result: [ObjectID] = []
         for destination in destinationInstances {
-            result += try associations.sources(forMapping: index, destination: destination)
+            let committed = try associations.sources(forMapping: index, destination: destination)
+            let recorded = evaluation.hasAssociations ? evaluation.sources(forMapping: index, destination: destination) : []
+            result += recorded.isEmpty
+                ? committed : Set(committed + recorded).sorted { ($0.primaryKey, $0.entity) < ($1.primaryKey, $1.entity) }
         }
         return result
     }
@@ -54,10 +66,14 @@ extension MigrationManager {
     /// The destinations of these source objects through whichever mappings migrate the destination
     /// entity of the source relationship `name` of the current mapping's source entity.
     public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectID]) throws -> [ObjectID] {
-        try flushAssociations()
         var result: [ObjectID] = []
         for source in sourceInstances {
-            result += try associations.destinations(forSource: source, mappings: try mappings(migrating: source.entity, through: name))
+            let mappings = try mappings(migrating: source.entity, through: name)
+            if evaluation.hasAssociations {
+                for mapping in mappings { result += try destinations(forMapping: mapping, source: source.primaryKey) }
+            } else {
+                result += try associations.destinations(forSource: source, mappings: mappings)
+            }
         }
         return result
     }

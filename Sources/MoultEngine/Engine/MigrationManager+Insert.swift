@@ -6,6 +6,9 @@ import MoultStore
 
 // MARK: - Creating objects (stage 1), and setting their attributes
 
+// What is created or set here is recorded in the chunk's evaluation (``EvaluatedChunk``), with the
+// primary key it will have, and written by the ``ChunkWriter``; only the bulk copy writes itself.
+
 extension MigrationManager {
     /// Creates a destination object with these attribute values; attributes not given get their
     /// default value. Relationships are set in stage 2.
@@ -81,7 +84,7 @@ extension MigrationManager {
         } else {
             id = try insert(row, toOnes: try insertedToOneValues(compiled, layout: layout, source: source), into: layout)
         }
-        pendingAssociations.append(Association(source: source.objectID, destination: id, mapping: compiled.index))
+        evaluation.associate(Association(source: source.objectID, destination: id, mapping: compiled.index))
         if compiled.mirrorsAssociations { try mirror(source: source.objectID, destination: id, mapping: compiled.index) }
         return id
     }
@@ -101,21 +104,24 @@ extension MigrationManager {
             }
             // The looked-up mapping ran in an earlier pass (see `ToOnesAtInsert.createOrder`): its mirror is
             // whole (its associations may not be written, see `UnreadAssociations`).
-            if let found = try EngineWorkTables.mirroredDestination(ofSource: key.primaryKey, mapping: inserted.lookup, in: destination) {
+            if let found = try evaluation.mirrored(mapping: inserted.lookup, source: key.primaryKey)
+                ?? EngineWorkTables.mirroredDestination(ofSource: key.primaryKey, mapping: inserted.lookup, in: destination)
+            {
                 values[offset] = .object(ObjectID(entity: inserted.targetEntity, primaryKey: found))
             }
         }
         return values
     }
 
-    /// Records an association in the destination's mirror table of its mapping (see ``ToOnesAtInsert``).
+    /// Records an association for the destination's mirror table of its mapping (see ``ToOnesAtInsert``).
     func mirror(source: ObjectID, destination: ObjectID, mapping: Int) throws {
-        try EngineWorkTables.mirror(source: source.primaryKey, destination: destination.primaryKey, ofMapping: mapping, in: self.destination)
+        evaluation.append(.mirror(mapping: mapping, source: source.primaryKey, destination: destination.primaryKey))
     }
 
     /// Stage 1 of a chunk as one `INSERT … SELECT` from the attached source (see ``CompiledMapping/bulkCopy``):
     /// primary keys continue from the writer's counter in source order, and the chunk's associations
-    /// are recorded from the same keys.
+    /// are written from the same keys. It is the chunk writer's: SQLite evaluates the mapping itself,
+    /// in the chunk's transaction.
     ///
     /// A mapping whose associations nothing reads (see ``UnreadAssociations``) records the chunk as one row
     /// instead, under its pass, without reading the keys.
@@ -155,14 +161,16 @@ extension MigrationManager {
         }
         let keys = try bulk.sourceKeys(after: lowerBound, through: upperBound, filterArguments: filterArguments, in: sourceStore.database)
         let from = mapping.source?.number ?? 0
-        for (offset, key) in keys.enumerated() {
-            let destination = ObjectID(entity: layout.number, primaryKey: first + Int64(offset))
-            pendingAssociations.append(Association(source: ObjectID(entity: from, primaryKey: key), destination: destination, mapping: mapping.index))
-        }
         guard keys.count == count else {
             throw MigrationError(
                 .evaluationFailed, "the chunk inserted \(count) objects but read \(keys.count) source keys", mapping: mapping.name)
         }
+        try associations.associate(
+            keys.enumerated().map { offset, key in
+                Association(
+                    source: ObjectID(entity: from, primaryKey: key), destination: ObjectID(entity: layout.number, primaryKey: first + Int64(offset)),
+                    mapping: mapping.index)
+            })
         return true
     }
 
@@ -173,13 +181,9 @@ extension MigrationManager {
         } else if !layout.toOneRelationships.isEmpty {
             values.append(contentsOf: repeatElement(Value.null, count: layout.toOneRelationships.count))
         }
-        do {
-            return try writer.insert(layout.name, values: values)
-        } catch {
-            throw MigrationError(
-                .evaluationFailed, "inserting a '\(layout.name)' object failed", mapping: currentMapping?.name,
-                entity: layout.name, underlying: error)
-        }
+        let key = evaluation.allocateKey(root: layout.rootNumber)
+        evaluation.append(.insert(entity: layout.name, primaryKey: key, values: values))
+        return ObjectID(entity: layout.number, primaryKey: key)
     }
 
     /// Sets an attribute of a destination object already created.
@@ -188,7 +192,7 @@ extension MigrationManager {
             throw MigrationError(
                 .invalidMapping, "the destination object \(object) has no attribute '\(key)'", mapping: currentMapping?.name)
         }
-        try EngineLinkWrites.setAttribute(
-            DefaultValues.coerce(value, to: column.type), column: column.column, table: layout.table, primaryKey: object.primaryKey, in: destination)
+        evaluation.append(
+            .setAttribute(value: DefaultValues.coerce(value, to: column.type), column: column.column, table: layout.table, primaryKey: object.primaryKey))
     }
 }

@@ -67,9 +67,11 @@ extension MigrationManager {
 
     /// Stage 2 of a chunk as set operations, when the mapping allows it (see ``setWrite(for:)``):
     /// `objects` are the chunk's source objects (keys and looked-up to-ones), `made` their destinations.
-    /// Writes exactly what ``createDefaultRelationships(for:source:mapping:)`` writes object by object.
+    /// Records, per relationship, the links the per-object path would write, in its order (a later
+    /// link to the same row replaces an earlier one, as a later `UPDATE` would); the chunk writer
+    /// stages them and writes each relationship with one `UPDATE … FROM` (see ``EvaluatedChunk/LinkSet``).
     ///
-    /// - Returns: false when the chunk must take the per-object path (nothing was written then): the
+    /// - Returns: false when the chunk must take the per-object path (nothing was recorded then): the
     ///   mapping has no set form, a destination is of another entity, or a target is of an entity the
     ///   relationship cannot hold (the per-object path then reports it).
     func createRelationshipsAsSets(_ compiled: CompiledMapping, objects: [MigrationObject], made: [[ObjectID]]) throws -> Bool {
@@ -77,8 +79,7 @@ extension MigrationManager {
         for destinations in made {
             for destination in destinations where destination.entity != plan.entity { return false }
         }
-        try flushAssociations()
-        // Every lookup and check first, so that a chunk that falls back has written nothing.
+        // Every lookup and check first, so that a chunk that falls back has recorded nothing.
         var targetsByRelationship: [[(object: Int, targets: [ObjectID])]] = []
         for relationship in plan.relationships {
             var objectIndices: [Int] = []
@@ -94,7 +95,7 @@ extension MigrationManager {
                 }
                 objectIndices.append(index)
             }
-            let found = try associations.destinations(forMapping: relationship.lookup, sources: keys)
+            let found = try destinations(forMapping: relationship.lookup, sources: keys)
             var targets: [(object: Int, targets: [ObjectID])] = []
             targets.reserveCapacity(found.count)
             for (index, list) in zip(objectIndices, found) {
@@ -103,41 +104,32 @@ extension MigrationManager {
             }
             targetsByRelationship.append(targets)
         }
-        if !linksTableReady {
-            try EngineLinkWrites.createLinks(in: destination)
-            linksTableReady = true
-        }
-        let links = try EngineLinkWrites.Links(in: destination)
         for (relationship, targets) in zip(plan.relationships, targetsByRelationship) {
-            try links.clear()
-            var staged = 0
-            for (index, list) in targets {
-                for destinationObject in made[index] {
-                    if relationship.isToOne {
-                        guard let target = list.first else { continue }
-                        try links.add(object: destinationObject.primaryKey, value: target.primaryKey, entity: target.entity, position: 0)
-                        staged += 1
-                    } else {
-                        for (position, target) in list.enumerated() {
-                            try links.add(
+            evaluation.append(Self.links(of: relationship, targets: targets, made: made))
+        }
+        return true
+    }
+
+    /// One relationship's links, in the order the per-object path writes them.
+    private static func links(
+        of relationship: SetWrite.Relationship, targets: [(object: Int, targets: [ObjectID])], made: [[ObjectID]]
+    ) -> EvaluatedChunk.LinkSet {
+        var links: [EvaluatedChunk.LinkSet.Link] = []
+        for (index, list) in targets {
+            for destinationObject in made[index] {
+                if relationship.isToOne {
+                    guard let target = list.first else { continue }
+                    links.append(.init(object: destinationObject.primaryKey, value: target.primaryKey, entity: target.entity, position: 0))
+                } else {
+                    for (position, target) in list.enumerated() {
+                        links.append(
+                            .init(
                                 object: target.primaryKey, value: destinationObject.primaryKey, entity: destinationObject.entity,
-                                position: position + 1)
-                            staged += 1
-                        }
+                                position: position + 1))
                     }
                 }
             }
-            FaultInjection.reach(.setLinksStaged)
-            guard staged > 0 else { continue }
-            do {
-                try relationship.update.run(in: destination)
-            } catch {
-                throw MigrationError(
-                    .evaluationFailed, "writing the chunk's '\(relationship.name)' relationships failed", mapping: compiled.name,
-                    underlying: error)
-            }
-            FaultInjection.reach(.setLinksWritten)
         }
-        return true
+        return EvaluatedChunk.LinkSet(relationship: relationship.name, update: relationship.update, links: links)
     }
 }

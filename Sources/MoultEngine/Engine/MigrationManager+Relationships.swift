@@ -18,8 +18,7 @@ extension MigrationManager {
                     guard case .object(let id) = source.value(atSlot: slot) else { continue }
                     key = id.primaryKey
                 }
-                try flushAssociations()
-                try setRelationship(name, of: destination, to: try associations.destinations(forMapping: mapping, source: key))
+                try setRelationship(name, of: destination, to: try destinations(forMapping: mapping, source: key))
                 continue
             }
             if !contextIsSet {
@@ -63,11 +62,11 @@ extension MigrationManager {
         switch plan.kind {
         case .toOne(let update, let inverse):
             guard let target = targets.first else { return }
-            try update.run(object: object, target: target, in: destination)
+            evaluation.append(.setToOne(update, object: object, target: target))
             // A one-to-one is stored on both sides: keep the inverse's column in step, as Core Data does.
-            try inverse?[target.entity]?.run(object: target, target: object, in: destination)
+            if let inverse = inverse?[target.entity] { evaluation.append(.setToOne(inverse, object: target, target: object)) }
         case .toMany:
-            try writer.relate(name, object, to: targets)
+            evaluation.append(.relate(relationship: name, source: object, destinations: targets))
         }
     }
 

@@ -13,6 +13,10 @@ import MoultStore
 /// (``destinationInstances(forEntityMappingNamed:sourceInstances:)``), and keep state across chunks
 /// (``state(_:)``). Value expressions reach it as `$manager`.
 ///
+/// Nothing a policy does through it is written at once: the chunk's objects, links, attributes and
+/// state are recorded in the chunk's evaluation, which its later look-ups see, and the engine's chunk
+/// writer writes them in the chunk's transaction (see `EvaluatedChunk`).
+///
 /// A manager is made and driven by the engine for a driver (`StreamingMigrator` of MoultMigration); it is
 /// confined to the thread that runs the migration.
 ///
@@ -61,9 +65,9 @@ public final class MigrationManager {
     /// The compiled mapping being run.
     private(set) var currentCompiled: CompiledMapping?
 
-    /// Associations recorded in the chunk and not yet written: written together (ascending keys are
-    /// appends) before any lookup and before the chunk commits (see ``flushAssociations()``).
-    var pendingAssociations: [Association] = []
+    /// The chunk being evaluated: what policies and mappings create, relate, set and remember is
+    /// recorded there, not written (see ``EvaluatedChunk``).
+    let evaluation = ChunkEvaluation()
     /// The mappings that migrate an object reached through a source relationship, worked out once per
     /// (mapping, relationship, entity) (see ``mappings(migrating:through:)``).
     var sourceRelationshipMappings: [SourceRelationshipKey: [Int]] = [:]
@@ -72,8 +76,6 @@ public final class MigrationManager {
     /// The set form of each mapping's stage 2, by mapping index: nil inside when it has none (see
     /// ``setWrite(for:)``).
     var setWrites: [Int: SetWrite?] = [:]
-    /// Whether the temporary table of stage 2's links exists on the destination's connection.
-    var linksTableReady = false
 
     init(
         source: SQLiteStore, destination: SQLiteStore, sourceModel: ObjectModel, destinationModel: ObjectModel,
@@ -116,6 +118,19 @@ public final class MigrationManager {
         return mappings[index]
     }
 
+    /// Starts evaluating a chunk: primary keys continue from the writer's.
+    func beginEvaluation() {
+        let (writer, layout) = (writer, destinationLayout)
+        evaluation.begin(mapping: currentMapping?.name) { root in
+            (try? layout.entity(number: root).map { try writer.lastPrimaryKey(for: $0.name) } ?? 0) ?? 0
+        }
+    }
+
+    /// What was evaluated since ``beginEvaluation()``, handed to the chunk writer.
+    func takeEvaluated() -> EvaluatedChunk {
+        evaluation.take()
+    }
+
     func enter(_ mapping: CompiledMapping?, stage: MigrationStage) {
         currentCompiled = mapping
         currentMapping = mapping?.mapping
@@ -128,7 +143,7 @@ public final class MigrationManager {
     /// A policy's state that survives chunks and resumes: it commits with each chunk, in the
     /// destination's transaction, and is removed when the migration ends.
     public func state(_ namespace: String) -> PolicyState {
-        PolicyState(database: destination, namespace: namespace)
+        PolicyState(database: destination, namespace: namespace, evaluation: evaluation)
     }
 
     /// Records a validation failure found by a policy's ``EntityMigrationPolicy/performCustomValidation(mapping:manager:)``.

@@ -63,6 +63,9 @@ public struct MigrationPlan: Sendable, Hashable, Codable {
     public var passes: [Pass]
     /// Identifies what the plan was made from (source store, models, mappings, options).
     public var fingerprint: String
+    /// How the run executes its mappings, decided when the plan was made (nil in a plan made without
+    /// a run's compiled mappings); a resume executes as they say.
+    public var decisions: ExecutionDecisions? = nil
 
     /// Estimated objects over all passes.
     public var estimatedRows: Int { passes.reduce(0) { $0 + $1.estimatedRows } }

@@ -82,7 +82,7 @@ public struct InPlaceMigration {
     public init(chain: ProgressiveMigration, keepsBackup: Bool = true) throws {
         self.chain = chain
         self.keepsBackup = keepsBackup
-        methods = try chain.steps.map { try Self.method(for: $0) }
+        methods = try chain.steps.indices.map { try chain.chainPlan.inPlaceMethod(ofStep: $0) }
     }
 
     /// How a step runs: by SQL when its mapping is lightweight and the layouts' difference is SQL.

@@ -149,19 +149,7 @@ public enum FileOperations {
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw failure("cannot create", path) }
         defer { Glibc.close(descriptor) }
-        var failed: Int32 = 0
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failed = errno
-                    return
-                }
-                offset += written
-            }
-        }
+        let failed = data.withUnsafeBytes { writeAll($0, to: descriptor) }
         if failed != 0 {
             errno = failed
             throw failure("cannot write", path)
@@ -171,6 +159,27 @@ public enum FileOperations {
             guard fsync(descriptor) == 0 else { throw failure("cannot sync", path) }
             record(.sync(path: path))
         }
+    }
+
+    /// Writes every byte of `buffer` to an open file, again after a partial write or an interruption
+    /// (`EINTR`); nothing is traced (the caller says what the write was).
+    ///
+    /// ```swift
+    /// let failed = Array(line.utf8).withUnsafeBytes { FileOperations.writeAll($0, to: STDOUT_FILENO) }
+    /// ```
+    ///
+    /// - Returns: 0 when all was written, else the `errno` of the write that failed.
+    public static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {
+        var offset = 0
+        while offset < buffer.count {
+            let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += written
+        }
+        return 0
     }
 
     // MARK: - Syncs, renames, removals

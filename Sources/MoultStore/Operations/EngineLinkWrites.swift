@@ -20,7 +20,7 @@ package enum EngineLinkWrites {}
 
 extension EngineLinkWrites {
     /// `UPDATE <table> SET <column> = ?[, <companion> = ?] WHERE Z_PK = ?`: a to-one set on one object.
-    package struct ToOneUpdate {
+    package struct ToOneUpdate: Sendable {
         private let sql: String
         private let hasEntityColumn: Bool
 
@@ -90,7 +90,7 @@ extension EngineLinkWrites {
     /// FROM temp.moult_links AS l WHERE t.Z_PK = +l.object`: the staged links written into one column of
     /// `table` (the `+` keeps SQLite from scanning the whole table for each chunk: the links are the
     /// outer loop).
-    package struct ColumnUpdate {
+    package struct ColumnUpdate: Sendable {
         package let sql: String
         /// The column written, as `<table>.<column>`: two updates of one chunk must not write the same.
         package let target: String

@@ -1,0 +1,179 @@
+import MoultAssociations
+import MoultModel
+import MoultStore
+
+// MARK: - Chunks: evaluated, then written
+
+extension Session {
+    /// Runs the plan's passes from `position`; returns the chunks run.
+    package func execute(
+        _ plan: MigrationPlan, from position: inout Checkpoint.Position, progress: ((MigrationProgress) -> Void)?,
+        isCancelled: () -> Bool
+    ) throws -> Int {
+        guard let manager, let destination, let writer = chunkWriter else { return 0 }
+        guard position.stage == .passes else { return 0 }
+        try writeUnwrittenAssociations(plan, manager: manager, destination: destination)
+        let total = plan.estimatedRows
+        var chunksRun = 0
+        while position.pass < plan.passes.count {
+            let pass = plan.passes[position.pass]
+            let compiled = try variant(mappings[pass.mapping], pass.partition)
+            let stage: MigrationStage = pass.stage == .createObjects ? .createObjects : .createRelationships
+            manager.enter(compiled, stage: stage)
+            if pass.stage == .createObjects {
+                // What `begin` creates or remembers is written at once, outside the chunks, as it always was.
+                manager.beginEvaluation()
+                try compiled.policy.begin(mapping: compiled.mapping, manager: manager)
+                try writer.apply(manager.takeEvaluated())
+            }
+            let chunkCount = max(pass.chunks.count, 1)
+            var mappingDone = pass.chunks.prefix(position.chunk).reduce(0) { $0 + $1.estimatedRows }
+            while position.chunk < chunkCount {
+                if isCancelled() {
+                    throw MigrationError(.interrupted, "the migration was cancelled; run it again to resume", mapping: compiled.name)
+                }
+                FaultInjection.reach(.chunkStart)
+                let step = chunkStep(pass, compiled, at: position, chunkCount: chunkCount)
+                try run(step, from: &position, manager: manager, writer: writer)
+                chunksRun += 1
+                mappingDone += step.chunk?.estimatedRows ?? 0
+                if let progress {
+                    var report = MigrationProgress(
+                        stage: stage, mapping: compiled.name, done: position.done, total: total, mappingDone: mappingDone,
+                        mappingTotal: pass.estimatedRows)
+                    (report.pass, report.passes, report.chunk, report.chunks) = (step.passIndex, plan.passes.count, step.chunkIndex, chunkCount)
+                    report.rows = step.chunk?.estimatedRows ?? 0
+                    progress(report)
+                }
+                if step.isLast { break }
+            }
+        }
+        profile?.report()
+        return chunksRun
+    }
+
+    /// One chunk of a pass, and how the run takes it.
+    struct ChunkStep {
+        var pass: MigrationPlan.Pass
+        var compiled: CompiledMapping
+        /// The chunk's bounds; nil for a pass without chunks (no source objects), which runs once.
+        var chunk: MigrationPlan.Chunk?
+        var passIndex: Int
+        var chunkIndex: Int
+        var isLast: Bool
+        /// Stage 1 as one `INSERT … SELECT`, when the run and the mapping allow it.
+        var bulk: EngineBulkCopy?
+        /// Stage 2's read of keys only, when the run and the mapping allow it.
+        var keysOnly: CompiledMapping.KeysOnlyRead?
+        /// A stage 2 with no relationship to write (none mapped, or its links written by other
+        /// mappings, see `RepeatedLinks`) under a policy whose stage 2 sets only the mapping's own
+        /// relationships: nothing to read or do.
+        var nothingToRelate: Bool
+
+        /// Where the run is once the chunk is written.
+        func next(after position: Checkpoint.Position) -> Checkpoint.Position {
+            var next = position
+            next.done += chunk?.estimatedRows ?? 0
+            if isLast {
+                next.pass += 1
+                next.chunk = 0
+            } else {
+                next.chunk += 1
+            }
+            return next
+        }
+    }
+
+    func chunkStep(_ pass: MigrationPlan.Pass, _ compiled: CompiledMapping, at position: Checkpoint.Position, chunkCount: Int) -> ChunkStep {
+        ChunkStep(
+            pass: pass, compiled: compiled, chunk: pass.chunks.isEmpty ? nil : pass.chunks[position.chunk], passIndex: position.pass,
+            chunkIndex: position.chunk, isLast: position.chunk + 1 == chunkCount,
+            bulk: pass.stage == .createObjects && job.options.bulkSQL ? compiled.bulkCopy : nil,
+            keysOnly: pass.stage == .createRelationships && job.options.bulkSQL ? compiled.keysOnlyRead : nil,
+            nothingToRelate: pass.stage == .createRelationships && compiled.relationships.isEmpty
+                && (!(compiled.omittedRelationships.isEmpty && compiled.insertedToOnes.isEmpty)
+                    || RepeatedLinks.writesOnlyItsOwnRelationships(compiled.policy)))
+    }
+
+    /// Runs a chunk: evaluates it (reading its source objects, writing nothing), then writes what it
+    /// evaluated with its checkpoint in one transaction of the destination, inside which the
+    /// association table's chunk commits, and moves `position` past it.
+    ///
+    /// A stage 1 copied in bulk is evaluated by SQLite inside that transaction (see ``ChunkWriter``);
+    /// its policy's last hook then runs there too, on what the copy wrote.
+    private func run(_ step: ChunkStep, from position: inout Checkpoint.Position, manager: MigrationManager, writer: ChunkWriter) throws {
+        let (name, stage) = (step.compiled.name, step.pass.stage)
+        var clock = profile?.start()
+        let next = step.next(after: position)
+        var evaluated: EvaluatedChunk?
+        if step.bulk == nil {
+            let objects = try read(step, manager: manager)
+            profile?.lap(&clock, name, stage, .read)
+            evaluated = try writer.snapshot { try evaluate(step, objects, manager: manager) }
+            profile?.lap(&clock, name, stage, .evaluate)
+        }
+        try writer.commit(next, durable: job.options.durable) {
+            if let bulk = step.bulk {
+                var objects: [MigrationObject] = []
+                if let chunk = step.chunk,
+                    try !manager.bulkCreate(step.compiled, bulk, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound)
+                {
+                    // Values the per-object path converts or refuses: it reads this chunk.
+                    objects = try manager.sourceObjects(step.compiled, after: chunk.lowerBound, through: chunk.upperBound)
+                }
+                evaluated = try evaluate(step, objects, manager: manager)
+            }
+            if let evaluated { try writer.apply(evaluated) }
+            profile?.lap(&clock, name, stage, .write)
+        }
+        profile?.lap(&clock, name, stage, .commit)
+        position = next
+    }
+
+    /// The chunk's source objects, as its stage reads them: none for a bulk copy or a stage 2 with
+    /// nothing to do, keys only for a stage 2 that allows it, else whole objects.
+    private func read(_ step: ChunkStep, manager: MigrationManager) throws -> [MigrationObject] {
+        guard let chunk = step.chunk, step.bulk == nil, !step.nothingToRelate else { return [] }
+        if let keysOnly = step.keysOnly {
+            return try manager.sourceKeys(step.compiled, keysOnly, after: chunk.lowerBound, through: chunk.upperBound)
+        }
+        return try manager.sourceObjects(step.compiled, after: chunk.lowerBound, through: chunk.upperBound)
+    }
+
+    /// A chunk evaluated: its source objects through the policy's hooks of its stage, into what the
+    /// destination is to hold (see ``EvaluatedChunk``). Nothing is written.
+    func evaluate(_ step: ChunkStep, _ objects: [MigrationObject], manager: MigrationManager) throws -> EvaluatedChunk {
+        manager.beginEvaluation()
+        switch step.pass.stage {
+        case .createObjects: try createObjects(step, objects, manager: manager)
+        case .createRelationships: try createRelationships(step, objects, manager: manager)
+        }
+        return manager.takeEvaluated()
+    }
+
+    /// Stage 1 of a chunk, object by object through the policy.
+    private func createObjects(_ step: ChunkStep, _ objects: [MigrationObject], manager: MigrationManager) throws {
+        let (compiled, policy) = (step.compiled, step.compiled.policy)
+        for object in objects {
+            try policy.createDestinationInstances(for: object, mapping: compiled.mapping, manager: manager)
+        }
+        if step.isLast { try policy.endInstanceCreation(mapping: compiled.mapping, manager: manager) }
+    }
+
+    /// Stage 2 of a chunk: as set operations when it can be, else object by object through the policy.
+    private func createRelationships(_ step: ChunkStep, _ objects: [MigrationObject], manager: MigrationManager) throws {
+        let (compiled, policy) = (step.compiled, step.compiled.policy)
+        if step.nothingToRelate { FaultInjection.reach(.relationshipsLeftOut) }
+        let destinations = try manager.destinations(forMapping: compiled.index, sources: objects.map(\.objectID.primaryKey))
+        var asSets = false
+        if step.keysOnly != nil, job.options.setRelationships {
+            asSets = try manager.createRelationshipsAsSets(compiled, objects: objects, made: destinations)
+        }
+        for (object, made) in zip(objects, destinations) where !asSets {
+            for destinationObject in made {
+                try policy.createRelationships(for: destinationObject, source: object, mapping: compiled.mapping, manager: manager)
+            }
+        }
+        if step.isLast { try policy.endRelationshipCreation(mapping: compiled.mapping, manager: manager) }
+    }
+}

@@ -1,0 +1,29 @@
+/// The three decisions the engine takes about how a run executes its mappings, recorded once: made
+/// when the plan is made, carried by the ``MigrationPlan`` into the checkpoint, and read back by a
+/// resume, which executes as its run began whatever its own options would decide.
+///
+/// None changes what the destination holds; each changes how it is written:
+/// - ``omittedRelationships``: relationship mappings whose links another mapping writes identically
+///   (`RepeatedLinks`), left out of their mapping's stage 2;
+/// - ``createOrder``: the order of the create passes, so that a mapping whose objects a later
+///   mapping's to-one looks up is made first (`ToOnesAtInsert.createOrder`);
+/// - ``toOnesAtInsert``: the to-ones written with their row in stage 1 rather than in stage 2.
+///
+/// ```swift
+/// let plan = try session.makePlan()
+/// print(plan.decisions?.createOrder ?? [])      // [0, 2, 1]
+/// ```
+public struct ExecutionDecisions: Sendable, Hashable, Codable {
+    /// Relationship mappings left out of stage 2, by entity mapping name (the plan's names).
+    public var omittedRelationships: [String: [String]]
+    /// The create passes' order, by index in ``MigrationPlan/mappings``.
+    public var createOrder: [Int]
+    /// To-ones written at insert, by entity mapping name.
+    public var toOnesAtInsert: [String: [String]]
+
+    public init(omittedRelationships: [String: [String]] = [:], createOrder: [Int] = [], toOnesAtInsert: [String: [String]] = [:]) {
+        self.omittedRelationships = omittedRelationships
+        self.createOrder = createOrder
+        self.toOnesAtInsert = toOnesAtInsert
+    }
+}
