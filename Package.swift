@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "MoultExpressions", targets: ["MoultExpressions"]),
         .library(name: "MoultMapping", targets: ["MoultMapping"]),
         .library(name: "MoultStore", targets: ["MoultStore"]),
+        .library(name: "MoultXMLStore", targets: ["MoultXMLStore"]),
         .library(name: "MoultAssociations", targets: ["MoultAssociations"]),
         .library(name: "MoultEngine", targets: ["MoultEngine"]),
         .library(name: "MoultMigration", targets: ["MoultMigration"]),
@@ -49,6 +50,8 @@ let package = Package(
         .target(name: "MoultMapping", dependencies: ["MoultModel", "MoultExpressions", "MoultArchive"]),
         .target(name: "MoultStore", dependencies: ["MoultModel", "MoultArchive", "MoultCSQLite"]),
         .target(name: "MoultAssociations", dependencies: ["MoultModel", "MoultCLMDB"]),
+        // Core Data's XML store: a streaming reader and writer, and conversion to and from SQLite.
+        .target(name: "MoultXMLStore", dependencies: ["MoultModel", "MoultArchive", "MoultStore"]),
         // The engine: plan, partitioner, chunk evaluation and writing, checkpoints, policies, events.
         .target(
             name: "MoultEngine",
@@ -74,7 +77,7 @@ let package = Package(
         .target(
             name: "MoultCommand",
             dependencies: [
-                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultEngine", "MoultMigration", "MoultFleet",
+                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultXMLStore", "MoultAssociations", "MoultEngine", "MoultMigration", "MoultFleet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -112,6 +115,7 @@ let package = Package(
         .testTarget(name: "MoultExpressionsTests", dependencies: ["MoultExpressions", "MoultTestSupport"]),
         .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultArchive", "MoultTestSupport"]),
         .testTarget(name: "MoultStoreTests", dependencies: ["MoultStore", "MoultTestSupport"]),
+        .testTarget(name: "MoultXMLStoreTests", dependencies: ["MoultXMLStore", "MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
         .testTarget(name: "MoultMigrationTests", dependencies: ["MoultEngine", "MoultMigration", "MoultPeople", "MoultTestSupport"]),
         .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultTestSupport"]),
