@@ -49,6 +49,8 @@ public struct XMLStoreInfo: Sendable, Hashable {
         var dictionary = metadata.dictionary
         dictionary["NSStoreUUID"] = nil
         dictionary["NSStoreType"] = nil
+        // SQLite's own (its auto-vacuum mode): given back by sqliteMetadata().
+        dictionary["_NSAutoVacuumLevel"] = nil
         self.init(uuid: metadata.storeUUID, nextObjectID: nextObjectID, metadata: dictionary)
     }
 
@@ -91,6 +93,8 @@ public struct XMLStoreInfo: Sendable, Hashable {
     public func sqliteMetadata() throws(XMLStoreError) -> StoreMetadata {
         var result = try storeMetadata()
         result.storeType = "SQLite"
+        // Core Data's SQLite stores say their auto-vacuum mode, which Moult's stores have.
+        if result.additionalKeys["_NSAutoVacuumLevel"] == nil { result.additionalKeys["_NSAutoVacuumLevel"] = .string("2") }
         return result
     }
 }

@@ -96,6 +96,36 @@ public final class XMLStoreReader {
         return nil
     }
 
+    /// Counts the remaining objects by their `type` (the entity's name in capitals), without a model:
+    /// values are skipped, not read.
+    ///
+    /// - Throws: ``XMLStoreError`` (`.malformed`) for a file that is not well-formed.
+    public func objectCountsByType() throws(XMLStoreError) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        var depth = 0
+        while !finished {
+            switch try parser.next() {
+            case .start(let name, let attributes):
+                if depth == 0 {
+                    guard name == "object", let type = attributes["type"] else { throw parser.error("<\(name)> where an <object> was expected") }
+                    counts[type, default: 0] += 1
+                }
+                depth += 1
+            case .end:
+                if depth == 0 {
+                    guard try parser.next() == .endOfDocument else { throw parser.error("content after </database>") }
+                    finished = true
+                }
+                depth -= 1
+            case .text:
+                continue
+            case .endOfDocument:
+                throw parser.error("the file ends before </database>: it is truncated")
+            }
+        }
+        return counts
+    }
+
     // MARK: - Objects
 
     private func readObject(_ attributes: [String: String], schema: XMLStoreSchema) throws(XMLStoreError) -> XMLStoreObject {
