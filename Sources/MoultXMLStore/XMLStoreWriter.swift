@@ -154,7 +154,8 @@ public final class XMLStoreWriter {
     ///
     /// - Throws: ``XMLStoreError`` (`.ioFailure`, `.diskFull`); the temporary file is then removed.
     public func finish() throws(XMLStoreError) {
-        append("</database>\n")
+        // Core Data ends the file with the end tag, no line break.
+        append("</database>")
         do throws(XMLStoreError) {
             try flush()
             try? handle.close()
