@@ -152,8 +152,10 @@ public final class XMLStoreWriter {
     /// Ends the store: writes `</database>`, syncs the temporary file and renames it over the destination
     /// (syncing the folder).
     ///
+    /// - Parameter durable: Whether the file and its folder are synced (the default); without, a power
+    ///   loss may leave an empty or partial file under the new name (a killed process cannot).
     /// - Throws: ``XMLStoreError`` (`.ioFailure`, `.diskFull`); the temporary file is then removed.
-    public func finish() throws(XMLStoreError) {
+    public func finish(durable: Bool = true) throws(XMLStoreError) {
         // Core Data ends the file with the end tag, no line break.
         append("</database>")
         do throws(XMLStoreError) {
@@ -161,8 +163,8 @@ public final class XMLStoreWriter {
             try? handle.close()
             closed = true
             do {
-                try FileOperations.sync(temporaryPath)
-                try FileOperations.rename(temporaryPath, to: path, durable: true)
+                if durable { try FileOperations.sync(temporaryPath) }
+                try FileOperations.rename(temporaryPath, to: path, durable: durable)
             } catch {
                 throw XMLStoreError(.ioFailure, error.message, path: path)
             }

@@ -210,6 +210,25 @@ final class XMLPullParser {
     private func readText() throws(XMLStoreError) -> String {
         var bytes: [UInt8] = []
         while let byte = try peek(), byte != UInt8(ascii: "<") {
+            // Plain text is copied a run at a time, up to the next markup, reference or carriage return.
+            let start = position
+            var end = position
+            var newlines = 0
+            buffer.withUnsafeBufferPointer { bytes in
+                while end < bytes.count {
+                    let byte = bytes[end]
+                    if byte == UInt8(ascii: "<") || byte == UInt8(ascii: "&") || byte == 0x0D { break }
+                    if byte == 0x0A { newlines += 1 }
+                    end += 1
+                }
+            }
+            if end > start {
+                bytes.append(contentsOf: buffer[start..<end])
+                position = end
+                line += newlines
+                if bytes.count > Self.maximumTextBytes { throw error("a text is larger than \(Self.maximumTextBytes) bytes") }
+                continue
+            }
             if byte == UInt8(ascii: "&") {
                 try appendReference(to: &bytes)
             } else if byte == 0x0D {
