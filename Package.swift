@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "MoultXMLStoreTests", dependencies: ["MoultXMLStore", "MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
         .testTarget(name: "MoultMigrationTests", dependencies: ["MoultEngine", "MoultMigration", "MoultPeople", "MoultTestSupport"]),
-        .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultTestSupport"]),
+        .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultStore", "MoultXMLStore", "MoultTestSupport"]),
     ]
 )
 
