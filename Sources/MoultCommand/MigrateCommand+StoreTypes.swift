@@ -43,6 +43,15 @@ extension MigrateCommand {
         var inner = self
         inner.outputType = nil
         inner.noBackup = false
+        let inPlace = outputOption == nil
+        // In place, the original is linked into the work folder first: a run resumed after the new file
+        // was renamed over the store still keeps the original as NAME~.xml, not the new file.
+        let original = work.appending(path: "original.xml")
+        if inPlace, !noBackup, !FileManager.default.fileExists(atPath: original.path(percentEncoded: false)) {
+            if !FileOperations.hardLink(store, to: original.path(percentEncoded: false)) {
+                try FileOperations.copyFile(store, toNew: original.path(percentEncoded: false), durable: true)
+            }
+        }
         if source == .xml {
             let copy = work.appending(path: "source.sqlite")
             try StoreTypeSupport.sqliteCopy(ofXML: store, model: arguments.model, at: copy)
@@ -52,14 +61,14 @@ extension MigrateCommand {
         inner.outputOption = sqliteDestination.path(percentEncoded: false)
         try await inner.run()
         if target == .xml, FileManager.default.fileExists(atPath: sqliteDestination.path(percentEncoded: false)) {
-            try writeXML(from: sqliteDestination, to: final, inPlace: outputOption == nil, store: store)
+            try writeXML(from: sqliteDestination, to: final, inPlace: inPlace, original: original)
         }
         try? FileManager.default.removeItem(at: work)
     }
 
     /// Streams the migrated SQLite store out to the XML destination (in place: over the store, the
     /// original kept as `NAME~.EXT` first).
-    private func writeXML(from sqlite: URL, to final: URL, inPlace: Bool, store: String) throws {
+    private func writeXML(from sqlite: URL, to final: URL, inPlace: Bool, original: URL) throws {
         let versioned = try VersionedModel(contentsOf: URL(filePath: arguments.model), requiringCurrentVersion: false)
         let metadata = try StoreMetadata(contentsOf: sqlite)
         guard let version = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
@@ -68,8 +77,8 @@ extension MigrateCommand {
         if inPlace, !noBackup {
             let backup = InPlaceMigration.backupURL(for: final).path(percentEncoded: false)
             FileOperations.remove(backup)
-            if !FileOperations.hardLink(final.path(percentEncoded: false), to: backup) {
-                try FileOperations.copyFile(final.path(percentEncoded: false), toNew: backup, durable: true)
+            if !FileOperations.hardLink(original.path(percentEncoded: false), to: backup) {
+                try FileOperations.copyFile(original.path(percentEncoded: false), toNew: backup, durable: true)
             }
         }
         let count = try XMLStoreConversion.xml(from: sqlite, model: version.model, to: final, replacing: inPlace)
