@@ -15,19 +15,10 @@ import Testing
         #expect(Self.files.count == 7)
     }
 
-    /// Reads a whole store.
-    static func read(_ url: URL, layout: StoreLayout) throws -> (XMLStoreInfo, [XMLStoreObject]) {
-        let reader = try XMLStoreReader(url: url)
-        try reader.bind(to: layout)
-        var objects: [XMLStoreObject] = []
-        while let object = try reader.next() { objects.append(object) }
-        return (reader.info, objects)
-    }
-
     @Test(arguments: files)
     func readsAndWritesBackToTheSameObjects(_ file: URL) throws {
         let layout = try StoreLayout(model: XMLTestModels.xcodeMappingModel())
-        let (info, objects) = try Self.read(file, layout: layout)
+        let (info, objects) = try XMLStoreRoundTripTests.readAll(file, layout: layout)
         #expect(!objects.isEmpty)
         #expect(info.version == XMLStoreInfo.formatVersion)
         #expect(info.nextObjectID == objects.map(\.number).max())
@@ -47,10 +38,8 @@ import Testing
         let directory = try TemporaryDirectory("xml-fixture")
         defer { directory.remove() }
         let copy = directory.appending("xcmapping.xml")
-        let writer = try XMLStoreWriter(url: copy, layout: layout, info: info)
-        for object in objects { try writer.write(object) }
-        try writer.finish()
-        let (infoAgain, objectsAgain) = try Self.read(copy, layout: layout)
+        let writer = try XMLStoreRoundTripTests.write(objects, to: copy, layout: layout, info: info)
+        let (infoAgain, objectsAgain) = try XMLStoreRoundTripTests.readAll(copy, layout: layout)
         #expect(infoAgain == info)
         #expect(objectsAgain == objects)
         #expect(!FileManager.default.fileExists(atPath: writer.temporaryPath))

@@ -17,9 +17,9 @@ import Testing
         let directory = try TemporaryDirectory("xml-fuzz-corpus")
         defer { directory.remove() }
         let url = directory.appending("store.xml")
-        let writer = try XMLStoreWriter(url: url, layout: layout, info: XMLStoreInfo(converting: StoreMetadata(model: model), nextObjectID: 120))
-        for object in try XMLStoreRoundTripTests.objects(layout: layout) { try writer.write(object) }
-        try writer.finish()
+        try XMLStoreRoundTripTests.write(
+            XMLStoreRoundTripTests.objects(layout: layout), to: url, layout: layout,
+            info: XMLStoreInfo(converting: StoreMetadata(model: model), nextObjectID: 120))
         corpus.append(Array(try Data(contentsOf: url)))
         return corpus
     }

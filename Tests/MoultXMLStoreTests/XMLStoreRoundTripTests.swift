@@ -48,6 +48,16 @@ import Testing
         ]
     }
 
+    /// Writes a whole store; returns the finished writer.
+    @discardableResult
+    static func write(_ objects: [XMLStoreObject], to url: URL, layout: StoreLayout, info: XMLStoreInfo) throws -> XMLStoreWriter {
+        let writer = try XMLStoreWriter(url: url, layout: layout, info: info)
+        for object in objects { try writer.write(object) }
+        try writer.finish()
+        return writer
+    }
+
+    /// Reads a whole store.
     static func readAll(_ url: URL, layout: StoreLayout) throws -> (XMLStoreInfo, [XMLStoreObject]) {
         let reader = try XMLStoreReader(url: url)
         try reader.bind(to: layout)
@@ -64,9 +74,7 @@ import Testing
         defer { directory.remove() }
         let url = directory.appending("store.xml")
         let info = XMLStoreInfo(converting: StoreMetadata(model: model), nextObjectID: 112)
-        let writer = try XMLStoreWriter(url: url, layout: layout, info: info)
-        for object in objects { try writer.write(object) }
-        try writer.finish()
+        try Self.write(objects, to: url, layout: layout, info: info)
         let (readInfo, read) = try Self.readAll(url, layout: layout)
         #expect(readInfo == info)
         #expect(read == objects)
@@ -87,9 +95,7 @@ import Testing
         let directory = try TemporaryDirectory("xml-sqlite-xml")
         defer { directory.remove() }
         let xml = directory.appending("store.xml")
-        let writer = try XMLStoreWriter(url: xml, layout: layout, info: XMLStoreInfo(converting: StoreMetadata(model: model), nextObjectID: 120))
-        for object in objects { try writer.write(object) }
-        try writer.finish()
+        try Self.write(objects, to: xml, layout: layout, info: XMLStoreInfo(converting: StoreMetadata(model: model), nextObjectID: 120))
 
         let sqlite = directory.appending("store.sqlite")
         #expect(try XMLStoreConversion.sqlite(from: xml, model: model, to: sqlite) == objects.count)

@@ -59,21 +59,13 @@ public enum XMLStoreConversion {
         let plan = SecondPass(layout: layout)
         let writer = try store.makeWriter()
         var count = 0
-        var done = false
-        while !done {
-            try writer.write {
-                for _ in 0..<batchSize {
-                    guard var object = try reader.next() else {
-                        done = true
-                        return
-                    }
-                    let entity = layout.entity(named: object.entity)!
-                    // To-ones whose destination has sub-entities need its Z_ENT: set in the second pass.
-                    for index in plan.deferredToOnes[entity.number] ?? [] { object.values[entity.attributes.count + index] = .null }
-                    try writer.insert(object.entity, values: object.values, primaryKey: object.number)
-                    count += 1
-                }
-            }
+        try forEachObject(of: reader, in: writer) { object in
+            var object = object
+            let entity = layout.entity(named: object.entity)!
+            // To-ones whose destination has sub-entities need its Z_ENT: set in the second pass.
+            for index in plan.deferredToOnes[entity.number] ?? [] { object.values[entity.attributes.count + index] = .null }
+            try writer.insert(object.entity, values: object.values, primaryKey: object.number)
+            count += 1
         }
         if !plan.isEmpty { try relate(from: source, store: store, writer: writer, plan: plan) }
         try store.database.write { try store.raiseRootPrimaryKeyMaxima(to: reader.info.nextObjectID) }
@@ -85,6 +77,27 @@ public enum XMLStoreConversion {
     private static func relate(from source: URL, store: SQLiteStore, writer: StoreWriter, plan: SecondPass) throws {
         let reader = try XMLStoreReader(url: source)
         try reader.bind(to: store.layout)
+        try forEachObject(of: reader, in: writer) { object in
+            let entity = store.layout.entity(named: object.entity)!
+            let id = ObjectID(entity: entity.number, primaryKey: object.number)
+            for index in plan.deferredToOnes[entity.number] ?? [] {
+                guard case .object(let target) = object.values[entity.attributes.count + index] else { continue }
+                let name = entity.toOneRelationships[index].name
+                guard try store.setToOne(name, of: id, toKey: target.primaryKey) else {
+                    throw XMLStoreError(
+                        .invalidValue, "relationship '\(name.lowercased())' refers to z\(target.primaryKey), which the store does not hold",
+                        path: source.path(percentEncoded: false), entity: entity.name, objectID: object.id)
+                }
+            }
+            for index in plan.relatedToManys[entity.number] ?? [] where !object.toMany[index].isEmpty {
+                let destinations = object.toMany[index].map { ObjectID(entity: 0, primaryKey: $0) }
+                try writer.relate(entity.toManyRelationships[index].name, id, to: destinations)
+            }
+        }
+    }
+
+    /// Runs `body` on every object the reader gives, ``batchSize`` objects per transaction.
+    private static func forEachObject(of reader: XMLStoreReader, in writer: StoreWriter, _ body: (XMLStoreObject) throws -> Void) throws {
         var done = false
         while !done {
             try writer.write {
@@ -93,21 +106,7 @@ public enum XMLStoreConversion {
                         done = true
                         return
                     }
-                    let entity = store.layout.entity(named: object.entity)!
-                    let id = ObjectID(entity: entity.number, primaryKey: object.number)
-                    for index in plan.deferredToOnes[entity.number] ?? [] {
-                        guard case .object(let target) = object.values[entity.attributes.count + index] else { continue }
-                        let name = entity.toOneRelationships[index].name
-                        guard try store.setToOne(name, of: id, toKey: target.primaryKey) else {
-                            throw XMLStoreError(
-                                .invalidValue, "relationship '\(name.lowercased())' refers to z\(target.primaryKey), which the store does not hold",
-                                path: source.path(percentEncoded: false), entity: entity.name, objectID: object.id)
-                        }
-                    }
-                    for index in plan.relatedToManys[entity.number] ?? [] where !object.toMany[index].isEmpty {
-                        let destinations = object.toMany[index].map { ObjectID(entity: 0, primaryKey: $0) }
-                        try writer.relate(entity.toManyRelationships[index].name, id, to: destinations)
-                    }
+                    try body(object)
                 }
             }
         }
