@@ -39,6 +39,14 @@ extension MigrateCommand {
     private func migrateAcrossTypes(store: String, source: StoreType, target: StoreType) async throws {
         let final = URL(filePath: outputOption ?? store)
         let work = final.deletingLastPathComponent().appending(path: ".\(final.lastPathComponent).moult-xml")
+        if outputOption != nil, target == .xml, FileManager.default.fileExists(atPath: final.path(percentEncoded: false)) {
+            // A run stopped after renaming DEST into place, before removing its work folder, is done.
+            guard FileManager.default.fileExists(atPath: work.path(percentEncoded: false)) else {
+                throw XMLStoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: final.path(percentEncoded: false))
+            }
+            try? FileManager.default.removeItem(at: work)
+            return print("\(final.path(percentEncoded: false)) is already this migration's finished XML store: nothing left to do")
+        }
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         var inner = self
         inner.outputType = nil
