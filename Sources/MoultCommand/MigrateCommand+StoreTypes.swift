@@ -64,6 +64,7 @@ extension MigrateCommand {
             let copy = work.appending(path: "source.sqlite")
             try StoreTypeSupport.sqliteCopy(ofXML: store, model: arguments.model, at: copy)
             inner.arguments.storeArgument = copy.path(percentEncoded: false)
+            if !quiet, !json { printError("moult: note: \(store) is a Core Data XML store: migrated through its SQLite copy \(copy.path(percentEncoded: false))") }
         }
         let sqliteDestination = target == .xml ? work.appending(path: "destination.sqlite") : final
         inner.outputOption = sqliteDestination.path(percentEncoded: false)
