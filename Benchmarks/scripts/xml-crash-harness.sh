@@ -14,7 +14,9 @@
 #    copy into SQLite, the migration, and the XML writer's output). Right after the kill the store must
 #    be byte for byte the original, or a whole XML store that `moult inspect --model` reads as v3. The
 #    same command then runs again (some of those runs killed too) until one exits 0.
-# 3. The fault points of the engine (MOULT_FAULT=<point>:1) inside the XML run's SQLite migration.
+# 3. The fault points of the engine (MOULT_FAULT=<point>:1) inside the XML run's SQLite migration, and
+#    a crash before each file operation of the run on the XML store (MOULT_FILE_CRASH=<n>): the
+#    original linked aside, the new file synced, renamed over the store, its folder synced.
 # After each: the store equals the reference, NAME~.xml is the original, and no temporary file or work
 # folder is left. Prints one line per kill point and a summary; exits 1 on any mismatch.
 set -euo pipefail
@@ -138,6 +140,22 @@ for point in $FAULT_POINTS; do
     how="fault $point:1"
     [[ "$RC" == 137 ]] && KILLED=$((KILLED + 1)) || how="$how (not killed, exit $RC)"
     finish_and_check "$dir" "fault $point" "$how"
+done
+
+# The XML writer's own instants: a crash before each file operation (MOULT_FILE_CRASH=<n>, counted in
+# FileOperations) that touches the XML store or its temporary file: the original linked aside, the
+# temporary file synced, renamed over the store, the folder synced, the backup linked.
+dir="$WORK/trace"; mkdir -p "$dir"; cp "$ORIGINAL" "$dir/People.xml"
+MOULT_FILE_TRACE="$dir/trace" migrate "$dir/People.xml" >"$dir/log" 2>&1 || die "the traced run failed"
+OPERATIONS=$(grep -n -E 'People(~)?\.xml|moult-xml' "$dir/trace" | grep -v -E 'source\.sqlite|destination\.sqlite|\.moult/' | cut -d: -f1 | tr '\n' ' ')
+echo "xml-crash-harness: file operations of the XML run: $(wc -l <"$dir/trace"); crashing before each of: $OPERATIONS"
+rm -rf "$dir"
+for n in $OPERATIONS; do
+    dir="$WORK/file-$n"; mkdir -p "$dir"; cp "$ORIGINAL" "$dir/People.xml"
+    run_killing "$dir" "" "MOULT_FILE_CRASH=$n"
+    how="before file operation $n"
+    [[ "$RC" == 137 ]] && KILLED=$((KILLED + 1)) || how="$how (not killed, exit $RC)"
+    finish_and_check "$dir" "file operation $n" "$how"
 done
 
 echo "xml-crash-harness: $IDENTICAL/$TOTAL identical to the uninterrupted run; $KILLED first runs really killed;" \

@@ -47,10 +47,14 @@ extension MigrateCommand {
             try? FileManager.default.removeItem(at: work)
             return print("\(final.path(percentEncoded: false)) is already this migration's finished XML store: nothing left to do")
         }
+        // A work folder left by a stopped run: its migration is resumed, or, when it had finished (its
+        // SQLite destination is there), accepted as done and only the XML is written again.
+        let resuming = FileManager.default.fileExists(atPath: work.path(percentEncoded: false))
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         var inner = self
         inner.outputType = nil
         inner.noBackup = false
+        inner.resume = resume || resuming
         let inPlace = outputOption == nil
         // In place, the original is linked into the work folder first: a run resumed after the new file
         // was renamed over the store still keeps the original as NAME~.xml, not the new file.
