@@ -2,7 +2,7 @@ public import Foundation
 import MoultModel
 public import MoultStore
 
-/// Writes a Core Data XML store, one object at a time, into a temporary file that ``finish()`` syncs
+/// Writes a Core Data XML store, one object at a time, into a temporary file that ``finish(durable:)`` syncs
 /// and renames into place: a run stopped at any instant leaves the file that was there before (or
 /// none), never part of the new one. Memory holds one output block, whatever the number of objects.
 ///
@@ -17,7 +17,7 @@ public import MoultStore
 public final class XMLStoreWriter {
     /// The destination.
     public let path: String
-    /// The temporary file written until ``finish()``.
+    /// The temporary file written until ``finish(durable:)``.
     public let temporaryPath: String
     /// Objects written so far.
     public private(set) var objectCount = 0
@@ -31,7 +31,7 @@ public final class XMLStoreWriter {
     /// Starts a store: creates the temporary file and writes the header.
     ///
     /// - Parameters:
-    ///   - url: The destination; an existing file there is replaced by ``finish()`` only when `replacing` is set.
+    ///   - url: The destination; an existing file there is replaced by ``finish(durable:)`` only when `replacing` is set.
     ///   - layout: The layout of the objects' model.
     ///   - info: The header: UUID, the last object number, metadata.
     ///   - replacing: Whether an existing file at `url` may be replaced.
