@@ -16,7 +16,8 @@
 #    same command then runs again (some of those runs killed too) until one exits 0.
 # 3. The fault points of the engine (MOULT_FAULT=<point>:1) inside the XML run's SQLite migration, and
 #    a crash before each file operation of the run on the XML store (MOULT_FILE_CRASH=<n>): the
-#    original linked aside, the new file synced, renamed over the store, its folder synced.
+#    original linked aside, the new file synced, renamed over the store, its folder synced; and kills
+#    right after the new file is renamed over the store (its inode watched).
 # After each: the store equals the reference, NAME~.xml is the original, and no temporary file or work
 # folder is left. Prints one line per kill point and a summary; exits 1 on any mismatch.
 set -euo pipefail
@@ -158,6 +159,23 @@ for n in $OPERATIONS; do
     how="before file operation $n"
     [[ "$RC" == 137 ]] && KILLED=$((KILLED + 1)) || how="$how (not killed, exit $RC)"
     finish_and_check "$dir" "file operation $n" "$how"
+done
+
+# Right after the rename: the process is killed as soon as the store's inode changes (the new file was
+# renamed over it), while it syncs the folder and removes its work folder.
+for k in 1 2 3 4; do
+    dir="$WORK/renamed-$k"; mkdir -p "$dir"; cp "$ORIGINAL" "$dir/People.xml"
+    inode=$(stat -c %i "$dir/People.xml")
+    "$MOULT" migrate "$dir/People.xml" --model "$MODEL" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" \
+        --chunk-size "$CHUNK" --quiet >>"$dir/log" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null && [[ "$(stat -c %i "$dir/People.xml" 2>/dev/null)" == "$inode" ]]; do sleep 0.001; done
+    kill -9 "$pid" 2>/dev/null || true
+    RC=0
+    wait "$pid" 2>/dev/null || RC=$?
+    how="kill -9 after the rename"
+    [[ "$RC" == 137 ]] && KILLED=$((KILLED + 1)) || how="$how (finished first, exit $RC)"
+    finish_and_check "$dir" "after the rename $k" "$how"
 done
 
 echo "xml-crash-harness: $IDENTICAL/$TOTAL identical to the uninterrupted run; $KILLED first runs really killed;" \
