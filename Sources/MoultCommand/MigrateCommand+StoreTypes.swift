@@ -39,12 +39,19 @@ extension MigrateCommand {
     private func migrateAcrossTypes(store: String, source: StoreType, target: StoreType) async throws {
         let final = URL(filePath: outputOption ?? store)
         let work = final.deletingLastPathComponent().appending(path: ".\(final.lastPathComponent).moult-xml")
+        // A finished run renames its work folder to this name, then removes it: a folder only ever
+        // removed whole, so that a run stopped while removing it never finds a work folder missing a part.
+        let finished = final.deletingLastPathComponent().appending(path: ".\(final.lastPathComponent).moult-xml-done")
+        let wasFinished = FileManager.default.fileExists(atPath: finished.path(percentEncoded: false))
+        try? FileManager.default.removeItem(at: finished)
         if outputOption != nil, target == .xml, FileManager.default.fileExists(atPath: final.path(percentEncoded: false)) {
             // A run stopped after renaming DEST into place, before removing its work folder, is done.
-            guard FileManager.default.fileExists(atPath: work.path(percentEncoded: false)) else {
+            guard wasFinished || FileManager.default.fileExists(atPath: work.path(percentEncoded: false)) else {
                 throw XMLStoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: final.path(percentEncoded: false))
             }
-            try? FileManager.default.removeItem(at: work)
+            if (try? FileOperations.rename(work.path(percentEncoded: false), to: finished.path(percentEncoded: false), durable: false)) != nil {
+                try? FileManager.default.removeItem(at: finished)
+            }
             return print("\(final.path(percentEncoded: false)) is already this migration's finished XML store: nothing left to do")
         }
         // A work folder left by a stopped run: its migration is resumed, or, when it had finished (its
@@ -76,7 +83,9 @@ extension MigrateCommand {
         if target == .xml, FileManager.default.fileExists(atPath: sqliteDestination.path(percentEncoded: false)) {
             try writeXML(from: sqliteDestination, to: final, inPlace: inPlace, original: original)
         }
-        try? FileManager.default.removeItem(at: work)
+        if (try? FileOperations.rename(work.path(percentEncoded: false), to: finished.path(percentEncoded: false), durable: false)) != nil {
+            try? FileManager.default.removeItem(at: finished)
+        }
     }
 
     /// Streams the migrated SQLite store out to the XML destination (in place: over the store, the
