@@ -150,7 +150,7 @@ dir="$WORK/trace"; mkdir -p "$dir"; cp "$ORIGINAL" "$dir/People.xml"
 MOULT_FILE_TRACE="$dir/trace" migrate "$dir/People.xml" >"$dir/log" 2>&1 || die "the traced run failed"
 OPERATIONS=$(grep -n -E 'People(~)?\.xml|moult-xml' "$dir/trace" | grep -v -E 'source\.sqlite|destination\.sqlite|\.moult/' | cut -d: -f1 | tr '\n' ' ')
 # and the last one, the folder's sync after the rename: a crash there leaves the whole new store.
-OPERATIONS="$OPERATIONS $(wc -l <"$dir/trace")"
+OPERATIONS=$(echo $OPERATIONS "$(wc -l <"$dir/trace")" | tr ' ' '\n' | sort -nu | tr '\n' ' ')
 echo "xml-crash-harness: file operations of the XML run: $(wc -l <"$dir/trace"); crashing before each of: $OPERATIONS"
 rm -rf "$dir"
 for n in $OPERATIONS; do
