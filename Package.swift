@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "MoultExpressions", targets: ["MoultExpressions"]),
         .library(name: "MoultMapping", targets: ["MoultMapping"]),
         .library(name: "MoultStore", targets: ["MoultStore"]),
+        .library(name: "MoultXMLStore", targets: ["MoultXMLStore"]),
         .library(name: "MoultAssociations", targets: ["MoultAssociations"]),
         .library(name: "MoultEngine", targets: ["MoultEngine"]),
         .library(name: "MoultMigration", targets: ["MoultMigration"]),
@@ -54,6 +55,8 @@ let package = Package(
         .target(name: "MoultMapping", dependencies: ["MoultModel", "MoultExpressions", "MoultArchive"]),
         .target(name: "MoultStore", dependencies: ["MoultModel", "MoultArchive", "MoultCSQLite"]),
         .target(name: "MoultAssociations", dependencies: ["MoultModel", "MoultCLMDB"]),
+        // Core Data's XML store: a streaming reader and writer, and conversion to and from SQLite.
+        .target(name: "MoultXMLStore", dependencies: ["MoultModel", "MoultArchive", "MoultStore"]),
         // The engine: plan, partitioner, chunk evaluation and writing, checkpoints, policies, events.
         .target(
             name: "MoultEngine",
@@ -86,7 +89,7 @@ let package = Package(
         .target(
             name: "MoultCommand",
             dependencies: [
-                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultEngine", "MoultMigration", "MoultFleet",
+                "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultXMLStore", "MoultAssociations", "MoultEngine", "MoultMigration", "MoultFleet",
                 "MoultTelemetry", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             ]
@@ -95,7 +98,7 @@ let package = Package(
             name: "Moult",
             dependencies: [
                 "MoultModel", "MoultArchive", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultMigration",
-                "MoultTelemetry",
+                "MoultTelemetry", "MoultXMLStore",
             ]
         ),
         .executableTarget(
@@ -129,9 +132,10 @@ let package = Package(
         .testTarget(name: "MoultExpressionsTests", dependencies: ["MoultExpressions", "MoultTestSupport"]),
         .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultArchive", "MoultTestSupport"]),
         .testTarget(name: "MoultStoreTests", dependencies: ["MoultStore", "MoultTestSupport"]),
+        .testTarget(name: "MoultXMLStoreTests", dependencies: ["MoultXMLStore", "MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
         .testTarget(name: "MoultMigrationTests", dependencies: ["MoultEngine", "MoultMigration", "MoultPeople", "MoultTestSupport"]),
-        .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultTestSupport"]),
+        .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultStore", "MoultXMLStore", "MoultTestSupport"]),
         .testTarget(name: "DocExamplesTests", dependencies: ["MoultTestSupport"]),
         .testTarget(
             name: "MoultTelemetryTests",

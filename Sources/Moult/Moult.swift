@@ -7,3 +7,4 @@
 @_exported public import MoultModel
 @_exported public import MoultStore
 @_exported public import MoultTelemetry
+@_exported public import MoultXMLStore

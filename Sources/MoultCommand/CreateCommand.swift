@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoultModel
 import MoultStore
+import MoultXMLStore
 
 /// `moult create STORE --model M [--model-version V]`.
 struct CreateCommand: AsyncParsableCommand {
@@ -19,6 +20,9 @@ struct CreateCommand: AsyncParsableCommand {
 
     @Option(help: "The model version's name (default: the current version).")
     var modelVersion: String?
+
+    @Option(help: "The store's type: sqlite (default) or xml.")
+    var outputType: StoreType = .sqlite
 
     func run() async throws {
         try await reportingFailures {
@@ -43,6 +47,10 @@ struct CreateCommand: AsyncParsableCommand {
                     located.path = URL(filePath: model).pathExtension == "xcdatamodeld" ? model + "/\(chosen.name).xcdatamodel" : model
                 }
                 throw located
+            }
+            if outputType != .sqlite {
+                try createXMLStore(chosen.model)
+                return print("created \(store) (\(versioned.name), version \(chosen.name), XML store)")
             }
             let url = URL(filePath: store)
             let manager = FileManager.default

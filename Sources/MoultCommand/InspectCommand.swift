@@ -23,6 +23,7 @@ struct InspectCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
+            if try inspectXMLStore() { return }
             let url = URL(filePath: store)
             let inspection = try Inspection(store: url, model: model)
             if json {

@@ -3,6 +3,7 @@ import Foundation
 import MoultMapping
 import MoultMigration
 import MoultModel
+import MoultXMLStore
 
 /// `moult migrate STORE --model M [--to V] [--mapping F]… --output DEST …`.
 struct MigrateCommand: AsyncParsableCommand {
@@ -36,6 +37,9 @@ struct MigrateCommand: AsyncParsableCommand {
     @Option(name: .customLong("output"), help: "The destination store (must not exist). Without it, STORE is migrated in place.")
     var outputOption: String?
     var output: String { outputOption ?? "" }
+
+    @Option(help: "The destination's type, xml or sqlite (default: the store's own; see MigrateCommand+StoreTypes).")
+    var outputType: StoreType?
 
     @Flag(help: "In place: keep no NAME~.EXT copy of the original.")
     var noBackup = false
@@ -83,6 +87,7 @@ struct MigrateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if try await runAcrossStoreTypes() { return }
         if manifest != nil { return try await FleetShardRun(options: try fleetOptions()).run() }
         if arguments.stages != nil { return try await runStaged() }
         if outputOption == nil { return try await runInPlace() }

@@ -47,7 +47,10 @@ struct MigrationArguments: ParsableArguments {
     }
 
     // The chain's arguments, as every command reads them.
-    var storeArgument: String? { chain.storeArgument }
+    var storeArgument: String? {
+        get { chain.storeArgument }
+        set { chain.storeArgument = newValue }
+    }
     var modelOption: String? { chain.modelOption }
     var store: String { chain.store }
     var model: String { chain.model }

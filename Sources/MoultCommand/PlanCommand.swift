@@ -32,6 +32,7 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if try await runOnSQLiteCopy() { return }
         if arguments.stages != nil { return try await planStaged() }
         try await events.withLog { log in try plan(log: log) }
     }

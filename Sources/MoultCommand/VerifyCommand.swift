@@ -47,6 +47,7 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if try await runOnSQLiteCopies() { return }
         try await events.withLog { log in try verify(log: log) }
     }
 

@@ -44,7 +44,7 @@ import Testing
     /// `help` naming no subcommand is bad usage, at any depth, for both commands.
     @Test func helpForAnUnknownSubcommandIsBadUsage() throws {
         let cases: [([String], MoultProcess.Tool, String)] = [
-            (["help", "nosuch"], .moult, "'moult' has no subcommand 'nosuch' (it has: hash, inspect, create, infer, plan, migrate, mapping, finish, status, verify, fleet, model)"),
+            (["help", "nosuch"], .moult, "'moult' has no subcommand 'nosuch' (it has: hash, inspect, create, infer, plan, migrate, mapping, finish, status, verify, fleet, model, convert)"),
             (["help", "migrate", "nosuch"], .moult, "'moult migrate' has no subcommand 'nosuch'"),
             (["help", "generate"], .moult, "'moult' has no subcommand 'generate'"),
             (["help", "nosuch"], .people, "'moult-people' has no subcommand 'nosuch'"),

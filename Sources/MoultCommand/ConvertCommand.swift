@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import MoultMigration
+import MoultModel
+import MoultStore
+import MoultXMLStore
+
+/// `moult convert STORE --to xml|sqlite --output DEST --model M`.
+struct ConvertCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Write a store's objects into a store of another type (XML or SQLite), same model version.",
+        discussion: """
+            Core Data's migratePersistentStore(_:to:options:type:): the same objects, metadata and UUID in a \
+            store of the other type. STORE's type is found from its content, not its name. Both ways are \
+            streamed (memory does not grow with the store), and DEST is written under a temporary name and \
+            renamed into place when complete; it must not exist. An XML store's object ids become SQLite \
+            primary keys and back, so XML → SQLite → XML keeps every id and nextObjectID. Core Data's binary \
+            store is refused (exit 65): its format could not be established.
+            """
+    )
+
+    @Argument(help: "The store to convert (SQLite or XML).")
+    var store: String
+
+    @Option(help: "The type to write: xml or sqlite.")
+    var to: StoreType
+
+    @Option(help: "The store to write (must not exist).")
+    var output: String
+
+    @Option(help: "The .xcdatamodeld (or .xcdatamodel) whose version made STORE.")
+    var model: String
+
+    func validate() throws {
+        if to == .binary { throw ValidationError("--to binary: Moult does not write Core Data's binary store; use xml or sqlite") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            guard let type = try StoreTypeSupport.type(of: store) else {
+                throw StoreError(.notFound, "there is no store there", path: store)
+            }
+            guard type != to else {
+                throw CommandFailure(.usage, "\(store) is already an \(type) store: convert writes the other type")
+            }
+            let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: false)
+            let version: VersionedModel.Version
+            let count: Int
+            if type == .xml {
+                version = try StoreTypeSupport.version(ofXML: store, in: versioned)
+                count = try XMLStoreConversion.sqlite(from: URL(filePath: store), model: version.model, to: URL(filePath: output))
+            } else {
+                let metadata = try StoreMetadata(contentsOf: URL(filePath: store))
+                guard let matching = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
+                    throw MigrationError(
+                        .incompatibleStore,
+                        "no version of \(versioned.name) matches the store \(store):\n"
+                            + ProgressiveMigration.versionDifferences(versioned, metadata.entityHashes))
+                }
+                version = matching
+                count = try XMLStoreConversion.xml(from: URL(filePath: store), model: version.model, to: URL(filePath: output))
+            }
+            print("converted \(store) (\(type), version \(version.name)) to \(output) (\(to)): \(count) objects")
+        }
+    }
+}

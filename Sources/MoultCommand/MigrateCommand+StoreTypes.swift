@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import MoultMigration
+import MoultModel
+import MoultStore
+import MoultXMLStore
+
+extension MigrateCommand {
+    /// Runs a migration whose source or destination is an XML store; false when both are SQLite (the
+    /// caller then runs as before).
+    ///
+    /// The engine is SQLite-based. An XML source is first streamed into an SQLite copy in the run's work
+    /// folder (`.DEST.moult-xml/`, or `.STORE.moult-xml/` in place); the usual migration runs from it;
+    /// an XML destination is migrated into an SQLite store in that folder, then streamed out to DEST
+    /// (under a temporary name, renamed into place). In place on an XML store writes a new file, the
+    /// original kept as `NAME~.xml` unless `--no-backup`. A run stopped anywhere resumes: the copy is
+    /// made once, the migration resumes from its checkpoints, and the XML is written again.
+    func runAcrossStoreTypes() async throws -> Bool {
+        guard manifest == nil, let store = arguments.storeArgument else {
+            if manifest != nil, outputType != nil { throw ValidationError("--output-type does not apply to --manifest") }
+            return false
+        }
+        return try await reportingFailures {
+            let sourceType = try StoreTypeSupport.type(of: store) ?? .sqlite
+            let target = outputType ?? sourceType
+            guard sourceType == .xml || target == .xml else { return false }
+            guard arguments.stages == nil else { throw CommandFailure(.usage, "--stages migrates SQLite stores only") }
+            guard !deferCleanup else { throw CommandFailure(.usage, "--defer-cleanup applies to SQLite stores migrated in place") }
+            if outputOption == nil, target != sourceType {
+                throw CommandFailure(
+                    .usage, "in place keeps the store's type (\(sourceType)); give --output DEST to write a store of type \(target)")
+            }
+            if outputOption != nil, noBackup { throw ValidationError("--no-backup applies to a migration in place (without --output)") }
+            try await migrateAcrossTypes(store: store, source: sourceType, target: target)
+            return true
+        }
+    }
+
+    private func migrateAcrossTypes(store: String, source: StoreType, target: StoreType) async throws {
+        let final = URL(filePath: outputOption ?? store)
+        let work = final.deletingLastPathComponent().appending(path: ".\(final.lastPathComponent).moult-xml")
+        // A finished run renames its work folder to this name, then removes it: a folder only ever
+        // removed whole, so that a run stopped while removing it never finds a work folder missing a part.
+        let finished = final.deletingLastPathComponent().appending(path: ".\(final.lastPathComponent).moult-xml-done")
+        let wasFinished = FileManager.default.fileExists(atPath: finished.path(percentEncoded: false))
+        try? FileManager.default.removeItem(at: finished)
+        if outputOption != nil, target == .xml, FileManager.default.fileExists(atPath: final.path(percentEncoded: false)) {
+            // A run stopped after renaming DEST into place, before removing its work folder, is done.
+            guard wasFinished || FileManager.default.fileExists(atPath: work.path(percentEncoded: false)) else {
+                throw XMLStoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: final.path(percentEncoded: false))
+            }
+            if (try? FileOperations.rename(work.path(percentEncoded: false), to: finished.path(percentEncoded: false), durable: false)) != nil {
+                try? FileManager.default.removeItem(at: finished)
+            }
+            return print("\(final.path(percentEncoded: false)) is already this migration's finished XML store: nothing left to do")
+        }
+        // A work folder left by a stopped run: its migration is resumed, or, when it had finished (its
+        // SQLite destination is there), accepted as done and only the XML is written again.
+        let resuming = FileManager.default.fileExists(atPath: work.path(percentEncoded: false))
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        var inner = self
+        inner.outputType = nil
+        inner.noBackup = false
+        inner.resume = resume || resuming
+        let inPlace = outputOption == nil
+        // In place, the original is linked into the work folder first: a run resumed after the new file
+        // was renamed over the store still keeps the original as NAME~.xml, not the new file.
+        let original = work.appending(path: "original.xml")
+        if inPlace, !noBackup, !FileManager.default.fileExists(atPath: original.path(percentEncoded: false)) {
+            if !FileOperations.hardLink(store, to: original.path(percentEncoded: false)) {
+                try FileOperations.copyFile(store, toNew: original.path(percentEncoded: false), durable: true)
+            }
+        }
+        if source == .xml {
+            let copy = work.appending(path: "source.sqlite")
+            try StoreTypeSupport.sqliteCopy(ofXML: store, model: arguments.model, at: copy)
+            inner.arguments.storeArgument = copy.path(percentEncoded: false)
+            if !quiet, !json { printError("moult: note: \(store) is a Core Data XML store: migrated through its SQLite copy \(copy.path(percentEncoded: false))") }
+        }
+        let sqliteDestination = target == .xml ? work.appending(path: "destination.sqlite") : final
+        inner.outputOption = sqliteDestination.path(percentEncoded: false)
+        try await inner.run()
+        if target == .xml, FileManager.default.fileExists(atPath: sqliteDestination.path(percentEncoded: false)) {
+            try writeXML(from: sqliteDestination, to: final, inPlace: inPlace, original: original)
+        }
+        if (try? FileOperations.rename(work.path(percentEncoded: false), to: finished.path(percentEncoded: false), durable: false)) != nil {
+            try? FileManager.default.removeItem(at: finished)
+        }
+    }
+
+    /// Streams the migrated SQLite store out to the XML destination (in place: over the store, the
+    /// original kept as `NAME~.EXT` first).
+    private func writeXML(from sqlite: URL, to final: URL, inPlace: Bool, original: URL) throws {
+        let versioned = try VersionedModel(contentsOf: URL(filePath: arguments.model), requiringCurrentVersion: false)
+        let metadata = try StoreMetadata(contentsOf: sqlite)
+        guard let version = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
+            throw MigrationError(.incompatibleStore, "the migrated store \(sqlite.path) matches no version of \(versioned.name)")
+        }
+        if inPlace, !noBackup {
+            let backup = InPlaceMigration.backupURL(for: final).path(percentEncoded: false)
+            FileOperations.remove(backup)
+            if !FileOperations.hardLink(original.path(percentEncoded: false), to: backup) {
+                try FileOperations.copyFile(original.path(percentEncoded: false), toNew: backup, durable: true)
+            }
+        }
+        let count = try XMLStoreConversion.xml(from: sqlite, model: version.model, to: final, replacing: inPlace)
+        if !quiet, !json {
+            print("wrote \(final.path(percentEncoded: false)) (XML store, version \(version.name)): \(count) objects"
+                + (inPlace && !noBackup ? "; the original is kept as \(InPlaceMigration.backupURL(for: final).lastPathComponent)" : ""))
+        }
+    }
+}

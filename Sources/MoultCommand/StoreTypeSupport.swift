@@ -1,0 +1,68 @@
+public import ArgumentParser
+import Foundation
+import MoultMigration
+import MoultModel
+import MoultStore
+public import MoultXMLStore
+
+extension StoreType: ExpressibleByArgument {}
+
+/// What the commands share to take a store of another type than SQLite: the type found from the
+/// file's content, and an XML store's SQLite copy, on which the SQLite-based engine runs.
+enum StoreTypeSupport {
+    /// The type of an existing store file, by content; nil when there is no file (the command then says
+    /// so itself). Core Data's binary store is refused here, with its name.
+    static func type(of path: String) throws -> StoreType? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let type = try StoreType(contentsOf: URL(filePath: path))
+        if type == .binary { throw StoreType.unsupported(type, path: path) }
+        return type
+    }
+
+    /// The version of a model whose entity hashes are an XML store's.
+    ///
+    /// - Throws: ``/MoultEngine/MigrationError`` (`.incompatibleStore`, exit 66) when no version matches.
+    static func version(ofXML path: String, in versioned: VersionedModel) throws -> VersionedModel.Version {
+        let metadata = try XMLStoreReader(url: URL(filePath: path)).info.storeMetadata()
+        guard let version = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
+            throw MigrationError(
+                .incompatibleStore,
+                "no version of \(versioned.name) matches the XML store \(path):\n"
+                    + ProgressiveMigration.versionDifferences(versioned, metadata.entityHashes))
+        }
+        return version
+    }
+
+    /// Converts an XML store into an SQLite store at `destination` (its model version found by its
+    /// hashes), unless a finished copy is already there (a resumed run).
+    static func sqliteCopy(ofXML path: String, model: String, at destination: URL) throws {
+        guard !FileManager.default.fileExists(atPath: destination.path(percentEncoded: false)) else { return }
+        let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: false)
+        let version = try version(ofXML: path, in: versioned)
+        try XMLStoreConversion.sqlite(from: URL(filePath: path), model: version.model, to: destination)
+    }
+
+    /// Runs `body` with every XML store among `paths` replaced by an SQLite copy in a temporary folder
+    /// (removed afterwards); paths of other types are passed as they are. For the commands that only read.
+    static func withSQLiteCopies<T>(of paths: [String], model: String, _ body: ([String]) async throws -> T) async throws -> T {
+        var folder: URL?
+        defer { folder.map { try? FileManager.default.removeItem(at: $0) } }
+        var replaced: [String] = []
+        for (index, path) in paths.enumerated() {
+            guard try type(of: path) == .xml else {
+                replaced.append(path)
+                continue
+            }
+            if folder == nil {
+                let made = FileManager.default.temporaryDirectory.appending(path: "moult-xml-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
+                folder = made
+            }
+            let copy = folder!.appending(path: "\(index)-\(URL(filePath: path).deletingPathExtension().lastPathComponent).sqlite")
+            try sqliteCopy(ofXML: path, model: model, at: copy)
+            printError("moult: note: \(path) is a Core Data XML store: read through its SQLite copy \(copy.path(percentEncoded: false))")
+            replaced.append(copy.path(percentEncoded: false))
+        }
+        return try await body(replaced)
+    }
+}

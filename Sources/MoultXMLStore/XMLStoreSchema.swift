@@ -1,0 +1,112 @@
+public import MoultModel
+import MoultStore
+
+/// One object of an XML store, as the reader gives it and the writer takes it.
+///
+/// Values are by slot, in the order of the entity's ``/MoultStore/ObjectShape``: attributes, then to-one
+/// relationships (`.object` whose primary key is the destination's object number, or `.null`).
+/// To-many relationships are by position in ``/MoultStore/EntityLayout/toManyRelationships``: the object
+/// numbers of the destinations, in the file's order (an ordered relationship's order).
+///
+/// ```swift
+/// // <object type="PERSON" id="z102"> … </object>
+/// let person = XMLStoreObject(number: 102, entity: "Person", values: ["Ada", .null], toMany: [[]])
+/// ```
+public struct XMLStoreObject: Sendable, Hashable {
+    /// The object's number: its `id` is `z<number>`.
+    public var number: Int64
+    /// The entity's name in the model.
+    public var entity: String
+    /// Attribute values, then to-one destinations, by slot.
+    public var values: [Value]
+    /// To-many destinations' numbers, by relationship.
+    public var toMany: [[Int64]]
+
+    public init(number: Int64, entity: String, values: [Value], toMany: [[Int64]]) {
+        self.number = number
+        self.entity = entity
+        self.values = values
+        self.toMany = toMany
+    }
+
+    /// The `id` the file gives the object.
+    public var id: String { "z\(number)" }
+}
+
+/// How one entity of a model appears in an XML store: its `type` (the name in capitals) and its
+/// properties' names in lower case, which is how Core Data writes them.
+struct XMLEntityMap: Sendable {
+    let layout: EntityLayout
+    /// The object element's `type`.
+    let type: String
+    /// Lower-case attribute name → slot.
+    let attributes: [String: Int]
+    /// Lower-case to-one name → index among the to-ones.
+    let toOnes: [String: Int]
+    /// Lower-case to-many name → index among the to-manys.
+    let toManys: [String: Int]
+    /// Each attribute's `type` in the file.
+    let attributeTypes: [String]
+    /// Lower-case names, in slot order, for writing.
+    let attributeNames: [String]
+}
+
+/// The map from a model's layout to the names an XML store uses.
+struct XMLStoreSchema: Sendable {
+    let layout: StoreLayout
+    let entities: [XMLEntityMap]
+    private let byType: [String: Int]
+    private let byName: [String: Int]
+
+    /// The schema of a model's layout.
+    ///
+    /// - Throws: ``XMLStoreError`` (`.unknownName`) when two entities, or two properties of one entity,
+    ///   differ only in case: the file could not say which is which.
+    init(layout: StoreLayout) throws(XMLStoreError) {
+        self.layout = layout
+        var entities: [XMLEntityMap] = []
+        var byType: [String: Int] = [:]
+        for entity in layout.entities {
+            let type = entity.name.uppercased()
+            guard byType[type] == nil else {
+                throw XMLStoreError(.unknownName, "two entities are both named '\(type)' in an XML store, which writes entity names in capitals", entity: entity.name)
+            }
+            byType[type] = entities.count
+            entities.append(try Self.map(entity))
+        }
+        self.entities = entities
+        self.byType = byType
+        self.byName = Dictionary(entities.enumerated().map { ($1.layout.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    private static func map(_ entity: EntityLayout) throws(XMLStoreError) -> XMLEntityMap {
+        var seen: Set<String> = []
+        func lower(_ name: String) throws(XMLStoreError) -> String {
+            let lower = name.lowercased()
+            guard seen.insert(lower).inserted else {
+                throw XMLStoreError(.unknownName, "two properties are both named '\(lower)' in an XML store, which writes property names in lower case", entity: entity.name)
+            }
+            return lower
+        }
+        var attributes: [String: Int] = [:]
+        var names: [String] = []
+        for (slot, attribute) in entity.attributes.enumerated() {
+            let name = try lower(attribute.name)
+            attributes[name] = slot
+            names.append(name)
+        }
+        var toOnes: [String: Int] = [:]
+        for (index, toOne) in entity.toOneRelationships.enumerated() { toOnes[try lower(toOne.name)] = index }
+        var toManys: [String: Int] = [:]
+        for (index, toMany) in entity.toManyRelationships.enumerated() { toManys[try lower(toMany.name)] = index }
+        return XMLEntityMap(
+            layout: entity, type: entity.name.uppercased(), attributes: attributes, toOnes: toOnes, toManys: toManys,
+            attributeTypes: entity.attributes.map { XMLValueCoding.typeName($0.type) }, attributeNames: names)
+    }
+
+    /// The entity whose objects have this `type`.
+    func entity(type: String) -> XMLEntityMap? { byType[type.uppercased()].map { entities[$0] } }
+
+    /// The entity of this name in the model.
+    func entity(named name: String) -> XMLEntityMap? { byName[name].map { entities[$0] } }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import MoultModel
+
+/// How each attribute type is written in an `<attribute name type>` element (see the article "The XML
+/// store format" for which forms were seen in files Core Data wrote and which are inferred).
+enum XMLValueCoding {
+    /// The `type` of an attribute element.
+    static func typeName(_ type: AttributeType) -> String {
+        switch type {
+        case .integer16: "int16"
+        case .integer32: "int32"
+        case .integer64: "int64"
+        case .decimal: "decimal"
+        case .double: "double"
+        case .float: "float"
+        case .string: "string"
+        case .boolean: "bool"
+        case .date: "date"
+        case .binary: "binary"
+        case .uuid: "uuid"
+        case .uri: "uri"
+        case .transformable: "transformable"
+        case .objectID: "objectid"
+        case .composite: "composite"
+        case .undefined: "undefined"
+        }
+    }
+
+    // MARK: - Writing
+
+    /// The element's text for a (non-null) value of an attribute of this type.
+    static func text(_ value: Value, type: AttributeType) -> String? {
+        switch value {
+        case .null: return nil
+        case .bool(let bool): return bool ? "1" : "0"
+        case .int(let int): return type == .boolean ? (int != 0 ? "1" : "0") : (isReal(type) ? fixed(Double(int)) : String(int))
+        case .double(let double): return type == .decimal ? "\(Decimal(double))" : fixed(double)
+        case .decimal(let decimal): return "\(decimal)"
+        case .string(let string): return XMLText.escaped(string)
+        case .date(let date): return fixed(date.timeIntervalSinceReferenceDate)
+        case .data(let bytes): return base64Text(bytes)
+        case .uuid(let uuid): return uuid.uuidString
+        case .object(let id): return "z\(id.primaryKey)"
+        case .array: return nil
+        }
+    }
+
+    private static func isReal(_ type: AttributeType) -> Bool { type == .double || type == .float || type == .date }
+
+    /// A number as Core Data writes a date: the exact decimal expansion with 20 digits after the point
+    /// (`273512152.85076302289962768555`). Infinities and NaN are written as `inf`, `-inf`, `nan`.
+    static func fixed(_ value: Double) -> String {
+        guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
+        return String(format: "%.20f", value)
+    }
+
+    /// Base64 as the files show it: the first 76 characters, a line break, the rest, a line break.
+    static func base64Text(_ bytes: [UInt8]) -> String {
+        let text = Base64.encode(bytes)
+        guard text.utf8.count > 76 else { return text + "\n" }
+        let split = text.index(text.startIndex, offsetBy: 76)
+        return text[..<split] + "\n" + text[split...] + "\n"
+    }
+
+    // MARK: - Reading
+
+    /// The value of an attribute element's text, checked against the attribute's type.
+    ///
+    /// - Throws: A message saying why the text is not a value of the type.
+    static func value(_ text: String, type: AttributeType) throws(XMLValueError) -> Value {
+        switch type {
+        case .integer16: return .int(try integer(text, in: Int64(Int16.min)...Int64(Int16.max), type))
+        case .integer32: return .int(try integer(text, in: Int64(Int32.min)...Int64(Int32.max), type))
+        case .integer64: return .int(try integer(text, in: Int64.min...Int64.max, type))
+        case .boolean:
+            switch text.trimmingCharacters(in: .whitespacesAndNewlines) {
+            case "1", "YES", "true": return .bool(true)
+            case "0", "NO", "false": return .bool(false)
+            default: throw XMLValueError("'\(text.prefix(40))' is not a boolean (1 or 0)")
+            }
+        case .double, .float: return .double(try real(text))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: try real(text)))
+        case .decimal:
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard isDecimalNumber(trimmed), let decimal = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw XMLValueError("'\(text.prefix(40))' is not a decimal number")
+            }
+            return .decimal(decimal)
+        case .string, .uri, .objectID: return .string(text)
+        case .uuid:
+            guard let uuid = UUID(uuidString: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw XMLValueError("'\(text.prefix(40))' is not a UUID")
+            }
+            return .uuid(uuid)
+        case .binary, .transformable, .composite, .undefined:
+            guard let bytes = Base64.decode(text) else { throw XMLValueError("the text is not base64") }
+            return .data(bytes)
+        }
+    }
+
+    private static func integer(_ text: String, in range: ClosedRange<Int64>, _ type: AttributeType) throws(XMLValueError) -> Int64 {
+        guard let value = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)), range.contains(value) else {
+            throw XMLValueError("'\(text.prefix(40))' is not an integer that fits \(type.rawValue)")
+        }
+        return value
+    }
+
+    private static func real(_ text: String) throws(XMLValueError) -> Double {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count < 400, let value = Double(trimmed) else {
+            throw XMLValueError("'\(text.prefix(40))' is not a number")
+        }
+        return value
+    }
+
+    /// `-12.5`, `3`, `1e-3`: what a decimal number's text may be (Foundation's parser reads a prefix of anything).
+    private static func isDecimalNumber(_ text: String) -> Bool {
+        guard !text.isEmpty, text.utf8.count <= 200 else { return false }
+        var digits = 0
+        var seenPoint = false
+        var seenExponent = false
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
+            case UInt8(ascii: "."): if seenPoint || seenExponent { return false } else { seenPoint = true }
+            case UInt8(ascii: "e"), UInt8(ascii: "E"): if seenExponent || digits == 0 { return false } else { seenExponent = true }
+            case UInt8(ascii: "-"), UInt8(ascii: "+"):
+                if !(previous == 0 || previous == UInt8(ascii: "e") || previous == UInt8(ascii: "E")) { return false }
+            default: return false
+            }
+            previous = byte
+        }
+        return digits > 0 && previous >= UInt8(ascii: "0") && previous <= UInt8(ascii: "9")
+    }
+}
+
+/// Why a text is not a value of its attribute's type; the reader adds where.
+struct XMLValueError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
