@@ -30,10 +30,14 @@ public enum StoreType: String, Sendable, Hashable, CaseIterable, CustomStringCon
 
     /// The type of the file at `url`, from its first 4 KiB.
     ///
-    /// - Throws: ``XMLStoreError``: `.ioFailure` when the file cannot be read; `.malformed` when its
-    ///   content is none of Core Data's store types (the message says what it begins with).
+    /// - Throws: ``XMLStoreError``: `.ioFailure` when the file cannot be read; `.malformed` when it is a
+    ///   folder, or its content is none of Core Data's store types (the message says what it begins with).
     public init(contentsOf url: URL) throws(XMLStoreError) {
         let path = url.path(percentEncoded: false)
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw XMLStoreError(.malformed, "this is a folder, not a store: give the store's file (NAME.sqlite or NAME.xml) itself", path: path)
+        }
         let head: Data
         do {
             let handle = try FileHandle(forReadingFrom: url)

@@ -8,7 +8,7 @@ import Testing
     /// `moult`'s subcommands, and those of its subcommands with subcommands of their own.
     static let commands = [
         ["hash"], ["inspect"], ["create"], ["infer"], ["plan"], ["migrate"], ["mapping", "show"], ["mapping", "convert"], ["finish"],
-        ["status"], ["verify"], ["fleet", "migrate"], ["fleet", "report"], ["model", "extract"],
+        ["status"], ["verify"], ["convert"], ["fleet", "migrate"], ["fleet", "report"], ["model", "extract"],
     ]
 
     /// The long options a help text lists (`--name`), `--help` and `--version` aside.
