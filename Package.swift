@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "MoultCommand", targets: ["MoultCommand"]),
         .library(name: "MoultFleet", targets: ["MoultFleet"]),
         .library(name: "MoultPeople", targets: ["MoultPeople"]),
+        .library(name: "MoultGenerate", targets: ["MoultGenerate"]),
+        .library(name: "MoultTesting", targets: ["MoultTesting"]),
         .executable(name: "moult", targets: ["moult"]),
         .executable(name: "moult-people", targets: ["moult-people"]),
     ],
@@ -66,6 +68,13 @@ let package = Package(
             ]
         ),
         .target(name: "MoultFleet", dependencies: []),
+        // Stores of any model filled with every kind of value, and random model pairs (`moult generate`).
+        .target(name: "MoultGenerate", dependencies: ["MoultModel", "MoultArchive", "MoultStore"]),
+        // Migration tests: every version by every path, checked and compared (`moult test`).
+        .target(
+            name: "MoultTesting",
+            dependencies: ["MoultModel", "MoultStore", "MoultMapping", "MoultGenerate", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(
             name: "MoultPeople",
             dependencies: ["MoultModel", "MoultStore", "MoultMapping", "MoultMigration"],
@@ -75,6 +84,7 @@ let package = Package(
             name: "MoultCommand",
             dependencies: [
                 "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations", "MoultEngine", "MoultMigration", "MoultFleet",
+                "MoultGenerate", "MoultTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -115,6 +125,8 @@ let package = Package(
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
         .testTarget(name: "MoultMigrationTests", dependencies: ["MoultEngine", "MoultMigration", "MoultPeople", "MoultTestSupport"]),
         .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultTestSupport"]),
+        .testTarget(name: "MoultGenerateTests", dependencies: ["MoultGenerate", "MoultStore", "MoultTestSupport"]),
+        .testTarget(name: "MoultTestingTests", dependencies: ["MoultTesting", "MoultGenerate", "MoultTestSupport"]),
     ]
 )
 

@@ -40,6 +40,8 @@ public struct MoultCommand: AsyncParsableCommand {
             HashCommand.self, InspectCommand.self, CreateCommand.self, InferCommand.self, PlanCommand.self, MigrateCommand.self,
             MappingCommand.self, FinishCommand.self, StatusCommand.self, VerifyCommand.self, FleetCommand.self, ModelCommand.self,
             FaultPointsCommand.self,
+            GenerateCommand.self,
+            TestCommand.self,
         ]
     }
 
