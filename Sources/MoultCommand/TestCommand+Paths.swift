@@ -56,8 +56,9 @@ struct PathRunner {
             var result = PathResult(path: name, seconds: 0)
             do {
                 result.note = try body()
-                try check(source: source, destination: destination, arguments: arguments)
+                // Compared with the other paths even when verify fails: the first object that differs.
                 outputs.append((name, destination))
+                try check(source: source, destination: destination, arguments: arguments)
             } catch {
                 result.failure = "\(error)"
             }
@@ -91,7 +92,8 @@ struct PathRunner {
         for other in outputs.dropFirst() {
             let snapshot = try StoreSnapshot(url: other.url, model: target)
             if let difference = reference.firstDifference(from: snapshot), let index = results.firstIndex(where: { $0.path == other.path }) {
-                results[index].failure = "disagrees with the \(first.path) path: \(difference)"
+                let disagreement = "disagrees with the \(first.path) path: \(difference)"
+                results[index].failure = results[index].failure.map { "\($0); \(disagreement)" } ?? disagreement
             }
         }
     }

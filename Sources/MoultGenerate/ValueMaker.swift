@@ -91,14 +91,16 @@ struct ValueMaker: Sendable {
     }
 
     private func decimal(_ index: Int, _ draw: inout Draw, edge: Bool) -> Value {
-        if isUnique { return .decimal(Decimal(index)) }
+        if isUnique { return .double(Double(index)) }
         let edges = ["0", "-0.000001", "12345678901234567890.123456789", "-99999999999999999999"]
         var value = edge
             ? Decimal(string: edges[draw.below(edges.count)])!
             : Decimal(sign: draw.chance(50) ? .minus : .plus, exponent: -2, significand: Decimal(draw.below(1_000_000)))
         if let minimum, value < Decimal(minimum) { value = Decimal(minimum) }
         if let maximum, value > Decimal(maximum) { value = Decimal(maximum) }
-        return .decimal(value)
+        // Core Data keeps a Decimal as the double nearest to it: written as that double (Swift's
+        // parsing of the decimal text rounds correctly, Foundation's `doubleValue` does not always).
+        return .double(Double("\(value)") ?? 0)
     }
 
     // MARK: - Dates, data, identifiers
@@ -186,7 +188,7 @@ struct ValueMaker: Sendable {
                 return length < 0 ? nil : .string(String(repeating: "b", count: length))
             case .date: return .date(Date(timeIntervalSinceReferenceDate: bound + step))
             case .double, .float: return .double(bound + step)
-            case .decimal: return .decimal(Decimal(bound + step))
+            case .decimal: return .double(bound + step)
             default: return type.isInteger ? .int(Int64(bound + step)) : nil
             }
         case .pattern:
