@@ -10,13 +10,13 @@ import MoultTesting
 /// as `moult migrate` (and `moult verify`), in a child process.
 struct PathRunner {
     let command: TestCommand
-    let versioned: VersionedModel
+    let target: VersionedModel.Version
     let folder: URL
     private var counter = 0
 
-    init(command: TestCommand, versioned: VersionedModel, folder: URL) {
+    init(command: TestCommand, target: VersionedModel.Version, folder: URL) {
         self.command = command
-        self.versioned = versioned
+        self.target = target
         self.folder = folder
     }
 
@@ -45,7 +45,7 @@ struct PathRunner {
         counter += 1
         let base = folder.appending(path: "\(counter)-\(TestCommand.fileName(version.name))")
         try FileOperations.makeNewDirectory(base.path)
-        let arguments = ["--model", command.model] + command.mappings.flatMap { ["--mapping", $0] }
+        let arguments = command.migrationArguments
         let sourceSnapshot = try StoreSnapshot(url: source, model: version.model)
         let chunk = command.chunkSize ?? max(1, command.objects / 8)
         var results: [PathResult] = []
@@ -87,10 +87,9 @@ struct PathRunner {
     /// Every path's result against the first one's: the same objects with the same values.
     private func compare(_ outputs: [(path: String, url: URL)], _ results: inout [PathResult]) throws {
         guard let first = outputs.first else { return }
-        let target = versioned.current.model
-        let reference = try StoreSnapshot(url: first.url, model: target)
+        let reference = try StoreSnapshot(url: first.url, model: target.model)
         for other in outputs.dropFirst() {
-            let snapshot = try StoreSnapshot(url: other.url, model: target)
+            let snapshot = try StoreSnapshot(url: other.url, model: target.model)
             if let difference = reference.firstDifference(from: snapshot), let index = results.firstIndex(where: { $0.path == other.path }) {
                 let disagreement = "disagrees with the \(first.path) path: \(difference)"
                 results[index].failure = results[index].failure.map { "\($0); \(disagreement)" } ?? disagreement
@@ -100,7 +99,7 @@ struct PathRunner {
 
     /// The account of the migration into `after`, and whether what it drops is what `plan` reports.
     private func account(source: URL, before: StoreSnapshot, after: URL) throws -> (MigrationAccount?, String?) {
-        let migration = try MigrationArguments.parse([source.path, "--model", command.model] + command.mappings.flatMap { ["--mapping", $0] }).migration()
+        let migration = try MigrationArguments.parse([source.path] + command.migrationArguments).migration()
         guard let last = migration.steps.last else { return (nil, nil) }
         let account = MigrationAccount(
             lastMapping: last.mapping, stepSource: last.from.model, target: last.to.model,

@@ -8,15 +8,14 @@ import MoultTesting
 extension TestCommand {
     /// Prints the results (text or JSON), writes the JUnit report, and fails (67) when a path failed or
     /// disagreed, or an account disagreed with `plan`.
-    func report(_ results: [PathRunner.SourceResult], model: VersionedModel) throws {
-        let current = model.currentVersionName
+    func report(_ results: [PathRunner.SourceResult], model: String, target current: String) throws {
         let failures = results.flatMap { result in
             result.paths.compactMap { path in path.failure.map { "\(result.version) → \(current) \(path.path) (\(result.label)): \($0)" } }
                 + (result.accountFailure.map { ["\(result.version) → \(current) account (\(result.label)): \($0)"] } ?? [])
         }
-        if let junit { try writeJUnit(results, model: model, to: URL(filePath: junit)) }
+        if let junit { try writeJUnit(results, model: model, target: current, to: URL(filePath: junit)) }
         if json {
-            try Report(model: model.name, current: current, passed: failures.isEmpty, sources: results.map(Report.Source.init)).printJSON()
+            try Report(model: model, target: current, passed: failures.isEmpty, sources: results.map(Report.Source.init)).printJSON()
         } else {
             for result in results {
                 print("\(result.version) → \(current), \(result.label) (\(result.objects) objects):")
@@ -35,19 +34,19 @@ extension TestCommand {
         }
     }
 
-    private func writeJUnit(_ results: [PathRunner.SourceResult], model: VersionedModel, to url: URL) throws {
-        var report = JUnitReport(suite: model.name)
+    private func writeJUnit(_ results: [PathRunner.SourceResult], model: String, target: String, to url: URL) throws {
+        var report = JUnitReport(suite: model)
         for result in results {
-            let className = "\(model.name).\(result.version).\(result.label)"
+            let className = "\(model).\(result.version).\(result.label)"
             let account = (result.account?.lines ?? []).map(\.description).joined(separator: "\n")
             for path in result.paths {
                 var testCase = JUnitReport.Case(
-                    name: "\(result.version) to \(model.currentVersionName) \(path.path)", className: className, seconds: path.seconds,
+                    name: "\(result.version) to \(target) \(path.path)", className: className, seconds: path.seconds,
                     output: ([path.note].compactMap { $0 } + [account]).joined(separator: "\n"))
                 if let failure = path.failure { testCase.failure = (String(failure.prefix(200)), failure) }
                 report.cases.append(testCase)
             }
-            var accountCase = JUnitReport.Case(name: "\(result.version) to \(model.currentVersionName) account", className: className, seconds: 0, output: account)
+            var accountCase = JUnitReport.Case(name: "\(result.version) to \(target) account", className: className, seconds: 0, output: account)
             if let failure = result.accountFailure { accountCase.failure = (String(failure.prefix(200)), failure) }
             report.cases.append(accountCase)
         }
@@ -57,7 +56,7 @@ extension TestCommand {
     /// `moult test --json`.
     struct Report: JSONReport {
         var model: String
-        var current: String
+        var target: String
         var passed: Bool
         var sources: [Source]
 

@@ -33,6 +33,12 @@ struct TestCommand: AsyncParsableCommand {
     @Option(name: .customLong("mapping"), help: "A mapping model or a folder of them, as for migrate; repeat.")
     var mappings: [String] = []
 
+    @Option(help: "The version every store is migrated to (default: the model's current version).")
+    var to: String?
+
+    @Option(name: .customLong("policy"), help: ArgumentHelp("Bind a policy class a mapping names, as for migrate; repeat.", valueName: "class=policy"))
+    var policyBindings: [String] = []
+
     @Option(help: "A stages file: adds the staged path (in place, through these stages).")
     var stages: String?
 
@@ -73,15 +79,16 @@ struct TestCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let versioned = try VersionedModel(contentsOf: URL(filePath: model))
+            let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
             let chosen = try chosenVersions(versioned)
+            let target = try targetVersion(versioned)
             if let freeze { return try Self.freeze(versioned, versions: chosen, objects: objects, seed: seed, into: URL(filePath: freeze)) }
             let manifest = try fixtures.map { try Self.checkedFixtures(URL(filePath: $0), versioned) }
             let folder = try workFolder()
             defer { if work == nil { try? FileManager.default.removeItem(at: folder) } }
-            var runner = PathRunner(command: self, versioned: versioned, folder: folder)
+            var runner = PathRunner(command: self, target: target, folder: folder)
             var results: [PathRunner.SourceResult] = []
-            for version in chosen where version.name != versioned.currentVersionName {
+            for version in chosen where version.name != target.name {
                 let generated = folder.appending(path: "\(Self.fileName(version.name))-generated.sqlite")
                 _ = try GenerateCommand.generateAtomically(StoreGenerator(model: version.model, objects: objects, seed: seed), at: generated)
                 results.append(try runner.run(source: generated, label: "generated", version: version))
@@ -90,7 +97,7 @@ struct TestCommand: AsyncParsableCommand {
                     results.append(try runner.run(source: copy, label: "fixture \(store.path)", version: version))
                 }
             }
-            try report(results, model: versioned)
+            try report(results, model: versioned.name, target: target.name)
         }
     }
 
@@ -102,6 +109,19 @@ struct TestCommand: AsyncParsableCommand {
             }
             return version
         }
+    }
+
+    private func targetVersion(_ versioned: VersionedModel) throws -> VersionedModel.Version {
+        guard let to else { return versioned.current }
+        guard let version = versioned.version(named: to) else {
+            throw ModelError(.missingVersion, "--to \(to): the model has no such version (it has \(versioned.versions.map(\.name).joined(separator: ", ")))", file: model)
+        }
+        return version
+    }
+
+    /// The arguments every child `migrate` and `verify` gets: the model, the target, the mappings, the policies.
+    var migrationArguments: [String] {
+        ["--model", model] + (to.map { ["--to", $0] } ?? []) + mappings.flatMap { ["--mapping", $0] } + policyBindings.flatMap { ["--policy", $0] }
     }
 
     private func workFolder() throws -> URL {

@@ -3,13 +3,14 @@ public import Foundation
 public import MoultModel
 
 /// The checksum manifest of a folder of frozen fixture stores (`moult test --freeze`): one line per
-/// file, its SHA-256, the model version the store is at, and its path in the folder (a store's
-/// external data files each get a line of their own).
+/// file, its SHA-256, the model version the store is at, and its path in the folder, separated by tabs
+/// (a version's name or a path may hold spaces); a store's external data files and its `-wal` and
+/// `-shm` companions each get a line of their own. Lines starting with `#` are comments.
 ///
 /// ```text
 /// moult-fixtures 1
-/// 3f7a…e1  v1  v1.sqlite
-/// 09bc…44  v1  .v1_SUPPORT/_EXTERNAL_DATA/6F1C2B3A-0000-4000-8000-000000000001
+/// 3f7a…e1⇥v1⇥v1.sqlite
+/// 09bc…44⇥v1⇥.v1_SUPPORT/_EXTERNAL_DATA/6F1C2B3A-0000-4000-8000-000000000001
 /// ```
 ///
 /// A fixture whose bytes no longer match its line is refused, never trusted: ``check(in:)`` names it.
@@ -37,9 +38,12 @@ public struct FixtureManifest: Sendable, Hashable {
         self.entries = entries
     }
 
-    /// The stores listed, by version (a version's store is its entry whose path has no `/`).
+    /// The stores listed, by version: the entries at the folder's top level, but for a store's
+    /// `-wal`, `-shm` and `-journal` companions (listed too, so that a changed one is refused).
     public var stores: [(version: String, path: String)] {
-        entries.filter { !$0.path.contains("/") }.map { ($0.version, $0.path) }
+        entries.filter { entry in
+            !entry.path.contains("/") && !["-wal", "-shm", "-journal"].contains { entry.path.hasSuffix($0) }
+        }.map { ($0.version, $0.path) }
     }
 
     // MARK: - Reading
@@ -62,14 +66,15 @@ public struct FixtureManifest: Sendable, Hashable {
         var seen: Set<String> = []
         for (offset, line) in lines.enumerated().dropFirst() where !line.isEmpty && !line.hasPrefix("#") {
             let place = "\(file):\(offset + 1)"
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard fields.count == 3 else {
-                throw FixtureError("\(place): expected 'SHA-256 VERSION PATH' (three fields separated by spaces), found \(fields.count) field\(fields.count == 1 ? "" : "s")")
+                throw FixtureError("\(place): expected 'SHA-256<tab>VERSION<tab>PATH' (three fields separated by tabs), found \(fields.count) field\(fields.count == 1 ? "" : "s")")
             }
             let (hash, version, path) = (String(fields[0]), String(fields[1]), String(fields[2]))
             guard hash.utf8.count == 64, hash.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
                 throw FixtureError("\(place): '\(hash.prefix(80))' is not a SHA-256 (64 lowercase hexadecimal digits)")
             }
+            guard !version.isEmpty else { throw FixtureError("\(place): the version is empty") }
             guard Self.isSafeRelativePath(path) else {
                 throw FixtureError("\(place): '\(path.prefix(200))' is not a path inside the fixtures folder (relative, no '..', no empty part)")
             }
@@ -86,8 +91,8 @@ public struct FixtureManifest: Sendable, Hashable {
 
     /// The manifest as text.
     public var text: String {
-        ([Self.header, "# SHA-256, model version, path: written by moult test --freeze; a changed fixture is refused"]
-            + entries.map { "\($0.sha256) \($0.version) \($0.path)" }).joined(separator: "\n") + "\n"
+        ([Self.header, "# SHA-256, model version, path (separated by tabs): a fixture whose bytes changed is refused"]
+            + entries.map { "\($0.sha256)\t\($0.version)\t\($0.path)" }).joined(separator: "\n") + "\n"
     }
 
     // MARK: - Checking
