@@ -71,13 +71,16 @@ struct PathRunner {
         let inPlace = try copy(source, to: base.appending(path: "inplace.sqlite"))
         record("in place", inPlace) { try migrate([inPlace.path, "--no-backup"] + arguments, chunk: chunk); return nil }
         let resumed = base.appending(path: "resumed.sqlite")
-        record("resumed", resumed) { try migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, label: label) }
+        let sourceObjects = sourceSnapshot.objects.values.reduce(0) { $0 + $1.count }
+        record("resumed", resumed) {
+            try migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, objects: sourceObjects, label: label)
+        }
         if let stages = command.stages {
             let staged = try copy(source, to: base.appending(path: "staged.sqlite"))
             record("staged", staged) { try migrate([staged.path, "--stages", stages, "--no-backup"] + arguments, chunk: chunk); return nil }
         }
         try compare(outputs, &results)
-        var result = SourceResult(version: version.name, label: label, paths: results, objects: sourceSnapshot.objects.values.reduce(0) { $0 + $1.count })
+        var result = SourceResult(version: version.name, label: label, paths: results, objects: sourceObjects)
         if let first = outputs.first {
             (result.account, result.accountFailure) = try account(source: source, before: sourceSnapshot, after: first.url)
         }
@@ -129,9 +132,10 @@ struct PathRunner {
         guard child.status == 0 else { throw CommandFailure(.validationFailed, "moult migrate exited \(child.describedStatus): \(child.errorTail)") }
     }
 
-    /// The migration stopped (killed) after a random chunk's commit, then run again to its end.
-    private func migrateStopped(_ arguments: [String], chunk: Int, label: String) throws -> String? {
-        let chunks = max(1, command.objects / chunk)
+    /// The migration stopped (killed) after a random chunk's commit (among those its source's objects
+    /// make), then run again to its end.
+    private func migrateStopped(_ arguments: [String], chunk: Int, objects: Int, label: String) throws -> String? {
+        let chunks = max(1, (objects + chunk - 1) / chunk)
         let labelHash = label.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
         var draw = SplitMix64(seed: command.seed ^ labelHash ^ UInt64(counter))
         let stop = 1 + Int(draw.next() % UInt64(chunks))
