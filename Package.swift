@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(name: "MoultMigrationTests", dependencies: ["MoultEngine", "MoultMigration", "MoultPeople", "MoultTestSupport"]),
         .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultTestSupport"]),
         .testTarget(name: "MoultGenerateTests", dependencies: ["MoultGenerate", "MoultStore", "MoultTestSupport"]),
-        .testTarget(name: "MoultTestingTests", dependencies: ["MoultTesting", "MoultGenerate", "MoultTestSupport"]),
+        .testTarget(name: "MoultTestingTests", dependencies: ["MoultTesting", "MoultGenerate", "MoultStore", "MoultModel", "MoultTestSupport"]),
     ]
 )
 
