@@ -98,3 +98,41 @@ struct GenerateCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// `moult generate-models DIR [--count N] [--first K] [--seed S]` (hidden): random model pairs for the long
+/// run of `moult test` on Moult itself (Benchmarks/scripts/model-pairs.sh).
+struct GenerateModelsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "generate-models",
+        abstract: "Write seeded random model pairs (v1 → v2 by changes a lightweight mapping allows) as DIR/PairK.xcdatamodeld.",
+        shouldDisplay: false)
+
+    @Argument(help: "The folder to write the models into (made if missing).")
+    var folder: String
+
+    @Option(help: "How many pairs.")
+    var count: Int = 1
+
+    @Option(help: "The number of the first pair.")
+    var first: Int = 0
+
+    @Option(help: "The random seed.")
+    var seed: UInt64 = 1
+
+    func validate() throws {
+        guard count >= 0, first >= 0 else { throw ValidationError("--count and --first must be 0 or more") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let generator = ModelPairGenerator(seed: seed)
+            for index in first..<(first + count) {
+                let pair = try generator.pair(index)
+                let url = URL(filePath: folder).appending(path: "Pair\(index).xcdatamodeld")
+                try pair.model.write(to: url)
+                try FileOperations.writeAtomically(Data((pair.changes.joined(separator: "\n") + "\n").utf8), to: url.appending(path: "changes.txt"), durable: false)
+                print("\(url.path): \(pair.changes.joined(separator: "; "))")
+            }
+        }
+    }
+}

@@ -40,7 +40,7 @@ public struct MoultCommand: AsyncParsableCommand {
             HashCommand.self, InspectCommand.self, CreateCommand.self, InferCommand.self, PlanCommand.self, MigrateCommand.self,
             MappingCommand.self, FinishCommand.self, StatusCommand.self, VerifyCommand.self, FleetCommand.self, ModelCommand.self,
             FaultPointsCommand.self,
-            GenerateCommand.self,
+            GenerateCommand.self, GenerateModelsCommand.self,
             TestCommand.self,
         ]
     }

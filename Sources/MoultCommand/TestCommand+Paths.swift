@@ -206,12 +206,14 @@ struct ChildProcess {
         defer { try? FileManager.default.removeItem(at: errorFile) }
         let handle = try FileHandle(forWritingTo: errorFile)
         process.standardError = handle
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = handle
         try process.run()
         process.waitUntilExit()
         try? handle.close()
         let text = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
-        let lines = text.split(separator: "\n").suffix(3).joined(separator: " | ")
+        // The first check that failed (verify's `FAIL …` lines), and the last lines (the error).
+        let all = text.split(separator: "\n")
+        let lines = (all.first { $0.hasPrefix("FAIL ") }.map { [$0] } ?? [] + all.suffix(2)).joined(separator: " | ")
         return ChildProcess(status: process.terminationStatus, wasKilled: process.terminationReason == .uncaughtSignal, errorTail: String(lines.prefix(1500)))
     }
 }

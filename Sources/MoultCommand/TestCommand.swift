@@ -89,6 +89,10 @@ struct TestCommand: AsyncParsableCommand {
             var runner = PathRunner(command: self, target: target, folder: folder)
             var results: [PathRunner.SourceResult] = []
             for version in chosen where version.name != target.name {
+                if version.model.entityVersionHashes() == target.model.entityVersionHashes() {
+                    print("\(version.name): the same version hashes as \(target.name): its stores are current, nothing to migrate")
+                    continue
+                }
                 let generated = folder.appending(path: "\(Self.fileName(version.name))-generated.sqlite")
                 _ = try GenerateCommand.generateAtomically(StoreGenerator(model: version.model, objects: objects, seed: seed), at: generated)
                 results.append(try runner.run(source: generated, label: "generated", version: version))

@@ -80,7 +80,8 @@ struct ValueMaker: Sendable {
                 ? [.nan, .infinity, -.infinity, -0.0, Double(Float.greatestFiniteMagnitude), Double(Float.leastNonzeroMagnitude)]
                 : [.nan, .infinity, -.infinity, -0.0, .greatestFiniteMagnitude, .leastNonzeroMagnitude, -.greatestFiniteMagnitude]
             let bounded = [minimum, maximum].compactMap { $0 }
-            let edges = minimum == nil && maximum == nil ? unbounded : bounded
+            // SQLite stores NaN as NULL: a required attribute never gets it (the store would break its rule).
+            let edges = minimum == nil && maximum == nil ? unbounded.filter { attribute.isOptional || !$0.isNaN } : bounded
             value = edges[draw.below(edges.count)]
         } else {
             value = Double(Int64(bitPattern: draw.next() % 2_000_000) - 1_000_000) / 64
