@@ -218,3 +218,34 @@ final class JUnitChecker: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) { stack.removeLast() }
 }
+
+/// A few of the random model pairs of the long run (Benchmarks/scripts/model-pairs.sh), through every path.
+@Suite struct RandomModelPairTests {
+    @Test(arguments: [4, 5, 9, 10])
+    func aRandomPairPassesEveryPath(pair: Int) throws {
+        let folder = try TemporaryDirectory("model-pairs")
+        defer { folder.remove() }
+        let made = try MoultProcess.run(["generate-models", folder.url.path, "--first", String(pair), "--count", "1", "--seed", "1"])
+        #expect(made.exitCode == 0, "\(made.standardError)")
+        let model = folder.appending("Pair\(pair).xcdatamodeld")
+        let changes = try String(contentsOf: model.appending(path: "changes.txt"), encoding: .utf8)
+        #expect(!changes.isEmpty)
+        let result = try MoultProcess.run(["test", model.path, "--objects", "40", "--seed", String(pair)])
+        #expect(result.exitCode == 0, "\(changes)\n\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.contains("1 store, 3 paths: all passed"))
+    }
+
+    @Test func pairsAreTheSameForASeed() throws {
+        let folder = try TemporaryDirectory("model-pairs")
+        defer { folder.remove() }
+        for name in ["a", "b"] {
+            _ = try MoultProcess.run(["generate-models", folder.appending(name).path, "--count", "3", "--seed", "9"])
+        }
+        for pair in 0..<3 {
+            for file in ["v1.xcdatamodel/contents", "v2.xcdatamodel/contents", "changes.txt"] {
+                let a = try Data(contentsOf: folder.appending("a/Pair\(pair).xcdatamodeld/\(file)"))
+                #expect(try a == Data(contentsOf: folder.appending("b/Pair\(pair).xcdatamodeld/\(file)")))
+            }
+        }
+    }
+}
