@@ -51,7 +51,7 @@ public struct FixtureManifest: Sendable, Hashable {
     /// Reads a manifest's text.
     ///
     /// - Parameters:
-    ///   - text: The manifest's bytes.
+    ///   - bytes: The manifest's bytes (UTF-8 text).
     ///   - file: The manifest's path, for messages.
     /// - Throws: ``FixtureError`` (bad input) naming the line and what is wrong with it.
     public init(bytes: [UInt8], file: String) throws(FixtureError) {

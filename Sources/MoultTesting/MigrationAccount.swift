@@ -6,7 +6,7 @@ public import MoultModel
 /// entity).
 ///
 /// ```swift
-/// let account = MigrationAccount(lastMapping: step.mapping, from: sourceModel, to: targetModel,
+/// let account = MigrationAccount(lastMapping: step.mapping, stepSource: step.from.model, target: step.to.model,
 ///                                uncarried: steps.flatMap(\.uncarried), source: before, destination: after)
 /// for line in account.lines { print(line) }
 /// ```
