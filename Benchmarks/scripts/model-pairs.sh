@@ -24,7 +24,11 @@ while [[ $# -gt 0 ]]; do
     *) die "unknown option $1" ;;
     esac
 done
-if [[ -n "$DEBUG" ]]; then MOULT="$ROOT/.build/debug/moult"; else build_moult; fi
+if [[ -n "$DEBUG" ]]; then
+    MOULT="$ROOT/.build/debug/moult"
+elif [[ -z "${MOULT_SKIP_BUILD:-}" || ! -x "$MOULT" ]]; then
+    swift build -c release --product moult >&2
+fi
 make_work model-pairs
 RESULTS="$WORK/results.tsv"
 printf 'pair\texit\tdecimal\tchanges\tfirst failure\n' >"$RESULTS"

@@ -9,7 +9,7 @@ import FoundationXML
 /// End-to-end tests of `moult test` and `moult generate`: every path run and compared, the account, the
 /// JUnit report, frozen fixtures that stay honest.
 @Suite struct TestCommandTests {
-    static let everything = Fixtures.url("generator/Everything.xcdatamodeld").path
+    static let everything = Fixtures.datasets.appending(path: "Everything/Everything.xcdatamodeld").path
     static let jeffreybergier = "jeffreybergier__CoreDataMigrationTests/CoreDataMigration"
 
     /// The People model with one mapping per step (its folder holds two for v4 → v5).

@@ -6,7 +6,7 @@ import MoultTestSupport
 import Testing
 
 @Suite struct StoreGeneratorTests {
-    static let model = Fixtures.url("generator/Everything.xcdatamodeld")
+    static let model = Fixtures.datasets.appending(path: "Everything/Everything.xcdatamodeld")
 
     static func version(_ name: String) throws -> ObjectModel {
         try #require(try VersionedModel(contentsOf: model).version(named: name)).model

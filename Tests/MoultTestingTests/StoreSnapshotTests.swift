@@ -9,7 +9,7 @@ import Testing
 /// Store snapshots compare stores by content, primary keys aside, and name the first object that differs.
 @Suite struct StoreSnapshotTests {
     static func model() throws -> ObjectModel {
-        try #require(try VersionedModel(contentsOf: Fixtures.url("generator/Everything.xcdatamodeld")).version(named: "v1")).model
+        try #require(try VersionedModel(contentsOf: Fixtures.datasets.appending(path: "Everything/Everything.xcdatamodeld")).version(named: "v1")).model
     }
 
     @Test func equalStoresAgreeAndOneChangedValueIsNamed() throws {
