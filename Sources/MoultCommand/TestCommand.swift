@@ -13,7 +13,7 @@ struct TestCommand: AsyncParsableCommand {
         commandName: "test",
         abstract: "Migrate a generated store of every version (and every frozen fixture) to the current version by every path, and check and compare the results.",
         discussion: """
-            For each version the model lists before the target (or those named with --version): a generated store (see moult \
+            For each version but the target (or those named with --version): a generated store (see moult \
             generate), and each fixture store of that version in --fixtures (checked first against the folder's \
             checksum manifest: a changed fixture is refused, named, 65). Each store is migrated to the current \
             version by every path: into a new store (--output), in place, into a new store stopped at a random \
@@ -45,7 +45,7 @@ struct TestCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A folder of frozen fixture stores with its \(FixtureManifest.fileName).", valueName: "dir"))
     var fixtures: String?
 
-    @Option(name: .customLong("version"), help: "Test only this version (repeat); default: every version the model lists before the target.")
+    @Option(name: .customLong("version"), help: "Test only this version (repeat); default: every version but the target.")
     var versions: [String] = []
 
     @Option(help: "Objects per generated store.")
@@ -107,9 +107,9 @@ struct TestCommand: AsyncParsableCommand {
         }
     }
 
-    /// The versions named with --version, or every version the model lists before the target.
+    /// The versions named with --version, or every version but the target.
     private func chosenVersions(_ versioned: VersionedModel, before target: VersionedModel.Version) throws -> [VersionedModel.Version] {
-        guard !versions.isEmpty else { return Array(versioned.versions.prefix { $0.name != target.name }) }
+        guard !versions.isEmpty else { return versioned.versions.filter { $0.name != target.name } }
         return try versions.map { name in
             guard let version = versioned.version(named: name) else {
                 throw ModelError(.missingVersion, "--version \(name): the model has no such version (it has \(versioned.versions.map(\.name).joined(separator: ", ")))", file: model)

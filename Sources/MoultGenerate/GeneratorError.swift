@@ -1,6 +1,6 @@
 public import MoultModel
 
-/// Why a store or a model could not be generated, with its ``FailureCategory``.
+/// Why a store or a model could not be generated, with its ``/MoultModel/FailureCategory``.
 ///
 /// ```swift
 /// do { _ = try generator.generate(at: url) } catch let error as GeneratorError { print(error) }
