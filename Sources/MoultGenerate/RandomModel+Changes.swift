@@ -7,8 +7,11 @@ extension RandomModel {
     mutating func change() -> String? {
         switch draw.below(12) {
         case 0:
+            // A new attribute is optional, or required with a default: existing objects need a value.
             let index = draw.below(entities.count)
-            entities[index].attributes.append(newAttribute())
+            var attribute = newAttribute()
+            if attribute.defaultValueString == nil { attribute.isOptional = true }
+            entities[index].attributes.append(attribute)
             return "add attribute \(entities[index].name).\(entities[index].attributes.last!.name)"
         case 1: return changeAttribute("remove") { _, _ in nil }
         case 2: return changeAttribute("rename") { attribute, model in
