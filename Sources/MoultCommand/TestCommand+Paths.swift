@@ -77,7 +77,9 @@ struct PathRunner {
         }
         if let stages = command.stages {
             let staged = try copy(source, to: base.appending(path: "staged.sqlite"))
-            record("staged", staged) { try migrate([staged.path, "--stages", stages, "--no-backup"] + arguments, chunk: chunk); return nil }
+            // A staged run takes its steps, target and mappings from the stages file alone.
+            let stagedArguments = ["--model", command.model] + command.policyBindings.flatMap { ["--policy", $0] }
+            record("staged", staged) { try migrate([staged.path, "--stages", stages, "--no-backup"] + stagedArguments, chunk: chunk); return nil }
         }
         try compare(outputs, &results)
         var result = SourceResult(version: version.name, label: label, paths: results, objects: sourceObjects)

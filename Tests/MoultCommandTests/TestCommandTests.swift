@@ -111,6 +111,19 @@ import FoundationXML
         #expect(result.exitCode == 0 || result.standardOutput.contains("source changed"))
     }
 
+    @Test func theStagedPathRunsTheStagesFileAndAgrees() throws {
+        let folder = try TemporaryDirectory("moult-test-command")
+        defer { folder.remove() }
+        let mapping = Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json").path
+        let stages = folder.appending("stages.json")
+        try Data(#"{"stages": [{"custom": {"from": "v2", "to": "v3", "mapping": "\#(mapping)"}}]}"#.utf8).write(to: stages)
+        let result = try MoultProcess.run(
+            ["test", Fixtures.peopleModel.path, "--to", "v3", "--version", "v2", "--mapping", mapping, "--stages", stages.path, "--objects", "80"])
+        #expect(result.exitCode == 0, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.contains("  staged: ok"))
+        #expect(result.standardOutput.contains("1 store, 4 paths: all passed"))
+    }
+
     @Test func frozenFixturesAreCheckedAndAChangedOneIsRefusedByName() throws {
         let folder = try TemporaryDirectory("moult-test-command")
         defer { folder.remove() }
