@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "MoultFleet", targets: ["MoultFleet"]),
         .library(name: "MoultTelemetry", targets: ["MoultTelemetry"]),
         .library(name: "MoultPeople", targets: ["MoultPeople"]),
+        .library(name: "MoultGenerate", targets: ["MoultGenerate"]),
+        .library(name: "MoultTesting", targets: ["MoultTesting"]),
         .executable(name: "moult", targets: ["moult"]),
         .executable(name: "moult-people", targets: ["moult-people"]),
     ],
@@ -81,6 +83,13 @@ let package = Package(
                 "MoultEngine", "MoultModel", .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // Stores of any model filled with every kind of value, and random model pairs (`moult generate`).
+        .target(name: "MoultGenerate", dependencies: ["MoultModel", "MoultArchive", "MoultStore"]),
+        // Migration tests: every version by every path, checked and compared (`moult test`).
+        .target(
+            name: "MoultTesting",
+            dependencies: ["MoultModel", "MoultStore", "MoultMapping", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(
             name: "MoultPeople",
             dependencies: ["MoultModel", "MoultStore", "MoultMapping", "MoultMigration"],
@@ -92,6 +101,7 @@ let package = Package(
                 "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultXMLStore", "MoultAssociations", "MoultEngine", "MoultMigration", "MoultFleet",
                 "MoultTelemetry", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+                "MoultGenerate", "MoultTesting",
             ]
         ),
         .target(
@@ -144,6 +154,8 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "MoultGenerateTests", dependencies: ["MoultGenerate", "MoultStore", "MoultTestSupport"]),
+        .testTarget(name: "MoultTestingTests", dependencies: ["MoultTesting", "MoultGenerate", "MoultStore", "MoultModel", "MoultTestSupport"]),
     ]
 )
 

@@ -41,11 +41,13 @@ public struct MoultCommand: AsyncParsableCommand {
             MappingCommand.self, FinishCommand.self, StatusCommand.self, VerifyCommand.self, FleetCommand.self, ModelCommand.self,
             FaultPointsCommand.self,
             ConvertCommand.self,
+            GenerateCommand.self, GenerateModelsCommand.self,
+            TestCommand.self,
         ]
     }
 
-    /// The configuration of a command line built on Moult: Moult's subcommands, then `extraSubcommands`,
-    /// the exit codes in the help, and Moult's version.
+    /// The configuration of a command line built on Moult: Moult's subcommands (but those whose names
+    /// `extraSubcommands` take), then `extraSubcommands`, the exit codes in the help, and Moult's version.
     public static func makeConfiguration(
         commandName: String, abstract: String, discussion: String? = nil, adding extraSubcommands: [any ParsableCommand.Type] = []
     ) -> CommandConfiguration {
@@ -68,7 +70,8 @@ public struct MoultCommand: AsyncParsableCommand {
                       run the same command again
                 """,
             version: version,
-            subcommands: subcommands + extraSubcommands
+            // A command of the app's own with a name Moult uses (moult-people's People `generate`) takes its place.
+            subcommands: subcommands.filter { moult in !extraSubcommands.contains { $0._commandName == moult._commandName } } + extraSubcommands
         )
     }
 

@@ -23,6 +23,9 @@ struct PlanCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Flag(help: "Print the SQL each in-place SQL step would run, in order, without running it (nothing else).")
+    var sql = false
+
     @OptionGroup var events: EventOptions
 
     func validate() throws {
@@ -48,6 +51,7 @@ struct PlanCommand: AsyncParsableCommand {
             return
         }
         try migration.checkPolicies()
+        if sql { return try printSQL(migration) }
         let first = try migration.migrator(for: migration.steps[0], source: migration.store).plan()
         // Counted in the store for the first step; later steps read stores that do not exist yet.
         let lossGuard = DataLossGuard(migration)

@@ -21,7 +21,7 @@ import Testing
         for arguments in [["--help"], ["help", "migrate"], ["help", "plan"], ["migrate", "--help"]] {
             let result = try MoultProcess.run(arguments)
             #expect(result.exitCode == 0, "\(arguments): \(result.standardError)")
-            for word in ["AdultToCompanyPolicy", "ChildToSchoolPolicy", "People", "generate"] {
+            for word in ["AdultToCompanyPolicy", "ChildToSchoolPolicy", "People", "Generate a People store"] {
                 #expect(!result.standardOutput.contains(word), "\(arguments) mentions \(word):\n\(result.standardOutput)")
             }
         }
@@ -44,9 +44,9 @@ import Testing
     /// `help` naming no subcommand is bad usage, at any depth, for both commands.
     @Test func helpForAnUnknownSubcommandIsBadUsage() throws {
         let cases: [([String], MoultProcess.Tool, String)] = [
-            (["help", "nosuch"], .moult, "'moult' has no subcommand 'nosuch' (it has: hash, inspect, create, infer, plan, migrate, mapping, finish, status, verify, fleet, model, convert)"),
+            (["help", "nosuch"], .moult, "'moult' has no subcommand 'nosuch' (it has: hash, inspect, create, infer, plan, migrate, mapping, finish, status, verify, fleet, model, convert, generate, test)"),
             (["help", "migrate", "nosuch"], .moult, "'moult migrate' has no subcommand 'nosuch'"),
-            (["help", "generate"], .moult, "'moult' has no subcommand 'generate'"),
+            (["help", "generate", "nosuch"], .moult, "'moult generate' has no subcommand 'nosuch'"),
             (["help", "nosuch"], .people, "'moult-people' has no subcommand 'nosuch'"),
         ]
         for (arguments, tool, message) in cases {

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# `moult test` on every shared fixture model (Tests/Fixtures, real files made by Xcode and Core Data), with
+# its mapping models, and its Core Data stores as frozen fixtures (a manifest of their checksums is written
+# for them first: the version each is at, from `moult inspect`).
+#
+#     Benchmarks/scripts/fixture-models-test.sh [--objects N] [--seed S] [--debug]
+#         defaults: 200 objects per generated store, seed 1, the release build (--debug: .build/debug)
+#
+# Prints each model's summary line and exit code; exits 1 when one fails. The JUnit reports are left in
+# the work folder (.build/bench-work/fixture-models).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+OBJECTS=200 SEED=1 DEBUG=
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+    --objects) OBJECTS=$2; shift 2 ;;
+    --seed) SEED=$2; shift 2 ;;
+    --debug) DEBUG=1; shift ;;
+    *) die "unknown option $1" ;;
+    esac
+done
+if [[ -n "$DEBUG" ]]; then MOULT="$ROOT/.build/debug/moult"; else build_moult; fi
+make_work fixture-models
+F="$ROOT/Tests/Fixtures"
+
+# model | mapping folder (or -) | stores folder (or -) | extra options
+CASES=(
+    "wibosco__CoreDataMigration-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld|wibosco__CoreDataMigration-Example/CoreDataMigration-Example/CoreData/Migration/Mappings|wibosco__CoreDataMigration-Example/CoreDataMigration-ExampleTests/Resources/SQLite|--policy Post2ToPost3MigrationPolicy=default"
+    "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld|wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Migration/Mappings|wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite|--policy Post2ToPost3MigrationPolicy=default"
+    "jeffreybergier__CoreDataMigrationTests/CoreDataMigration/CoreDataMigration/Model.xcdatamodeld|-|jeffreybergier__CoreDataMigrationTests/CoreDataMigration/CoreDataMigrationTests|"
+    "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld|alemar11__CoreDataPlus/Tests/Resources/SampleModel/MappingModels|alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures|--to SampleModel3 --policy V2to3MakerPolicy=default"
+    "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld|-|alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures|"
+    "jdspoone__CoreDataMigrationExample/CoreDataMigration/CoreDataMigration.xcdatamodeld|jdspoone__CoreDataMigrationExample/CoreDataMigration|-|--policy NoteToNotePolicy=default --policy ImageToImagePolicy=default"
+)
+
+failed=0
+for index in "${!CASES[@]}"; do
+    IFS='|' read -r model mappings stores extra <<<"${CASES[$index]}"
+    fixtures="$WORK/fixtures-$index"
+    mkdir -p "$fixtures"
+    echo "moult-fixtures 1" >"$fixtures/fixtures.manifest"
+    if [[ "$stores" != "-" ]]; then
+        for store in "$F/$stores"/*.sqlite; do
+            version=$("$MOULT" inspect "$store" --model "$F/$model" --json | python3 -c 'import json,sys; print(json.load(sys.stdin).get("matchingVersion") or "")')
+            [[ -n "$version" ]] || { echo "  $(basename "$store"): no version of the model matches it: left out"; continue; }
+            for file in "$store" "$store-wal" "$store-shm"; do
+                [[ -f "$file" ]] || continue
+                cp "$file" "$fixtures/"
+                printf '%s\t%s\t%s\n' "$(sha256sum "$file" | cut -d' ' -f1)" "$version" "$(basename "$file")" >>"$fixtures/fixtures.manifest"
+            done
+        done
+    fi
+    args=("$F/$model" --objects "$OBJECTS" --seed "$SEED" --fixtures "$fixtures" --junit "$WORK/junit-$index.xml")
+    [[ "$mappings" != "-" ]] && args+=(--mapping "$F/$mappings")
+    # shellcheck disable=SC2206
+    [[ -n "$extra" ]] && args+=($extra)
+    echo "== $model"
+    rc=0
+    "$MOULT" test "${args[@]}" >"$WORK/out-$index.txt" 2>"$WORK/err-$index.txt" || rc=$?
+    tail -1 "$WORK/out-$index.txt"
+    if [[ $rc -ne 0 ]]; then failed=1; echo "   exit $rc: $(head -c 600 "$WORK/err-$index.txt")"; fi
+done
+exit $failed

@@ -1,0 +1,221 @@
+import ArgumentParser
+import Foundation
+import MoultMapping
+import MoultMigration
+import MoultModel
+import MoultStore
+import MoultTesting
+
+/// Runs one source store through every path, as a user would: each path is this very executable run
+/// as `moult migrate` (and `moult verify`), in a child process.
+struct PathRunner {
+    let command: TestCommand
+    let target: VersionedModel.Version
+    let folder: URL
+    private var counter = 0
+
+    init(command: TestCommand, target: VersionedModel.Version, folder: URL) {
+        self.command = command
+        self.target = target
+        self.folder = folder
+    }
+
+    /// One path of one source.
+    struct PathResult: Sendable {
+        var path: String
+        var seconds: Double
+        var failure: String?
+        var note: String?
+    }
+
+    /// Every path of one source, and its account.
+    struct SourceResult: Sendable {
+        var version: String
+        var label: String
+        var paths: [PathResult]
+        var account: MigrationAccount?
+        /// Where the account and `plan` disagree on what is not carried.
+        var accountFailure: String?
+        var objects: Int
+    }
+
+    // MARK: - A source
+
+    mutating func run(source: URL, label: String, version: VersionedModel.Version) throws -> SourceResult {
+        counter += 1
+        let base = folder.appending(path: "\(counter)-\(TestCommand.fileName(version.name))")
+        try FileOperations.makeNewDirectory(base.path)
+        let arguments = command.migrationArguments
+        let sourceSnapshot = try StoreSnapshot(url: source, model: version.model)
+        let chunk = command.chunkSize ?? max(1, command.objects / 8)
+        var results: [PathResult] = []
+        var outputs: [(path: String, url: URL)] = []
+
+        func record(_ name: String, _ destination: URL, _ body: () throws -> String?) {
+            let start = Date()
+            var result = PathResult(path: name, seconds: 0)
+            do {
+                result.note = try body()
+                // Compared with the other paths even when verify fails: the first object that differs.
+                outputs.append((name, destination))
+                try check(source: source, destination: destination, arguments: arguments)
+            } catch {
+                result.failure = "\(error)"
+            }
+            result.seconds = Date().timeIntervalSince(start)
+            results.append(result)
+        }
+
+        let output = base.appending(path: "output.sqlite")
+        record("output", output) { try migrate([source.path, "--output", output.path] + arguments, chunk: chunk); return nil }
+        let inPlace = try copy(source, to: base.appending(path: "inplace.sqlite"))
+        record("in place", inPlace) { try migrate([inPlace.path, "--no-backup"] + arguments, chunk: chunk); return nil }
+        let resumed = base.appending(path: "resumed.sqlite")
+        let sourceObjects = sourceSnapshot.objects.values.reduce(0) { $0 + $1.count }
+        record("resumed", resumed) {
+            try migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, objects: sourceObjects, label: label)
+        }
+        if let stages = command.stages {
+            let staged = try copy(source, to: base.appending(path: "staged.sqlite"))
+            // A staged run takes its steps, target and mappings from the stages file alone.
+            let stagedArguments = ["--model", command.model] + command.policyBindings.flatMap { ["--policy", $0] }
+            record("staged", staged) { try migrate([staged.path, "--stages", stages, "--no-backup"] + stagedArguments, chunk: chunk); return nil }
+        }
+        try compare(outputs, &results)
+        var result = SourceResult(version: version.name, label: label, paths: results, objects: sourceObjects)
+        if let first = outputs.first {
+            (result.account, result.accountFailure) = try account(source: source, before: sourceSnapshot, after: first.url)
+        }
+        return result
+    }
+
+    /// Every path's result against the first one's: the same objects with the same values.
+    private func compare(_ outputs: [(path: String, url: URL)], _ results: inout [PathResult]) throws {
+        guard let first = outputs.first else { return }
+        let reference = try StoreSnapshot(url: first.url, model: target.model)
+        for other in outputs.dropFirst() {
+            let snapshot = try StoreSnapshot(url: other.url, model: target.model)
+            if let difference = reference.firstDifference(from: snapshot), let index = results.firstIndex(where: { $0.path == other.path }) {
+                let disagreement = "disagrees with the \(first.path) path: \(difference)"
+                results[index].failure = results[index].failure.map { "\($0); \(disagreement)" } ?? disagreement
+            }
+        }
+    }
+
+    /// The account of the migration into `after`, and whether what it drops is what `plan` reports.
+    private func account(source: URL, before: StoreSnapshot, after: URL) throws -> (MigrationAccount?, String?) {
+        let migration = try MigrationArguments.parse([source.path] + command.migrationArguments).migration()
+        guard let last = migration.steps.last else { return (nil, nil) }
+        let account = MigrationAccount(
+            lastMapping: last.mapping, stepSource: last.from.model, target: last.to.model,
+            uncarried: migration.steps.flatMap(\.uncarried), source: before,
+            destination: try StoreSnapshot(url: after, model: last.to.model))
+        // What plan reports for the first step, counted in the store: the account's counts must agree.
+        let planned = migration.dataLosses(of: migration.steps[0], in: source)
+        for loss in planned {
+            let line = account.dropped.first { $0.entity == loss.what.entity && $0.property == loss.what.property }
+            if let count = loss.count, line?.count != count {
+                return (account, "plan reports \(loss.what.entity)\(loss.what.property.map { ".\($0)" } ?? "") not carried with \(count) values; the account counts \(line.map { String($0.count) } ?? "none")")
+            }
+        }
+        let plannedNames = Set(migration.steps.flatMap(\.uncarried).map { "\($0.entity).\($0.property ?? "")" })
+        let accountNames = Set(account.dropped.map { "\($0.entity).\($0.property ?? "")" })
+        if plannedNames != accountNames {
+            return (account, "plan and the account name different data as not carried: \(plannedNames.symmetricDifference(accountNames).sorted().joined(separator: ", "))")
+        }
+        return (account, nil)
+    }
+
+    // MARK: - Children
+
+    /// `moult migrate ARGUMENTS --quiet`: exit 0 expected.
+    private func migrate(_ arguments: [String], chunk: Int) throws {
+        let child = try ChildProcess.run(["migrate"] + arguments + ["--chunk-size", String(chunk), "--quiet"], in: folder)
+        guard child.status == 0 else { throw CommandFailure(.validationFailed, "moult migrate exited \(child.describedStatus): \(child.errorTail)") }
+    }
+
+    /// The migration stopped (killed) after a random chunk's commit (among those its source's objects
+    /// make), then run again to its end.
+    private func migrateStopped(_ arguments: [String], chunk: Int, objects: Int, label: String) throws -> String? {
+        let chunks = max(1, (objects + chunk - 1) / chunk)
+        let labelHash = label.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        var draw = SplitMix64(seed: command.seed ^ labelHash ^ UInt64(counter))
+        let stop = 1 + Int(draw.next() % UInt64(chunks))
+        let full = ["migrate"] + arguments + ["--chunk-size", String(chunk), "--quiet"]
+        let first = try ChildProcess.run(full, in: folder, fault: "\(FaultPoint.afterSQLiteCommit.rawValue):\(stop)")
+        let note: String
+        if first.wasKilled {
+            note = "stopped after the commit of chunk \(stop), resumed"
+        } else if first.status == 0 {
+            note = "the run ended before chunk \(stop): no stop"
+            return note
+        } else {
+            throw CommandFailure(.validationFailed, "moult migrate (to be stopped at chunk \(stop)) exited \(first.describedStatus): \(first.errorTail)")
+        }
+        let second = try ChildProcess.run(full, in: folder)
+        guard second.status == 0 else {
+            throw CommandFailure(.validationFailed, "moult migrate resumed after a stop at chunk \(stop) exited \(second.describedStatus): \(second.errorTail)")
+        }
+        return note
+    }
+
+    /// `moult verify SOURCE DEST`: exit 0 expected.
+    private func check(source: URL, destination: URL, arguments: [String]) throws {
+        let child = try ChildProcess.run(["verify", source.path, destination.path] + arguments + ["--sample", "50"], in: folder)
+        guard child.status == 0 else { throw CommandFailure(.validationFailed, "moult verify exited \(child.describedStatus): \(child.errorTail)") }
+    }
+
+    /// A copy of a store with its WAL and its external data, as `name`.
+    private func copy(_ store: URL, to destination: URL) throws -> URL {
+        let manager = FileManager.default
+        try manager.copyItem(at: store, to: destination)
+        for suffix in ["-wal", "-shm"] where manager.fileExists(atPath: store.path + suffix) {
+            try manager.copyItem(atPath: store.path + suffix, toPath: destination.path + suffix)
+        }
+        let support = ExternalDataReference.supportFolder(besideStore: store)
+        if manager.fileExists(atPath: support.path) {
+            try manager.copyItem(at: support, to: ExternalDataReference.supportFolder(besideStore: destination))
+        }
+        return destination
+    }
+
+    /// A fixture copied into the work folder (a path never runs on the fixture itself).
+    mutating func copyFixture(_ store: URL) throws -> URL {
+        counter += 1
+        return try copy(store, to: folder.appending(path: "fixture-\(counter)-\(store.lastPathComponent)"))
+    }
+}
+
+/// A child process of this executable: its exit status and the end of its standard error.
+struct ChildProcess {
+    var status: Int32
+    var wasKilled: Bool
+    var errorTail: String
+
+    var describedStatus: String { wasKilled ? "killed by signal \(status)" : String(status) }
+
+    /// Runs this executable with `arguments`; `fault` arms `MOULT_FAULT` in the child only.
+    static func run(_ arguments: [String], in folder: URL, fault: String? = nil) throws -> ChildProcess {
+        let process = Process()
+        process.executableURL = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        for key in ["MOULT_FAULT", "MOULT_FILE_TRACE", "MOULT_FILE_CRASH", "MOULT_FILE_KEEP"] { environment[key] = nil }
+        if let fault { environment["MOULT_FAULT"] = fault }
+        process.environment = environment
+        let errorFile = folder.appending(path: ".child-\(UUID().uuidString).err")
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errorFile) }
+        let handle = try FileHandle(forWritingTo: errorFile)
+        process.standardError = handle
+        process.standardOutput = handle
+        try process.run()
+        process.waitUntilExit()
+        try? handle.close()
+        let text = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+        // The first check that failed (verify's `FAIL …` lines), and the last lines (the error).
+        let all = text.split(separator: "\n")
+        let lines = (all.first { $0.hasPrefix("FAIL ") }.map { [$0] } ?? [] + all.suffix(2)).joined(separator: " | ")
+        return ChildProcess(status: process.terminationStatus, wasKilled: process.terminationReason == .uncaughtSignal, errorTail: String(lines.prefix(1500)))
+    }
+}

@@ -1,0 +1,191 @@
+import ArgumentParser
+import Foundation
+import MoultGenerate
+import MoultMigration
+import MoultModel
+import MoultStore
+import MoultTesting
+
+/// `moult test MODEL [--mapping DIR]… [--stages F] [--fixtures DIR] [--objects N] [--seed S] [--junit FILE] [--json]`,
+/// and `moult test MODEL --freeze DIR`.
+struct TestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "test",
+        abstract: "Migrate a generated store of every version (and every frozen fixture) to the current version by every path, and check and compare the results.",
+        discussion: """
+            For each version but the target (or those named with --version): a generated store (see moult \
+            generate), and each fixture store of that version in --fixtures (checked first against the folder's \
+            checksum manifest: a changed fixture is refused, named, 65). Each store is migrated to the current \
+            version by every path: into a new store (--output), in place, into a new store stopped at a random \
+            chunk and resumed, and staged (with --stages). Each result is verified (moult verify: keys, inverses, \
+            the target's validation rules, counts, a sample carried value by value), and all the paths' results \
+            must hold the same objects with the same values (primary keys aside). The account of each source \
+            says, per entity and property, how many values were kept, converted, defaulted and dropped; what it \
+            drops must be what moult plan reports as not carried. A path that fails, or two that disagree: exit \
+            67, with the first object that differs. --freeze DIR writes a generated store per version into DIR \
+            and the checksum manifest (\(FixtureManifest.fileName)) --fixtures reads.
+            """
+    )
+
+    @Argument(help: "The versioned model (.xcdatamodeld).")
+    var model: String
+
+    @Option(name: .customLong("mapping"), help: "A mapping model or a folder of them, as for migrate; repeat.")
+    var mappings: [String] = []
+
+    @Option(help: "The version every store is migrated to (default: the model's current version).")
+    var to: String?
+
+    @Option(name: .customLong("policy"), help: ArgumentHelp("Bind a policy class a mapping names, as for migrate; repeat.", valueName: "class=policy"))
+    var policyBindings: [String] = []
+
+    @Option(help: "A stages file: adds the staged path (in place, through these stages).")
+    var stages: String?
+
+    @Option(help: ArgumentHelp("A folder of frozen fixture stores with its \(FixtureManifest.fileName).", valueName: "dir"))
+    var fixtures: String?
+
+    @Option(name: .customLong("version"), help: "Test only this version (repeat); default: every version but the target.")
+    var versions: [String] = []
+
+    @Option(help: "Objects per generated store.")
+    var objects: Int = 200
+
+    @Option(help: "The random seed (generated stores, the chunk each resumed path stops at).")
+    var seed: UInt64 = 1
+
+    @Option(help: "Source objects per chunk (default: an eighth of --objects), so the resumed path stops inside the run.")
+    var chunkSize: Int?
+
+    @Option(help: ArgumentHelp("Write a JUnit XML report (one test case per version, store and path).", valueName: "file"))
+    var junit: String?
+
+    @Flag(help: "Print the results as JSON.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Write a generated store per version and a checksum manifest into DIR (which must not hold them yet), and stop.", valueName: "dir"))
+    var freeze: String?
+
+    @Option(help: ArgumentHelp("Where the stores of the run are made (default: a temporary folder, removed at the end).", valueName: "dir"))
+    var work: String?
+
+    func validate() throws {
+        guard objects >= 0 else { throw ValidationError("--objects must be 0 or more") }
+        if let chunkSize, chunkSize < 1 { throw ValidationError("--chunk-size must be at least 1") }
+        guard URL(filePath: model).pathExtension == "xcdatamodeld" else {
+            throw ValidationError("the model must be a versioned model (.xcdatamodeld), not '\(model)'")
+        }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
+            let target = try targetVersion(versioned)
+            let chosen = try chosenVersions(versioned, before: target)
+            if let freeze {
+                return try Self.freeze(versioned, versions: versions.isEmpty ? versioned.versions : chosen, objects: objects, seed: seed, into: URL(filePath: freeze))
+            }
+            let manifest = try fixtures.map { try Self.checkedFixtures(URL(filePath: $0), versioned) }
+            let folder = try workFolder()
+            defer { if work == nil { try? FileManager.default.removeItem(at: folder) } }
+            var runner = PathRunner(command: self, target: target, folder: folder)
+            var results: [PathRunner.SourceResult] = []
+            for version in chosen where version.name != target.name {
+                if version.model.entityVersionHashes() == target.model.entityVersionHashes() {
+                    print("\(version.name): the same version hashes as \(target.name): its stores are current, nothing to migrate")
+                    continue
+                }
+                let generated = folder.appending(path: "\(Self.fileName(version.name))-generated.sqlite")
+                _ = try GenerateCommand.generateAtomically(StoreGenerator(model: version.model, objects: objects, seed: seed), at: generated)
+                results.append(try runner.run(source: generated, label: "generated", version: version))
+                for store in manifest?.stores ?? [] where store.version == version.name {
+                    let copy = try runner.copyFixture(URL(filePath: fixtures!).appending(path: store.path))
+                    results.append(try runner.run(source: copy, label: "fixture \(store.path)", version: version))
+                }
+            }
+            try report(results, model: versioned.name, target: target.name)
+        }
+    }
+
+    /// The versions named with --version, or every version but the target.
+    private func chosenVersions(_ versioned: VersionedModel, before target: VersionedModel.Version) throws -> [VersionedModel.Version] {
+        guard !versions.isEmpty else { return versioned.versions.filter { $0.name != target.name } }
+        return try versions.map { name in
+            guard let version = versioned.version(named: name) else {
+                throw ModelError(.missingVersion, "--version \(name): the model has no such version (it has \(versioned.versions.map(\.name).joined(separator: ", ")))", file: model)
+            }
+            return version
+        }
+    }
+
+    private func targetVersion(_ versioned: VersionedModel) throws -> VersionedModel.Version {
+        guard let to else { return versioned.current }
+        guard let version = versioned.version(named: to) else {
+            throw ModelError(.missingVersion, "--to \(to): the model has no such version (it has \(versioned.versions.map(\.name).joined(separator: ", ")))", file: model)
+        }
+        return version
+    }
+
+    /// The arguments every child `migrate` and `verify` gets: the model, the target, the mappings, the policies.
+    var migrationArguments: [String] {
+        ["--model", model] + (to.map { ["--to", $0] } ?? []) + mappings.flatMap { ["--mapping", $0] } + policyBindings.flatMap { ["--policy", $0] }
+    }
+
+    private func workFolder() throws -> URL {
+        if let work {
+            let url = URL(filePath: work)
+            try FileOperations.makeNewDirectory(url.path)
+            return url
+        }
+        let url = FileManager.default.temporaryDirectory.appending(path: "moult-test-\(UUID().uuidString)")
+        try FileOperations.makeNewDirectory(url.path)
+        return url
+    }
+
+    /// A version's name as a file name (no `/`, no leading dot).
+    static func fileName(_ version: String) -> String {
+        let cleaned = String(version.map { $0 == "/" || $0 == "\u{0}" ? "_" : $0 })
+        return cleaned.hasPrefix(".") ? "_" + cleaned : cleaned
+    }
+
+    // MARK: - Fixtures
+
+    /// Writes a generated store per version into `folder` and the manifest of their checksums.
+    static func freeze(_ versioned: VersionedModel, versions: [VersionedModel.Version], objects: Int, seed: UInt64, into folder: URL) throws {
+        let manager = FileManager.default
+        if !manager.fileExists(atPath: folder.path) { try FileOperations.makeNewDirectory(folder.path) }
+        let manifestURL = folder.appending(path: FixtureManifest.fileName)
+        guard !manager.fileExists(atPath: manifestURL.path) else {
+            throw StoreError(.alreadyExists, "the folder already has a fixture manifest; moult test --freeze does not overwrite fixtures", path: manifestURL.path)
+        }
+        var entries: [FixtureManifest.Entry] = []
+        for version in versions {
+            let name = "\(fileName(version.name)).sqlite"
+            let store = folder.appending(path: name)
+            _ = try GenerateCommand.generateAtomically(StoreGenerator(model: version.model, objects: objects, seed: seed), at: store)
+            entries.append(.init(sha256: try FixtureManifest.sha256(of: store), version: version.name, path: name))
+            let external = ExternalDataReference.folder(besideStore: store)
+            let prefix = "\(ExternalDataReference.supportFolder(besideStore: store).lastPathComponent)/\(ExternalDataReference.folderName)"
+            for file in ((try? manager.contentsOfDirectory(atPath: external.path)) ?? []).sorted() {
+                entries.append(.init(sha256: try FixtureManifest.sha256(of: external.appending(path: file)), version: version.name, path: "\(prefix)/\(file)"))
+            }
+            print("froze \(name) (version \(version.name), \(objects) objects, seed \(seed))")
+        }
+        try FileOperations.writeAtomically(Data(FixtureManifest(entries: entries).text.utf8), to: manifestURL, durable: true)
+        print("wrote \(manifestURL.path): \(entries.count) file\(entries.count == 1 ? "" : "s")")
+    }
+
+    /// The fixtures folder's manifest, every file checked against it, every version known to the model.
+    static func checkedFixtures(_ folder: URL, _ versioned: VersionedModel) throws -> FixtureManifest {
+        let url = folder.appending(path: FixtureManifest.fileName)
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw FixtureError("\(url.path): no fixture manifest (moult test --freeze writes one; a fixture without a checksum is never trusted)")
+        }
+        let manifest = try FixtureManifest(bytes: Array(data), file: url.path)
+        for entry in manifest.entries where versioned.version(named: entry.version) == nil {
+            throw FixtureError("\(url.path): fixture \(entry.path) is at version '\(entry.version)', which the model does not have")
+        }
+        try manifest.check(in: folder)
+        return manifest
+    }
+}
