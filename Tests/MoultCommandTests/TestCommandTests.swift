@@ -74,21 +74,18 @@ import FoundationXML
         #expect(account.contains { $0["property"] as? String == "summary" && $0["fate"] as? String == "kept" })
     }
 
-    /// Found by `moult test` on the generator's model: the copy writes a Decimal back through
+    /// Found by `moult test` on the generator's model: the copy wrote a Decimal back through
     /// Foundation's `NSDecimalNumber.doubleValue`, which on Linux is not correctly rounded, so a value
-    /// such as -1491.57 comes out as -1491.5700000000002 (MoultStore's `Statement.bind`); in place keeps it.
+    /// such as -1491.57 came out as -1491.5700000000002 (MoultStore's `Statement.bind`; fixed).
     @Test func decimalsKeepTheirValueOnEveryPath() throws {
         let result = try MoultProcess.run(["test", Self.everything, "--objects", "200", "--seed", "1"])
-        withKnownIssue("a copied Decimal is rounded through NSDecimalNumber.doubleValue (MoultStore Statement.bind)") {
-            #expect(result.exitCode == 0, "\(result.standardError)")
-        }
-        // The disagreement is reported with the first object that differs, and exits 67.
-        #expect(result.exitCode == 0 || (result.exitCode == 67 && result.standardOutput.contains("disagrees with the output path")))
+        #expect(result.exitCode == 0, "\(result.standardOutput)\(result.standardError)")
     }
 
     /// Found by `moult test` on jeffreybergier's fixtures: a source with an empty `-wal` (a store Core Data
-    /// closed) records its state with an empty WAL header, which `StoreFileState(text:)` cannot read back
-    /// (it splits on spaces, dropping the empty field), so a stopped run is refused as "source changed".
+    /// closed) recorded its state with an empty WAL header, which `StoreFileState(text:)` could not read
+    /// back (it splits on spaces, dropping the empty field), so a stopped run was refused as "source
+    /// changed" (fixed: an empty header is written ".").
     @Test func aStoppedRunOfAStoreWithAnEmptyWALResumes() throws {
         let folder = try TemporaryDirectory("moult-test-command")
         defer { folder.remove() }
@@ -105,10 +102,7 @@ import FoundationXML
         let result = try MoultProcess.run(
             ["test", Fixtures.url("\(Self.jeffreybergier)/CoreDataMigration/Model.xcdatamodeld").path, "--version", "v1.2.0",
              "--fixtures", fixtures.path, "--objects", "40", "--chunk-size", "1"])
-        withKnownIssue("StoreFileState's text form loses an empty WAL header (MoultStore/Files/StoreFileState.swift)") {
-            #expect(result.exitCode == 0, "\(result.standardOutput)")
-        }
-        #expect(result.exitCode == 0 || result.standardOutput.contains("source changed"))
+        #expect(result.exitCode == 0, "\(result.standardOutput)")
     }
 
     @Test func theStagedPathRunsTheStagesFileAndAgrees() throws {

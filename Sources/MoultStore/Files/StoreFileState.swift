@@ -88,7 +88,8 @@ public struct StoreFileState: Sendable, Hashable {
     public var text: String {
         [
             "\(device)", "\(inode)", "\(size)", "\(modified)", "\(changeCounter)",
-            walSize.map { "\($0)" } ?? "-", walModified.map { "\($0)" } ?? "-", walHeader ?? "-", hasJournal ? "1" : "0",
+            // An empty `-wal` has an empty header: written "." (a field of its own), nil "-".
+            walSize.map { "\($0)" } ?? "-", walModified.map { "\($0)" } ?? "-", walHeader.map { $0.isEmpty ? "." : $0 } ?? "-", hasJournal ? "1" : "0",
         ].joined(separator: " ")
     }
 
@@ -105,7 +106,7 @@ public struct StoreFileState: Sendable, Hashable {
         self.changeCounter = counter
         walSize = Int64(fields[5])
         walModified = Int64(fields[6])
-        walHeader = fields[7] == "-" ? nil : fields[7]
+        walHeader = fields[7] == "-" ? nil : fields[7] == "." ? "" : fields[7]
         hasJournal = fields[8] == "1"
     }
 

@@ -74,7 +74,9 @@ public final class Statement {
         case .bool(let b): code = SQLite.bind(handle, index, int64: b ? 1 : 0)
         case .int(let i): code = SQLite.bind(handle, index, int64: i)
         case .double(let d): code = SQLite.bind(handle, index, double: d)
-        case .decimal(let d): code = SQLite.bind(handle, index, double: NSDecimalNumber(decimal: d).doubleValue)
+        // Through the decimal's own text: Foundation's `NSDecimalNumber.doubleValue` is not correctly
+        // rounded on Linux (-1491.57 would be stored as -1491.5700000000002).
+        case .decimal(let d): code = SQLite.bind(handle, index, double: Double(d.description) ?? NSDecimalNumber(decimal: d).doubleValue)
         case .string(let s): code = SQLite.bind(handle, index, text: s)
         case .date(let d): code = SQLite.bind(handle, index, double: d.timeIntervalSinceReferenceDate)
         case .data(let bytes): code = bytes.withUnsafeBytes { SQLite.bind(handle, index, bytes: $0) }
