@@ -11,10 +11,9 @@ RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-dev liblmdb-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY Package.swift ./
-COPY Sources Sources
-COPY Datasets Datasets
-COPY Tests/MoultTestSupport Tests/MoultTestSupport
+# The whole package: its manifest names every target's folder, tests and examples included
+# (.dockerignore leaves out builds, results and git).
+COPY . .
 RUN swift build -c release --static-swift-stdlib --product moult \
     && swift build -c release --static-swift-stdlib --product moult-people \
     && install -d /out && cp .build/release/moult .build/release/moult-people /out/
