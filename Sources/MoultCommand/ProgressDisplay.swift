@@ -22,7 +22,7 @@ final class ProgressDisplay: @unchecked Sendable {
     private var lastChunk: MigrationEvent.Chunk?
 
     /// The display drawing now, if any: ``printError(_:)`` ends its line first.
-    nonisolated(unsafe) static weak var active: ProgressDisplay?
+    nonisolated(unsafe) static var active: ProgressDisplay?
 
     init(enabled: Bool) {
         self.enabled = enabled

@@ -1,4 +1,5 @@
 import Foundation
+import MoultStore
 import MoultTestSupport
 import Testing
 
@@ -23,5 +24,36 @@ import Testing
         let done = try #require(lines.firstIndex { $0.hasPrefix("[step 1/1] done  100%") }, "\(lines)")
         #expect(validating < finishing && finishing < done)
         #expect(lines[..<validating].last?.contains("100%") == true, "the last chunk's line is at 100 %: \(lines)")
+    }
+
+    /// On a terminal (a pseudo-terminal made by util-linux's `script`), an error that stops the run
+    /// starts on a line of its own, below the progress line it interrupts.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func anErrorOnATerminalStartsBelowTheProgressLine() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try InPlaceCommandTests.generate("2", persons: 3000, in: directory)
+        let database = try Database(url: store, mode: .readWrite)
+        try database.executeScript("UPDATE ZPERSON SET ZAGE = 'abc' WHERE Z_PK = 2500")
+        database.close()
+        let command = [
+            MoultProcess.executable.path, "migrate", store.path, "--model", InPlaceCommandTests.model, "--to", "v3",
+            "--output", directory.appending("o.sqlite").path, "--chunk-size", "100", "--no-bulk-sql",
+        ].map { "'\($0)'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 65, "\(text)")
+        let error = try #require(text.range(of: "moult: error: invalid store"), "\(text)")
+        // What comes before the error is the end of a line, and the progress line was drawn.
+        // (A terminal ends lines with "\r\n", one Character in Swift: compare scalars.)
+        #expect(text[..<error.lowerBound].unicodeScalars.last == "\n", "\(text.debugDescription)")
+        #expect(text.contains("\r\u{1B}[K[step 1/1] create"), "\(text.debugDescription)")
     }
 }
