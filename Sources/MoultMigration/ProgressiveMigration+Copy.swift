@@ -16,10 +16,10 @@ extension ProgressiveMigration {
         precondition(isUpToDate, "copyUpToDate(to:) is for a store already at the target version")
         let lock = try StreamingMigrator.runLock(for: output, purpose: "copying the store to it")
         defer { lock.release() }
-        let fingerprint = try chainFingerprint()
+        let record = try runRecord()
         let manager = FileManager.default
         if manager.fileExists(atPath: output.path) {
-            if (try? StoreMetadata(contentsOf: output).runRecord) == fingerprint { return false }
+            if (try? StoreMetadata(contentsOf: output).runRecord) == record, !sourceWritten(after: output) { return false }
             throw MigrationError(.outputExists, "\(output.path) already exists; Moult never overwrites a store")
         }
         let temporary = URL(filePath: output.path + ".moult-copy")
@@ -37,7 +37,7 @@ extension ProgressiveMigration {
             do {
                 try copy.setSynchronous(.full)
                 var metadata = try StoreMetadata(reading: copy)
-                metadata.additionalKeys[StoreMetadata.runKey] = .string(fingerprint)
+                metadata.additionalKeys[StoreMetadata.runKey] = .string(record)
                 try copy.write { try metadata.write(to: copy) }
                 copy.close()
             } catch {

@@ -198,9 +198,10 @@ public struct ProgressiveMigration {
         // step's migrator takes the same lock again, on this thread.)
         let lock = try StreamingMigrator.runLock(for: output, purpose: "migrating into it")
         defer { lock.release() }
-        // A rerun of a finished migration with the same arguments: its output says so, nothing is written.
-        let fingerprint = try chainFingerprint()
-        if isFinishedOutput(output, fingerprint: fingerprint) { return [] }
+        // A rerun of a finished migration with the same arguments, of the source as it was: its output
+        // says so, nothing is written.
+        let record = try runRecord()
+        if isFinishedOutput(output, record: record) { return [] }
         let (directory, existed, chainUnderWay) = try claimStepsDirectory(for: output, resume: resume)
         var reports: [StreamingMigrator.Report] = []
         var input = store
@@ -210,7 +211,7 @@ public struct ProgressiveMigration {
                 current = offset
                 let isLast = offset == steps.count - 1
                 let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
-                let migrator = self.migrator(for: step, source: input, runRecord: isLast ? fingerprint : nil)
+                let migrator = self.migrator(for: step, source: input, runRecord: isLast ? record : nil)
                 // An intermediate store made by SQL (see `intermediateBySQL`) is at its version as soon as it is there.
                 let finished = (!isLast || chainUnderWay || resume) && manager.fileExists(atPath: stepOutput.path)
                     && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
@@ -394,15 +395,27 @@ public struct ProgressiveMigration {
     }
 
     /// Identifies a chain: the source store, the steps with their mappings, and the options.
-    /// Whether `output` is the finished result of this migration (its metadata records this chain's
-    /// fingerprint, see ``/MoultEngine/MigrationOptions/runRecord``) and no run into it is under way.
-    func isFinishedOutput(_ output: URL, fingerprint: String) -> Bool {
+    /// What the output of this migration records (``/MoultEngine/MigrationOptions/runRecord``): the
+    /// chain's fingerprint, the same for every run of these arguments, so that outputs stay identical.
+    func runRecord() throws -> String { try chainFingerprint() }
+
+    /// Whether the source was written to since `output` was made: its main file or `-wal` modified after
+    /// the output. Such an output is not the result of migrating the source as it now is. (A copy of the
+    /// source counts as written: the rerun then refuses the output rather than take it for done.)
+    func sourceWritten(after output: URL) -> Bool {
+        guard let made = try? StoreFileState(of: output), let source = try? StoreFileState(of: store) else { return true }
+        return source.modified > made.modified || (source.walModified ?? 0) > made.modified
+    }
+
+    /// Whether `output` is the finished result of this migration (its metadata holds `record`, see
+    /// ``runRecord()``, and the source was not written to since), and no run into it is under way.
+    func isFinishedOutput(_ output: URL, record: String) -> Bool {
         let manager = FileManager.default
         guard manager.fileExists(atPath: output.path), !manager.fileExists(atPath: stepsDirectory(for: output).path),
             !manager.fileExists(atPath: migrator(for: steps[steps.count - 1], source: store).workDirectory(for: output).path),
             let recorded = try? StoreMetadata(contentsOf: output).runRecord
         else { return false }
-        return recorded == fingerprint
+        return recorded == record && !sourceWritten(after: output)
     }
 
     func chainFingerprint() throws -> String { RunArguments.hash(try chainFingerprintText()) }

@@ -26,6 +26,13 @@ import Testing
             #expect(again.standardOutput.contains("already migrated: \(output.path)"), "\(again.standardOutput)")
             #expect(try InPlaceFaultTests.snapshot(directory.url) == before, "nothing was written")
         }
+        // The source written to since: its output is no longer this run's, refused (never "already migrated").
+        let database = try Database(url: store, mode: .readWrite)
+        try database.executeScript("UPDATE ZPERSON SET ZNAME = 'changed since' WHERE Z_PK = 1")
+        database.close()
+        let changed = try MoultProcess.run(["migrate", store.path, "--output", output.path] + Self.chain)
+        #expect(changed.exitCode == 74, "\(changed.standardOutput)\(changed.standardError)")
+        #expect(!changed.standardOutput.contains("already migrated"))
         // Other arguments: not this run's output, refused as before.
         let other = try MoultProcess.run(["migrate", store.path, "--output", output.path, "--model", Self.model, "--to", "v3", "--quiet"])
         #expect(other.exitCode == 74, "\(other.standardError)")
@@ -48,6 +55,37 @@ import Testing
         #expect(again.exitCode == 0, "\(again.standardError)")
         #expect(again.standardOutput.contains("is already its copy: nothing written"), "\(again.standardOutput)")
         #expect(try InPlaceFaultTests.snapshot(directory.url) == before)
+    }
+
+    /// The copy of a store at the target, killed before each of its file operations in turn
+    /// (`MOULT_FILE_CRASH`): DEST is absent or whole after the kill, and the rerun ends with the copy an
+    /// uninterrupted run makes, no temporary file left.
+    @Test func aCopyKilledAtAnyFileOperationEndsAsTheUninterruptedOne() throws {
+        let whole = try TemporaryDirectory()
+        defer { whole.remove() }
+        let arguments = { (directory: TemporaryDirectory) in
+            ["migrate", directory.appending("people.sqlite").path, "--model", Self.model, "--to", "v3", "--output", directory.appending("copy.sqlite").path]
+        }
+        _ = try InPlaceCommandTests.generate("3", persons: 60, in: whole)
+        let trace = whole.appending("trace")
+        #expect(try MoultProcess.run(arguments(whole), environment: ["MOULT_FILE_TRACE": trace.path]).exitCode == 0)
+        let expected = try InPlaceCommandTests.digest(whole.appending("copy.sqlite"))
+        let count = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").count
+        #expect(count >= 2, "the copy is synced and renamed")
+        for operation in 1...count {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            _ = try InPlaceCommandTests.generate("3", persons: 60, in: directory)
+            _ = try MoultProcess.run(arguments(directory), environment: ["MOULT_FILE_CRASH": "\(operation)"])
+            let copy = directory.appending("copy.sqlite")
+            if FileManager.default.fileExists(atPath: copy.path) {
+                #expect(try InPlaceCommandTests.digest(copy) == expected, "killed at operation \(operation): a copy there is whole")
+            }
+            let finished = try MoultProcess.run(arguments(directory))
+            #expect(finished.exitCode == 0, "killed at operation \(operation): \(finished.standardError)")
+            #expect(try InPlaceCommandTests.digest(copy) == expected, "killed at operation \(operation)")
+            #expect(!FileManager.default.fileExists(atPath: copy.path + ".moult-copy"))
+        }
     }
 
     /// A run stopped after its third chunk, resumed with another chunk size and without validation:
