@@ -9,9 +9,9 @@ public import MoultStore
 /// against the model as the reader does (a damaged file fails here, with its line), and keeps an index:
 /// for each entity, each object's number (its primary key) and the byte offset of its `<object>`
 /// element, sorted by number. That is 16 bytes per object, whatever the objects hold: a store of ten
-/// million objects takes 160 MB. An object is then read by going back to its element, so the objects
-/// of an entity come in key order whatever the file's order, and to-many relationships are read from
-/// their source objects.
+/// million objects takes 160 MB (up to twice that while the index is built, as its arrays grow). An
+/// object is then read by going back to its element, so the objects of an entity come in key order
+/// whatever the file's order, and to-many relationships are read from their source objects.
 ///
 /// ```swift
 /// let store = try XMLStore(url: storeURL, layout: StoreLayout(model: version.model))
