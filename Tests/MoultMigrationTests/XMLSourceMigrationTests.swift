@@ -35,6 +35,29 @@ import Testing
         #expect(try StoreDump(directory.appending("from-xml.sqlite"), ignoringStoreUUID: true) == expected)
     }
 
+    /// A run from an XML source stopped after a few chunks resumes from its checkpoint (the index gives
+    /// the same plan and fingerprint again) and ends with the store an uninterrupted run makes.
+    @Test func aRunFromAnXMLStoreResumesToTheUninterruptedStore() throws {
+        let directory = try TemporaryDirectory("xml-source-resume")
+        defer { directory.remove() }
+        let (_, xml) = try Self.stores("v2", persons: 80, in: directory)
+        func migrator() throws -> StreamingMigrator {
+            StreamingMigrator(
+                source: xml, sourceModel: People.version("v2"), destinationModel: People.version("v3"), mappings: [try People.mapping("v2-to-v3")],
+                policies: People.policies, options: MigrationOptions(chunkSize: 10))
+        }
+        try migrator().run(output: directory.appending("whole.sqlite"))
+        let stopped = directory.appending("stopped.sqlite")
+        var chunks = 0
+        let error = try #require(throws: MigrationError.self) {
+            try migrator().run(output: stopped, progress: { _ in chunks += 1 }, isCancelled: { chunks >= 3 })
+        }
+        #expect(error.code == .interrupted && !FileManager.default.fileExists(atPath: stopped.path))
+        let report = try migrator().run(output: stopped)
+        #expect(report.resumed && report.chunksRun < report.plan.passes.reduce(0) { $0 + max($1.chunks.count, 1) })
+        #expect(try StoreDump(stopped) == StoreDump(directory.appending("whole.sqlite")))
+    }
+
     @Test func whatAStepDoesNotCarryIsCountedInAnXMLStore() throws {
         let directory = try TemporaryDirectory("xml-source-losses")
         defer { directory.remove() }
