@@ -67,11 +67,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The drivers: a copy into a new store, a chain, in place, staged, verify.
+        // The drivers: a copy into a new store (from an SQLite or an XML source), a chain, in place, staged, verify.
         .target(
             name: "MoultMigration",
             dependencies: [
-                "MoultEngine", "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultAssociations",
+                "MoultEngine", "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultXMLStore", "MoultAssociations",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(name: "MoultStoreTests", dependencies: ["MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultXMLStoreTests", dependencies: ["MoultXMLStore", "MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
-        .testTarget(name: "MoultMigrationTests", dependencies: ["MoultEngine", "MoultMigration", "MoultPeople", "MoultTestSupport"]),
+        .testTarget(name: "MoultMigrationTests", dependencies: ["MoultEngine", "MoultMigration", "MoultPeople", "MoultXMLStore", "MoultTestSupport"]),
         .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultStore", "MoultXMLStore", "MoultTestSupport"]),
         .testTarget(name: "DocExamplesTests", dependencies: ["MoultTestSupport"]),
         .testTarget(

@@ -9,10 +9,11 @@ extension MigrateCommand {
     /// Runs a migration whose source or destination is an XML store; false when both are SQLite (the
     /// caller then runs as before).
     ///
-    /// The engine is SQLite-based. An XML source is first streamed into an SQLite copy in the run's work
-    /// folder (`.DEST.moult-xml/`, or `.STORE.moult-xml/` in place); the usual migration runs from it;
-    /// an XML destination is migrated into an SQLite store in that folder, then streamed out to DEST
-    /// (under a temporary name, renamed into place). In place on an XML store writes a new file, the
+    /// The engine reads an XML source directly when the run streams into `--output` (see
+    /// `readsXMLDirectly`); otherwise (in place, or a store already at the target version) it is first
+    /// streamed into an SQLite copy in the run's work folder (`.DEST.moult-xml/`, or `.STORE.moult-xml/`
+    /// in place), and the usual migration runs from it. An XML destination is migrated into an SQLite
+    /// store in that folder, then streamed out to DEST (under a temporary name, renamed into place). In place on an XML store writes a new file, the
     /// original kept as `NAME~.xml` unless `--no-backup`. A run stopped anywhere resumes: the copy is
     /// made once, the migration resumes from its checkpoints, and the XML is written again.
     func runAcrossStoreTypes() async throws -> Bool {
@@ -71,21 +72,37 @@ extension MigrateCommand {
                 try FileOperations.copyFile(store, toNew: original.path(percentEncoded: false), durable: true)
             }
         }
+        var direct = false
         if source == .xml {
             let copy = work.appending(path: "source.sqlite")
-            try StoreTypeSupport.sqliteCopy(ofXML: store, model: arguments.model, at: copy)
-            inner.arguments.storeArgument = copy.path(percentEncoded: false)
-            if !quiet, !json { printError("moult: note: \(store) is a Core Data XML store: migrated through its SQLite copy \(copy.path(percentEncoded: false))") }
+            direct = try readsXMLDirectly(inPlace: inPlace, copy: copy)
+            if direct {
+                if !quiet, !json { printError("moult: note: \(store) is a Core Data XML store: read directly, without an SQLite copy") }
+            } else {
+                try StoreTypeSupport.sqliteCopy(ofXML: store, model: arguments.model, at: copy)
+                inner.arguments.storeArgument = copy.path(percentEncoded: false)
+                if !quiet, !json { printError("moult: note: \(store) is a Core Data XML store: migrated through its SQLite copy \(copy.path(percentEncoded: false))") }
+            }
         }
         let sqliteDestination = target == .xml ? work.appending(path: "destination.sqlite") : final
         inner.outputOption = sqliteDestination.path(percentEncoded: false)
-        try await inner.run()
+        // (Read directly, the source is still XML: `run` would come back here.)
+        if direct { try await inner.runStreamed() } else { try await inner.run() }
         if target == .xml, FileManager.default.fileExists(atPath: sqliteDestination.path(percentEncoded: false)) {
             try writeXML(from: sqliteDestination, to: final, inPlace: inPlace, original: original)
         }
         if (try? FileOperations.rename(work.path(percentEncoded: false), to: finished.path(percentEncoded: false), durable: false)) != nil {
             try? FileManager.default.removeItem(at: finished)
         }
+    }
+
+    /// Whether the engine reads the XML source itself (see ``/MoultXMLStore/XMLStore``): a streamed run
+    /// (`--output`) of a store not already at the target version, unless a stopped run began from the
+    /// store's SQLite `copy` (it resumes as it began). In place, and a store already at the target
+    /// version (its output is a copy of it), go through the copy.
+    private func readsXMLDirectly(inPlace: Bool, copy: URL) throws -> Bool {
+        guard !inPlace, !FileManager.default.fileExists(atPath: copy.path(percentEncoded: false)) else { return false }
+        return try !arguments.migration().isUpToDate
     }
 
     /// Streams the migrated SQLite store out to the XML destination (in place: over the store, the

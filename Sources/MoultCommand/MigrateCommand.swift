@@ -91,6 +91,12 @@ struct MigrateCommand: AsyncParsableCommand {
         if manifest != nil { return try await FleetShardRun(options: try fleetOptions()).run() }
         if arguments.stages != nil { return try await runStaged() }
         if outputOption == nil { return try await runInPlace() }
+        try await runStreamed()
+    }
+
+    /// The streamed migration into `--output`, once the store types and the kind of run are settled
+    /// (an XML source read directly comes here from `runAcrossStoreTypes`).
+    func runStreamed() async throws {
         try checkInPlaceFlagsUnused()
         try await events.withLog { log in try migrate(log: log) }
     }

@@ -8,7 +8,8 @@ public import MoultXMLStore
 extension StoreType: ExpressibleByArgument {}
 
 /// What the commands share to take a store of another type than SQLite: the type found from the
-/// file's content, and an XML store's SQLite copy, on which the SQLite-based engine runs.
+/// file's content, and an XML store's SQLite copy, for what does not read an XML store itself (`plan`,
+/// `verify`, a migration in place; a streamed `migrate` reads it directly, see `readsXMLDirectly`).
 enum StoreTypeSupport {
     /// The type of an existing store file, by content; nil when there is no file (the command then says
     /// so itself). Core Data's binary store is refused here, with its name.

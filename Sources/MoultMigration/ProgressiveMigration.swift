@@ -77,7 +77,8 @@ public struct ProgressiveMigration {
     ///   steps, each as long as can be inferred (``Step/chainedInference`` says why).
     ///
     /// - Parameters:
-    ///   - store: the store to migrate; only its metadata is read here.
+    ///   - store: the store to migrate, SQLite or XML (an XML store is read directly by the streamed
+    ///     steps, through its index); only its metadata is read here.
     ///   - model: the versioned model, with the store's version among its versions.
     ///   - target: the target version's name; nil for the model's current version.
     ///   - mappings: the mapping models given, each one step (or a pass of one).
@@ -96,7 +97,7 @@ public struct ProgressiveMigration {
         self.model = model
         self.policies = policies
         self.options = options
-        let metadata = try StoreMetadata(contentsOf: store)
+        let metadata = try SourceStore.metadata(of: store)
         guard let source = model.version(matchingEntityHashes: metadata.entityHashes) else {
             throw MigrationError(
                 .incompatibleStore,
@@ -218,7 +219,8 @@ public struct ProgressiveMigration {
                     && (migrator.isFinishedOutput(stepOutput) || (!isLast && Self.store(stepOutput, isAt: step.to)))
                 if !finished {
                     reportLosses(of: step, offset: offset, in: input, losses: losses, events: events)
-                    if !isLast, options.intermediateStepsBySQL,
+                    // (An XML input is streamed: the SQL works on an SQLite store's copy.)
+                    if !isLast, options.intermediateStepsBySQL, !SourceStore.isXML(input),
                         !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path),
                         case .sql(let script)? = try? chainPlan.inPlaceMethod(ofStep: offset),
                         try intermediateBySQL(
@@ -422,7 +424,7 @@ public struct ProgressiveMigration {
 
     /// The text ``chainFingerprint()`` hashes (see ``/MoultEngine/RunArguments``).
     func chainFingerprintText() throws -> String {
-        let metadata = try StoreMetadata(contentsOf: store)
+        let metadata = try SourceStore.metadata(of: store)
         var text = "moult-chain/1\nsource \(metadata.storeUUID)\n"
         for (name, hash) in metadata.entityHashes.sorted(by: { $0.key < $1.key }) { text += "source-hash \(name) \(hash.hex)\n" }
         for step in steps {
@@ -444,10 +446,35 @@ public struct ProgressiveMigration {
         let uncarried = step.uncarried
         guard !uncarried.isEmpty else { return [] }
         guard let source, FileManager.default.fileExists(atPath: source.path),
-            let opened = try? SQLiteStore(url: source, model: step.from.model, mode: .readOnly)
+            let opened = try? SourceStore.open(source, model: step.from.model, configuration: .init())
         else { return uncarried.map { DataLoss(what: $0, count: nil) } }
-        defer { opened.database.close() }
-        return uncarried.map { DataLoss(what: $0, count: try? Self.count($0, in: opened)) }
+        defer { SourceStore.close(opened) }
+        guard let sqlite = opened as? SQLiteStore else { return uncarried.map { DataLoss(what: $0, count: try? Self.count($0, reading: opened)) } }
+        return uncarried.map { DataLoss(what: $0, count: try? Self.count($0, in: sqlite)) }
+    }
+
+    /// What ``count(_:in:)`` counts, in a store without SQL (an XML store): its objects read one by one.
+    static func count(_ what: UncarriedData, reading store: any StoreReading) throws -> Int? {
+        guard let entity = store.layout.entity(named: what.entity) else { return nil }
+        guard let property = what.property, what.kind != .entity else { return try store.count(of: entity.name, includingSubentities: false) }
+        let isToMany = entity.toMany(named: property) != nil
+        guard isToMany || entity.attribute(named: property) != nil || entity.toOne(named: property) != nil else { return nil }
+        let cursor = try store.objects(of: entity.name, includingSubentities: false, after: 0, through: nil, batchSize: 500)
+        var (count, keys) = (0, [Int64]())
+        func countRelated() throws {
+            count += try store.toManyDestinations(property, of: entity.name, sources: keys).count
+            keys.removeAll(keepingCapacity: true)
+        }
+        while let row = try cursor.next() {
+            if !isToMany {
+                if let value = row[property], !value.isNull { count += 1 }
+                continue
+            }
+            keys.append(row.id.primaryKey)
+            if keys.count == 500 { try countRelated() }
+        }
+        if !keys.isEmpty { try countRelated() }
+        return count
     }
 
     /// How many objects (for an entity) or non-nil values (for a property) a store holds.

@@ -5,6 +5,7 @@ public import MoultModel
 import MoultAssociations
 import MoultExpressions
 import MoultStore
+import MoultXMLStore
 
 /// Runs one migration step (one source model, one destination model, one or more mapping models) in
 /// chunks, checkpointed, into a new destination store.
@@ -299,7 +300,7 @@ public final class StreamingMigrator {
         guard let metadata = try? StoreMetadata(contentsOf: output), let source = try? openSource(),
             let fingerprint = try? fingerprint(source: source)
         else { return false }
-        source.database.close()
+        SourceStore.close(source)
         return metadata.storeUUID == Self.storeUUID(fingerprint)
     }
 
@@ -314,8 +315,9 @@ public final class StreamingMigrator {
         Database.Configuration(pageCacheKiB: options.pageCacheKiB, maxValueBytes: options.maxValueBytes)
     }
 
-    private func openSource() throws -> SQLiteStore {
-        let metadata = try StoreMetadata(contentsOf: sourceURL)
+    /// The source, of either store type (see `SourceStore`): an XML store is read directly, through its index.
+    private func openSource() throws -> any StoreReading {
+        let metadata = try SourceStore.metadata(of: sourceURL)
         let differences = sourceModel.hashDifferences(from: metadata.entityHashes)
         guard differences.isEmpty else {
             throw MigrationError(
@@ -323,10 +325,10 @@ public final class StreamingMigrator {
                 "the store \(sourceURL.path) was not made with the source model of this mapping:\n  "
                     + differences.map(\.description).joined(separator: "\n  "))
         }
-        return try SQLiteStore(url: sourceURL, model: sourceModel, mode: .readOnly, configuration: databaseConfiguration)
+        return try SourceStore.open(sourceURL, model: sourceModel, configuration: databaseConfiguration)
     }
 
-    func fingerprint(source: SQLiteStore) throws -> String { try job.fingerprint(source: source) }
+    func fingerprint(source: any StoreReading) throws -> String { try job.fingerprint(source: source) }
 
     /// The destination's store UUID, derived from the plan so that a resumed run and an uninterrupted
     /// one write the same metadata.
@@ -462,7 +464,8 @@ public final class StreamingMigrator {
                 return MigrationError(.io, categorized.description, underlying: error)
             case .badInput:
                 // A store's own content (a damaged file, a value its attribute cannot hold) is not the mapping's fault.
-                return MigrationError(error is StoreError ? .invalidStore : .invalidMapping, categorized.description, underlying: error)
+                return MigrationError(
+                    error is StoreError || error is XMLStoreError ? .invalidStore : .invalidMapping, categorized.description, underlying: error)
             case .incompatible:
                 return MigrationError(.incompatibleStore, categorized.description, underlying: error)
             case .validationFailed:

@@ -25,6 +25,8 @@ public final class XMLStoreReader {
     private let parser: XMLPullParser
     private var schema: XMLStoreSchema?
     private var finished = false
+    /// The byte offset of the `<object>` element ``next()`` returned last (what ``XMLStore`` indexes).
+    private(set) var objectOffset: Int64 = 0
 
     /// Opens a store and reads its header.
     ///
@@ -82,6 +84,7 @@ public final class XMLStoreReader {
             case .text(let text):
                 guard text.allSatisfy(\.isWhitespace) else { throw parser.error("text between objects") }
             case .start("object", let attributes):
+                objectOffset = parser.eventOffset
                 return try readObject(attributes, schema: schema)
             case .start(let name, _):
                 throw parser.error("<\(name)> where an <object> was expected")
@@ -124,6 +127,19 @@ public final class XMLStoreReader {
             }
         }
         return counts
+    }
+
+    /// The object whose `<object>` element begins at `offset` (an ``objectOffset`` read earlier), read
+    /// again out of order; the reader's place in its single pass is lost (``next()`` then goes on after it).
+    ///
+    /// - Throws: ``XMLStoreError`` when no object begins there, or as ``next()``.
+    func object(at offset: Int64) throws(XMLStoreError) -> XMLStoreObject {
+        guard let schema else { throw XMLStoreError(.malformed, "the reader has no model: call bind(to:) first", path: path) }
+        try parser.seek(toElementAt: offset, inside: ["database"])
+        finished = false
+        guard case .start("object", let attributes) = try parser.next() else { throw parser.error("no <object> begins at byte \(offset)") }
+        objectOffset = offset
+        return try readObject(attributes, schema: schema)
     }
 
     // MARK: - Objects

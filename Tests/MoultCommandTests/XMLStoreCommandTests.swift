@@ -26,8 +26,8 @@ import Testing
         return objects.sorted { $0.number < $1.number }
     }
 
-    /// Every row of an SQLite store, entity by entity, in key order.
-    static func rows(_ url: URL, version: String) throws -> [ObjectRow] {
+    /// Every row of an SQLite store, entity by entity, in key order, read with a version of `model`.
+    static func rows(_ url: URL, version: String, model: String = model) throws -> [ObjectRow] {
         let versioned = try VersionedModel(contentsOf: URL(filePath: model))
         let store = try SQLiteStore(url: url, model: try #require(versioned.version(named: version)).model)
         defer { store.database.close() }

@@ -26,21 +26,29 @@ import Testing
 
     struct RoundTripMismatch: Error {}
 
-    @Test func xmlStoreReaderNeverTrapsOrHangs() throws {
-        let dictionary = [
-            "<object type=\"ITEM\" id=\"z9\">", "</object>", " idrefs=\"z102 z103\"", "<attribute name=\"", "type=\"binary\">", "type=\"date\">",
+    /// Fragments of the format the mutations insert.
+    static let dictionary = [
+        "<object type=\"ITEM\" id=\"z9\">", "</object>", " idrefs=\"z102 z103\"", "<attribute name=\"", "type=\"binary\">", "type=\"date\">",
             "type=\"decimal\">", "type=\"uuid\">", "</attribute>", "<relationship name=\"", "type=\"1/1\"", "type=\"0/0\"", "&lt;", "&#x0;", "&#xD800;",
             "&bogus;", "<![CDATA[", "]]>", "<!--", "-->", "<!DOCTYPE database [", "<?p?>", "<plist version=\"1.0\">", "<dict>", "<data>", "<key>",
-            "<nextObjectID>", "z0", "z99999999999999999999", "1e400", "-0", "\u{FF}", "\r\n",
-        ]
+        "<nextObjectID>", "z0", "z99999999999999999999", "1e400", "-0", "\u{FF}", "\r\n",
+    ]
+
+    /// The layout a fuzzed input is read with: the corpus' last store is of the every-kind model; the
+    /// others of Xcode's.
+    static func layout(for bytes: [UInt8], _ layouts: [StoreLayout]) -> StoreLayout {
+        bytes.count < 8_000 || String(decoding: bytes.prefix(4096), as: UTF8.self).contains("ITEM") ? layouts[1] : layouts[0]
+    }
+
+    @Test func xmlStoreReaderNeverTrapsOrHangs() throws {
+        let dictionary = Self.dictionary
         let layouts = try [StoreLayout(model: XMLTestModels.xcodeMappingModel()), StoreLayout(model: XMLTestModels.everyKindModel())]
         let corpus = try Self.corpus()
         let directory = try TemporaryDirectory("xml-fuzz")
         defer { directory.remove() }
         let copy = directory.appending("again.xml")
         let report = Fuzzer(name: "XML store", corpus: corpus, dictionary: dictionary).run(smokeIterations: 150) { bytes in
-            // The corpus' last store is of the every-kind model; the others of Xcode's.
-            let layout = bytes.count < 8_000 || String(decoding: bytes.prefix(4096), as: UTF8.self).contains("ITEM") ? layouts[1] : layouts[0]
+            let layout = Self.layout(for: bytes, layouts)
             let reader = try XMLStoreReader(bytes: bytes)
             try reader.bind(to: layout)
             var objects: [XMLStoreObject] = []
@@ -59,6 +67,40 @@ import Testing
             var readAgain: [XMLStoreObject] = []
             while let object = try again.next() { readAgain.append(object) }
             if readAgain != objects || again.info != reader.info { throw RoundTripMismatch() }
+        }
+        for finding in report.findings { Issue.record(Comment(rawValue: finding)) }
+        #expect(report.exitCodes[0, default: 0] >= corpus.count)
+        #expect(Set(report.exitCodes.keys).isSubset(of: [0, 65]))
+    }
+
+    /// The index path (`XMLStore`): a mutated store is indexed, then every entity is read through the
+    /// store protocol (its objects in key order, with and without sub-entities, its count, its chunk
+    /// boundaries, the destinations of its to-manys). Every input ends in rows or a categorized error.
+    @Test func xmlStoreIndexNeverTrapsOrHangs() throws {
+        let layouts = try [StoreLayout(model: XMLTestModels.xcodeMappingModel()), StoreLayout(model: XMLTestModels.everyKindModel())]
+        let corpus = try Self.corpus()
+        let report = Fuzzer(name: "XML store index", corpus: corpus, dictionary: Self.dictionary).run(smokeIterations: 150) { bytes in
+            let store = try XMLStore(bytes: bytes, layout: Self.layout(for: bytes, layouts))
+            _ = try store.metadata()
+            _ = try store.primaryKeyMaxima()
+            for entity in store.layout.entities {
+                var keys: [Int64] = []
+                for subentities in [false, true] {
+                    let cursor = try store.objects(of: entity.name, includingSubentities: subentities, after: 0, through: nil, batchSize: 64)
+                    var read = 0
+                    while let row = try cursor.next() {
+                        read += 1
+                        if subentities { keys.append(row.id.primaryKey) }
+                    }
+                    guard read == (try store.count(of: entity.name, includingSubentities: subentities)) else { throw RoundTripMismatch() }
+                }
+                guard keys == keys.sorted() else { throw RoundTripMismatch() }
+                let cuts = try store.keyBoundaries(of: entity.name, chunkSize: 3)
+                guard cuts.boundaries.count * 3 + cuts.remainderCount == (try store.count(of: entity.name, includingSubentities: false)) else {
+                    throw RoundTripMismatch()
+                }
+                for toMany in entity.toManyRelationships { _ = try store.toManyDestinations(toMany.name, of: entity.name, sources: keys) }
+            }
         }
         for finding in report.findings { Issue.record(Comment(rawValue: finding)) }
         #expect(report.exitCodes[0, default: 0] >= corpus.count)

@@ -35,13 +35,13 @@ public struct MigrationJob: Sendable {
     /// The plan's identity: the source (its UUID, hashes and primary-key maxima), the destination model,
     /// the mappings, the policies' bindings and the options that shape the plan. A work directory made
     /// for another fingerprint is never resumed.
-    package func fingerprint(source: SQLiteStore) throws -> String {
+    package func fingerprint(source: any StoreReading) throws -> String {
         RunArguments.hash(try fingerprintText(source: source))
     }
 
     /// The text ``fingerprint(source:)`` hashes, one `key value` line per thing it holds: kept in the
     /// work directory so that a refused resume can name what differs (``RunArguments``).
-    package func fingerprintText(source: SQLiteStore) throws -> String {
+    package func fingerprintText(source: any StoreReading) throws -> String {
         var text = "moult-plan/1\n"
         let metadata = try source.metadata()
         text += "source \(metadata.storeUUID)\n"

@@ -159,7 +159,7 @@ extension MigrationManager {
             FaultInjection.reach(.associationsUnwritten)
             return true
         }
-        let keys = try bulk.sourceKeys(after: lowerBound, through: upperBound, filterArguments: filterArguments, in: sourceStore.database)
+        let keys = try bulk.sourceKeys(after: lowerBound, through: upperBound, filterArguments: filterArguments, in: try sqlSource(for: "the bulk copy").database)
         let from = mapping.source?.number ?? 0
         guard keys.count == count else {
             throw MigrationError(

@@ -10,9 +10,15 @@ extension MigrationManager {
     /// filter, with the to-many relationships its expressions use.
     func sourceObjects(_ mapping: CompiledMapping, after lowerBound: Int64, through upperBound: Int64) throws -> [MigrationObject] {
         guard let layout = mapping.source, let schema = mapping.sourceSchema else { return [] }
-        let cursor = try sourceStore.objects(
-            of: layout.name, includingSubentities: false, after: lowerBound, through: upperBound, condition: mapping.filterSQL,
-            batchSize: 4096)
+        // The filter is in SQL only on a source that runs it (see `Session.sqlAccepts`).
+        let cursor: any ObjectRowCursor
+        if let sqlSource {
+            cursor = try sqlSource.objects(
+                of: layout.name, includingSubentities: false, after: lowerBound, through: upperBound, condition: mapping.filterSQL,
+                batchSize: 4096)
+        } else {
+            cursor = try sourceStore.objects(of: layout.name, includingSubentities: false, after: lowerBound, through: upperBound, batchSize: 4096)
+        }
         var objects: [MigrationObject] = []
         let extra = layout.toManyRelationships.count
         while let row = try cursor.next() {
@@ -55,10 +61,11 @@ extension MigrationManager {
         throws -> [MigrationObject]
     {
         guard let layout = mapping.source, let schema = mapping.sourceSchema else { return [] }
+        let source = try sqlSource(for: "the keys-only read")
         var objects: [MigrationObject] = []
         let empty = [Value](repeating: .null, count: schema.keys.count)
         try read.read.forEachRow(
-            after: lowerBound, through: upperBound, filterArguments: mapping.filterSQL?.arguments ?? [], in: sourceStore.database
+            after: lowerBound, through: upperBound, filterArguments: mapping.filterSQL?.arguments ?? [], in: source.database
         ) { row in
             var values = empty
             for (index, slot) in read.slots.enumerated() {
@@ -68,6 +75,17 @@ extension MigrationManager {
             objects.append(MigrationObject(objectID: id, entityName: layout.name, schema: schema, values: values))
         }
         return objects
+    }
+
+    /// The source's SQL capability, which a fast path (`what`) reads by: the session takes those paths
+    /// only on a source that has it.
+    ///
+    /// - Throws: ``MigrationError`` (`.evaluationFailed`) when the source has none.
+    func sqlSource(for what: String) throws -> any SQLFastPaths {
+        guard let sqlSource else {
+            throw MigrationError(.evaluationFailed, "\(what) needs a source that runs SQL, and this source's store type does not")
+        }
+        return sqlSource
     }
 
     /// A source object by id, for key paths that go through relationships (`$source.owner.name`).

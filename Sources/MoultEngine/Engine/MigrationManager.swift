@@ -34,7 +34,11 @@ public final class MigrationManager {
     /// The stage being run.
     public private(set) var currentStage: MigrationStage = .preparing
 
-    let sourceStore: SQLiteStore
+    /// The source, read object by object.
+    let sourceStore: any StoreReading
+    /// The source's SQL capability (see `Session`): nil for a store type without SQL, whose chunks take
+    /// the per-object path.
+    let sqlSource: (any SQLFastPaths)?
     let destinationStore: SQLiteStore
     let writer: StoreWriter
     var destination: Database { destinationStore.database }
@@ -78,10 +82,11 @@ public final class MigrationManager {
     var setWrites: [Int: SetWrite?] = [:]
 
     init(
-        source: SQLiteStore, destination: SQLiteStore, sourceModel: ObjectModel, destinationModel: ObjectModel,
-        associations: any AssociationTable
+        source: any StoreReading, sqlSource: (any SQLFastPaths)?, destination: SQLiteStore, sourceModel: ObjectModel,
+        destinationModel: ObjectModel, associations: any AssociationTable
     ) throws {
         self.sourceStore = source
+        self.sqlSource = sqlSource
         self.destinationStore = destination
         self.writer = try destination.makeWriter()
         self.sourceModel = sourceModel

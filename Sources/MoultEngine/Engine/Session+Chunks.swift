@@ -88,8 +88,8 @@ extension Session {
         ChunkStep(
             pass: pass, compiled: compiled, chunk: pass.chunks.isEmpty ? nil : pass.chunks[position.chunk], passIndex: position.pass,
             chunkIndex: position.chunk, isLast: position.chunk + 1 == chunkCount,
-            bulk: pass.stage == .createObjects && job.options.bulkSQL ? compiled.bulkCopy : nil,
-            keysOnly: pass.stage == .createRelationships && job.options.bulkSQL ? compiled.keysOnlyRead : nil,
+            bulk: pass.stage == .createObjects && usesSQLFastPaths ? compiled.bulkCopy : nil,
+            keysOnly: pass.stage == .createRelationships && usesSQLFastPaths ? compiled.keysOnlyRead : nil,
             nothingToRelate: pass.stage == .createRelationships && compiled.relationships.isEmpty
                 && (!(compiled.omittedRelationships.isEmpty && compiled.insertedToOnes.isEmpty)
                     || RepeatedLinks.writesOnlyItsOwnRelationships(compiled.policy)))

@@ -14,8 +14,13 @@ extension Session {
                 .checkpointMismatch, "a chunk of '\(compiled.name)' was copied in bulk, but this mapping no longer can be; start the migration again",
                 mapping: compiled.name)
         }
+        guard let sqlSource else {
+            throw MigrationError(
+                .checkpointMismatch, "a chunk of '\(compiled.name)' was copied in bulk from an SQLite source, but this source is not one; start the migration again",
+                mapping: compiled.name)
+        }
         let keys = try bulk.sourceKeys(
-            after: chunk.lower, through: chunk.upper, filterArguments: compiled.filterSQL?.arguments ?? [], in: source.database)
+            after: chunk.lower, through: chunk.upper, filterArguments: compiled.filterSQL?.arguments ?? [], in: sqlSource.database)
         guard Int64(keys.count) == chunk.count else {
             throw MigrationError(
                 .checkpointMismatch, "a chunk of '\(compiled.name)' made \(chunk.count) objects, but its source now holds \(keys.count)",

@@ -9,11 +9,21 @@ package import MoultStore
 /// run's ``ExecutionDecisions``, the manager that evaluates chunks and the ``ChunkWriter`` that writes
 /// them; makes the plan, and executes it from a checkpoint position.
 ///
+/// The source is read through ``/MoultStore/StoreReading``, whatever its store type. When it also runs
+/// SQL (``sqlSource``, an SQLite store) the engine takes its fast paths: filters and partitions in SQL,
+/// chunk boundaries by SQL steps, stage 1 as one `INSERT … SELECT` from the attached source, stage 2's
+/// keys-only read. Without it every chunk takes the per-object path: filters evaluated in Swift, chunk
+/// boundaries from the reader (``/MoultStore/StoreReading/keyBoundaries(of:chunkSize:)``), to-manys
+/// through ``/MoultStore/StoreReading/toManyDestinations(_:of:sources:)``.
+///
 /// Its work is in files by role: the decisions (`Session+Decisions`), a chunk evaluated then written
 /// (`Session+Chunks`), and the associations of chunks recorded without them (`+UnwrittenAssociations`).
 package final class Session {
     let job: MigrationJob
-    package let source: SQLiteStore
+    /// The source, read object by object.
+    package let source: any StoreReading
+    /// The source's SQL capability, when it has one (an SQLite store); nil for another store type.
+    package let sqlSource: (any SQLFastPaths)?
     let destination: SQLiteStore?
     let manager: MigrationManager?
     let chunkWriter: ChunkWriter?
@@ -26,16 +36,18 @@ package final class Session {
     private let compiler: Compiler
 
     package init(
-        job: MigrationJob, source: SQLiteStore, destination: SQLiteStore?, associations: (any AssociationTable)? = nil
+        job: MigrationJob, source: any StoreReading, destination: SQLiteStore?, associations: (any AssociationTable)? = nil
     ) throws {
         self.job = job
         self.source = source
+        let sqlSource = source as? any SQLFastPaths
+        self.sqlSource = sqlSource
         self.destination = destination
         profile = job.options.profile ? StageProfile() : nil
         let destinationLayout = try destination?.layout ?? StoreLayout(model: job.destinationModel)
         if let destination, let associations {
             let manager = try MigrationManager(
-                source: source, destination: destination, sourceModel: job.sourceModel,
+                source: source, sqlSource: sqlSource, destination: destination, sourceModel: job.sourceModel,
                 destinationModel: job.destinationModel, associations: associations)
             self.manager = manager
             chunkWriter = ChunkWriter(writer: manager.writer, associations: associations)
@@ -45,7 +57,7 @@ package final class Session {
         }
         let variables = manager?.variables ?? VariableLayout(["source", "destination", "manager", "entityMapping", "entityPolicy", "propertyMapping"])
         compiler = Compiler(
-            job: job, sourceLayout: source.layout, destinationLayout: destinationLayout, variables: variables, sqlAccepts: Self.sqlAccepts(source))
+            job: job, sourceLayout: source.layout, destinationLayout: destinationLayout, variables: variables, sqlAccepts: Self.sqlAccepts(sqlSource))
 
         // Names unique over all the mapping models: the first keeps its name, later clashes are prefixed.
         var compiled: [CompiledMapping] = []
@@ -82,7 +94,7 @@ package final class Session {
                 if !manager.unreadAssociations.isEmpty { try EngineWorkTables.createMadeChunks(in: destination.database) }
             }
         }
-        if job.options.bulkSQL {
+        if usesSQLFastPaths {
             try destination.database.attachReadOnly(job.sourceURL, as: EngineBulkCopy.attachedSource)
         }
         // Values whose format changes with the external storage flag read their files here.
@@ -91,11 +103,16 @@ package final class Session {
         manager?.externalData = (folder, job.options.maxValueBytes)
     }
 
-    /// Whether SQLite prepares this SQL on the source: a filter it refuses is evaluated in Swift.
-    private static func sqlAccepts(_ source: SQLiteStore) -> (String) -> Bool {
-        let database = source.database
+    /// Whether SQLite prepares this SQL on the source: a filter it refuses, or any filter of a source
+    /// without SQL, is evaluated in Swift.
+    private static func sqlAccepts(_ source: (any SQLFastPaths)?) -> (String) -> Bool {
+        guard let database = source?.database else { return { _ in false } }
         return { sql in (try? database.makeStatement(sql)) != nil }
     }
+
+    /// Whether the run takes the SQL fast paths that read the source by SQL (the bulk copy of stage 1,
+    /// stage 2's keys-only read and its set operations): asked for by the options, and the source runs SQL.
+    var usesSQLFastPaths: Bool { job.options.bulkSQL && sqlSource != nil }
 
     private var partitioner: Partitioner {
         Partitioner(chunkSize: job.options.chunkSize, partitions: job.options.partitions)
@@ -104,7 +121,7 @@ package final class Session {
     package func makePlan(fingerprint: String? = nil) throws -> MigrationPlan {
         let fingerprint = try fingerprint ?? job.fingerprint(source: source)
         var plan = try partitioner.plan(
-            mappings: mappings, variant: variant, source: source.database, fingerprint: fingerprint, createOrder: createOrder)
+            mappings: mappings, variant: variant, source: source, sql: sqlSource?.database, fingerprint: fingerprint, createOrder: createOrder)
         plan.decisions = decisions
         return plan
     }
@@ -171,7 +188,7 @@ package final class Session {
     package func finalize(_ plan: MigrationPlan, uuid: String) throws {
         guard let destination else { return }
         let database = destination.database
-        if job.options.bulkSQL { try database.detach(EngineBulkCopy.attachedSource) }
+        if usesSQLFastPaths { try database.detach(EngineBulkCopy.attachedSource) }
         try database.write {
             // The policies' state, the checkpoint, the chunks recorded without associations, and every
             // mirror of associations (see `ToOnesAtInsert`), whichever run made it.

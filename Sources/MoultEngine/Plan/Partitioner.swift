@@ -9,7 +9,9 @@ import MoultStore
 /// passes in the same order, since relationships need the destinations every mapping made. Each
 /// pass's chunks hold at most `chunkSize` source objects that pass the part of the filter SQLite
 /// computes: boundaries are found with `ORDER BY Z_PK LIMIT 1 OFFSET n-1` steps along the primary
-/// key, never by loading the keys.
+/// key, never by loading the keys. A source without SQL gives the boundaries of all the entity's
+/// objects itself (``/MoultStore/StoreReading/keyBoundaries(of:chunkSize:)``); its filters and
+/// partitions are then evaluated in Swift, chunk by chunk, and a chunk's rows are an upper estimate.
 ///
 /// Partitions (predicates given by the user, such as `name BEGINSWITH "A"`) split every pass into
 /// several, in the order given, followed by one for the objects no partition took: partition `i`
@@ -42,10 +44,12 @@ package struct Partitioner {
     /// - Parameters:
     ///   - mappings: the compiled mappings; `variant(mapping, partition)` gives the compiled form of a
     ///     mapping restricted to a partition.
+    ///   - source: the source store.
+    ///   - sql: its connection, when it runs SQL: the boundaries are then found by SQL, with the filters.
     ///   - createOrder: the order of the create passes by mapping index (see `ToOnesAtInsert.createOrder`).
     func plan(
-        mappings: [CompiledMapping], variant: (CompiledMapping, String?) throws -> CompiledMapping, source: Database,
-        fingerprint: String, createOrder: [Int]? = nil
+        mappings: [CompiledMapping], variant: (CompiledMapping, String?) throws -> CompiledMapping, source: any StoreReading,
+        sql: Database?, fingerprint: String, createOrder: [Int]? = nil
     ) throws -> MigrationPlan {
         var planMappings: [MigrationPlan.Mapping] = []
         var createPasses: [Int: [MigrationPlan.Pass]] = [:]
@@ -59,7 +63,7 @@ package struct Partitioner {
             guard mapping.source != nil, mapping.mapping.effectiveType != .remove else { continue }
             for partition in effectivePartitions {
                 let compiled = try variant(mapping, partition)
-                let chunks = try self.chunks(compiled, source: source)
+                let chunks = try sql.map { try self.chunks(compiled, source: $0) } ?? self.chunks(compiled, reader: source)
                 createPasses[mapping.index, default: []].append(
                     MigrationPlan.Pass(stage: .createObjects, mapping: mapping.index, partition: partition, chunks: chunks))
                 relationshipPasses.append(
@@ -86,6 +90,23 @@ package struct Partitioner {
         }
         if let rest = try boundaries.remainder(after: lower, in: source) {
             chunks.append(MigrationPlan.Chunk(lowerBound: lower, upperBound: rest.upper, estimatedRows: rest.count))
+        }
+        return chunks
+    }
+
+    /// The chunks of one mapping's source objects, from a source without SQL: every object of the
+    /// entity, whatever the filter (evaluated when the chunk is read).
+    func chunks(_ mapping: CompiledMapping, reader: any StoreReading) throws -> [MigrationPlan.Chunk] {
+        guard let layout = mapping.source else { return [] }
+        let cuts = try reader.keyBoundaries(of: layout.name, chunkSize: chunkSize)
+        var chunks: [MigrationPlan.Chunk] = []
+        var lower: Int64 = 0
+        for upper in cuts.boundaries {
+            chunks.append(MigrationPlan.Chunk(lowerBound: lower, upperBound: upper, estimatedRows: chunkSize))
+            lower = upper
+        }
+        if let upper = cuts.remainderUpper {
+            chunks.append(MigrationPlan.Chunk(lowerBound: lower, upperBound: upper, estimatedRows: cuts.remainderCount))
         }
         return chunks
     }

@@ -133,6 +133,8 @@ extension StreamingMigrator {
     /// Says, before the objects are copied, which values of attributes that stop allowing external
     /// storage refer to a file that is missing (they become nil; see ``ExternalDataConversion``).
     func warnAboutMissingInlinedFiles(_ session: Session, emitter: EventEmitter) throws {
+        // A source of another store type than SQLite holds its values inline: no file to miss.
+        guard let sqlSource = session.sqlSource else { return }
         var columns: [(entity: EntityLayout, attribute: AttributeColumn)] = []
         for mapping in session.mappings {
             guard let source = mapping.source, mapping.destination != nil else { continue }
@@ -145,7 +147,7 @@ extension StreamingMigrator {
             }
         }
         let warnings = try ExternalDataConversion.missingFileWarnings(
-            (session.source.layout, session.source.database), columns: columns,
+            (sqlSource.layout, sqlSource.database), columns: columns,
             folder: ExternalDataReference.folder(besideStore: externalDataSource), destination: "the destination")
         for warning in warnings { emitter.emit(.warning(MigrationEvent.Warning(message: warning))) }
     }

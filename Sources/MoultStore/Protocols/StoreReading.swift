@@ -61,6 +61,51 @@ public protocol StoreReading: AnyObject {
     /// - Returns: For each source with at least one destination, its destinations.
     /// - Throws: ``StoreError`` (`.unknownName` for a relationship the entity does not have).
     func toManyDestinations(_ relationship: String, of entityName: String, sources: [Int64]) throws(StoreError) -> [Int64: [ObjectID]]
+
+    /// The primary keys that cut an entity's own objects (not its sub-entities') into chunks of
+    /// `chunkSize` in key order, without holding the keys: what the engine's plan is made of when the
+    /// store has no ``SQLFastPaths``.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity.
+    ///   - chunkSize: Objects per chunk (at least 1).
+    /// - Throws: ``StoreError`` (`.unknownName` for an entity the model does not have).
+    func keyBoundaries(of entityName: String, chunkSize: Int) throws(StoreError) -> KeyBoundaries
+
+    /// The largest primary key each entity has used, by entity number: what identifies a state of the
+    /// store's objects in a run's fingerprint (SQLite's `Z_PRIMARYKEY`).
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func primaryKeyMaxima() throws -> [(entity: Int64, maximum: Int64)]
+}
+
+/// How an entity's objects are cut into chunks along their primary keys (see
+/// ``StoreReading/keyBoundaries(of:chunkSize:)``): every full chunk ends at a boundary, and the objects
+/// after the last boundary, fewer than a chunk, are the remainder.
+///
+/// ```swift
+/// let cuts = try store.keyBoundaries(of: "Person", chunkSize: 5_000)
+/// print(cuts.boundaries.count, "full chunks;", cuts.remainderCount, "objects after them, up to", cuts.remainderUpper ?? 0)
+/// ```
+public struct KeyBoundaries: Sendable, Hashable {
+    /// The key of every `chunkSize`-th object, in order: the upper bound of each full chunk.
+    public var boundaries: [Int64]
+    /// The last key of the objects after the last boundary; nil when there is none.
+    public var remainderUpper: Int64?
+    /// The number of objects after the last boundary.
+    public var remainderCount: Int
+
+    /// Boundaries and the remainder after them.
+    ///
+    /// - Parameters:
+    ///   - boundaries: The key of every `chunkSize`-th object.
+    ///   - remainderUpper: The last key after the last boundary, nil when there is none.
+    ///   - remainderCount: The number of objects after the last boundary.
+    public init(boundaries: [Int64], remainderUpper: Int64?, remainderCount: Int) {
+        self.boundaries = boundaries
+        self.remainderUpper = remainderUpper
+        self.remainderCount = remainderCount
+    }
 }
 
 /// A single-pass cursor over a store's objects, in primary-key order (see ``StoreReading``).
@@ -81,6 +126,20 @@ extension SQLiteStore: StoreReading {
     ) throws(StoreError) -> ObjectCursor {
         try objects(
             of: entityName, includingSubentities: includingSubentities, after: after, through: through, condition: nil, batchSize: batchSize)
+    }
+
+    /// The chunk boundaries of an entity's own objects, by `ORDER BY Z_PK LIMIT 1 OFFSET n-1` steps
+    /// (see ``StoreReading/keyBoundaries(of:chunkSize:)``).
+    public func keyBoundaries(of entityName: String, chunkSize: Int) throws(StoreError) -> KeyBoundaries {
+        let queries = EngineChunkQueries.Boundaries(entity: try entity(entityName), filter: nil, chunkSize: max(1, chunkSize))
+        var boundaries: [Int64] = []
+        var lower: Int64 = 0
+        while let upper = try queries.boundary(after: lower, in: database) {
+            boundaries.append(upper)
+            lower = upper
+        }
+        let rest = try queries.remainder(after: lower, in: database)
+        return KeyBoundaries(boundaries: boundaries, remainderUpper: rest?.upper, remainderCount: rest?.count ?? 0)
     }
 }
 

@@ -32,12 +32,16 @@ final class XMLPullParser {
     /// The largest text read as one value (a binary attribute's base64).
     static let maximumTextBytes = 1 << 30
 
-    /// The line the parser is at (from 1).
+    /// The line the parser is at (from 1; unknown, and left as it was, after ``seek(toElementAt:inside:)``).
     private(set) var line = 1
     let path: String?
+    /// The byte offset in the input at which the event ``next()`` returned last begins.
+    private(set) var eventOffset: Int64 = 0
 
     private var buffer: [UInt8] = []
     private var position = 0
+    /// The bytes of the input before `buffer`'s first (dropped as the file is read).
+    private var consumed: Int64 = 0
     private let handle: FileHandle?
     private var atEndOfInput = false
     private var open: [String] = []
@@ -74,6 +78,7 @@ final class XMLPullParser {
             guard !atEndOfInput, let handle else { return false }
             if position > 0 {
                 buffer.removeSubrange(0..<position)
+                consumed += Int64(position)
                 position = 0
             }
             let data: Data?
@@ -119,6 +124,35 @@ final class XMLPullParser {
         XMLStoreError(.malformed, message, path: path, line: line)
     }
 
+    // MARK: - Restarting at an offset
+
+    /// Goes back (or forward) to an element that began at `offset` (an ``eventOffset`` read earlier),
+    /// inside the elements `open` (outermost first): the next event is that element's start. Within
+    /// the block in memory nothing is read again; elsewhere the file is read from there.
+    ///
+    /// - Throws: ``XMLStoreError`` (`.ioFailure`) when the file cannot be positioned, `.malformed` for
+    ///   an offset past the input held in memory.
+    func seek(toElementAt offset: Int64, inside open: [String]) throws(XMLStoreError) {
+        if offset >= consumed, offset <= consumed + Int64(buffer.count) {
+            position = Int(offset - consumed)
+        } else if let handle {
+            do {
+                try handle.seek(toOffset: UInt64(max(0, offset)))
+            } catch {
+                throw XMLStoreError(.ioFailure, "positioning in the file failed: \(error.localizedDescription)", path: path)
+            }
+            buffer = []
+            position = 0
+            consumed = offset
+            atEndOfInput = false
+        } else {
+            throw XMLStoreError(.malformed, "no element begins at byte \(offset) of the input", path: path)
+        }
+        self.open = open
+        sawRoot = true
+        pendingEnd = nil
+    }
+
     // MARK: - Events
 
     /// The next event; whitespace between elements comes as text, which the reader ignores.
@@ -128,6 +162,7 @@ final class XMLPullParser {
             return .end(name: name)
         }
         while true {
+            eventOffset = consumed + Int64(position)
             guard let byte = try peek() else {
                 if let unclosed = open.last { throw error("the file ends inside <\(unclosed)>: it is truncated") }
                 if !sawRoot { throw error("the file holds no element") }

@@ -1,0 +1,227 @@
+public import Foundation
+import MoultModel
+public import MoultStore
+
+/// Core Data's XML store read by primary key, as the engine reads a source
+/// (``/MoultStore/StoreReading``): no SQLite copy is made.
+///
+/// Opening the store reads the whole file once, through ``XMLStoreReader``, checking every object
+/// against the model as the reader does (a damaged file fails here, with its line), and keeps an index:
+/// for each entity, each object's number (its primary key) and the byte offset of its `<object>`
+/// element, sorted by number. That is 16 bytes per object, whatever the objects hold: a store of ten
+/// million objects takes 160 MB (up to twice that while the index is built, as its arrays grow). An
+/// object is then read by going back to its element, so the objects of an entity come in key order
+/// whatever the file's order, and to-many relationships are read from their source objects.
+///
+/// ```swift
+/// let store = try XMLStore(url: storeURL, layout: StoreLayout(model: version.model))
+/// let cursor = try store.objects(of: "Person", includingSubentities: false, after: 0, through: nil, batchSize: 1_000)
+/// while let person = try cursor.next() { print(person.id, person["name"] ?? .null) }
+/// ```
+///
+/// Keys are the file's object numbers (`z102` is 102), as in the SQLite store the conversion makes
+/// (``XMLStoreConversion``); a to-one into an entity with sub-entities names the entity its object is
+/// of. A store is confined to one thread.
+public final class XMLStore {
+    /// The layout of the store's model.
+    public let layout: StoreLayout
+    /// The store's header.
+    public let info: XMLStoreInfo
+    /// The file.
+    public let path: String
+
+    /// One object of the index: its number and where its element begins (16 bytes).
+    struct Entry {
+        var key: Int64
+        var offset: Int64
+    }
+
+    /// Entity number → its objects (not its sub-entities'), by key.
+    private var index: [Int32: [Entry]] = [:]
+    /// The reader that goes back to an object's element.
+    private let objectReader: XMLStoreReader
+    /// Each entity's row shape, by number.
+    private let shapes: [Int32: ObjectShape]
+
+    /// Opens an XML store and indexes its objects.
+    ///
+    /// - Parameters:
+    ///   - url: The XML store.
+    ///   - layout: The layout of the model version whose hashes the store's metadata has.
+    /// - Throws: ``XMLStoreError`` naming the line: a file that is not an XML store, malformed XML, an
+    ///   object the model does not allow, an object number used twice in one entity hierarchy.
+    public convenience init(url: URL, layout: StoreLayout) throws(XMLStoreError) {
+        try self.init(indexing: XMLStoreReader(url: url), objects: XMLStoreReader(url: url), layout: layout)
+    }
+
+    /// Opens an XML store held in memory (the fuzz harness's entrance).
+    ///
+    /// - Parameters:
+    ///   - bytes: The store's file.
+    ///   - path: The name errors give it.
+    ///   - layout: The layout of the model version of its objects.
+    /// - Throws: ``XMLStoreError``, as ``init(url:layout:)``.
+    public convenience init(bytes: [UInt8], path: String = "<memory>", layout: StoreLayout) throws(XMLStoreError) {
+        try self.init(indexing: XMLStoreReader(bytes: bytes, path: path), objects: XMLStoreReader(bytes: bytes, path: path), layout: layout)
+    }
+
+    private init(indexing: XMLStoreReader, objects: XMLStoreReader, layout: StoreLayout) throws(XMLStoreError) {
+        self.layout = layout
+        info = indexing.info
+        path = indexing.path
+        objectReader = objects
+        shapes = Dictionary(uniqueKeysWithValues: layout.entities.map { ($0.number, ObjectShape(layoutOf: $0)) })
+        try indexing.bind(to: layout)
+        try objects.bind(to: layout)
+        while let object = try indexing.next() {
+            guard let entity = layout.entity(named: object.entity) else { continue }
+            index[entity.number, default: []].append(Entry(key: object.number, offset: indexing.objectOffset))
+        }
+        for number in Array(index.keys) { index[number]!.sort { $0.key < $1.key } }
+        try checkUniqueKeys()
+    }
+
+    /// Refuses an object number used twice in one inheritance hierarchy: the two objects would have one
+    /// primary key (the conversion to SQLite refuses it too).
+    private func checkUniqueKeys() throws(XMLStoreError) {
+        for root in layout.entities where root.number == root.rootNumber {
+            var merged = entries(of: root.hierarchyNumbers, after: 0, through: nil)
+            var previous: Int64?
+            while let (entity, entry) = merged.next() {
+                if entry.key == previous {
+                    let name = layout.entity(number: entity)?.name
+                    throw XMLStoreError(
+                        .malformed, "the object id z\(entry.key) is used twice in the hierarchy of \(root.name)", path: path, entity: name,
+                        objectID: "z\(entry.key)")
+                }
+                previous = entry.key
+            }
+        }
+    }
+
+    // MARK: - The index
+
+    /// The objects of one entity (not its sub-entities'), by key; nil when it has none.
+    func indexed(entity number: Int32) -> [Entry]? { index[number] }
+
+    /// The objects of entities `numbers` with `after < key <= through`, in key order.
+    func entries(of numbers: [Int32], after: Int64, through: Int64?) -> MergedEntries {
+        var lists: [MergedEntries.List] = []
+        for number in numbers {
+            guard let entries = index[number], !entries.isEmpty else { continue }
+            let start = Self.firstIndex(in: entries, above: after)
+            let end = through.map { Self.firstIndex(in: entries, above: $0) } ?? entries.count
+            if start < end { lists.append(MergedEntries.List(entity: number, entries: entries, next: start, end: end)) }
+        }
+        return MergedEntries(lists: lists)
+    }
+
+    /// The first position in `entries` whose key is greater than `key`.
+    static func firstIndex(in entries: [Entry], above key: Int64) -> Int {
+        var (low, high) = (0, entries.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].key <= key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The object numbered `key` among the objects of entities `numbers`, and its entity.
+    func locate(_ key: Int64, in numbers: [Int32]) -> (entity: Int32, entry: Entry)? {
+        for number in numbers {
+            guard let entries = index[number] else { continue }
+            // (Keys are positive: `key - 1` cannot overflow for a key the store holds.)
+            guard key > 0 else { return nil }
+            let position = Self.firstIndex(in: entries, above: key - 1)
+            if position < entries.count, entries[position].key == key { return (number, entries[position]) }
+        }
+        return nil
+    }
+
+    /// An entity by name, or `.unknownName`.
+    func entity(_ name: String) throws(StoreError) -> EntityLayout {
+        guard let entity = layout.entity(named: name) else {
+            throw StoreError(.unknownName, "the model has no entity '\(name)'", path: path, entity: name)
+        }
+        return entity
+    }
+
+    // MARK: - Objects
+
+    /// The object of entity `number` whose element begins at `entry`'s offset, read again.
+    ///
+    /// - Throws: ``/MoultStore/StoreError`` (`.corrupt`) when it no longer reads as it did when indexed
+    ///   (the file changed since).
+    func object(_ entry: Entry, entity number: Int32) throws(StoreError) -> (XMLStoreObject, EntityLayout) {
+        let object: XMLStoreObject
+        do {
+            object = try objectReader.object(at: entry.offset)
+        } catch {
+            throw StoreError(
+                .corrupt, "\(error.message) (in the object at byte \(entry.offset), read again after the file was indexed)", path: path,
+                entity: error.entity, primaryKey: entry.key)
+        }
+        guard object.number == entry.key, let layout = layout.entity(named: object.entity), layout.number == number else {
+            throw StoreError(
+                .corrupt, "the object at byte \(entry.offset) is not z\(entry.key) any more: the file changed after it was indexed", path: path,
+                primaryKey: entry.key)
+        }
+        return (object, layout)
+    }
+
+    /// The row of an object in the shape of entity `read` (the entity a cursor reads, which a
+    /// sub-entity's object is seen as, as SQLite's cursor sees it): its attributes, then its to-ones,
+    /// each naming the entity its object is of.
+    func row(_ entry: Entry, entity number: Int32, as read: EntityLayout) throws(StoreError) -> ObjectRow {
+        let (object, layout) = try object(entry, entity: number)
+        var values = object.values
+        for (index, toOne) in layout.toOneRelationships.enumerated() where toOne.entityColumn != nil {
+            let slot = layout.attributes.count + index
+            guard case .object(let target) = values[slot] else { continue }
+            let hierarchy = self.layout.entity(number: toOne.destinationNumber)?.hierarchyNumbers ?? [toOne.destinationNumber]
+            guard let found = locate(target.primaryKey, in: hierarchy) else {
+                throw StoreError(
+                    .invalidValue, "relationship '\(toOne.name.lowercased())' refers to z\(target.primaryKey), which the store does not hold",
+                    path: path, entity: layout.name, primaryKey: entry.key)
+            }
+            values[slot] = .object(ObjectID(entity: found.entity, primaryKey: target.primaryKey))
+        }
+        let id = ObjectID(entity: number, primaryKey: entry.key)
+        guard read.number != number, let shape = shapes[read.number], let own = shapes[number] else {
+            return ObjectRow(id: id, version: 1, values: values, of: shapes[number]!)
+        }
+        return ObjectRow(id: id, version: 1, values: shape.names.map { name in own.slot(of: name).map { values[$0] } ?? .null }, of: shape)
+    }
+}
+
+// MARK: - Several entities in key order
+
+/// The index entries of several entities (an entity and its sub-entities) merged into key order,
+/// without copying them.
+struct MergedEntries {
+    /// One entity's entries still to give.
+    struct List {
+        var entity: Int32
+        var entries: [XMLStore.Entry]
+        var next: Int
+        var end: Int
+    }
+
+    var lists: [List]
+
+    /// The entry with the smallest key left, and its entity; nil at the end.
+    mutating func next() -> (entity: Int32, entry: XMLStore.Entry)? {
+        var best: Int?
+        for index in lists.indices where lists[index].next < lists[index].end {
+            if let current = best, lists[current].entries[lists[current].next].key <= lists[index].entries[lists[index].next].key { continue }
+            best = index
+        }
+        guard let best else { return nil }
+        let entry = lists[best].entries[lists[best].next]
+        lists[best].next += 1
+        return (lists[best].entity, entry)
+    }
+}
+
+@available(*, unavailable)
+extension XMLStore: Sendable {}
