@@ -3,9 +3,11 @@
 # stopped, and the source never changes.
 #
 #     Benchmarks/scripts/crash-harness.sh [--objects N] [--kills K] [--seed S] [--chunk-size C] [--step STEP]
-#         [--journal wal|rollback]
+#         [--journal wal|rollback] [--threads T] [--per-object]
 #         defaults: 20000 persons, 24 random kill points, seed 1, chunk size 500, step v2-v3, a WAL source
 #         (--journal rollback: the source in rollback-journal mode, as many Core Data stores are)
+#         --threads T: every killed and resumed run on T threads (`migrate --threads T`), the references
+#         on one; --per-object: every run with --no-bulk-sql (the path a second thread reads ahead for)
 #
 # STEP is the People step migrated: v2-v3 (the address split, the default), v3-v4 (the Adult/Child
 # split, Mappings/v3-to-v4.json), v4-v5 (unique companies and schools, BuiltinPolicy/v4-to-v5.json)
@@ -26,6 +28,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 OBJECTS=20000 KILLS=24 SEED=1 CHUNK=500 STEP=v2-v3 JOURNAL=wal
+RUN_OPTIONS=() REFERENCE_OPTIONS=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --objects) OBJECTS=$2; shift 2 ;;
@@ -34,7 +37,9 @@ while [[ $# -gt 0 ]]; do
     --chunk-size) CHUNK=$2; shift 2 ;;
     --step) STEP=$2; shift 2 ;;
     --journal) JOURNAL=$2; shift 2 ;;
-    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    --threads) RUN_OPTIONS+=(--threads "$2"); REFERENCE_OPTIONS+=(--threads 1); shift 2 ;;
+    --per-object) RUN_OPTIONS+=(--no-bulk-sql); REFERENCE_OPTIONS+=(--no-bulk-sql); shift ;;
+    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
@@ -66,7 +71,7 @@ SRC_SHA=$(sha256sum "$SRC" | cut -d' ' -f1)
 migrate() { # DEST [extra options...]
     local dest=$1; shift
     "$MOULT" migrate "$SRC" --model "$MODEL" --to "$TO" --mapping "$MAPPINGS/$MAPPING" \
-        --output "$dest" --chunk-size "$CHUNK" "$@"
+        --output "$dest" --chunk-size "$CHUNK" ${REFERENCE_OPTIONS[@]+"${REFERENCE_OPTIONS[@]}"} "$@"
 }
 
 # MARK: - Reference
@@ -101,7 +106,7 @@ run_killing() {
     local options=()
     [[ "${RESUME:-0}" == 1 ]] && options=(--resume)
     env "$@" "$MOULT" migrate "$SRC" --model "$MODEL" --to "$TO" --mapping "$MAPPINGS/$MAPPING" \
-        --output "$dir/out.sqlite" --chunk-size "$CHUNK" "${options[@]}" >>"$dir/log" 2>&1 &
+        --output "$dir/out.sqlite" --chunk-size "$CHUNK" ${RUN_OPTIONS[@]+"${RUN_OPTIONS[@]}"} "${options[@]}" >>"$dir/log" 2>&1 &
     local pid=$!
     if [[ -n "$delay" ]]; then
         sleep "$delay"

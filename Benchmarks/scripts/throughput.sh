@@ -24,12 +24,14 @@ SIZES=("$@")
 NAME=${RESULTS_NAME:-$(date -u +%F)-throughput}
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)  # the engine measured (the build is of the tree as it is)
 BEFORE_TOOL=${BEFORE_TOOL:-moult-lmdb-write-all}
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)  # the machine's load, written beside the figures
 SCENARIOS=${SCENARIOS:-"v1-v3 v1-v3-chain v2-v3 v3-v4 v4-v5"} TOOLS=${TOOLS:-"sql-floor $BEFORE_TOOL moult-lmdb"} RESULTS_NAME=$NAME \
     "$ROOT/Benchmarks/scripts/people-scale.sh" "${SIZES[@]}"
 TSV="$ROOT/Benchmarks/results/$NAME.tsv"
-python3 - "$TSV" "$ROOT/BENCHMARKS.md" "$COMMIT" "$BEFORE_TOOL" <<'PY'
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$TSV" "$ROOT/BENCHMARKS.md" "$COMMIT" "$BEFORE_TOOL" "$LOAD_BEFORE" "$LOAD_AFTER" "$(nproc)" <<'PY'
 import csv, sys, datetime
-tsv, md, commit, before_tool = sys.argv[1:5]
+tsv, md, commit, before_tool, load_before, load_after, cores = sys.argv[1:8]
 rows = list(csv.DictReader(open(tsv), delimiter="\t"))
 runs = {}
 for r in rows:
@@ -38,10 +40,11 @@ sizes = " ".join(sorted({size for _, size in runs}, key=int))
 lines = [
     f"Run ending {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC at {commit}: "
     f"`Benchmarks/scripts/throughput.sh` for {sizes} persons ([TSV](Benchmarks/results/{tsv.rsplit('/', 1)[1]})); "
-    f"\"before\" is `{before_tool}`.",
+    f"\"before\" is `{before_tool}`. The machine: {cores} cores, load average (1, 5, 15 min) {load_before} at the start "
+    f"and {load_after} at the end.",
     "",
-    "| step | persons | floor CPU s (wall) | before CPU s (wall) | moult CPU s (wall) | CPU ratio before | **CPU ratio now** | wall ratio now | peak RssAnon MiB (floor / before / now) | same as floor |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| step | persons | floor CPU s (wall) | before CPU s (wall) | moult CPU s (wall) | CPU ratio before | **CPU ratio now** | wall ratio now | peak RssAnon MiB (floor / before / now) | destination MiB (floor / now) | same as floor |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
 ]
 labels = {"v1-v3": "v1 → v3 (one step, inferred directly)", "v1-v3-chain": "v1 → v2 → v3 (inferred + given, two steps)"}
 def figure(run, key):
@@ -60,7 +63,7 @@ for (scenario, size), tools in runs.items():
     memory = f"{floor['peak_anon_mib']} / {before['peak_anon_mib'] if before else '-'} / {now['peak_anon_mib']}"
     lines.append(
         f"| {labels.get(scenario, scenario.replace('-', ' → '))} | {int(size):,} | {cell(fc, fw)} | {cell(bc, bw)} | {cell(nc, nw)} | {ratio(fc, bc)} | "
-        f"**{ratio(fc, nc)}** | {ratio(fw, nw)} | {memory} | {same} |")
+        f"**{ratio(fc, nc)}** | {ratio(fw, nw)} | {memory} | {floor.get('dest_mib', '-')} / {now.get('dest_mib', '-')} | {same} |")
 text = open(md).read()
 start, end = "<!-- throughput-table -->", "<!-- /throughput-table -->"
 head, rest = text.split(start, 1)

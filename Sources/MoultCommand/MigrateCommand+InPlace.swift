@@ -102,8 +102,12 @@ enum InPlaceReport {
         guard let method = try? InPlaceMigration.method(for: step) else { return [] }
         switch method {
         case .sql(let script):
+            let reads = InPlaceMigration.rowsRead(step, script: script)
             return ["  in place: by SQL, \(script.isSchemaOnly ? "schema only (no row is copied)" : "rows copied inside SQLite"): "
-                + script.changes.filter { $0.kind != .primaryKeys && $0.kind != .modelCache }.map(\.description).joined(separator: "; ")]
+                + script.changes.filter { $0.kind != .primaryKeys && $0.kind != .modelCache }.map(\.description).joined(separator: "; "),
+                reads.isEmpty
+                    ? "  reads no object: its time does not grow with the number of objects"
+                    : "  reads objects: " + reads.joined(separator: "; ")]
         case .streaming(let reasons):
             return ["  in place: streamed, then swapped in, because " + reasons.joined(separator: "; ")]
         }
@@ -120,6 +124,8 @@ extension InPlaceReport {
         var changes: [String]?
         /// Streamed: why.
         var reasons: [String]?
+        /// By SQL: what it reads object by object, and why (empty: its time does not grow with the objects).
+        var rowsRead: [String]?
 
         /// Nil when the step's method cannot be found (the plan says why).
         init?(_ step: ProgressiveMigration.Step) {
@@ -129,6 +135,7 @@ extension InPlaceReport {
                 self.method = "sql"
                 schemaOnly = script.isSchemaOnly
                 changes = script.changes.map(\.description)
+                rowsRead = InPlaceMigration.rowsRead(step, script: script)
             case .streaming(let reasons):
                 self.method = "streaming"
                 self.reasons = reasons

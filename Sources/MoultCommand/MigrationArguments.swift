@@ -25,6 +25,11 @@ struct MigrationArguments: ParsableArguments {
     @Flag(help: "Refuse (exit 66), before anything is written, a migration that drops data: an entity's objects or a property's non-nil values that no mapping reads.")
     var strict = false
 
+    @Option(help: ArgumentHelp(
+        "Threads to use: with 2, a chunk's source objects are read while the chunk before it is evaluated and written (the same store byte for byte; default: the cores available).",
+        valueName: "n"))
+    var threads: Int?
+
     @Flag(help: "Evaluate every object in Swift, even where stage 1 could run inside SQLite (same result; for comparison).")
     var noBulkSQL = false
 
@@ -44,6 +49,7 @@ struct MigrationArguments: ParsableArguments {
             throw ValidationError("--association must be lmdb or memory, not '\(association)'")
         }
         guard chunkSize >= 1 else { throw ValidationError("--chunk-size must be at least 1") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
     }
 
     // The chain's arguments, as every command reads them.
@@ -76,6 +82,7 @@ struct MigrationArguments: ParsableArguments {
         options.intermediateStepsBySQL = !streamEveryStep
         options.linksExternalData = !copyExternalData
         options.profile = profile
+        options.threads = threads ?? ProcessInfo.processInfo.activeProcessorCount
         return options
     }
 

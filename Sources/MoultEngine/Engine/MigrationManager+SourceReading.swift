@@ -8,24 +8,35 @@ import MoultStore
 extension MigrationManager {
     /// Reads the source objects of a mapping with `lowerBound < Z_PK <= upperBound` that pass its
     /// filter, with the to-many relationships its expressions use.
-    func sourceObjects(_ mapping: CompiledMapping, after lowerBound: Int64, through upperBound: Int64) throws -> [MigrationObject] {
+    ///
+    /// - Parameter rows: The chunk's rows when they were read ahead (``SourceReadAhead``, by
+    ///   ``readAheadRequest(_:after:through:)``), else nil: they are read here.
+    func sourceObjects(_ mapping: CompiledMapping, after lowerBound: Int64, through upperBound: Int64, rows: [ObjectRow]? = nil) throws
+        -> [MigrationObject]
+    {
         guard let layout = mapping.source, let schema = mapping.sourceSchema else { return [] }
-        // The filter is in SQL only on a source that runs it (see `Session.sqlAccepts`).
-        let cursor: any ObjectRowCursor
-        if let sqlSource {
-            cursor = try sqlSource.objects(
-                of: layout.name, includingSubentities: false, after: lowerBound, through: upperBound, condition: mapping.filterSQL,
-                batchSize: 4096)
-        } else {
-            cursor = try sourceStore.objects(of: layout.name, includingSubentities: false, after: lowerBound, through: upperBound, batchSize: 4096)
-        }
         var objects: [MigrationObject] = []
         let extra = layout.toManyRelationships.count
-        while let row = try cursor.next() {
+        func add(_ row: ObjectRow) {
             var values = row.values
             if extra > 0 { values.append(contentsOf: repeatElement(Value.null, count: extra)) }
-            let object = MigrationObject(objectID: row.id, entityName: layout.name, schema: schema, values: values)
-            objects.append(object)
+            objects.append(MigrationObject(objectID: row.id, entityName: layout.name, schema: schema, values: values))
+        }
+        if let rows {
+            objects.reserveCapacity(rows.count)
+            rows.forEach(add)
+        } else {
+            // The filter is in SQL only on a source that runs it (see `Session.sqlAccepts`).
+            let cursor: any ObjectRowCursor
+            if let sqlSource {
+                cursor = try sqlSource.objects(
+                    of: layout.name, includingSubentities: false, after: lowerBound, through: upperBound, condition: mapping.filterSQL,
+                    batchSize: 4096)
+            } else {
+                cursor = try sourceStore.objects(
+                    of: layout.name, includingSubentities: false, after: lowerBound, through: upperBound, batchSize: 4096)
+            }
+            while let row = try cursor.next() { add(row) }
         }
         if !mapping.toManyLoads.isEmpty, !objects.isEmpty {
             let keys = objects.map(\.objectID.primaryKey)
@@ -53,6 +64,13 @@ extension MigrationManager {
             objects = kept
         }
         return objects
+    }
+
+    /// What ``sourceObjects(_:after:through:rows:)`` reads from an SQLite source, for ``SourceReadAhead``
+    /// (nil from a source of another type, which is read on the engine's thread).
+    func readAheadRequest(_ mapping: CompiledMapping, after lowerBound: Int64, through upperBound: Int64) -> SourceReadAhead.Request? {
+        guard sqlSource != nil, let layout = mapping.source, mapping.sourceSchema != nil else { return nil }
+        return SourceReadAhead.Request(entity: layout.name, after: lowerBound, through: upperBound, condition: mapping.filterSQL)
     }
 
     /// Stage 2's source objects with only their keys and the to-one values the direct lookups use (see

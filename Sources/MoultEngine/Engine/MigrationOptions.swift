@@ -63,6 +63,12 @@ public struct MigrationOptions: Sendable, Hashable {
     /// Give an output's external binary data files by hard link where the file system allows (else by
     /// copy); turning it off copies every file, as on a file system without hard links (for tests).
     public var linksExternalData: Bool = true
+    /// The threads a run uses: with 2 or more, the source objects of a chunk evaluated object by object
+    /// are read on a second thread while the chunk before it is evaluated and written (see
+    /// `SourceReadAhead`); with 1, everything runs on the calling thread. A third thread has nothing to
+    /// do today: more than 2 runs as 2. The destination is the same byte for byte at any number, and a
+    /// resume may use another.
+    public var threads: Int = 1
     /// Print, at the end of a run's passes, where its time went by pass and kind of work (a clock read
     /// per chunk and kind, never per object) to standard error.
     public var profile: Bool = false

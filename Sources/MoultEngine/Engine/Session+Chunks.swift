@@ -15,6 +15,7 @@ extension Session {
         try writeUnwrittenAssociations(plan, manager: manager, destination: destination)
         let total = plan.estimatedRows
         var chunksRun = 0
+        defer { readAhead?.discardPending() }
         while position.pass < plan.passes.count {
             let pass = plan.passes[position.pass]
             let compiled = try variant(mappings[pass.mapping], pass.partition)
@@ -34,7 +35,17 @@ extension Session {
                 }
                 FaultInjection.reach(.chunkStart)
                 let step = chunkStep(pass, compiled, at: position, chunkCount: chunkCount)
-                try run(step, from: &position, manager: manager, writer: writer)
+                let rows = try readAhead.flatMap { readAhead in
+                    try readRequest(step, manager: manager).flatMap { try readAhead.take($0) }
+                }
+                if let readAhead, !step.isLast {
+                    var after = position
+                    after.chunk += 1
+                    if let request = readRequest(chunkStep(pass, compiled, at: after, chunkCount: chunkCount), manager: manager) {
+                        readAhead.start(request)
+                    }
+                }
+                try run(step, rows: rows, from: &position, manager: manager, writer: writer)
                 chunksRun += 1
                 mappingDone += step.chunk?.estimatedRows ?? 0
                 if let progress {
@@ -101,13 +112,17 @@ extension Session {
     ///
     /// A stage 1 copied in bulk is evaluated by SQLite inside that transaction (see ``ChunkWriter``);
     /// its policy's last hook then runs there too, on what the copy wrote.
-    private func run(_ step: ChunkStep, from position: inout Checkpoint.Position, manager: MigrationManager, writer: ChunkWriter) throws {
+    ///
+    /// `rows` are the chunk's source rows when they were read ahead (``SourceReadAhead``).
+    private func run(
+        _ step: ChunkStep, rows: [ObjectRow]?, from position: inout Checkpoint.Position, manager: MigrationManager, writer: ChunkWriter
+    ) throws {
         let (name, stage) = (step.compiled.name, step.pass.stage)
         var clock = profile?.start()
         let next = step.next(after: position)
         var evaluated: EvaluatedChunk?
         if step.bulk == nil {
-            let objects = try read(step, manager: manager)
+            let objects = try read(step, rows: rows, manager: manager)
             profile?.lap(&clock, name, stage, .read)
             evaluated = try writer.snapshot { try evaluate(step, objects, manager: manager) }
             profile?.lap(&clock, name, stage, .evaluate)
@@ -131,13 +146,21 @@ extension Session {
     }
 
     /// The chunk's source objects, as its stage reads them: none for a bulk copy or a stage 2 with
-    /// nothing to do, keys only for a stage 2 that allows it, else whole objects.
-    private func read(_ step: ChunkStep, manager: MigrationManager) throws -> [MigrationObject] {
+    /// nothing to do, keys only for a stage 2 that allows it, else whole objects (from `rows` when
+    /// they were read ahead).
+    private func read(_ step: ChunkStep, rows: [ObjectRow]?, manager: MigrationManager) throws -> [MigrationObject] {
         guard let chunk = step.chunk, step.bulk == nil, !step.nothingToRelate else { return [] }
         if let keysOnly = step.keysOnly {
             return try manager.sourceKeys(step.compiled, keysOnly, after: chunk.lowerBound, through: chunk.upperBound)
         }
-        return try manager.sourceObjects(step.compiled, after: chunk.lowerBound, through: chunk.upperBound)
+        return try manager.sourceObjects(step.compiled, after: chunk.lowerBound, through: chunk.upperBound, rows: rows)
+    }
+
+    /// What a second thread can read of a chunk's source ahead of it: its whole objects' rows, when
+    /// the chunk reads them (see ``read(_:rows:manager:)``).
+    private func readRequest(_ step: ChunkStep, manager: MigrationManager) -> SourceReadAhead.Request? {
+        guard let chunk = step.chunk, step.bulk == nil, !step.nothingToRelate, step.keysOnly == nil else { return nil }
+        return manager.readAheadRequest(step.compiled, after: chunk.lowerBound, through: chunk.upperBound)
     }
 
     /// A chunk evaluated: its source objects through the policy's hooks of its stage, into what the

@@ -44,6 +44,11 @@ package final class Session {
         self.sqlSource = sqlSource
         self.destination = destination
         profile = job.options.profile ? StageProfile() : nil
+        readAhead = job.options.threads >= 2 && sqlSource != nil && destination != nil && associations != nil
+            ? SourceReadAhead(
+                url: job.sourceURL, model: job.sourceModel,
+                configuration: Database.Configuration(pageCacheKiB: job.options.pageCacheKiB, maxValueBytes: job.options.maxValueBytes))
+            : nil
         let destinationLayout = try destination?.layout ?? StoreLayout(model: job.destinationModel)
         if let destination, let associations {
             let manager = try MigrationManager(
@@ -140,6 +145,8 @@ package final class Session {
 
     /// Where a run's time goes, by pass and kind of work (``MigrationOptions/profile``).
     let profile: StageProfile?
+    /// The second thread's reads of the next chunk's source objects (``MigrationOptions/threads``).
+    let readAhead: SourceReadAhead?
 
 
     // MARK: - Validation and the end
@@ -193,6 +200,7 @@ package final class Session {
             // The policies' state, the checkpoint, the chunks recorded without associations, and every
             // mirror of associations (see `ToOnesAtInsert`), whichever run made it.
             try EngineWorkTables.dropAll(in: database)
+            try EngineWorkTables.reclaimFreePages(in: database)
             // The source's application keys (not Core Data's NS… ones) are kept.
             var metadata = StoreMetadata(model: job.destinationModel, storeUUID: uuid)
             metadata.keepApplicationKeys(of: try source.metadata())

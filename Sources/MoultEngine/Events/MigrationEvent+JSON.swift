@@ -65,6 +65,7 @@ extension MigrationEvent {
             fields.add("changes", value.changes)
             fields.add("schemaOnly", value.schemaOnly)
             fields.raw("reasons", "[" + value.reasons.map(EventJSON.string).joined(separator: ",") + "]")
+            fields.raw("rowsRead", "[" + value.rowsRead.map(EventJSON.string).joined(separator: ",") + "]")
             fields.add("seconds", value.seconds)
         case .staged(let value):
             fields.add("event", "staged")

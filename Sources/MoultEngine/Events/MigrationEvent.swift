@@ -160,6 +160,9 @@ public enum MigrationEvent: Sendable, Hashable {
         public var schemaOnly: Bool
         /// Why the step streams, for a streamed one.
         public var reasons: [String]
+        /// What an SQL step reads object by object, and why (its changes that rewrite rows, the rules
+        /// it checks); empty when its cost does not grow with the number of objects.
+        public var rowsRead: [String] = []
         /// Seconds the step took (0 when it starts).
         public var seconds: Double
 

@@ -130,6 +130,7 @@ extension InPlaceMigration {
         case .sql(let script):
             event.changes = script.changes.count
             event.schemaOnly = script.isSchemaOnly
+            event.rowsRead = Self.rowsRead(step, script: script)
         case .streaming(let reasons):
             event.reasons = reasons
         }

@@ -1,5 +1,5 @@
 import MoultModel
-import MoultStore
+package import MoultStore
 
 extension InPlaceMigration {
     /// The destination properties whose rules an SQL step must check before it commits: those whose
@@ -56,6 +56,27 @@ extension InPlaceMigration {
         }
         for (entity, names) in inverses { checked[entity, default: []].formUnion(names) }
         return checked
+    }
+}
+
+extension InPlaceMigration {
+    /// What an SQL step reads object by object, and why: its changes that copy, fill or rewrite rows,
+    /// and the rules it checks (each a read of every object of the entity). Empty for a step whose cost
+    /// does not grow with the number of objects; `moult plan` and the `inplace-step` event say it.
+    ///
+    /// ```swift
+    /// InPlaceMigration.rowsRead(step, script: script)   // ["checks Person.age against v3's rules: reads every Person object"]
+    /// ```
+    package static func rowsRead(_ step: ProgressiveMigration.Step, script: InPlaceScript) -> [String] {
+        var reads = script.changes.filter(\.touchesRows).map { "\($0.description): rewrites rows" }
+        if case .success(let correspondence) = step.mapping.layoutCorrespondence(source: step.from.model, destination: step.to.model) {
+            let checked = rulesTheStepCanBreak(correspondence, source: step.from.model, destination: step.to.model)
+            for (entity, properties) in checked.sorted(by: { $0.key < $1.key }) {
+                let names = properties.sorted().map { "\(entity).\($0)" }.joined(separator: ", ")
+                reads.append("checks \(names) against \(step.to.name)'s rules: reads every \(entity) object")
+            }
+        }
+        return reads
     }
 }
 

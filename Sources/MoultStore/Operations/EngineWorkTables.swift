@@ -121,6 +121,14 @@ package enum EngineWorkTables {
         for mirror in mirrors where !mirror.isEmpty { try database.executeScript("DROP TABLE IF EXISTS main.\(SQLName.quoted(mirror))") }
     }
 
+    /// Gives the pages the engine's tables held back to the file system: Core Data's stores (and
+    /// Moult's) use incremental auto-vacuum, so the free pages are moved to the end of the file and cut
+    /// off, in the caller's transaction. The destination is then no larger than the same rows written
+    /// without work tables.
+    package static func reclaimFreePages(in database: Database) throws(StoreError) {
+        try database.executeScript("PRAGMA main.incremental_vacuum")
+    }
+
     /// Folds the write-ahead log into the database file and leaves rollback journaling, so that the
     /// store is one file, as Core Data leaves a store it has migrated.
     package static func foldIntoOneFile(_ database: Database) throws(StoreError) {

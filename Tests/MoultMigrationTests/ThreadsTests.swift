@@ -1,0 +1,88 @@
+import Foundation
+import MoultMapping
+import MoultMigration
+import MoultModel
+import MoultStore
+import MoultTestSupport
+import Testing
+
+/// A run on two threads (the next chunk's source rows read on the second while a chunk is evaluated
+/// and written) makes the file a run on one thread makes, byte for byte, at any chunk size, on the
+/// per-object path the second thread serves and on the bulk path it leaves alone, and across a kill
+/// and a resume on another number of threads.
+@Suite struct ThreadsTests {
+    static let steps: [(from: String, mapping: String?, to: String)] = [
+        ("v1", nil, "v2"), ("v2", "v2-to-v3", "v3"), ("v3", "v3-to-v4", "v4"), ("v4", "v4-to-v5", "v5"),
+    ]
+
+    @Test(arguments: [1, 37, 10_000])
+    func twoThreadsMakeTheSameFile(chunkSize: Int) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        for step in Self.steps {
+            let source = try People.generate(step.from, persons: chunkSize == 1 ? 120 : 400, in: directory)
+            let mappings = try step.mapping.map { [try People.mapping($0)] } ?? []
+            for bulkSQL in [false, true] {
+                var files: [Data] = []
+                for threads in [1, 2] {
+                    var options = MigrationOptions(chunkSize: chunkSize, bulkSQL: bulkSQL)
+                    options.threads = threads
+                    let output = directory.appending("\(step.to)-\(chunkSize)-\(bulkSQL)-\(threads).sqlite")
+                    try People.migrate(source, to: step.to, mappings: mappings, options: options, output: output)
+                    files.append(try Data(contentsOf: output))
+                }
+                #expect(files[0] == files[1], "\(step.from) -> \(step.to), chunks of \(chunkSize), bulk SQL \(bulkSQL): threads 1 vs 2")
+            }
+            try FileManager.default.removeItem(at: source)
+        }
+    }
+
+    /// Killed on two threads in the middle of the passes, resumed on one (and the other way round):
+    /// the file of an uninterrupted run on one thread.
+    @Test(arguments: [("2", "1", "chunk-start:6"), ("1", "2", "after-rows:4"), ("2", "2", "after-sqlite-commit:9")])
+    func killedAndResumedOnAnotherNumberOfThreads(killedOn: String, resumedOn: String, fault: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v2", persons: 300, in: directory)
+        func arguments(_ output: URL, threads: String) -> [String] {
+            [
+                "migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", "v3", "--mapping",
+                Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json").path, "--output", output.path, "--chunk-size", "20",
+                "--no-bulk-sql", "--threads", threads, "--quiet",
+            ]
+        }
+        let reference = directory.appending("reference.sqlite")
+        let uninterrupted = try MoultProcess.run(arguments(reference, threads: "1"))
+        #expect(uninterrupted.exitCode == 0, "\(uninterrupted.standardError)")
+        let output = directory.appending("resumed.sqlite")
+        let killed = try MoultProcess.run(arguments(output, threads: killedOn), environment: ["MOULT_FAULT": fault])
+        #expect(killed.terminatedBySignal, "\(fault): exit \(killed.exitCode) \(killed.standardError)")
+        let resumed = try MoultProcess.run(arguments(output, threads: resumedOn) + ["--resume"])
+        #expect(resumed.exitCode == 0, "\(fault): \(resumed.standardError)")
+        // A resumed run commits more transactions: SQLite's file change counter (header bytes 24-27)
+        // and the version it is valid for (92-95) count them. Every other byte is the same.
+        #expect(
+            try Self.pagesIgnoringChangeCounter(reference) == Self.pagesIgnoringChangeCounter(output),
+            "\(fault): killed on \(killedOn), resumed on \(resumedOn)")
+        try expectIdentical(reference, output, "\(fault)")
+    }
+
+    static func pagesIgnoringChangeCounter(_ url: URL) throws -> Data {
+        var bytes = try Data(contentsOf: url)
+        for offset in Array(24..<28) + Array(92..<96) where offset < bytes.count { bytes[offset] = 0 }
+        return bytes
+    }
+
+    /// `--threads 0` is bad usage.
+    @Test func noThreadsIsBadUsage() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v1", persons: 10, in: directory)
+        let result = try MoultProcess.run([
+            "migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", "v2", "--output", directory.appending("out.sqlite").path,
+            "--threads", "0",
+        ])
+        #expect(result.exitCode == 64, "\(result.standardError)")
+        #expect(result.standardError.contains("--threads must be at least 1"))
+    }
+}
