@@ -46,6 +46,15 @@ public final class SQLiteStore {
         self.layout = layout
     }
 
+    /// A second read-only connection to the same file, with the same configuration and layout (see
+    /// ``ReopenableStore``).
+    ///
+    /// - Throws: ``StoreError`` from opening the file.
+    public func reopened() throws(StoreError) -> SQLiteStore {
+        SQLiteStore(
+            database: try Database(url: URL(filePath: database.path), mode: .readOnly, configuration: database.configuration), layout: layout)
+    }
+
     /// Creates a new, empty store for a model: Core Data's schema, one `Z_PRIMARYKEY` row per entity
     /// (`Z_MAX` 0), and the metadata (by default every key Core Data writes for this model).
     ///

@@ -35,6 +35,27 @@ import Testing
         #expect(try StoreDump(directory.appending("from-xml.sqlite"), ignoringStoreUUID: true) == expected)
     }
 
+    /// From an XML source, two threads (the next chunk's objects parsed on the second, by a reader that
+    /// shares the first's index) make the file one thread makes, at chunks of 1, 37 and 10,000.
+    @Test(arguments: [1, 37, 10_000])
+    func twoThreadsMakeTheSameFileFromAnXMLStore(chunkSize: Int) throws {
+        let directory = try TemporaryDirectory("xml-source-threads")
+        defer { directory.remove() }
+        let (_, xml) = try Self.stores("v2", persons: chunkSize == 1 ? 60 : 150, in: directory)
+        var files: [Data] = []
+        for threads in [1, 2] {
+            var options = MigrationOptions(chunkSize: chunkSize)
+            options.threads = threads
+            let output = directory.appending("threads-\(threads).sqlite")
+            try StreamingMigrator(
+                source: xml, sourceModel: People.version("v2"), destinationModel: People.version("v3"), mappings: [try People.mapping("v2-to-v3")],
+                policies: People.policies, options: options
+            ).run(output: output)
+            files.append(try Data(contentsOf: output))
+        }
+        #expect(files[0] == files[1], "chunks of \(chunkSize): threads 1 vs 2")
+    }
+
     /// A run from an XML source stopped after a few chunks resumes from its checkpoint (the index gives
     /// the same plan and fingerprint again) and ends with the store an uninterrupted run makes.
     @Test func aRunFromAnXMLStoreResumesToTheUninterruptedStore() throws {

@@ -62,6 +62,29 @@ import Testing
         #expect(try xml.primaryKeyMaxima().count == 6)
     }
 
+    /// A second reader (`ReopenableStore`, for the engine's second thread) shares the index and reads
+    /// what the first reads, interleaved with it; an SQLite store's second connection likewise.
+    @Test func aSecondReaderReadsWhatTheFirstReads() throws {
+        let directory = try TemporaryDirectory("xml-second-reader")
+        defer { directory.remove() }
+        let (xml, sqlite) = try Self.stores(directory, reversed: true)
+        defer { sqlite.database.close() }
+        let (xmlSecond, sqliteSecond) = (try xml.secondReader(), try sqlite.secondReader())
+        for entity in xml.layout.entities {
+            let first = try Self.rows(xml, entity.name, subentities: true)
+            let cursor = try xmlSecond.objects(of: entity.name, includingSubentities: true, after: 0, through: nil, batchSize: 1)
+            var second: [ObjectRow] = []
+            // Interleaved: the first reader moves between the second's reads.
+            while let row = try cursor.next() {
+                second.append(row)
+                _ = try Self.rows(xml, entity.name, subentities: false, after: 0, through: row.id.primaryKey)
+            }
+            #expect(second == first, "\(entity.name)")
+            #expect(try Self.rows(sqliteSecond, entity.name, subentities: true) == Self.rows(sqlite, entity.name, subentities: true))
+        }
+        (sqliteSecond as? SQLiteStore)?.database.close()
+    }
+
     /// An ordered to-many keeps the file's order; a to-one into a hierarchy names its object's entity.
     @Test func orderedToManysAndToOnesIntoAHierarchy() throws {
         let directory = try TemporaryDirectory("xml-index-kinds")

@@ -66,11 +66,12 @@ extension MigrationManager {
         return objects
     }
 
-    /// What ``sourceObjects(_:after:through:rows:)`` reads from an SQLite source, for ``SourceReadAhead``
-    /// (nil from a source of another type, which is read on the engine's thread).
+    /// What ``sourceObjects(_:after:through:rows:)`` reads from the source, for ``SourceReadAhead``: the
+    /// filter in SQL only from a source that runs SQL.
     func readAheadRequest(_ mapping: CompiledMapping, after lowerBound: Int64, through upperBound: Int64) -> SourceReadAhead.Request? {
-        guard sqlSource != nil, let layout = mapping.source, mapping.sourceSchema != nil else { return nil }
-        return SourceReadAhead.Request(entity: layout.name, after: lowerBound, through: upperBound, condition: mapping.filterSQL)
+        guard let layout = mapping.source, mapping.sourceSchema != nil else { return nil }
+        return SourceReadAhead.Request(
+            entity: layout.name, after: lowerBound, through: upperBound, condition: sqlSource == nil ? nil : mapping.filterSQL)
     }
 
     /// Stage 2's source objects with only their keys and the to-one values the direct lookups use (see

@@ -44,11 +44,11 @@ package final class Session {
         self.sqlSource = sqlSource
         self.destination = destination
         profile = job.options.profile ? StageProfile() : nil
-        readAhead = job.options.threads >= 2 && sqlSource != nil && destination != nil && associations != nil
-            ? SourceReadAhead(
-                url: job.sourceURL, model: job.sourceModel,
-                configuration: Database.Configuration(pageCacheKiB: job.options.pageCacheKiB, maxValueBytes: job.options.maxValueBytes))
-            : nil
+        if job.options.threads >= 2, destination != nil, associations != nil, let reopenable = source as? any ReopenableStore {
+            readAhead = SourceReadAhead(store: try reopenable.secondReader())
+        } else {
+            readAhead = nil
+        }
         let destinationLayout = try destination?.layout ?? StoreLayout(model: job.destinationModel)
         if let destination, let associations {
             let manager = try MigrationManager(

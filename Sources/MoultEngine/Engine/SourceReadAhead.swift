@@ -7,8 +7,9 @@ import MoultStore
 /// (``MigrationOptions/threads`` of 2 or more): the engine's second core.
 ///
 /// The rows are the ones the engine would read itself, by the same query (the entity's objects with
-/// `lower < Z_PK <= upper` that pass the mapping's SQL filter, in key order), on a read-only connection
-/// of its own to the source. They depend on nothing the run writes, so a chunk evaluated from them is
+/// `lower < Z_PK <= upper` that pass the mapping's SQL filter, in key order), through a second reader
+/// of the source (a read-only connection of its own to an SQLite store; a reader of its own over an
+/// XML store's index, whose parsing then runs on the second core). They depend on nothing the run writes, so a chunk evaluated from them is
 /// the chunk evaluated from rows read on the spot: the destination is the same byte for byte at any
 /// number of threads. What needs the run's state (to-many loads, filters in Swift, policies, lookups)
 /// stays on the engine's thread.
@@ -23,7 +24,7 @@ import MoultStore
 ///
 /// A failure of the second thread is thrown by ``take(_:)``, where the engine would have met it.
 final class SourceReadAhead: @unchecked Sendable {
-    // Unchecked: `store` is used on `queue` only (opened, read and closed there); `pending` and
+    // Unchecked: `store` is used on `queue` only (handed over at init, read and closed there); `pending` and
     // `result` are guarded by `lock`; the rows handed over are values.
 
     /// What to read: as ``MigrationManager`` reads a chunk of a mapping's source objects.
@@ -34,22 +35,18 @@ final class SourceReadAhead: @unchecked Sendable {
         var condition: SQLCondition?
     }
 
-    private let url: URL
-    private let model: ObjectModel
-    private let configuration: Database.Configuration
+    /// The second reader of the source: used on `queue` only.
+    private var store: (any StoreReading)?
     private let queue = DispatchQueue(label: "moult.source-read-ahead")
     private let lock = NSLock()
-    private var store: SQLiteStore?
     private var pending: Request?
     private var result: Result<[ObjectRow], any Error>?
     private let done = DispatchSemaphore(value: 0)
 
-    /// A read-ahead of the store at `url`, whose model is `model`, its connection opened with its first
-    /// read as the engine's own (the same page cache and largest value).
-    init(url: URL, model: ObjectModel, configuration: Database.Configuration) {
-        self.url = url
-        self.model = model
-        self.configuration = configuration
+    /// A read-ahead through `store`, a second reader of the source (``/MoultStore/ReopenableStore``),
+    /// handed over: from now on it is used on the read-ahead's thread only.
+    init(store: any StoreReading) {
+        self.store = store
     }
 
     /// Starts reading `request` on the second thread. A read still pending is waited for and dropped.
@@ -88,22 +85,29 @@ final class SourceReadAhead: @unchecked Sendable {
     func close() {
         discardPending()
         queue.sync {
-            store?.database.close()
+            (store as? SQLiteStore)?.database.close()
             store = nil
         }
     }
 
     deinit {
         // Nothing can be pending here: every start is followed by a take, a discard or close.
-        store?.database.close()
+        (store as? SQLiteStore)?.database.close()
     }
 
-    /// Reads a chunk's rows on `queue`.
+    /// Reads a chunk's rows on `queue`: with the filter in SQL from an SQLite store, else the entity's
+    /// objects in the range (the engine filters them in Swift, as it does without a read-ahead).
     private func read(_ request: Request) throws -> [ObjectRow] {
-        if store == nil { store = try SQLiteStore(url: url, model: model, mode: .readOnly, configuration: configuration) }
-        let cursor = try store!.objects(
-            of: request.entity, includingSubentities: false, after: request.after, through: request.through,
-            condition: request.condition, batchSize: 4096)
+        guard let store else { return [] }
+        let cursor: any ObjectRowCursor
+        if let sqlite = store as? SQLiteStore {
+            cursor = try sqlite.objects(
+                of: request.entity, includingSubentities: false, after: request.after, through: request.through,
+                condition: request.condition, batchSize: 4096)
+        } else {
+            cursor = try store.objects(
+                of: request.entity, includingSubentities: false, after: request.after, through: request.through, batchSize: 4096)
+        }
         var rows: [ObjectRow] = []
         while let row = try cursor.next() { rows.append(row) }
         return rows

@@ -108,6 +108,20 @@ public struct KeyBoundaries: Sendable, Hashable {
     }
 }
 
+/// A store that opens a second reader of itself: its own connection or file handle, sharing nothing
+/// mutable with the first, so that another thread can read while this one works (the engine reads the
+/// next chunk's objects ahead on a second thread this way).
+///
+/// ```swift
+/// let second = try store.secondReader()       // for another thread: each reader stays on its own
+/// ```
+public protocol ReopenableStore: StoreReading {
+    /// A new reader of the same store, read-only, with the same layout.
+    ///
+    /// - Throws: what opening the store throws.
+    func secondReader() throws -> any StoreReading
+}
+
 /// A single-pass cursor over a store's objects, in primary-key order (see ``StoreReading``).
 public protocol ObjectRowCursor: AnyObject {
     /// The next object, or nil at the end.
@@ -117,6 +131,11 @@ public protocol ObjectRowCursor: AnyObject {
 }
 
 extension ObjectCursor: ObjectRowCursor {}
+
+extension SQLiteStore: ReopenableStore {
+    /// A second read-only connection (``reopened()``).
+    public func secondReader() throws -> any StoreReading { try reopened() }
+}
 
 extension SQLiteStore: StoreReading {
     /// A single-pass cursor over an entity's objects in primary-key order, without a condition (see

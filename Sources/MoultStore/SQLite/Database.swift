@@ -51,6 +51,8 @@ public final class Database {
     /// The database file's path.
     public let path: String
     public let mode: OpenMode
+    /// What the connection was opened with.
+    public let configuration: Configuration
     let handle: OpaquePointer
     private var cache: [String: Statement] = [:]
     private var savepointDepth = 0
@@ -73,6 +75,7 @@ public final class Database {
         let path = url.path(percentEncoded: false)
         self.path = path
         self.mode = mode
+        self.configuration = configuration
         var flags: SQLite.OpenFlags = [.uri, .noMutex, .extendedResultCodes]
         var query = ""
         switch mode {

@@ -109,3 +109,8 @@ public final class XMLStoreCursor: ObjectRowCursor {
 
 @available(*, unavailable)
 extension XMLStoreCursor: Sendable {}
+
+extension XMLStore: ReopenableStore {
+    /// A second reader sharing the index (``reopened()``).
+    public func secondReader() throws -> any StoreReading { try reopened() }
+}

@@ -38,6 +38,8 @@ public final class XMLStore {
 
     /// Entity number → its objects (not its sub-entities'), by key.
     private var index: [Int32: [Entry]] = [:]
+    /// Opens another reader of the same file or bytes, positioned at will (``secondReader()``).
+    private let openReader: () throws(XMLStoreError) -> XMLStoreReader
     /// The reader that goes back to an object's element.
     private let objectReader: XMLStoreReader
     /// Each entity's row shape, by number.
@@ -51,7 +53,7 @@ public final class XMLStore {
     /// - Throws: ``XMLStoreError`` naming the line: a file that is not an XML store, malformed XML, an
     ///   object the model does not allow, an object number used twice in one entity hierarchy.
     public convenience init(url: URL, layout: StoreLayout) throws(XMLStoreError) {
-        try self.init(indexing: XMLStoreReader(url: url), objects: XMLStoreReader(url: url), layout: layout)
+        try self.init(indexing: XMLStoreReader(url: url), layout: layout) { () throws(XMLStoreError) in try XMLStoreReader(url: url) }
     }
 
     /// Opens an XML store held in memory (the fuzz harness's entrance).
@@ -62,13 +64,19 @@ public final class XMLStore {
     ///   - layout: The layout of the model version of its objects.
     /// - Throws: ``XMLStoreError``, as ``init(url:layout:)``.
     public convenience init(bytes: [UInt8], path: String = "<memory>", layout: StoreLayout) throws(XMLStoreError) {
-        try self.init(indexing: XMLStoreReader(bytes: bytes, path: path), objects: XMLStoreReader(bytes: bytes, path: path), layout: layout)
+        try self.init(indexing: XMLStoreReader(bytes: bytes, path: path), layout: layout) { () throws(XMLStoreError) in
+            try XMLStoreReader(bytes: bytes, path: path)
+        }
     }
 
-    private init(indexing: XMLStoreReader, objects: XMLStoreReader, layout: StoreLayout) throws(XMLStoreError) {
+    private init(
+        indexing: XMLStoreReader, layout: StoreLayout, openReader: @escaping () throws(XMLStoreError) -> XMLStoreReader
+    ) throws(XMLStoreError) {
         self.layout = layout
         info = indexing.info
         path = indexing.path
+        self.openReader = openReader
+        let objects = try openReader()
         objectReader = objects
         shapes = Dictionary(uniqueKeysWithValues: layout.entities.map { ($0.number, ObjectShape(layoutOf: $0)) })
         try indexing.bind(to: layout)
@@ -79,6 +87,26 @@ public final class XMLStore {
         }
         for number in Array(index.keys) { index[number]!.sort { $0.key < $1.key } }
         try checkUniqueKeys()
+    }
+
+    /// A second store over the same file sharing this one's index (no second indexing pass), with a
+    /// reader of its own: for another thread (see ``/MoultStore/ReopenableStore``).
+    private init(sharingIndexOf store: XMLStore) throws(XMLStoreError) {
+        layout = store.layout
+        info = store.info
+        path = store.path
+        openReader = store.openReader
+        index = store.index
+        shapes = store.shapes
+        objectReader = try openReader()
+        try objectReader.bind(to: layout)
+    }
+
+    /// A second reader of the store, sharing its index (see ``/MoultStore/ReopenableStore``).
+    ///
+    /// - Throws: ``XMLStoreError`` when the file cannot be opened again.
+    public func reopened() throws(XMLStoreError) -> XMLStore {
+        try XMLStore(sharingIndexOf: self)
     }
 
     /// Refuses an object number used twice in one inheritance hierarchy: the two objects would have one
