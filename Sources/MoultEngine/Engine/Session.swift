@@ -76,6 +76,9 @@ package final class Session {
             for mapping in mappings where mapping.mirrorsAssociations {
                 try EngineWorkTables.createMirror(ofMapping: mapping.index, in: destination.database)
             }
+            for mapping in mappings where mapping.keysInMap {
+                try EngineKeyMap.create(ofMapping: mapping.index, in: destination.database)
+            }
             manager.install(mappings)
             if job.options.skipUnreadAssociations {
                 manager.unreadAssociations = UnreadAssociations.mappings(in: mappings, partitions: job.options.partitions)
