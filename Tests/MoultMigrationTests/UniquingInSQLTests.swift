@@ -14,10 +14,15 @@ import Testing
 @Suite struct UniquingInSQLTests {
     static let chunkSizes = [1, 37, 10_000]
 
-    /// People v4 → v5 with the built-in policy, at one chunk size, either way.
-    static func migrate(_ source: URL, mapping: MappingModel? = nil, chunkSize: Int, bulkSQL: Bool, validate: Bool = true, output: URL) throws {
+    /// People v4 → v5 with the built-in policy, at one chunk size, either way (`uniqueInSQL: false`: the
+    /// other stage 1s in SQL, the uniquing policy object by object).
+    static func migrate(
+        _ source: URL, mapping: MappingModel? = nil, chunkSize: Int, bulkSQL: Bool, uniqueInSQL: Bool = true, validate: Bool = true,
+        output: URL
+    ) throws {
         var options = MigrationOptions(chunkSize: chunkSize, validate: validate)
         options.bulkSQL = bulkSQL
+        options.uniqueInSQL = uniqueInSQL
         try People.migrate(source, to: "v5", mappings: [try mapping ?? People.mapping("v4-to-v5-builtin")], options: options, output: output)
     }
 
@@ -30,10 +35,11 @@ import Testing
         let reference = directory.appending("per-object-1.sqlite")
         try Self.migrate(source, chunkSize: 1, bulkSQL: false, output: reference)
         for chunkSize in Self.chunkSizes {
-            for bulkSQL in [true, false] where (chunkSize, bulkSQL) != (1, false) {
-                let output = directory.appending("\(bulkSQL ? "sets" : "per-object")-\(chunkSize).sqlite")
-                try Self.migrate(source, chunkSize: chunkSize, bulkSQL: bulkSQL, output: output)
-                try expectIdentical(reference, output, ignoringStoreUUID: true, "seed \(seed), chunks of \(chunkSize), bulk SQL \(bulkSQL)")
+            for (bulkSQL, uniqueInSQL) in [(true, true), (true, false), (false, false)] where (chunkSize, bulkSQL) != (1, false) {
+                let output = directory.appending("\(bulkSQL)-\(uniqueInSQL)-\(chunkSize).sqlite")
+                try Self.migrate(source, chunkSize: chunkSize, bulkSQL: bulkSQL, uniqueInSQL: uniqueInSQL, output: output)
+                try expectIdentical(
+                    reference, output, ignoringStoreUUID: true, "seed \(seed), chunks of \(chunkSize), bulk SQL \(bulkSQL), unique in SQL \(uniqueInSQL)")
             }
         }
         let graph = try ObjectGraph(reference, model: People.version("v5"))
@@ -69,6 +75,8 @@ import Testing
             #expect(error.code == .interrupted, "\(error)")
             let report = try migrator(resumed).run(output: output)
             #expect(report.resumed)
+            // The run's decision, kept by the resume: the key tables when it began with bulk SQL.
+            #expect(report.plan.decisions?.keyMaps == (began ? ["AdultToCompany", "ChildToSchool"] : []))
             try expectIdentical(reference, output, ignoringStoreUUID: true, "began \(began), resumed \(resumed), after \(afterChunks) chunks")
             try FileManager.default.removeItem(at: output)
         }

@@ -39,7 +39,7 @@ extension Session {
         if let recorded {
             decisions.keyMaps = recorded.keyMaps
         } else {
-            decisions.keyMaps = options.bulkSQL ? compiled.filter { $0.keyMapCopy != nil }.map(\.name) : []
+            decisions.keyMaps = options.bulkSQL && options.uniqueInSQL ? compiled.filter { $0.keyMapCopy != nil }.map(\.name) : []
         }
         for name in decisions.keyMaps ?? [] {
             guard let index = byName[name] else { continue }

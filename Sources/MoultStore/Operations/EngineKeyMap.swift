@@ -90,7 +90,9 @@ package struct EngineKeyMap {
     ) {
         let selection = EngineBulkCopy.Selection(destination: destination, values: values)
         let name = "s.\(SQLName.quoted(key.column))"
-        let fits = [EngineBulkCopy.storedAsDecoded(name, type: key.type)] + selection.fits
+        // Each column checked once (the key is often copied, and read by an expression, too).
+        var checked: Set<String> = []
+        let fits = ([EngineBulkCopy.storedAsDecoded(name, type: key.type)] + selection.fits).filter { checked.insert($0).inserted }
         let rows = EngineBulkCopy.RowsRead(source: source, filter: filter, tableEntityCount: tableEntityCount, fits: fits)
         let sourceTable = "\(EngineBulkCopy.attachedSource).\(SQLName.quoted(source.table))"
         let keys = Self.qualified(mapping)
