@@ -26,7 +26,9 @@
 # with both sides of a relationship written, --keep-repeated-links, the engine before RepeatedLinks;
 # moult-lmdb-keep-order: LMDB with the create passes in the mappings' order, --keep-pass-order;
 # moult-lmdb-write-all: LMDB with every association written and every step of a chain streamed,
-# --write-all-associations --stream-every-step). SCENARIOS may also name v1-v3-chain:
+# --write-all-associations --stream-every-step; moult-lmdb-unique-per-object: LMDB with the built-in
+# uniquing policy object by object, --unique-per-object, the engine before its set operations).
+# SCENARIOS may also name v1-v3-chain:
 # v1 -> v3 in two steps, v1 -> v2 inferred and the given Mappings/v2-to-v3.json (floor: v1-to-v3.sql).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -74,13 +76,14 @@ set_command() {
         CMD=(bash -c 'set -e; "$1" create "$3" --model "$2" --model-version "$4" >/dev/null; sqlite3 -bail "$3" -cmd "ATTACH '"'"'$5'"'"' AS src" <"$6"' \
             floor "$MOULT" "$MODEL" "$dest" "$to" "$src" "$sql")
         return ;;
-    moult-lmdb | moult-memory | moult-lmdb-per-object | moult-lmdb-keep-links | moult-lmdb-keep-order | moult-lmdb-write-all) ;;
+    moult-lmdb | moult-memory | moult-lmdb-per-object | moult-lmdb-keep-links | moult-lmdb-keep-order | moult-lmdb-write-all | moult-lmdb-unique-per-object) ;;
     *) die "unknown tool: $tool" ;;
     esac
     local storage=${tool#moult-}
     storage=${storage%-per-object}
     storage=${storage%-keep-links}
     storage=${storage%-write-all}
+    storage=${storage%-unique-per-object}
     local options=(--chunk-size "$CHUNK_SIZE" --association "${storage%-keep-order}")
     local moult=("$MOULT")
     # The engine's other paths, by hidden options of `migrate` (every scenario passes "${options[@]}").
@@ -88,6 +91,7 @@ set_command() {
     [[ "$tool" != *-keep-links ]] || options+=(--keep-repeated-links)
     [[ "$tool" != *-keep-order ]] || options+=(--keep-pass-order)
     [[ "$tool" != *-write-all ]] || options+=(--write-all-associations --stream-every-step)
+    [[ "$tool" != *-unique-per-object ]] || options+=(--unique-per-object)
     case "$scenario" in
     v1-v3)
         if "$MOULT" plan "$src" --model "$MODEL" --to v3 >/dev/null 2>&1; then

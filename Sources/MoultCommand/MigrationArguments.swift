@@ -40,6 +40,7 @@ struct MigrationArguments: ParsableArguments {
     @Flag(help: .hidden) var toOnesInStage2 = false
     @Flag(help: .hidden) var keepPassOrder = false
     @Flag(help: .hidden) var writeAllAssociations = false
+    @Flag(help: .hidden) var uniquePerObject = false
     @Flag(help: .hidden) var streamEveryStep = false
     @Flag(help: .hidden) var copyExternalData = false
     @Flag(help: .hidden) var profile = false
@@ -79,6 +80,7 @@ struct MigrationArguments: ParsableArguments {
         options.toOnesAtInsert = !toOnesInStage2
         options.reorderCreatePasses = !keepPassOrder
         options.skipUnreadAssociations = !writeAllAssociations
+        options.uniqueInSQL = !uniquePerObject
         options.intermediateStepsBySQL = !streamEveryStep
         options.linksExternalData = !copyExternalData
         options.profile = profile

@@ -51,7 +51,7 @@ import Testing
 
     /// The benchmark switches `migrate` takes without listing them in `--help`.
     static let hiddenOptions: Set<String> = [
-        "--per-object-stage2", "--keep-repeated-links", "--to-ones-in-stage2", "--keep-pass-order", "--write-all-associations",
+        "--per-object-stage2", "--keep-repeated-links", "--to-ones-in-stage2", "--keep-pass-order", "--write-all-associations", "--unique-per-object",
         "--stream-every-step", "--copy-external-data", "--profile",
     ]
 }

@@ -87,6 +87,8 @@ package final class ChunkWriter {
             try EnginePolicyStateTable.remove(namespace: namespace, key: key, in: database)
         case .mirror(let mapping, let source, let destination):
             try EngineWorkTables.mirror(source: source, destination: destination, ofMapping: mapping, in: database)
+        case .keyMap(let mapping, let key, let destination, let first):
+            try EngineKeyMap.record(key: key, destination: destination, first: first, mapping: mapping, in: database)
         }
     }
 

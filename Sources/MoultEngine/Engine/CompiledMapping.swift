@@ -51,6 +51,13 @@ package final class CompiledMapping {
     /// what the per-object path writes, without bringing the values into Swift.
     let bulkCopy: EngineBulkCopy?
 
+    /// Whether the built-in uniquing policy keeps its values in the mapping's key table (see
+    /// `EngineKeyMap`) rather than in the policies' state: the run's decision (see ``ExecutionDecisions/keyMaps``).
+    let keysInMap: Bool
+    /// Stage 1 of the built-in uniquing policy as set operations per chunk, when the mapping allows it
+    /// (see ``uniquing(_:index:source:destination:attributeValues:conversions:inSQL:filterSQL:tableEntityCount:mirror:)``).
+    let keyMapCopy: EngineKeyMap?
+
     /// Stage 2's read, when every relationship is a direct lookup and the policy the default: only the
     /// keys and the to-one columns the lookups use, not the attributes.
     let keysOnlyRead: KeysOnlyRead?
@@ -83,9 +90,10 @@ package final class CompiledMapping {
         index: Int, mappingModelIndex: Int, name: String, mapping: EntityMapping, sourceModel: ObjectModel, destinationModel: ObjectModel,
         sourceLayout: StoreLayout, destinationLayout: StoreLayout, policy: any EntityMigrationPolicy,
         variables: VariableLayout, sqlAccepts: (String) -> Bool = { _ in true }, omitting omittedRelationships: Set<String> = [],
-        insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirrorsAssociations: Bool = false
+        insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirrorsAssociations: Bool = false, keysInMap: Bool = false
     ) throws(MigrationError) {
         self.index = index
+        self.keysInMap = keysInMap
         self.omittedRelationships = omittedRelationships
         self.insertedToOnes = insertedToOnes
         self.mirrorsAssociations = mirrorsAssociations
@@ -235,6 +243,10 @@ package final class CompiledMapping {
             policy: policy, source: source, destination: destination, attributeValues: attributeValues,
             externalDataConversions: externalDataConversions, hasSwiftFilter: filter != nil, filterSQL: filterSQL,
             tableEntityCount: sourceTableEntityCount, insertedToOnes: insertedToOnes, mirror: mirrorsAssociations ? index : nil)
+        keyMapCopy = Self.uniquing(
+            policy, index: index, source: source, destination: destination, attributeValues: attributeValues,
+            conversions: externalDataConversions, inSQL: filter == nil && insertedToOnes.isEmpty && toManyLoads.isEmpty, filterSQL: filterSQL,
+            tableEntityCount: sourceTableEntityCount, mirror: mirrorsAssociations)
     }
 
     /// The keys-only read of stage 2, when the relationships allow it.
@@ -267,22 +279,11 @@ package final class CompiledMapping {
             case .constant(let constant):
                 values.append(.constant(DefaultValues.coerce(constant, to: column.type)))
             case .expression(let expression, let defaultForNil):
-                // Only `$source.<attribute>` of the same kind: the stored bytes are then what the
-                // per-object path stores.
-                let key: String
-                switch expression.node {
-                case .keyPath(.variable("source"), let components) where components.count == 1: key = components[0]
-                case .keyPath(.evaluatedObject, let components) where components.count == 1: key = components[0]
-                default: return nil
-                }
-                guard let attribute = source.attribute(named: key),
-                    attribute.type == column.type || (attribute.type.isInteger && column.type.isInteger)
-                else { return nil }
                 // Its format changed with the external storage flag: converted in SQL as the per-object path does.
                 let conversion = offset < externalDataConversions.count ? externalDataConversions[offset] : nil
-                // `Optional.none`, not `nil`: `Value` is itself expressible by `nil` (it would become `.null`).
-                let replacement = defaultForNil.isNull ? Optional<Value>.none : DefaultValues.coerce(defaultForNil, to: column.type)
-                values.append(.copy(attribute, conversion: conversion, defaultForNil: replacement))
+                guard let copy = copied(expression, defaultForNil: defaultForNil, into: column, conversion: conversion, from: source)
+                else { return nil }
+                values.append(copy)
             }
         }
         // To-ones written at insert: the looked-up mapping's association, from its mirror table (NULL
@@ -295,6 +296,29 @@ package final class CompiledMapping {
         return EngineBulkCopy(
             source: source, destination: destination, values: values, insertedToOnes: inserted, filter: filterSQL,
             tableEntityCount: tableEntityCount, mirror: mirror)
+    }
+
+    /// An attribute's value as a plain copy in SQL, when its expression is `$source.<attribute>` of the
+    /// same kind (the stored bytes are then what the per-object path stores); nil otherwise.
+    static func copied(
+        _ expression: CompiledExpression, defaultForNil: Value, into column: AttributeColumn, conversion: ExternalDataReference.Conversion?,
+        from source: EntityLayout
+    ) -> EngineBulkCopy.Source? {
+        let key: String
+        switch expression.node {
+        case .keyPath(.variable("source"), let components) where components.count == 1: key = components[0]
+        case .keyPath(.evaluatedObject, let components) where components.count == 1: key = components[0]
+        default: return nil
+        }
+        guard let attribute = source.attribute(named: key), attribute.type == column.type || (attribute.type.isInteger && column.type.isInteger)
+        else { return nil }
+        return .copy(attribute, conversion: conversion, defaultForNil: replacement(defaultForNil, for: column))
+    }
+
+    /// The value a NULL is replaced with in SQL: nil for none.
+    static func replacement(_ defaultForNil: Value, for column: AttributeColumn) -> Value? {
+        // `Optional.none`, not `nil`: `Value` is itself expressible by `nil` (it would become `.null`).
+        defaultForNil.isNull ? Optional<Value>.none : DefaultValues.coerce(defaultForNil, to: column.type)
     }
 
     /// The direct form of a relationship expression, when it has one.

@@ -33,6 +33,9 @@ package struct EvaluatedChunk: Sendable {
         case policyState(namespace: String, key: String, value: Value?)
         /// An association mirrored in the destination (see ``ToOnesAtInsert``).
         case mirror(mapping: Int, source: Int64, destination: Int64)
+        /// A value of a uniquing mapping's key table and the object made for it from its first holder
+        /// (see `EngineKeyMap`).
+        case keyMap(mapping: Int, key: Value, destination: Int64, first: Int64)
     }
 
     /// Stage 2's links of one relationship as a set operation: staged, then written by one update.
@@ -75,7 +78,9 @@ package final class ChunkEvaluation {
     /// The last primary key used, by root entity number: continued from the writer's before a chunk.
     private var lastKeys: [Int32: Int64] = [:]
     /// The chunk's policy state, by namespace and key (nil: removed).
-    private var state: [String: [String: Value?]] = [:]
+    private var state: [String: [LiteralKey: Value?]] = [:]
+    /// The chunk's new values of uniquing mappings' key tables, by mapping and value (see `EngineKeyMap`).
+    private var keyMaps: [Int: [LiteralKey: Int64]] = [:]
     /// The chunk's mirrored associations, by mapping and source key.
     private var mirrors: [Int: [Int64: Int64]] = [:]
     /// The chunk's associations, by mapping and source key, built when a look-up needs them.
@@ -87,6 +92,7 @@ package final class ChunkEvaluation {
     func begin(mapping: String?, lastKey: @escaping (Int32) -> Int64) {
         chunk = EvaluatedChunk(mapping: mapping)
         state = [:]
+        keyMaps = [:]
         mirrors = [:]
         destinationsIndex = nil
         keySource = lastKey
@@ -111,7 +117,9 @@ package final class ChunkEvaluation {
     func append(_ write: EvaluatedChunk.Write) {
         chunk.writes.append(write)
         switch write {
-        case .policyState(let namespace, let key, let value): state[namespace, default: [:]][key] = .some(value)
+        case .policyState(let namespace, let key, let value): state[namespace, default: [:]][LiteralKey(key)] = .some(value)
+        case .keyMap(let mapping, let key, let destination, _):
+            if let text = UniquingByKeyPolicy.stateKey(key) { keyMaps[mapping, default: [:]][LiteralKey(text)] = destination }
         case .mirror(let mapping, let source, let destination): mirrors[mapping, default: [:]][source] = destination
         default: break
         }
@@ -128,8 +136,14 @@ package final class ChunkEvaluation {
 
     /// The chunk's policy state under a key: `.some(nil)` when the chunk removed it, nil when it did not touch it.
     func stateValue(namespace: String, key: String) -> Value?? {
-        guard let values = state[namespace], let value = values[key] else { return nil }
+        guard let values = state[namespace], let value = values[LiteralKey(key)] else { return nil }
         return .some(value)
+    }
+
+    /// The destination key the chunk made for a value of a uniquing mapping's key table, if it did.
+    func keyMapped(mapping: Int, key: Value) -> Int64? {
+        guard let values = keyMaps[mapping], let text = UniquingByKeyPolicy.stateKey(key) else { return nil }
+        return values[LiteralKey(text)]
     }
 
     /// The destination the chunk mirrored for a source, if it did.
@@ -159,3 +173,22 @@ package final class ChunkEvaluation {
 
 @available(*, unavailable)
 extension ChunkEvaluation: Sendable {}
+
+/// A policy's state key compared by its UTF-8 bytes, as the state table (SQLite's BINARY collation)
+/// and the expression evaluator compare strings: `String`'s own equality would take "é" as one code
+/// point and "e" + U+0301 for one key within a chunk and for two across chunks.
+struct LiteralKey: Hashable {
+    let text: String
+
+    init(_ text: String) {
+        self.text = text
+    }
+
+    static func == (lhs: LiteralKey, rhs: LiteralKey) -> Bool {
+        lhs.text.utf8.elementsEqual(rhs.text.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        for byte in text.utf8 { hasher.combine(byte) }
+    }
+}

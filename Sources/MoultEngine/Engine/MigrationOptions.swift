@@ -41,6 +41,11 @@ public struct MigrationOptions: Sendable, Hashable {
     /// writes identically into the same column (`Address.residents` beside `Person.address`; see
     /// `RepeatedLinks`). The result is the same either way; turning it off writes both (for comparison).
     public var skipRepeatedLinks: Bool = true
+    /// Run stage 1 of the built-in `unique(key:)` policy as set operations in SQL where its result is
+    /// provably the same (see `EngineKeyMap`), with its values in a key table of the destination. Only
+    /// with ``bulkSQL``; decided when a run starts: a resume keeps its run's choice. The result is the
+    /// same either way; turning it off keeps the policy object by object (for comparison).
+    public var uniqueInSQL: Bool = true
     /// Write a to-one whose looked-up mapping ran earlier with its row in stage 1 (see
     /// `ToOnesAtInsert`) instead of by an `UPDATE` in stage 2. Decided when a run starts: a resume
     /// keeps its run's choice. The result is the same either way.

@@ -74,6 +74,10 @@ extension Session {
         var isLast: Bool
         /// Stage 1 as one `INSERT … SELECT`, when the run and the mapping allow it.
         var bulk: EngineBulkCopy?
+        /// Stage 1 of the built-in uniquing policy as set operations, when the run and the mapping allow it.
+        var unique: EngineKeyMap?
+        /// Whether stage 1 runs in SQL (the chunk writer's), whichever way.
+        var inSQL: Bool { bulk != nil || unique != nil }
         /// Stage 2's read of keys only, when the run and the mapping allow it.
         var keysOnly: CompiledMapping.KeysOnlyRead?
         /// A stage 2 with no relationship to write (none mapped, or its links written by other
@@ -100,6 +104,7 @@ extension Session {
             pass: pass, compiled: compiled, chunk: pass.chunks.isEmpty ? nil : pass.chunks[position.chunk], passIndex: position.pass,
             chunkIndex: position.chunk, isLast: position.chunk + 1 == chunkCount,
             bulk: pass.stage == .createObjects && usesSQLFastPaths ? compiled.bulkCopy : nil,
+            unique: pass.stage == .createObjects && usesSQLFastPaths && compiled.keysInMap ? compiled.keyMapCopy : nil,
             keysOnly: pass.stage == .createRelationships && usesSQLFastPaths ? compiled.keysOnlyRead : nil,
             nothingToRelate: pass.stage == .createRelationships && compiled.relationships.isEmpty
                 && (!(compiled.omittedRelationships.isEmpty && compiled.insertedToOnes.isEmpty)
@@ -121,18 +126,16 @@ extension Session {
         var clock = profile?.start()
         let next = step.next(after: position)
         var evaluated: EvaluatedChunk?
-        if step.bulk == nil {
+        if !step.inSQL {
             let objects = try read(step, rows: rows, manager: manager)
             profile?.lap(&clock, name, stage, .read)
             evaluated = try writer.snapshot { try evaluate(step, objects, manager: manager) }
             profile?.lap(&clock, name, stage, .evaluate)
         }
         try writer.commit(next, durable: job.options.durable) {
-            if let bulk = step.bulk {
+            if step.inSQL {
                 var objects: [MigrationObject] = []
-                if let chunk = step.chunk,
-                    try !manager.bulkCreate(step.compiled, bulk, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound)
-                {
+                if let chunk = step.chunk, try !createInSQL(step, chunk, manager: manager) {
                     // Values the per-object path converts or refuses: it reads this chunk.
                     objects = try manager.sourceObjects(step.compiled, after: chunk.lowerBound, through: chunk.upperBound)
                 }
@@ -145,11 +148,21 @@ extension Session {
         position = next
     }
 
-    /// The chunk's source objects, as its stage reads them: none for a bulk copy or a stage 2 with
+    /// Stage 1 of a chunk in SQL: a bulk copy, or the uniquing policy's set operations. False, with
+    /// nothing written, when the chunk must take the per-object path.
+    private func createInSQL(_ step: ChunkStep, _ chunk: MigrationPlan.Chunk, manager: MigrationManager) throws -> Bool {
+        if let bulk = step.bulk {
+            return try manager.bulkCreate(step.compiled, bulk, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound)
+        }
+        guard let unique = step.unique else { return false }
+        return try manager.uniqueCreate(step.compiled, unique, after: chunk.lowerBound, through: chunk.upperBound)
+    }
+
+    /// The chunk's source objects, as its stage reads them: none for a stage 1 in SQL or a stage 2 with
     /// nothing to do, keys only for a stage 2 that allows it, else whole objects (from `rows` when
     /// they were read ahead).
     private func read(_ step: ChunkStep, rows: [ObjectRow]?, manager: MigrationManager) throws -> [MigrationObject] {
-        guard let chunk = step.chunk, step.bulk == nil, !step.nothingToRelate else { return [] }
+        guard let chunk = step.chunk, !step.inSQL, !step.nothingToRelate else { return [] }
         if let keysOnly = step.keysOnly {
             return try manager.sourceKeys(step.compiled, keysOnly, after: chunk.lowerBound, through: chunk.upperBound)
         }
@@ -159,7 +172,7 @@ extension Session {
     /// What a second thread can read of a chunk's source ahead of it: its whole objects' rows, when
     /// the chunk reads them (see ``read(_:rows:manager:)``).
     private func readRequest(_ step: ChunkStep, manager: MigrationManager) -> SourceReadAhead.Request? {
-        guard let chunk = step.chunk, step.bulk == nil, !step.nothingToRelate, step.keysOnly == nil else { return nil }
+        guard let chunk = step.chunk, !step.inSQL, !step.nothingToRelate, step.keysOnly == nil else { return nil }
         return manager.readAheadRequest(step.compiled, after: chunk.lowerBound, through: chunk.upperBound)
     }
 

@@ -35,6 +35,16 @@ extension Session {
             let position = Dictionary(uniqueKeysWithValues: decisions.createOrder.enumerated().map { ($0.element, $0.offset) })
             for (index, names) in compiler.eligibleToOnes(in: compiled, position: position) { decisions.toOnesAtInsert[compiled[index].name] = names }
         }
+        // Uniquing mappings whose values live in a key table (their stage 1 in SQL).
+        if let recorded {
+            decisions.keyMaps = recorded.keyMaps
+        } else {
+            decisions.keyMaps = options.bulkSQL && options.uniqueInSQL ? compiled.filter { $0.keyMapCopy != nil }.map(\.name) : []
+        }
+        for name in decisions.keyMaps ?? [] {
+            guard let index = byName[name] else { continue }
+            compiled[index] = try compiler.recompile(compiled[index], keysInMap: true)
+        }
         guard compileToOnes else { return (compiled, decisions) }
         var mirrored: Set<Int> = []
         for (name, names) in decisions.toOnesAtInsert.sorted(by: { $0.key < $1.key }) {
@@ -51,7 +61,7 @@ extension Session {
 
     /// Refuses recorded decisions that do not fit this run's mappings.
     private static func check(_ recorded: ExecutionDecisions, names: [String: Int], count: Int) throws {
-        let named = Set(recorded.omittedRelationships.keys).union(recorded.toOnesAtInsert.keys)
+        let named = Set(recorded.omittedRelationships.keys).union(recorded.toOnesAtInsert.keys).union(recorded.keyMaps ?? [])
         if let unknown = named.sorted().first(where: { names[$0] == nil }) {
             throw MigrationError(
                 .checkpointMismatch,
@@ -101,23 +111,25 @@ extension Session {
         /// A mapping compiled, or compiled again with a decision changed (its other decisions kept).
         func compile(
             index: Int, mappingModelIndex: Int, name: String, mapping: EntityMapping, policy: any EntityMigrationPolicy,
-            omitting: Set<String> = [], insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirrorsAssociations: Bool = false
+            omitting: Set<String> = [], insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirrorsAssociations: Bool = false,
+            keysInMap: Bool = false
         ) throws -> CompiledMapping {
             try CompiledMapping(
                 index: index, mappingModelIndex: mappingModelIndex, name: name, mapping: mapping, sourceModel: job.sourceModel,
                 destinationModel: job.destinationModel, sourceLayout: sourceLayout, destinationLayout: destinationLayout, policy: policy,
                 variables: variables, sqlAccepts: sqlAccepts, omitting: omitting, insertedToOnes: insertedToOnes,
-                mirrorsAssociations: mirrorsAssociations)
+                mirrorsAssociations: mirrorsAssociations, keysInMap: keysInMap)
         }
 
         func recompile(
             _ compiled: CompiledMapping, mapping: EntityMapping? = nil, omitting: Set<String>? = nil,
-            insertedToOnes: [ToOnesAtInsert.Relationship]? = nil, mirrorsAssociations: Bool? = nil
+            insertedToOnes: [ToOnesAtInsert.Relationship]? = nil, mirrorsAssociations: Bool? = nil, keysInMap: Bool? = nil
         ) throws -> CompiledMapping {
             try compile(
                 index: compiled.index, mappingModelIndex: compiled.mappingModelIndex, name: compiled.name, mapping: mapping ?? compiled.mapping,
                 policy: compiled.policy, omitting: omitting ?? compiled.omittedRelationships,
-                insertedToOnes: insertedToOnes ?? compiled.insertedToOnes, mirrorsAssociations: mirrorsAssociations ?? compiled.mirrorsAssociations)
+                insertedToOnes: insertedToOnes ?? compiled.insertedToOnes, mirrorsAssociations: mirrorsAssociations ?? compiled.mirrorsAssociations,
+                keysInMap: keysInMap ?? compiled.keysInMap)
         }
     }
 }

@@ -81,8 +81,10 @@ package final class Session {
         if let destination, try destination.database.tableExists(Checkpoint.table) {
             recorded = try Self.recordedDecisions(in: destination.database)
         }
-        (mappings, decisions) = try Self.applyDecisions(
-            recorded, to: compiled, compiler: compiler, options: job.options, compileToOnes: manager != nil)
+        // Uniquing in SQL needs a source that runs SQL; from another store type the policy runs object by object.
+        var options = job.options
+        if sqlSource == nil { options.uniqueInSQL = false }
+        (mappings, decisions) = try Self.applyDecisions(recorded, to: compiled, compiler: compiler, options: options, compileToOnes: manager != nil)
         try prepare()
     }
 
@@ -92,6 +94,9 @@ package final class Session {
         if let manager {
             for mapping in mappings where mapping.mirrorsAssociations {
                 try EngineWorkTables.createMirror(ofMapping: mapping.index, in: destination.database)
+            }
+            for mapping in mappings where mapping.keysInMap {
+                try EngineKeyMap.create(ofMapping: mapping.index, in: destination.database)
             }
             manager.install(mappings)
             if job.options.skipUnreadAssociations {

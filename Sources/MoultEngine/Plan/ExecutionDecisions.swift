@@ -1,4 +1,4 @@
-/// The three decisions the engine takes about how a run executes its mappings, recorded once: made
+/// The decisions the engine takes about how a run executes its mappings, recorded once: made
 /// when the plan is made, carried by the ``MigrationPlan`` into the checkpoint, and read back by a
 /// resume, which executes as its run began whatever its own options would decide.
 ///
@@ -7,7 +7,9 @@
 ///   (`RepeatedLinks`), left out of their mapping's stage 2;
 /// - ``createOrder``: the order of the create passes, so that a mapping whose objects a later
 ///   mapping's to-one looks up is made first (`ToOnesAtInsert.createOrder`);
-/// - ``toOnesAtInsert``: the to-ones written with their row in stage 1 rather than in stage 2.
+/// - ``toOnesAtInsert``: the to-ones written with their row in stage 1 rather than in stage 2;
+/// - ``keyMaps``: the uniquing mappings whose values live in a key table of the destination, made
+///   by set operations (`EngineKeyMap`).
 ///
 /// ```swift
 /// let plan = try session.makePlan()
@@ -20,10 +22,18 @@ public struct ExecutionDecisions: Sendable, Hashable, Codable {
     public var createOrder: [Int]
     /// To-ones written at insert, by entity mapping name.
     public var toOnesAtInsert: [String: [String]]
+    /// Mappings of the built-in `unique(key:)` policy whose values and objects live in a key table of
+    /// the destination instead of the policies' state, by entity mapping name: those whose stage 1 can
+    /// run as set operations, in a run begun with bulk SQL. Nil in a checkpoint of an earlier Moult (none).
+    public var keyMaps: [String]?
 
-    public init(omittedRelationships: [String: [String]] = [:], createOrder: [Int] = [], toOnesAtInsert: [String: [String]] = [:]) {
+    public init(
+        omittedRelationships: [String: [String]] = [:], createOrder: [Int] = [], toOnesAtInsert: [String: [String]] = [:],
+        keyMaps: [String]? = nil
+    ) {
         self.omittedRelationships = omittedRelationships
         self.createOrder = createOrder
         self.toOnesAtInsert = toOnesAtInsert
+        self.keyMaps = keyMaps
     }
 }

@@ -334,7 +334,9 @@ package struct CallParser {
 /// ``BuiltinPolicy/unique(key:)``: one destination object per distinct value of a source attribute.
 ///
 /// What was made is remembered in the manager's state by value (typed: the string `"1"` and the
-/// integer `1` are two values), so it holds across chunks and survives a resume.
+/// integer `1` are two values; strings compared by their bytes), so it holds across chunks and
+/// survives a resume. When the run decided so (see ``ExecutionDecisions/keyMaps``), the values live in
+/// the mapping's key table instead, which stage 1 in SQL fills by set operations.
 public struct UniquingByKeyPolicy: EntityMigrationPolicy {
     /// The source attribute whose values are made unique.
     public let key: String
@@ -344,7 +346,17 @@ public struct UniquingByKeyPolicy: EntityMigrationPolicy {
     }
 
     public func createDestinationInstances(for source: MigrationObject, mapping: EntityMapping, manager: MigrationManager) throws {
-        guard let stateKey = Self.stateKey(source.value(forKey: key)) else { return }
+        let value = source.value(forKey: key)
+        guard let stateKey = Self.stateKey(value) else { return }
+        let compiled = try manager.compiled(mapping)
+        if compiled.keysInMap {
+            if let existing = try manager.keyMapped(value, mapping: compiled) {
+                try manager.associate(source: source.objectID, destination: existing, mapping: mapping)
+            } else if let created = try manager.createDestinationInstance(for: source, mapping: mapping) {
+                manager.recordKey(value, made: created, first: source.objectID, mapping: compiled)
+            }
+            return
+        }
         let made = manager.state("unique:\(mapping.name)")
         if let existing = try made.objectID(forKey: stateKey) {
             try manager.associate(source: source.objectID, destination: existing, mapping: mapping)

@@ -93,6 +93,14 @@ public struct SQLPushdown: Sendable {
         return SQLValueFragment(value: SQLFragment(sql: typed.sql, arguments: typed.arguments), fallbackCondition: nil)
     }
 
+    /// The value expression as a SQLite expression whose value is always a string or NULL (for a String
+    /// attribute: stored as the Swift evaluator's result would be), or nil when it cannot be pushed down
+    /// exactly or may give a value of another kind.
+    public func textExpression(_ node: ExpressionNode) -> SQLFragment? {
+        guard let typed = try? value(node), typed.kind == .text else { return nil }
+        return SQLFragment(sql: typed.sql, arguments: typed.arguments)
+    }
+
     // MARK: - Typed SQL
 
     /// What kind of value a SQL expression has; only kinds SQLite and Swift order the same way.

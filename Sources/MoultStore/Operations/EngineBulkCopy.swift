@@ -32,6 +32,53 @@ package struct EngineBulkCopy {
         /// A source attribute's stored value, its format changed by `conversion`; a NULL becomes
         /// `defaultForNil`, when there is one.
         case copy(AttributeColumn, conversion: ExternalDataReference.Conversion?, defaultForNil: Value?)
+        /// An expression SQLite computes exactly as the Swift evaluator does (`sql`, its `?` bound to
+        /// `arguments`), reading the source attributes `reads`; a NULL becomes `defaultForNil`, when there is one.
+        case computed(sql: String, arguments: [Value], reads: [AttributeColumn], defaultForNil: Value?)
+    }
+
+    /// The attributes' part of a copy's `SELECT`: the destination columns, the values selected, their
+    /// arguments in order, and the guard's conditions on the source columns they read.
+    struct Selection {
+        var columns: [String] = []
+        var selected: [String] = []
+        var constants: [Value] = []
+        var fits: [String] = []
+
+        init(destination: EntityLayout, values: [Source]) {
+            for (column, value) in zip(destination.attributes, values) {
+                columns.append(column.column)
+                switch value {
+                case .constant(let constant):
+                    selected.append("?")
+                    constants.append(constant)
+                case .copy(let attribute, let conversion, let defaultForNil):
+                    var read = "s.\(SQLName.quoted(attribute.column))"
+                    fits.append(EngineBulkCopy.storedAsDecoded(read, type: attribute.type))
+                    switch conversion {
+                    case .mark?: read = "\(MoultFunctions.externalMark)(\(read))"
+                    case .inline?: read = "\(MoultFunctions.externalInline)(\(read))"
+                    case nil: break
+                    }
+                    append(read, arguments: [], defaultForNil: defaultForNil)
+                case .computed(let sql, let arguments, let reads, let defaultForNil):
+                    for attribute in reads {
+                        fits.append(EngineBulkCopy.storedAsDecoded("s.\(SQLName.quoted(attribute.column))", type: attribute.type))
+                    }
+                    append("(\(sql))", arguments: arguments, defaultForNil: defaultForNil)
+                }
+            }
+        }
+
+        private mutating func append(_ read: String, arguments: [Value], defaultForNil: Value?) {
+            constants += arguments
+            if let defaultForNil {
+                selected.append("COALESCE(\(read), ?)")
+                constants.append(defaultForNil)
+            } else {
+                selected.append(read)
+            }
+        }
     }
 
     /// A to-one written with its row: the object its looked-up mapping made from the source key in
@@ -60,32 +107,10 @@ package struct EngineBulkCopy {
         source: EntityLayout, destination: EntityLayout, values: [Source], insertedToOnes: [InsertedToOne] = [], filter: SQLCondition?,
         tableEntityCount: Int, mirror: Int? = nil
     ) {
-        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var fits: [String] = []
-        var selected = ["? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1", "\(destination.number)", "1"]
-        var constants: [Value] = []
-        for (column, value) in zip(destination.attributes, values) {
-            columns.append(column.column)
-            switch value {
-            case .constant(let constant):
-                selected.append("?")
-                constants.append(constant)
-            case .copy(let attribute, let conversion, let defaultForNil):
-                var read = "s.\(SQLName.quoted(attribute.column))"
-                fits.append(Self.storedAsDecoded(read, type: attribute.type))
-                switch conversion {
-                case .mark?: read = "\(MoultFunctions.externalMark)(\(read))"
-                case .inline?: read = "\(MoultFunctions.externalInline)(\(read))"
-                case nil: break
-                }
-                if let defaultForNil {
-                    selected.append("COALESCE(\(read), ?)")
-                    constants.append(defaultForNil)
-                } else {
-                    selected.append(read)
-                }
-            }
-        }
+        let selection = Selection(destination: destination, values: values)
+        var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + selection.columns
+        var fits = selection.fits
+        var selected = ["? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1", "\(destination.number)", "1"] + selection.selected
         // The looked-up mapping's association, from its mirror table. A key that is not an integer
         // takes the per-object path, which decodes it.
         for inserted in insertedToOnes {
@@ -99,17 +124,9 @@ package struct EngineBulkCopy {
             }
             fits.append("typeof(\(key)) IN ('null', 'integer')")
         }
-        var condition = "s.Z_ENT = \(source.number) AND s.Z_PK > ? AND s.Z_PK <= ?"
-        if let filter { condition += " AND (\(filter.sql))" }
-        // The per-object cursor reads every row of a table of one entity (and refuses another Z_ENT),
-        // but only its own entity's rows of a hierarchy table: the insert reads the same rows, and its
-        // guard refuses the chunk at a row the per-object path would convert or refuse.
-        var odd = fits.isEmpty ? [] : ["NOT \(SQLTerms.joined(fits, by: "AND"))"]
-        var read = condition
-        if tableEntityCount == 1 {
-            read = "s.Z_PK > ? AND s.Z_PK <= ?" + (filter.map { " AND (\($0.sql))" } ?? "")
-            odd.append("s.Z_ENT IS NOT \(source.number)")
-        }
+        let rows = RowsRead(source: source, filter: filter, tableEntityCount: tableEntityCount, fits: fits)
+        let (condition, read) = (rows.condition, rows.read)
+        let odd = rows.odd
         if !odd.isEmpty {
             // Z_OPT, 1 for every new object, carries the guard.
             selected[2] = "CASE WHEN \(SQLTerms.joined(odd, by: "OR")) THEN \(MoultFunctions.refuse)('\(Self.refusal)') ELSE 1 END"
@@ -124,7 +141,32 @@ package struct EngineBulkCopy {
             SELECT \(selected.joined(separator: ", ")) FROM \(sourceTable) s WHERE \(read)
             """
         keysSQL = "SELECT s.Z_PK FROM \(SQLName.quoted(source.table)) s WHERE \(condition) ORDER BY s.Z_PK"
-        self.constants = constants
+        constants = selection.constants
+    }
+
+    /// The source rows a chunk's copy reads, and its guard's conditions on them.
+    struct RowsRead {
+        /// The mapping's rows of the chunk: of its entity, within its bounds (two `?`), passing its filter.
+        var condition: String
+        /// The rows the per-object cursor reads: ``condition``, or every row of the chunk in a table of one entity.
+        var read: String
+        /// Conditions true at a row the per-object path would convert or refuse; none when every row fits.
+        var odd: [String]
+
+        /// - Parameter fits: conditions true when a row's stored values are copied as they are decoded.
+        init(source: EntityLayout, filter: SQLCondition?, tableEntityCount: Int, fits: [String]) {
+            condition = "s.Z_ENT = \(source.number) AND s.Z_PK > ? AND s.Z_PK <= ?"
+            if let filter { condition += " AND (\(filter.sql))" }
+            // The per-object cursor reads every row of a table of one entity (and refuses another Z_ENT),
+            // but only its own entity's rows of a hierarchy table: the copy reads the same rows, and its
+            // guard refuses the chunk at a row the per-object path would convert or refuse.
+            odd = fits.isEmpty ? [] : ["NOT \(SQLTerms.joined(fits, by: "AND"))"]
+            read = condition
+            if tableEntityCount == 1 {
+                read = "s.Z_PK > ? AND s.Z_PK <= ?" + (filter.map { " AND (\($0.sql))" } ?? "")
+                odd.append("s.Z_ENT IS NOT \(source.number)")
+            }
+        }
     }
 
     /// An SQL condition true when a column's stored value is exactly what the store cursor decodes for

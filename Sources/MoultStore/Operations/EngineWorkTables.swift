@@ -111,12 +111,13 @@ package enum EngineWorkTables {
     // MARK: - The end of a run
 
     /// Drops the engine's tables: the policies' state, the checkpoint, the chunks recorded without
-    /// associations, and every mirror, whichever run made it.
+    /// associations, and every mirror and key table (see ``EngineKeyMap``), whichever run made it.
     package static func dropAll(in database: Database) throws {
         try database.executeScript(
             "DROP TABLE IF EXISTS \(SQLName.quoted(EnginePolicyStateTable.name)); DROP TABLE IF EXISTS \(SQLName.quoted(EngineCheckpointTable.name)); DROP TABLE IF EXISTS \(SQLName.quoted(madeChunks))")
         let mirrors = try database.query(
-            "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE ? ESCAPE '\\'", [.string(mirrorPattern)]
+            "SELECT name FROM main.sqlite_master WHERE type = 'table' AND (name LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\')",
+            [.string(mirrorPattern), .string(EngineKeyMap.tablePattern)]
         ) { $0.string(at: 0) ?? "" }
         for mirror in mirrors where !mirror.isEmpty { try database.executeScript("DROP TABLE IF EXISTS main.\(SQLName.quoted(mirror))") }
     }

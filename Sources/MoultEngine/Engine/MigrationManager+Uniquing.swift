@@ -1,0 +1,55 @@
+import MoultAssociations
+import MoultModel
+import MoultStore
+
+// MARK: - The built-in uniquing policy's key table (see `EngineKeyMap`)
+
+extension MigrationManager {
+    /// The destination object a uniquing mapping made for a key value, the chunk's own included; nil
+    /// when none was made yet.
+    func keyMapped(_ key: Value, mapping: CompiledMapping) throws -> ObjectID? {
+        guard let layout = mapping.destination else { return nil }
+        let found = try evaluation.keyMapped(mapping: mapping.index, key: key)
+            ?? EngineKeyMap.destination(ofKey: key, mapping: mapping.index, in: destination)
+        return found.map { ObjectID(entity: layout.number, primaryKey: $0) }
+    }
+
+    /// Records the object a uniquing mapping made for a key value from its first holder.
+    func recordKey(_ key: Value, made: ObjectID, first: ObjectID, mapping: CompiledMapping) {
+        evaluation.append(.keyMap(mapping: mapping.index, key: key, destination: made.primaryKey, first: first.primaryKey))
+    }
+
+    /// Stage 1 of a chunk of a uniquing mapping as set operations (see ``CompiledMapping/keyMapCopy``):
+    /// the chunk's new values get objects whose primary keys continue from the writer's counter in the
+    /// order of their first holder, and every source object of the chunk is associated with the object
+    /// of its value, as the per-object path associates it. It is the chunk writer's: SQLite evaluates the
+    /// mapping itself, in the chunk's transaction.
+    ///
+    /// - Returns: false, with nothing written, when the chunk holds a row the per-object path would
+    ///   decode differently (see `EngineKeyMap`): that chunk takes the per-object path.
+    func uniqueCreate(_ mapping: CompiledMapping, _ keys: EngineKeyMap, after lowerBound: Int64, through upperBound: Int64) throws -> Bool {
+        guard let layout = mapping.destination else { return true }
+        let filterArguments = mapping.filterSQL?.arguments ?? []
+        let first = try writer.lastPrimaryKey(for: layout.name) + 1
+        let made: Int?
+        do {
+            made = try keys.make(first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, in: destination)
+        } catch {
+            throw MigrationError(
+                .evaluationFailed, "making the chunk's unique '\(layout.name)' objects failed", mapping: mapping.name, entity: layout.name,
+                underlying: error)
+        }
+        guard let made else { return false }
+        if made > 0 { _ = try writer.allocatePrimaryKeys(for: layout.name, count: made) }
+        if mapping.mirrorsAssociations { FaultInjection.reach(.associationsMirrored) }
+        let from = mapping.source?.number ?? 0
+        let pairs = try keys.associations(after: lowerBound, through: upperBound, filterArguments: filterArguments, in: destination)
+        try associations.associate(
+            pairs.map { pair in
+                Association(
+                    source: ObjectID(entity: from, primaryKey: pair.source), destination: ObjectID(entity: layout.number, primaryKey: pair.destination),
+                    mapping: mapping.index)
+            })
+        return true
+    }
+}
