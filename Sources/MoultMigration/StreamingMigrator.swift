@@ -97,120 +97,182 @@ public final class StreamingMigrator {
         events: ((MigrationEvent) -> Void)? = nil
     ) throws -> Report {
         let emitter = EventEmitter(events: events, progress: progress)
-        let work = workDirectory(for: output)
-        let partial = work.appending(path: "destination.sqlite")
-        let marker = work.appending(path: "finished")
-        let manager = FileManager.default
+        let paths = RunPaths(work: workDirectory(for: output), output: output)
 
         // One run per destination: a second one fails here, having touched nothing.
         let lock = try Self.runLock(for: output, purpose: "migrating into it")
         defer { lock.release() }
-        try? manager.removeItem(at: Self.trashDirectory(for: work))
+        try? FileManager.default.removeItem(at: Self.trashDirectory(for: paths.work))
         let source = try openSource()
         let sourceState = try StoreFileState(of: sourceURL)
         let arguments = try job.fingerprintText(source: source)
         let fingerprint = RunArguments.hash(arguments)
-        let mismatch = { self.mismatch(work, arguments: arguments) }
+        let mismatch = { self.mismatch(paths.work, arguments: arguments) }
 
         // A run that died after the destination was complete: finish the swap.
-        if let recorded = try? String(contentsOf: marker, encoding: .utf8) {
-            guard recorded == fingerprint else { throw mismatch() }
-            if manager.fileExists(atPath: partial.path) {
-                guard !manager.fileExists(atPath: output.path) else { throw outputExists(output) }
-                try carryExternalData(of: partial, to: output, emitter: emitter)
-                try rename(partial, to: output)
-            }
-            FaultInjection.reach(.afterRename)
-            Self.removeWorkDirectory(work)
-            let plan = try Session(job: job, source: source, destination: nil).makePlan(fingerprint: fingerprint)
-            let finished = try SQLiteStore(url: output, model: destinationModel, mode: .readOnly, configuration: databaseConfiguration)
-            defer { finished.database.close() }
-            let counts = try Session.objectCounts(in: finished)
-            return Report(plan: plan, resumed: true, chunksRun: 0, objectCounts: counts, validationFailures: 0)
+        if let report = try finishSwap(paths, source: source, fingerprint: fingerprint, mismatch: mismatch, emitter: emitter) {
+            return report
         }
-        guard !manager.fileExists(atPath: output.path) else { throw outputExists(output) }
+        guard !FileManager.default.fileExists(atPath: output.path) else { throw outputExists(output) }
 
         // Resume, or start afresh.
+        let destination: SQLiteStore
         var resumed = false
-        var destination: SQLiteStore?
+        switch try resumable(paths, fingerprint: fingerprint, sourceState: sourceState, mismatch: mismatch) {
+        case .resume(let store):
+            (destination, resumed) = (store, true)
+        case .finalized:
+            // Finalized, but the marker was not written: it is now; swap.
+            return try run(output: output, progress: progress, isCancelled: isCancelled, events: events)
+        case .startAgain:
+            destination = try newDestination(paths, source: source, fingerprint: fingerprint, arguments: arguments, sourceState: sourceState)
+        }
+        return try migrate(
+            into: destination, paths, source: source, fingerprint: fingerprint, sourceState: sourceState, resumed: resumed, emitter: emitter,
+            isCancelled: isCancelled)
+    }
+
+    /// The files of a run into an output: the work directory, the partial destination in it, the
+    /// marker of a finished destination.
+    struct RunPaths {
+        var work: URL
+        var output: URL
+        var partial: URL { work.appending(path: "destination.sqlite") }
+        var marker: URL { work.appending(path: "finished") }
+    }
+
+    /// What a run finds of an earlier one in its work directory.
+    enum Resumable {
+        /// A destination with this run's checkpoint: resume it.
+        case resume(SQLiteStore)
+        /// A finished destination whose marker was not written: the marker is written now.
+        case finalized
+        /// Nothing to resume.
+        case startAgain
+    }
+
+    /// Finishes the swap of a run that died after its destination was complete (its marker written);
+    /// nil when there is no marker.
+    private func finishSwap(
+        _ paths: RunPaths, source: any StoreReading, fingerprint: String, mismatch: () -> MigrationError, emitter: EventEmitter
+    ) throws -> Report? {
+        let (work, partial, marker, output) = (paths.work, paths.partial, paths.marker, paths.output)
+        let manager = FileManager.default
+        guard let recorded = try? String(contentsOf: marker, encoding: .utf8) else { return nil }
+        guard recorded == fingerprint else { throw mismatch() }
         if manager.fileExists(atPath: partial.path) {
-            // The work of another migration (to another model, whose store would not open with this
-            // one) is refused by its checkpoint, never deleted.
-            // A partial store without a checkpoint is a finished one (its checkpoint is dropped when it
-            // is finalized): it must be this migration's, by its plan-derived UUID.
-            if let database = try? Database(url: partial, mode: .readOnly) {
-                let hasCheckpoint = (try? database.tableExists(Checkpoint.table)) == true
-                let recorded = hasCheckpoint ? try? Checkpoint.fingerprint(in: database) : nil
-                database.close()
-                if let recorded, recorded != fingerprint { throw mismatch() }
-                if !hasCheckpoint, let metadata = try? StoreMetadata(contentsOf: partial), metadata.storeUUID != Self.storeUUID(fingerprint) {
-                    throw mismatch()
-                }
+            guard !manager.fileExists(atPath: output.path) else { throw outputExists(output) }
+            try carryExternalData(of: partial, to: output, emitter: emitter)
+            try rename(partial, to: output)
+        }
+        FaultInjection.reach(.afterRename)
+        Self.removeWorkDirectory(work)
+        let plan = try Session(job: job, source: source, destination: nil).makePlan(fingerprint: fingerprint)
+        let finished = try SQLiteStore(url: output, model: destinationModel, mode: .readOnly, configuration: databaseConfiguration)
+        defer { finished.database.close() }
+        let counts = try Session.objectCounts(in: finished)
+        return Report(plan: plan, resumed: true, chunksRun: 0, objectCounts: counts, validationFailures: 0)
+    }
+
+    /// Looks at what an earlier run left in the work directory: a destination to resume (this run's
+    /// checkpoint, the same state of the source), a finished one without its marker (the marker is
+    /// written), or nothing to resume. Another migration's work is refused, never deleted.
+    private func resumable(
+        _ paths: RunPaths, fingerprint: String, sourceState: StoreFileState, mismatch: () -> MigrationError
+    ) throws -> Resumable {
+        let (work, partial, marker) = (paths.work, paths.partial, paths.marker)
+        guard FileManager.default.fileExists(atPath: partial.path) else { return .startAgain }
+        // The work of another migration (to another model, whose store would not open with this
+        // one) is refused by its checkpoint, never deleted.
+        // A partial store without a checkpoint is a finished one (its checkpoint is dropped when it
+        // is finalized): it must be this migration's, by its plan-derived UUID.
+        if let database = try? Database(url: partial, mode: .readOnly) {
+            let hasCheckpoint = (try? database.tableExists(Checkpoint.table)) == true
+            let recorded = hasCheckpoint ? try? Checkpoint.fingerprint(in: database) : nil
+            database.close()
+            if let recorded, recorded != fingerprint { throw mismatch() }
+            if !hasCheckpoint, let metadata = try? StoreMetadata(contentsOf: partial), metadata.storeUUID != Self.storeUUID(fingerprint) {
+                throw mismatch()
             }
-            // A partial store that does not open as a Core Data store cannot hold a checkpoint (the
-            // store and its checkpoint appear together, by a rename): start again.
-            if let store = try? SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration) {
-                if try store.database.tableExists(Checkpoint.table) {
-                    let recorded = try Checkpoint.fingerprint(in: store.database)
-                    guard recorded == fingerprint else { throw mismatch() }
-                    if options.associations == .memory {
-                        // The associations died with the process: start again.
-                        store.database.close()
-                    } else {
-                        // The work was made from one state of the source: never resume it from another.
-                        do {
-                            try Self.checkRecordedSourceState(in: work, current: sourceState, source: sourceURL)
-                        } catch {
-                            store.database.close()
-                            throw error
-                        }
-                        destination = store
-                        resumed = true
-                    }
-                } else if try Self.isFinalized(store, uuid: Self.storeUUID(fingerprint)) {
-                    // Finalized, but the marker was not written: write it and swap.
+        }
+        // A partial store that does not open as a Core Data store cannot hold a checkpoint (the
+        // store and its checkpoint appear together, by a rename): start again.
+        if let store = try? SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration) {
+            if try store.database.tableExists(Checkpoint.table) {
+                let recorded = try Checkpoint.fingerprint(in: store.database)
+                guard recorded == fingerprint else { throw mismatch() }
+                if options.associations == .memory {
+                    // The associations died with the process: start again.
                     store.database.close()
-                    try writeMarker(marker, fingerprint: fingerprint)
-                    return try run(output: output, progress: progress, isCancelled: isCancelled, events: events)
+                    return .startAgain
                 } else {
-                    store.database.close()
+                    // The work was made from one state of the source: never resume it from another.
+                    do {
+                        try Self.checkRecordedSourceState(in: work, current: sourceState, source: sourceURL)
+                    } catch {
+                        store.database.close()
+                        throw error
+                    }
+                    return .resume(store)
                 }
+            } else if try Self.isFinalized(store, uuid: Self.storeUUID(fingerprint)) {
+                // Finalized, but the marker was not written: write it and swap.
+                store.database.close()
+                try writeMarker(marker, fingerprint: fingerprint)
+                return .finalized
+            } else {
+                store.database.close()
             }
         }
-        if destination == nil {
-            // The plan first: a mapping that does not compile or names a missing policy fails here,
-            // before anything is written.
-            let plan = try Session(job: job, source: source, destination: nil).makePlan(fingerprint: fingerprint)
-            Self.removeWorkDirectory(work)
-            do {
-                try manager.createDirectory(at: work.deletingLastPathComponent(), withIntermediateDirectories: true)
-                // A new folder of its own (never one a symbolic link at its name points to).
-                try FileOperations.makeNewDirectory(work.path(percentEncoded: false))
-            } catch {
-                throw MigrationError(.io, "cannot create the work directory \(work.path): \(error)")
-            }
-            // What this run was given, for a later run with other arguments to name what differs.
-            try FileOperations.writeAtomically(Data(arguments.utf8), to: work.appending(path: RunArguments.fileName), durable: options.durable)
-            // The store and its checkpoint are made under another name and renamed together, so that a
-            // store under the partial's name always has its checkpoint. The final UUID is written only
-            // when the store is complete: a store holding it and no checkpoint is a finished one.
-            let creating = work.appending(path: "destination.creating.sqlite")
-            let metadata = StoreMetadata(model: destinationModel, storeUUID: Self.storeUUID("pending " + fingerprint))
-            let created = try SQLiteStore.create(at: creating, model: destinationModel, metadata: metadata, configuration: databaseConfiguration)
-            FaultInjection.reach(.storeCreated)
-            try created.database.write {
-                try created.database.createTables([Checkpoint.createSQL, PolicyState.createSQL])
-                try Checkpoint.start(plan, in: created.database)
-            }
-            try created.database.checkpointWAL()
-            created.database.close()
-            try Self.syncFile(creating)
-            try FileOperations.writeAtomically(
-                Data(sourceState.text.utf8), to: work.appending(path: Self.sourceStateFile), durable: true)
-            try rename(creating, to: partial)
-            destination = try SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration)
+        return .startAgain
+    }
+
+    /// A new destination in a new work directory: the plan first (a mapping that does not compile or
+    /// names a missing policy fails before anything is written), then the store and its checkpoint.
+    private func newDestination(
+        _ paths: RunPaths, source: any StoreReading, fingerprint: String, arguments: String, sourceState: StoreFileState
+    ) throws -> SQLiteStore {
+        let (work, partial) = (paths.work, paths.partial)
+        let manager = FileManager.default
+        // The plan first: a mapping that does not compile or names a missing policy fails here,
+        // before anything is written.
+        let plan = try Session(job: job, source: source, destination: nil).makePlan(fingerprint: fingerprint)
+        Self.removeWorkDirectory(work)
+        do {
+            try manager.createDirectory(at: work.deletingLastPathComponent(), withIntermediateDirectories: true)
+            // A new folder of its own (never one a symbolic link at its name points to).
+            try FileOperations.makeNewDirectory(work.path(percentEncoded: false))
+        } catch {
+            throw MigrationError(.io, "cannot create the work directory \(work.path): \(error)")
         }
-        let store = destination!
+        // What this run was given, for a later run with other arguments to name what differs.
+        try FileOperations.writeAtomically(Data(arguments.utf8), to: work.appending(path: RunArguments.fileName), durable: options.durable)
+        // The store and its checkpoint are made under another name and renamed together, so that a
+        // store under the partial's name always has its checkpoint. The final UUID is written only
+        // when the store is complete: a store holding it and no checkpoint is a finished one.
+        let creating = work.appending(path: "destination.creating.sqlite")
+        let metadata = StoreMetadata(model: destinationModel, storeUUID: Self.storeUUID("pending " + fingerprint))
+        let created = try SQLiteStore.create(at: creating, model: destinationModel, metadata: metadata, configuration: databaseConfiguration)
+        FaultInjection.reach(.storeCreated)
+        try created.database.write {
+            try created.database.createTables([Checkpoint.createSQL, PolicyState.createSQL])
+            try Checkpoint.start(plan, in: created.database)
+        }
+        try created.database.checkpointWAL()
+        created.database.close()
+        try Self.syncFile(creating)
+        try FileOperations.writeAtomically(
+            Data(sourceState.text.utf8), to: work.appending(path: Self.sourceStateFile), durable: true)
+        try rename(creating, to: partial)
+        return try SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration)
+    }
+
+    /// Runs the plan into `store` from its checkpoint, validates, finishes and swaps it in.
+    private func migrate(
+        into store: SQLiteStore, _ paths: RunPaths, source: any StoreReading, fingerprint: String, sourceState: StoreFileState, resumed: Bool,
+        emitter: EventEmitter, isCancelled: () -> Bool
+    ) throws -> Report {
+        let (work, partial, marker, output) = (paths.work, paths.partial, paths.marker, paths.output)
         try store.database.setSynchronous(options.durable ? .full : .off)
 
         let associations: any AssociationTable

@@ -139,103 +139,25 @@ package final class CompiledMapping {
             }
         }
 
-        // Attribute values, in the destination layout's order.
-        var attributeValues: [AttributeValueSource] = []
-        if let destination, let destinationName = mapping.destinationEntityName {
-            for column in destination.attributes {
-                let description = destinationModel.attribute(named: column.name, of: destinationName)
-                let defaultForNil: Value = description.map { $0.isOptional ? .null : DefaultValues.value(of: $0) } ?? .null
-                if let propertyMapping = mapping.attributeMapping(named: column.name) {
-                    let text = propertyMapping.valueExpression ?? PropertyMapping.sourceValue(column.name)
-                    if propertyMapping.valueExpression == nil, sourceSchema?.slot(of: column.name) == nil {
-                        attributeValues.append(.constant(description.map(DefaultValues.value(of:)) ?? .null))
-                    } else {
-                        attributeValues.append(.expression(try compileExpression(text, property: column.name), defaultForNil: defaultForNil))
-                    }
-                } else if mapping.effectiveType == .copy, sourceSchema?.slot(of: column.name) != nil {
-                    attributeValues.append(
-                        .expression(
-                            try compileExpression(PropertyMapping.sourceValue(column.name), property: column.name),
-                            defaultForNil: defaultForNil))
-                } else {
-                    attributeValues.append(.constant(description.map(DefaultValues.value(of:)) ?? .null))
-                }
-            }
-        }
+        let attributeValues = try Self.attributeValues(
+            of: mapping, destination: destination, destinationModel: destinationModel, sourceSchema: sourceSchema, compile: compileExpression)
         self.attributeValues = attributeValues
         externalDataConversions = ExternalDataConversion.of(
             mapping, attributes: destination?.attributes ?? [], values: attributeValues, sourceModel: sourceModel, destinationModel: destinationModel)
 
-        // Relationship values.
-        var relationships: [(name: String, expression: CompiledExpression)] = []
-        var relationshipMappings = mapping.relationshipMappings
-        if mapping.effectiveType == .copy, let destinationName = mapping.destinationEntityName {
-            for relationship in destinationModel.relationships(of: destinationName)
-            where !relationship.isTransient && !relationshipMappings.contains(where: { $0.name == relationship.name }) {
-                relationshipMappings.append(PropertyMapping(relationship.name))
-            }
-        }
-        let inserted = Set(insertedToOnes.map(\.name))
-        relationshipMappings.removeAll { omittedRelationships.contains($0.name) || inserted.contains($0.name) }
-        for propertyMapping in relationshipMappings {
-            guard let destination else { break }
-            guard destination.toOne(named: propertyMapping.name) != nil || destination.toMany(named: propertyMapping.name) != nil
-            else {
-                if destinationModel.relationship(named: propertyMapping.name, of: destination.name)?.isTransient == true { continue }
-                throw invalid("the destination entity '\(destination.name)' has no relationship of this name", property: propertyMapping.name)
-            }
-            let text =
-                propertyMapping.valueExpression
-                ?? PropertyMapping.destinationInstances(sourceRelationship: propertyMapping.name)
-            if propertyMapping.valueExpression == nil, sourceSchema?.slot(of: propertyMapping.name) == nil { continue }
-            relationships.append((propertyMapping.name, try compileExpression(text, property: propertyMapping.name)))
-        }
+        let (relationships, relationshipMappings) = try Self.relationships(
+            of: mapping, destination: destination, destinationModel: destinationModel, sourceSchema: sourceSchema,
+            leavingOut: omittedRelationships.union(insertedToOnes.map(\.name)), compile: compileExpression, invalid: invalid)
         self.relationships = relationships
         let schema = sourceSchema
         let sourceLayout = source
         directLookups = relationships.map { Self.directLookup($0.expression.node, schema: schema, source: sourceLayout) }
 
-        // To-many source relationships the expressions read: loaded per chunk.
-        var toManyLoads: [(slot: Int, name: String)] = []
-        if let source, let sourceSchema {
-            let texts = mapping.attributeMappings.compactMap(\.valueExpression)
-                + relationshipMappings.map { $0.valueExpression ?? "$source.\($0.name)" } + [mapping.filterPredicate ?? ""]
-            for toMany in source.toManyRelationships {
-                guard let slot = sourceSchema.slot(of: toMany.name) else { continue }
-                if texts.contains(where: { $0.contains(toMany.name) }) { toManyLoads.append((slot, toMany.name)) }
-            }
-        }
+        let toManyLoads = Self.toManyLoads(of: mapping, relationshipMappings: relationshipMappings, source: source, sourceSchema: sourceSchema)
         self.toManyLoads = toManyLoads
 
-        // The filter: in SQL when the pushdown compiler accepts it and SQLite can take the result, in
-        // Swift otherwise. SQLite refuses SQL beyond its limits (an expression tree deeper than 1,000,
-        // too many placeholders): a filter of 1,500 `AND` terms pushes down exactly, but no statement
-        // holding it would prepare. Each statement that embeds the filter (the cursor's, the plan's,
-        // the keys-only read, the bulk insert) adds a few levels around it: the check leaves a margin.
-        if let text = mapping.filterPredicate, !text.trimmingCharacters(in: .whitespaces).isEmpty {
-            let predicate: PredicateNode
-            do {
-                predicate = try PredicateNode(parsing: text)
-            } catch {
-                throw invalid("the filter predicate \(text) does not parse", underlying: error)
-            }
-            if let source, toManyLoads.isEmpty, let pushed = SQLPushdown(columns: Self.columnResolver(source)).predicate(predicate),
-                sqlAccepts(EngineChunkQueries.filterProbe(pushed.sql, source: source))
-            {
-                filterSQL = SQLCondition(pushed.sql, pushed.arguments)
-                filter = nil
-            } else {
-                filterSQL = nil
-                do {
-                    filter = try compiler.compile(predicate)
-                } catch {
-                    throw invalid("the filter predicate \(text) does not compile", underlying: error)
-                }
-            }
-        } else {
-            filter = nil
-            filterSQL = nil
-        }
+        (filter, filterSQL) = try Self.filter(
+            of: mapping, source: source, readsToManys: !toManyLoads.isEmpty, sqlAccepts: sqlAccepts, compiler: compiler)
         keysOnlyRead = Self.keysOnlyRead(
             policy: policy, source: source, schema: sourceSchema, directLookups: directLookups, hasSwiftFilter: filter != nil,
             filterSQL: filterSQL)
@@ -247,6 +169,115 @@ package final class CompiledMapping {
             policy, index: index, source: source, destination: destination, attributeValues: attributeValues,
             conversions: externalDataConversions, inSQL: filter == nil && insertedToOnes.isEmpty && toManyLoads.isEmpty, filterSQL: filterSQL,
             tableEntityCount: sourceTableEntityCount, mirror: mirrorsAssociations)
+    }
+
+    // MARK: - The parts of a compiled mapping
+
+    /// The value of each attribute of the destination entity, in its layout's order: an expression
+    /// (the property mapping's, or the source attribute of the same name in a copy), or a constant (the
+    /// model's default) where nothing maps it.
+    private static func attributeValues(
+        of mapping: EntityMapping, destination: EntityLayout?, destinationModel: ObjectModel, sourceSchema: KeySchema?,
+        compile compileExpression: (String, String) throws(MigrationError) -> CompiledExpression
+    ) throws(MigrationError) -> [AttributeValueSource] {
+        var attributeValues: [AttributeValueSource] = []
+        guard let destination, let destinationName = mapping.destinationEntityName else { return [] }
+        for column in destination.attributes {
+            let description = destinationModel.attribute(named: column.name, of: destinationName)
+            let defaultForNil: Value = description.map { $0.isOptional ? .null : DefaultValues.value(of: $0) } ?? .null
+            if let propertyMapping = mapping.attributeMapping(named: column.name) {
+                let text = propertyMapping.valueExpression ?? PropertyMapping.sourceValue(column.name)
+                if propertyMapping.valueExpression == nil, sourceSchema?.slot(of: column.name) == nil {
+                    attributeValues.append(.constant(description.map(DefaultValues.value(of:)) ?? .null))
+                } else {
+                    attributeValues.append(.expression(try compileExpression(text, column.name), defaultForNil: defaultForNil))
+                }
+            } else if mapping.effectiveType == .copy, sourceSchema?.slot(of: column.name) != nil {
+                attributeValues.append(
+                    .expression(try compileExpression(PropertyMapping.sourceValue(column.name), column.name), defaultForNil: defaultForNil))
+            } else {
+                attributeValues.append(.constant(description.map(DefaultValues.value(of:)) ?? .null))
+            }
+        }
+        return attributeValues
+    }
+
+    /// The relationships the mapping sets, with their compiled values, and every relationship mapping
+    /// it runs (a copy's implicit ones included), less those `leavingOut` names (left out of stage 2, or
+    /// written at insert).
+    private static func relationships(
+        of mapping: EntityMapping, destination: EntityLayout?, destinationModel: ObjectModel, sourceSchema: KeySchema?,
+        leavingOut: Set<String>, compile compileExpression: (String, String) throws(MigrationError) -> CompiledExpression,
+        invalid: (String, String?, (any Error)?) -> MigrationError
+    ) throws(MigrationError) -> (relationships: [(name: String, expression: CompiledExpression)], mappings: [PropertyMapping]) {
+        var relationships: [(name: String, expression: CompiledExpression)] = []
+        var relationshipMappings = mapping.relationshipMappings
+        if mapping.effectiveType == .copy, let destinationName = mapping.destinationEntityName {
+            for relationship in destinationModel.relationships(of: destinationName)
+            where !relationship.isTransient && !relationshipMappings.contains(where: { $0.name == relationship.name }) {
+                relationshipMappings.append(PropertyMapping(relationship.name))
+            }
+        }
+        relationshipMappings.removeAll { leavingOut.contains($0.name) }
+        for propertyMapping in relationshipMappings {
+            guard let destination else { break }
+            guard destination.toOne(named: propertyMapping.name) != nil || destination.toMany(named: propertyMapping.name) != nil
+            else {
+                if destinationModel.relationship(named: propertyMapping.name, of: destination.name)?.isTransient == true { continue }
+                throw invalid("the destination entity '\(destination.name)' has no relationship of this name", propertyMapping.name, nil)
+            }
+            let text =
+                propertyMapping.valueExpression
+                ?? PropertyMapping.destinationInstances(sourceRelationship: propertyMapping.name)
+            if propertyMapping.valueExpression == nil, sourceSchema?.slot(of: propertyMapping.name) == nil { continue }
+            relationships.append((propertyMapping.name, try compileExpression(text, propertyMapping.name)))
+        }
+        return (relationships, relationshipMappings)
+    }
+
+    /// The to-many relationships of the source the mapping's expressions read (by name, in any of
+    /// them): loaded per chunk into their slots.
+    private static func toManyLoads(
+        of mapping: EntityMapping, relationshipMappings: [PropertyMapping], source: EntityLayout?, sourceSchema: KeySchema?
+    ) -> [(slot: Int, name: String)] {
+        guard let source, let sourceSchema else { return [] }
+        var toManyLoads: [(slot: Int, name: String)] = []
+        let texts = mapping.attributeMappings.compactMap(\.valueExpression)
+            + relationshipMappings.map { $0.valueExpression ?? "$source.\($0.name)" } + [mapping.filterPredicate ?? ""]
+        for toMany in source.toManyRelationships {
+            guard let slot = sourceSchema.slot(of: toMany.name) else { continue }
+            if texts.contains(where: { $0.contains(toMany.name) }) { toManyLoads.append((slot, toMany.name)) }
+        }
+        return toManyLoads
+    }
+
+    /// The filter: in SQL when the pushdown compiler accepts it and SQLite can take the result, in
+    /// Swift otherwise. SQLite refuses SQL beyond its limits (an expression tree deeper than 1,000,
+    /// too many placeholders): a filter of 1,500 `AND` terms pushes down exactly, but no statement
+    /// holding it would prepare. Each statement that embeds the filter (the cursor's, the plan's,
+    /// the keys-only read, the bulk insert) adds a few levels around it: the check leaves a margin.
+    private static func filter(
+        of mapping: EntityMapping, source: EntityLayout?, readsToManys: Bool, sqlAccepts: (String) -> Bool, compiler: ExpressionCompiler
+    ) throws(MigrationError) -> (filter: CompiledPredicate?, filterSQL: SQLCondition?) {
+        guard let text = mapping.filterPredicate, !text.trimmingCharacters(in: .whitespaces).isEmpty else { return (nil, nil) }
+        let predicate: PredicateNode
+        do {
+            predicate = try PredicateNode(parsing: text)
+        } catch {
+            throw MigrationError(
+                .invalidMapping, "the filter predicate \(text) does not parse", mapping: mapping.name, underlying: error)
+        }
+        if let source, !readsToManys, let pushed = SQLPushdown(columns: Self.columnResolver(source)).predicate(predicate),
+            sqlAccepts(EngineChunkQueries.filterProbe(pushed.sql, source: source))
+        {
+            return (nil, SQLCondition(pushed.sql, pushed.arguments))
+        }
+        do {
+            return (try compiler.compile(predicate), nil)
+        } catch {
+            throw MigrationError(
+                .invalidMapping, "the filter predicate \(text) does not compile", mapping: mapping.name, underlying: error)
+        }
     }
 
     /// The keys-only read of stage 2, when the relationships allow it.
