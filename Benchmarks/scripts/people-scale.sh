@@ -80,14 +80,14 @@ set_command() {
     *) die "unknown tool: $tool" ;;
     esac
     local storage=${tool#moult-}
+    storage=${storage%-unique-per-object}
     storage=${storage%-per-object}
     storage=${storage%-keep-links}
     storage=${storage%-write-all}
-    storage=${storage%-unique-per-object}
     local options=(--chunk-size "$CHUNK_SIZE" --association "${storage%-keep-order}")
     local moult=("$MOULT")
     # The engine's other paths, by hidden options of `migrate` (every scenario passes "${options[@]}").
-    [[ "$tool" != *-per-object ]] || options+=(--per-object-stage2)
+    [[ "$tool" != *-per-object || "$tool" == *-unique-per-object ]] || options+=(--per-object-stage2)
     [[ "$tool" != *-keep-links ]] || options+=(--keep-repeated-links)
     [[ "$tool" != *-keep-order ]] || options+=(--keep-pass-order)
     [[ "$tool" != *-write-all ]] || options+=(--write-all-associations --stream-every-step)
