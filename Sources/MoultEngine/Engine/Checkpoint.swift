@@ -26,9 +26,7 @@ package enum Checkpoint {
     }
 
     package static func start(_ plan: MigrationPlan, in database: Database) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(plan)
+        let data = try StoredPlan.encode(plan)
         try EngineCheckpointTable.insertStart(
             fingerprint: plan.fingerprint, plan: Array(data), stage: Position.Stage.passes.rawValue, in: database)
     }
@@ -50,7 +48,7 @@ package enum Checkpoint {
             throw MigrationError(.checkpointMismatch, "the checkpoint in \(database.path) holds no plan")
         }
         do {
-            return try JSONDecoder().decode(MigrationPlan.self, from: Data(bytes))
+            return try StoredPlan.decode(Data(bytes))
         } catch {
             throw MigrationError(.checkpointMismatch, "the checkpoint's plan in \(database.path) cannot be read: \(error)")
         }
