@@ -59,6 +59,28 @@ extension MigrateCommand {
         // SQLite destination is there), accepted as done and only the XML is written again.
         let resuming = FileManager.default.fileExists(atPath: work.path(percentEncoded: false))
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        do {
+            try await migrate(store: store, source: source, target: target, final: final, work: work, finished: finished, resuming: resuming)
+        } catch {
+            // A refused run (bad usage, bad input, no path, broken rules) leaves nothing of its own: a
+            // work folder it made holds nothing a rerun could resume. A stopped run's is kept.
+            if !resuming, [64, 65, 66, 67].contains(Self.exitCode(of: error)) { try? FileManager.default.removeItem(at: work) }
+            throw error
+        }
+    }
+
+    /// The exit code an error of a run ends the command with (the inner run has reported its own).
+    private static func exitCode(of error: any Error) -> Int32? {
+        if let exit = error as? ExitCode { return exit.rawValue }
+        if let categorized = error as? any CategorizedError { return categorized.category.exitCode }
+        if error is ValidationError { return 64 }
+        return nil
+    }
+
+    /// The run across store types, in its work folder (see ``migrateAcrossTypes(store:source:target:)``).
+    private func migrate(
+        store: String, source: StoreType, target: StoreType, final: URL, work: URL, finished: URL, resuming: Bool
+    ) async throws {
         var inner = self
         inner.outputType = nil
         inner.noBackup = false

@@ -164,6 +164,9 @@ import Testing
             let located = result.standardError.range(of: "cut.xml:").map { result.standardError[$0.upperBound...].first?.isNumber == true }
             #expect(located == true, "\(result.standardError)")
             #expect(!FileManager.default.fileExists(atPath: output.path))
+            // Nor a work folder: a refused run leaves every file as it found it.
+            let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains("moult") }
+            #expect(left.isEmpty, "\(left)")
         }
     }
 }
