@@ -1,4 +1,5 @@
 import Foundation
+@testable import MoultEngine
 import MoultMapping
 import MoultMigration
 import MoultModel
@@ -84,5 +85,37 @@ import Testing
         ])
         #expect(result.exitCode == 64, "\(result.standardError)")
         #expect(result.standardError.contains("--threads must be at least 1"))
+    }
+}
+
+/// The read-ahead itself: the rows it reads on its thread are the store's own, a request it was not
+/// given is not answered from another's rows, and a failure on its thread reaches the caller.
+@Suite struct SourceReadAheadTests {
+    @Test func readsTheRowsAskedForAndNoOthers() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try SQLiteStore(url: try People.generate("v2", persons: 50, in: directory), model: People.version("v2"))
+        defer { source.database.close() }
+        let readAhead = SourceReadAhead(store: try source.secondReader())
+        defer { readAhead.close() }
+        let request = SourceReadAhead.Request(entity: "Person", after: 10, through: 30, condition: nil)
+        readAhead.start(request)
+        var expected: [ObjectRow] = []
+        let cursor = try source.objects(of: "Person", includingSubentities: false, after: 10, through: 30, batchSize: 7)
+        while let row = try cursor.next() { expected.append(row) }
+        #expect(expected.count == 20)
+        #expect(try readAhead.take(request) == expected)
+        // Taken once: a second take, or another request, reads nothing ahead.
+        #expect(try readAhead.take(request) == nil)
+        readAhead.start(request)
+        #expect(try readAhead.take(SourceReadAhead.Request(entity: "Person", after: 0, through: 30, condition: nil)) == nil)
+        // A filter in SQL is applied on the second thread.
+        let filtered = SourceReadAhead.Request(entity: "Person", after: 0, through: 50, condition: SQLCondition("ZAGE > ?", [.int(200)]))
+        readAhead.start(filtered)
+        #expect(try readAhead.take(filtered) == [])
+        // An entity the model does not have fails where the engine would have: at the take.
+        let unknown = SourceReadAhead.Request(entity: "Nobody", after: 0, through: 10, condition: nil)
+        readAhead.start(unknown)
+        #expect(throws: StoreError.self) { try readAhead.take(unknown) }
     }
 }
