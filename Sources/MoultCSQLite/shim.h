@@ -1,5 +1,6 @@
 #include <sqlite3.h>
 #include <string.h>
+#include "chunk_rows.h"
 
 // MARK: - A read-only VFS whose WAL index lives in private memory
 //

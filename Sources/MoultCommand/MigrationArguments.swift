@@ -26,7 +26,7 @@ struct MigrationArguments: ParsableArguments {
     var strict = false
 
     @Option(help: ArgumentHelp(
-        "Threads to use: with 2, a chunk's source objects are read while the chunk before it is evaluated and written (the same store byte for byte; default: the cores available).",
+        "Threads to use: with 2, the next chunk is read (and, when copied in bulk, evaluated by its SELECT) while the chunk before it is written (the same store byte for byte; default: the cores available).",
         valueName: "n"))
     var threads: Int?
 

@@ -19,12 +19,17 @@ import Testing
         defer { directory.remove() }
         let source = try People.generate(step.from, persons: 500, in: directory)
         let mappings = try step.mapping.map { [try People.mapping($0)] } ?? []
-        let bulk = directory.appending("bulk.sqlite")
         let perObject = directory.appending("per-object.sqlite")
-        try People.migrate(source, to: step.to, mappings: mappings, options: MigrationOptions(chunkSize: 37), output: bulk)
         try People.migrate(
             source, to: step.to, mappings: mappings, options: MigrationOptions(chunkSize: 37, bulkSQL: false), output: perObject)
-        try expectIdentical(bulk, perObject, "\(step.from) -> \(step.to): bulk SQL vs per object")
+        // On two threads, the chunks' SELECTs run on the second (`BulkReadAhead`).
+        for threads in [1, 2] {
+            let bulk = directory.appending("bulk-\(threads).sqlite")
+            var options = MigrationOptions(chunkSize: 37)
+            options.threads = threads
+            try People.migrate(source, to: step.to, mappings: mappings, options: options, output: bulk)
+            try expectIdentical(bulk, perObject, "\(step.from) -> \(step.to): bulk SQL on \(threads) thread(s) vs per object")
+        }
     }
 
     /// Rows whose stored values the per-object path converts or refuses (a REAL and a text in an
@@ -46,19 +51,24 @@ import Testing
         try database.executeScript(change)
         database.close()
         var outcomes: [String] = []
-        for bulkSQL in [true, false] {
-            let output = directory.appending("out-\(bulkSQL).sqlite")
+        // Bulk on one thread, bulk on two (the guard then refuses on the second thread), per object.
+        for (bulkSQL, threads) in [(true, 1), (true, 2), (false, 1)] {
+            let output = directory.appending("out-\(bulkSQL)-\(threads).sqlite")
+            var options = MigrationOptions(chunkSize: 16, bulkSQL: bulkSQL)
+            options.threads = threads
             do {
-                let migration = try ProgressiveMigration(store: source, model: People.model, to: "v2", options: MigrationOptions(chunkSize: 16, bulkSQL: bulkSQL))
+                let migration = try ProgressiveMigration(store: source, model: People.model, to: "v2", options: options)
                 try migration.run(output: output)
                 outcomes.append("ok")
             } catch let error as MigrationError {
                 outcomes.append("\(error.code) \(error.message)")
             }
         }
-        #expect(outcomes[0] == outcomes[1], "\(change)")
-        if outcomes == ["ok", "ok"] {
-            try expectIdentical(directory.appending("out-true.sqlite"), directory.appending("out-false.sqlite"), "\(change)")
+        #expect(outcomes[0] == outcomes[2] && outcomes[1] == outcomes[2], "\(change): \(outcomes)")
+        if outcomes == ["ok", "ok", "ok"] {
+            for bulk in ["out-true-1.sqlite", "out-true-2.sqlite"] {
+                try expectIdentical(directory.appending(bulk), directory.appending("out-false-1.sqlite"), "\(change): \(bulk)")
+            }
         }
     }
 

@@ -8,9 +8,9 @@ import MoultTestSupport
 import Testing
 
 /// A run on two threads (the next chunk's source rows read on the second while a chunk is evaluated
-/// and written) makes the file a run on one thread makes, byte for byte, at any chunk size, on the
-/// per-object path the second thread serves and on the bulk path it leaves alone, and across a kill
-/// and a resume on another number of threads.
+/// and written, or a bulk copy's SELECT run there while the chunk before it is inserted) makes the
+/// file a run on one thread makes, byte for byte, at any chunk size, on the per-object path and the
+/// bulk path, and across a kill and a resume on another number of threads.
 @Suite struct ThreadsTests {
     static let steps: [(from: String, mapping: String?, to: String)] = [
         ("v1", nil, "v2"), ("v2", "v2-to-v3", "v3"), ("v3", "v3-to-v4", "v4"), ("v4", "v4-to-v5", "v5"),
@@ -40,8 +40,12 @@ import Testing
 
     /// Killed on two threads in the middle of the passes, resumed on one (and the other way round):
     /// the file of an uninterrupted run on one thread.
-    @Test(arguments: [("2", "1", "chunk-start:6"), ("1", "2", "after-rows:4"), ("2", "2", "after-sqlite-commit:9")])
-    func killedAndResumedOnAnotherNumberOfThreads(killedOn: String, resumedOn: String, fault: String) throws {
+    /// With bulk SQL, the chunks' SELECTs ran on the second thread when it was killed (or run there on resuming).
+    @Test(arguments: [
+        ("2", "1", "chunk-start:6", false), ("1", "2", "after-rows:4", false), ("2", "2", "after-sqlite-commit:9", false),
+        ("2", "1", "chunk-start:6", true), ("1", "2", "after-sqlite-commit:5", true), ("2", "2", "after-sqlite-commit:9", true),
+    ])
+    func killedAndResumedOnAnotherNumberOfThreads(killedOn: String, resumedOn: String, fault: String, bulk: Bool) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let source = try People.generate("v2", persons: 300, in: directory)
@@ -49,8 +53,8 @@ import Testing
             [
                 "migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", "v3", "--mapping",
                 Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json").path, "--output", output.path, "--chunk-size", "20",
-                "--no-bulk-sql", "--threads", threads, "--quiet",
-            ]
+                "--threads", threads, "--quiet",
+            ] + (bulk ? [] : ["--no-bulk-sql"])
         }
         let reference = directory.appending("reference.sqlite")
         let uninterrupted = try MoultProcess.run(arguments(reference, threads: "1"))
@@ -66,6 +70,30 @@ import Testing
             try Self.pagesIgnoringChangeCounter(reference) == Self.pagesIgnoringChangeCounter(output),
             "\(fault): killed on \(killedOn), resumed on \(resumedOn)")
         try expectIdentical(reference, output, "\(fault)")
+    }
+
+    /// The bulk path's chunks after the first of each pass are evaluated on the second thread (the
+    /// identity tests above would pass were they never), and none on one thread.
+    @Test func bulkChunksAreEvaluatedAhead() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v2", persons: 300, in: directory)
+        var lines: [String] = []
+        for threads in ["1", "2"] {
+            let result = try MoultProcess.run([
+                "migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", "v3", "--mapping",
+                Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json").path, "--output", directory.appending("out-\(threads).sqlite").path,
+                "--chunk-size", "20", "--threads", threads, "--profile", "--quiet",
+            ])
+            #expect(result.exitCode == 0, "\(result.standardError)")
+            lines.append(result.standardError.split(separator: "\n").first { $0.contains("chunks copied in bulk") }.map(String.init) ?? "")
+        }
+        // 300 persons in chunks of 20 (PersonToPerson) and their addresses (PersonToAddress): the first
+        // chunk of each pass is evaluated on the spot.
+        let counts = lines.map { line in line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) } }
+        #expect(counts[0].count == 2 && counts[0][1] == 0, "\(lines[0])")
+        #expect(counts[1].count == 2 && counts[1][0] == counts[0][0] && counts[1][1] == counts[1][0] - 2, "\(lines[1])")
+        try expectIdentical(directory.appending("out-1.sqlite"), directory.appending("out-2.sqlite"), "threads 1 vs 2")
     }
 
     static func pagesIgnoringChangeCounter(_ url: URL) throws -> Data {

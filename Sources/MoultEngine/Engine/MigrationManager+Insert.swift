@@ -126,19 +126,28 @@ extension MigrationManager {
     /// A mapping whose associations nothing reads (see ``UnreadAssociations``) records the chunk as one row
     /// instead, under its pass, without reading the keys.
     ///
+    /// `evaluated` is what the second thread's `SELECT` made of the chunk, when it was evaluated ahead
+    /// (``BulkReadAhead``): the insert then only writes those rows, the same records.
+    ///
     /// - Returns: false, with nothing written, when the chunk holds a row the per-object path would
     ///   convert or refuse rather than copy as it is stored (see `EngineBulkCopy`): that chunk takes the
     ///   per-object path.
     func bulkCreate(
-        _ mapping: CompiledMapping, _ bulk: EngineBulkCopy, pass: Int, after lowerBound: Int64, through upperBound: Int64
+        _ mapping: CompiledMapping, _ bulk: EngineBulkCopy, pass: Int, after lowerBound: Int64, through upperBound: Int64,
+        evaluated: BulkReadAhead.Evaluated? = nil
     ) throws -> Bool {
         guard let layout = mapping.destination else { return true }
         let filterArguments = mapping.filterSQL?.arguments ?? []
         let first = try writer.lastPrimaryKey(for: layout.name) + 1
-        let insert = try bulk.preparedInsert(in: destination)
         let inserted: Int?
         do {
-            inserted = try bulk.insert(insert, first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, into: destination)
+            switch evaluated {
+            case .rows(let rows)?: inserted = try bulk.insert(rows, first: first, into: destination)
+            case .refused?: inserted = nil
+            case nil:
+                let insert = try bulk.preparedInsert(in: destination)
+                inserted = try bulk.insert(insert, first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, into: destination)
+            }
         } catch {
             throw MigrationError(
                 .evaluationFailed, "inserting the chunk's '\(layout.name)' objects failed", mapping: mapping.name, entity: layout.name,
@@ -146,7 +155,13 @@ extension MigrationManager {
         }
         guard let count = inserted else { return false }
         guard count > 0 else { return true }
-        if let mirrored = try bulk.mirror(first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, in: destination) {
+        let mirrored: Int?
+        if case .rows(let rows)? = evaluated {
+            mirrored = try bulk.mirror(rows, first: first, in: destination)
+        } else {
+            mirrored = try bulk.mirror(first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, in: destination)
+        }
+        if let mirrored {
             guard mirrored == count else {
                 throw MigrationError(
                     .evaluationFailed, "the chunk inserted \(count) objects but mirrored \(mirrored) associations", mapping: mapping.name)

@@ -70,7 +70,8 @@ public struct MigrationOptions: Sendable, Hashable {
     public var linksExternalData: Bool = true
     /// The threads a run uses: with 2 or more, the source objects of a chunk evaluated object by object
     /// are read on a second thread while the chunk before it is evaluated and written (see
-    /// `SourceReadAhead`); with 1, everything runs on the calling thread. A third thread has nothing to
+    /// `SourceReadAhead`), and a chunk copied in bulk has its `SELECT` run there while the chunk
+    /// before it is inserted (see `BulkReadAhead`); with 1, everything runs on the calling thread. A third thread has nothing to
     /// do today: more than 2 runs as 2. The destination is the same byte for byte at any number, and a
     /// resume may use another.
     public var threads: Int = 1

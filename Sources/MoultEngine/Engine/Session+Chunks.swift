@@ -15,7 +15,11 @@ extension Session {
         try writeUnwrittenAssociations(plan, manager: manager, destination: destination)
         let total = plan.estimatedRows
         var chunksRun = 0
-        defer { readAhead?.discardPending() }
+        let bulkAhead = try bulkReadAhead()
+        defer {
+            readAhead?.discardPending()
+            bulkAhead?.close()
+        }
         while position.pass < plan.passes.count {
             let pass = plan.passes[position.pass]
             let compiled = try variant(mappings[pass.mapping], pass.partition)
@@ -38,14 +42,20 @@ extension Session {
                 let rows = try readAhead.flatMap { readAhead in
                     try readRequest(step, manager: manager).flatMap { try readAhead.take($0) }
                 }
-                if let readAhead, !step.isLast {
+                let evaluated = bulkAhead.flatMap { bulkAhead in bulkRequest(step).flatMap { bulkAhead.take($0) } }
+                if step.bulk != nil { profile?.countBulkChunk(evaluatedAhead: evaluated != nil) }
+                if !step.isLast {
                     var after = position
                     after.chunk += 1
-                    if let request = readRequest(chunkStep(pass, compiled, at: after, chunkCount: chunkCount), manager: manager) {
+                    let nextStep = chunkStep(pass, compiled, at: after, chunkCount: chunkCount)
+                    if let readAhead, let request = readRequest(nextStep, manager: manager) {
                         readAhead.start(request)
                     }
+                    if let bulkAhead, let bulk = nextStep.bulk, let request = bulkRequest(nextStep) {
+                        bulkAhead.start(request, copy: bulk, filterArguments: compiled.filterSQL?.arguments ?? [])
+                    }
                 }
-                try run(step, rows: rows, from: &position, manager: manager, writer: writer)
+                try run(step, rows: rows, evaluated: evaluated, from: &position, manager: manager, writer: writer)
                 chunksRun += 1
                 mappingDone += step.chunk?.estimatedRows ?? 0
                 if let progress {
@@ -120,7 +130,8 @@ extension Session {
     ///
     /// `rows` are the chunk's source rows when they were read ahead (``SourceReadAhead``).
     private func run(
-        _ step: ChunkStep, rows: [ObjectRow]?, from position: inout Checkpoint.Position, manager: MigrationManager, writer: ChunkWriter
+        _ step: ChunkStep, rows: [ObjectRow]?, evaluated bulkRows: BulkReadAhead.Evaluated?, from position: inout Checkpoint.Position,
+        manager: MigrationManager, writer: ChunkWriter
     ) throws {
         let (name, stage) = (step.compiled.name, step.pass.stage)
         var clock = profile?.start()
@@ -135,7 +146,7 @@ extension Session {
         try writer.commit(next, durable: job.options.durable) {
             if step.inSQL {
                 var objects: [MigrationObject] = []
-                if let chunk = step.chunk, try !createInSQL(step, chunk, manager: manager) {
+                if let chunk = step.chunk, try !createInSQL(step, chunk, evaluated: bulkRows, manager: manager) {
                     // Values the per-object path converts or refuses: it reads this chunk.
                     objects = try manager.sourceObjects(step.compiled, after: chunk.lowerBound, through: chunk.upperBound)
                 }
@@ -150,9 +161,12 @@ extension Session {
 
     /// Stage 1 of a chunk in SQL: a bulk copy, or the uniquing policy's set operations. False, with
     /// nothing written, when the chunk must take the per-object path.
-    private func createInSQL(_ step: ChunkStep, _ chunk: MigrationPlan.Chunk, manager: MigrationManager) throws -> Bool {
+    private func createInSQL(
+        _ step: ChunkStep, _ chunk: MigrationPlan.Chunk, evaluated: BulkReadAhead.Evaluated?, manager: MigrationManager
+    ) throws -> Bool {
         if let bulk = step.bulk {
-            return try manager.bulkCreate(step.compiled, bulk, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound)
+            return try manager.bulkCreate(
+                step.compiled, bulk, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound, evaluated: evaluated)
         }
         guard let unique = step.unique else { return false }
         return try manager.uniqueCreate(step.compiled, unique, after: chunk.lowerBound, through: chunk.upperBound)
@@ -174,6 +188,22 @@ extension Session {
     private func readRequest(_ step: ChunkStep, manager: MigrationManager) -> SourceReadAhead.Request? {
         guard let chunk = step.chunk, !step.inSQL, !step.nothingToRelate, step.keysOnly == nil else { return nil }
         return manager.readAheadRequest(step.compiled, after: chunk.lowerBound, through: chunk.upperBound)
+    }
+
+    /// What the second thread can evaluate of a chunk ahead of it: its bulk copy, when its `SELECT`
+    /// reads no mirror of its own mapping's (which the chunk before it may still be writing; see ``BulkReadAhead``).
+    private func bulkRequest(_ step: ChunkStep) -> BulkReadAhead.Request? {
+        guard let bulk = step.bulk, let chunk = step.chunk, !bulk.mirrorsRead.contains(step.compiled.index) else { return nil }
+        return BulkReadAhead.Request(pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound)
+    }
+
+    /// The second thread's evaluation of bulk copies, for a run on two threads or more that copies in
+    /// bulk; nil otherwise.
+    private func bulkReadAhead() throws -> BulkReadAhead? {
+        guard job.options.threads >= 2, usesSQLFastPaths, let destination else { return nil }
+        return try BulkReadAhead(
+            destination: destination.database, source: job.sourceURL,
+            externalDataFolder: ExternalDataReference.folder(besideStore: job.externalDataSource))
     }
 
     /// A chunk evaluated: its source objects through the policy's hooks of its stage, into what the

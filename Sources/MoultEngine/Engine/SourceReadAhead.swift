@@ -24,8 +24,8 @@ import MoultStore
 ///
 /// A failure of the second thread is thrown by ``take(_:)``, where the engine would have met it.
 final class SourceReadAhead: @unchecked Sendable {
-    // Unchecked: `store` is used on `queue` only (handed over at init, read and closed there); `pending` and
-    // `result` are guarded by `lock`; the rows handed over are values.
+    // Unchecked: `store` is used on the work's thread only (handed over at init, read and closed there);
+    // the rows handed over are values.
 
     /// What to read: as ``MigrationManager`` reads a chunk of a mapping's source objects.
     struct Request: Sendable, Hashable {
@@ -35,13 +35,9 @@ final class SourceReadAhead: @unchecked Sendable {
         var condition: SQLCondition?
     }
 
-    /// The second reader of the source: used on `queue` only.
+    /// The second reader of the source: used on the work's thread only.
     private var store: (any StoreReading)?
-    private let queue = DispatchQueue(label: "moult.source-read-ahead")
-    private let lock = NSLock()
-    private var pending: Request?
-    private var result: Result<[ObjectRow], any Error>?
-    private let done = DispatchSemaphore(value: 0)
+    private let work = WorkAhead<Request, [ObjectRow]>(label: "moult.source-read-ahead")
 
     /// A read-ahead through `store`, a second reader of the source (``/MoultStore/ReopenableStore``),
     /// handed over: from now on it is used on the read-ahead's thread only.
@@ -51,13 +47,7 @@ final class SourceReadAhead: @unchecked Sendable {
 
     /// Starts reading `request` on the second thread. A read still pending is waited for and dropped.
     func start(_ request: Request) {
-        discardPending()
-        lock.withLock { pending = request }
-        queue.async { [self] in
-            let rows = Result { try read(request) }
-            lock.withLock { result = rows }
-            done.signal()
-        }
+        work.start(request) { [self] in try read(request) }
     }
 
     /// The rows of `request`, once read: nil when the read ahead was of another request (or none was
@@ -65,26 +55,17 @@ final class SourceReadAhead: @unchecked Sendable {
     ///
     /// - Throws: what reading them threw.
     func take(_ request: Request) throws -> [ObjectRow]? {
-        guard lock.withLock({ pending }) == request else { return nil }
-        done.wait()
-        let rows = lock.withLock { () -> Result<[ObjectRow], any Error>? in
-            defer { (pending, result) = (nil, nil) }
-            return result
-        }
-        return try rows?.get()
+        try work.take(request)
     }
 
     /// Waits for a pending read and drops its rows.
     func discardPending() {
-        guard lock.withLock({ pending }) != nil else { return }
-        done.wait()
-        lock.withLock { (pending, result) = (nil, nil) }
+        work.discardPending()
     }
 
     /// Waits for a pending read and closes the connection.
     func close() {
-        discardPending()
-        queue.sync {
+        work.sync {
             (store as? SQLiteStore)?.database.close()
             store = nil
         }
@@ -95,7 +76,7 @@ final class SourceReadAhead: @unchecked Sendable {
         (store as? SQLiteStore)?.database.close()
     }
 
-    /// Reads a chunk's rows on `queue`: with the filter in SQL from an SQLite store, else the entity's
+    /// Reads a chunk's rows on the work's thread: with the filter in SQL from an SQLite store, else the entity's
     /// objects in the range (the engine filters them in Swift, as it does without a read-ahead).
     private func read(_ request: Request) throws -> [ObjectRow] {
         guard let store else { return [] }

@@ -18,6 +18,13 @@ package final class StageProfile {
 
     private var seconds: [String: Double] = [:]
     private var order: [String] = []
+    /// Chunks copied in bulk, and those of them whose `SELECT` ran on the second thread (``BulkReadAhead``).
+    private var bulkChunks = 0, bulkChunksAhead = 0
+
+    func countBulkChunk(evaluatedAhead: Bool) {
+        bulkChunks += 1
+        if evaluatedAhead { bulkChunksAhead += 1 }
+    }
 
     func start() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -38,6 +45,9 @@ package final class StageProfile {
             lines.append("moult profile: \(key)\t\(String(format: "%.3f", value))\t\(String(format: "%.1f%%", total > 0 ? value / total * 100 : 0))")
         }
         lines.append("moult profile: total\t\t\t\(String(format: "%.3f", total))")
+        if bulkChunks > 0 {
+            lines.append("moult profile: chunks copied in bulk: \(bulkChunks), evaluated ahead on the second thread: \(bulkChunksAhead)")
+        }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 }

@@ -90,6 +90,19 @@ package struct EngineBulkCopy {
     /// first primary key, ``constants``, the chunk's bounds, then the filter's.
     package let insertSQL: String
     package let constants: [Value]
+    /// The insert's `SELECT` alone, for a connection of the second thread with the source attached
+    /// under the same name (see ``evaluate(after:through:filterArguments:in:)``); its first argument is
+    /// 1. With a mirror, each row's source key follows the values.
+    package let selectSQL: String
+    /// `INSERT INTO main.<destination> (…)`, and `SELECT ? + c0 - 1, c1, …`: with `FROM temp.<rows>`,
+    /// the insert of the rows ``selectSQL`` made, their keys continuing from the argument (see
+    /// ``insert(_:first:into:)``).
+    private let into: String, rowsSelected: String
+    /// `INSERT INTO main.<mirror> … FROM temp.`, to which the rows' table is appended: the chunk's
+    /// associations mirrored from the rows (see ``mirror(_:first:in:)``), when the mapping has a mirror.
+    private let rowsMirrorSQL: String?
+    /// The mappings whose mirrors the insert reads (its to-ones written with the row).
+    package let mirrorsRead: Set<Int>
     /// The source keys the insert reads, in order, for the associations (on the source's connection).
     package let keysSQL: String
     /// `INSERT INTO main.<mirror> (source, destination) SELECT …`: the chunk's associations mirrored
@@ -136,10 +149,15 @@ package struct EngineBulkCopy {
             "INSERT INTO \(EngineWorkTables.mirrorTable(ofMapping: $0)) (source, destination) SELECT s.Z_PK, ? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1 "
                 + "FROM \(sourceTable) s WHERE \(condition)"
         }
-        insertSQL = """
-            INSERT INTO main.\(SQLName.quoted(destination.table)) (\(columns.map(SQLName.quoted).joined(separator: ", "))) \
-            SELECT \(selected.joined(separator: ", ")) FROM \(sourceTable) s WHERE \(read)
-            """
+        into = "INSERT INTO main.\(SQLName.quoted(destination.table)) (\(columns.map(SQLName.quoted).joined(separator: ", ")))"
+        insertSQL = "\(into) SELECT \(selected.joined(separator: ", ")) FROM \(sourceTable) s WHERE \(read)"
+        // With a mirror, the rows also carry each one's source key, last, for the mirror's insert.
+        selectSQL = "SELECT \((selected + (mirror == nil ? [] : ["s.Z_PK"])).joined(separator: ", ")) FROM \(sourceTable) s WHERE \(read)"
+        rowsSelected = "SELECT " + (["? + c0 - 1"] + (1..<selected.count).map { "c\($0)" }).joined(separator: ", ")
+        rowsMirrorSQL = mirror.map {
+            "INSERT INTO \(EngineWorkTables.mirrorTable(ofMapping: $0)) (source, destination) SELECT c\(selected.count), ? + c0 - 1 FROM temp."
+        }
+        mirrorsRead = Set(insertedToOnes.map(\.mirroredMapping))
         keysSQL = "SELECT s.Z_PK FROM \(SQLName.quoted(source.table)) s WHERE \(condition) ORDER BY s.Z_PK"
         constants = selection.constants
     }
@@ -219,6 +237,40 @@ package struct EngineBulkCopy {
         }
     }
 
+    /// Evaluates a chunk's rows without writing them: ``selectSQL`` run on `reader`, a connection of the
+    /// engine's second thread that reads the destination as committed and has the source attached as
+    /// ``attachedSource`` (and Moult's functions, those of external data included).
+    ///
+    /// - Returns: the rows, their first column counting from 1; nil when the guard refused the chunk
+    ///   (it takes the per-object path, as with ``insert(_:first:after:through:filterArguments:into:)``).
+    /// - Throws: ``StoreError`` when the `SELECT` fails otherwise.
+    package func evaluate(after lower: Int64, through upper: Int64, filterArguments: [Value], in reader: Database) throws -> ChunkRows? {
+        let select = try reader.statement(selectSQL)
+        let rows = try ChunkRows(columns: select.columnCount)
+        do {
+            try select.bind([.int(1)] + constants + [.int(lower), .int(upper)] + filterArguments)
+            try select.fill(rows)
+        } catch where error.message.contains(Self.refusal) {
+            return nil
+        }
+        return rows
+    }
+
+    /// Inserts rows made by ``evaluate(after:through:filterArguments:in:)``, their keys continuing
+    /// from `first`, in a savepoint: the same records, in the same order, as
+    /// ``insert(_:first:after:through:filterArguments:into:)`` writes for the chunk.
+    ///
+    /// - Returns: the number of objects inserted.
+    /// - Throws: ``StoreError`` when the insert fails (its changes undone).
+    package func insert(_ rows: ChunkRows, first: Int64, into database: Database) throws -> Int {
+        try database.transaction {
+            try database.withChunkRows(rows) { table in
+                try database.statement("\(into) \(rowsSelected) FROM temp.\(table)").execute([.int(first)])
+                return database.changes
+            }
+        }
+    }
+
     /// Mirrors the associations of a chunk just inserted (see ``mirrorSQL``), when the copy has a mirror.
     ///
     /// - Returns: the number of associations mirrored; nil without a mirror.
@@ -228,6 +280,19 @@ package struct EngineBulkCopy {
         guard let mirrorSQL else { return nil }
         try database.execute(mirrorSQL, [.int(first), .int(lower), .int(upper)] + filterArguments)
         return database.changes
+    }
+
+    /// Mirrors the associations of a chunk just inserted from rows made by
+    /// ``evaluate(after:through:filterArguments:in:)``, which carry the source keys: the rows
+    /// ``mirror(first:after:through:filterArguments:in:)`` writes, without reading the source again.
+    ///
+    /// - Returns: the number of associations mirrored; nil without a mirror.
+    package func mirror(_ rows: ChunkRows, first: Int64, in database: Database) throws -> Int? {
+        guard let rowsMirrorSQL else { return nil }
+        return try database.withChunkRows(rows) { table in
+            try database.statement(rowsMirrorSQL + table).execute([.int(first)])
+            return database.changes
+        }
     }
 
     /// The source keys of a chunk, in the order the insert made their objects.

@@ -56,6 +56,10 @@ public final class Database {
     let handle: OpaquePointer
     private var cache: [String: Statement] = [:]
     private var savepointDepth = 0
+    /// Where this connection's `moult_chunk_rows` tables find their rows, once registered (see ``ChunkRows``).
+    var chunkRowsSlot: UnsafeMutableRawPointer?
+    /// The numbers of columns of the `moult_chunk_rows` tables made on this connection.
+    var chunkRowsTables: Set<Int> = []
 
     /// Opens (or, with ``OpenMode/create``, creates) a database file.
     ///
@@ -112,6 +116,7 @@ public final class Database {
             cache.removeAll()
             SQLite.close(handle)
         }
+        chunkRowsSlot?.deallocate()
     }
 
     /// Whether ``close()`` was called.
