@@ -184,8 +184,15 @@ static inline int moult_chunk_rows_column(sqlite3_vtab_cursor *base, sqlite3_con
     switch (value->type) {
     case SQLITE_INTEGER: sqlite3_result_int64(context, value->integer); break;
     case SQLITE_FLOAT: sqlite3_result_double(context, value->real); break;
-    case SQLITE_TEXT: sqlite3_result_text(context, (const char *)rows->bytes + value->integer, value->length, SQLITE_STATIC); break;
-    case SQLITE_BLOB: sqlite3_result_blob(context, rows->bytes + value->integer, value->length, SQLITE_STATIC); break;
+    // An empty text or blob may have no bytes buffer at all: a null pointer would make it NULL.
+    case SQLITE_TEXT:
+        if (value->length == 0) sqlite3_result_text(context, "", 0, SQLITE_STATIC);
+        else sqlite3_result_text(context, (const char *)rows->bytes + value->integer, value->length, SQLITE_STATIC);
+        break;
+    case SQLITE_BLOB:
+        if (value->length == 0) sqlite3_result_zeroblob(context, 0);
+        else sqlite3_result_blob(context, rows->bytes + value->integer, value->length, SQLITE_STATIC);
+        break;
     default: sqlite3_result_null(context); break;
     }
     return SQLITE_OK;

@@ -42,6 +42,23 @@ import Testing
         second.close()
     }
 
+    /// Rows whose only texts and blobs are empty (no byte held at all) give empty values, not NULL.
+    @Test func emptyValuesStayEmpty() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(url: directory.appending("db.sqlite"), mode: .create)
+        defer { database.close() }
+        let rows = try ChunkRows(columns: 2)
+        try database.statement("SELECT '', x''").fill(rows)
+        #expect(rows.byteCount == 0)
+        let got = try database.withChunkRows(rows) { table in
+            try database.query("SELECT typeof(c0), length(c0), typeof(c1), length(c1) FROM temp.\(table)") { row in
+                (0..<4).map { row.string(at: $0) ?? "nil" }
+            }
+        }
+        #expect(got == [["text", "0", "blob", "0"]])
+    }
+
     /// Inserted through the rows or by the `SELECT` itself, the file is the same byte for byte, and
     /// the rows' table is in the temp schema: the database's own schema does not change.
     @Test func insertingFromTheRowsWritesTheSameFile() throws {

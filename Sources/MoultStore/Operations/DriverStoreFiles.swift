@@ -50,9 +50,17 @@ extension Database {
     ///   log), true otherwise.
     /// - Throws: ``StoreError`` from SQLite.
     package func checkpointWALIfInWALMode() throws -> Bool {
-        guard case .string(let mode)? = try scalar("PRAGMA journal_mode"), mode.lowercased() == "wal" else { return true }
+        guard try isInWALMode() else { return true }
         let busy = try query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int64(at: 0) }.first ?? 0
         return busy == 0
+    }
+
+    /// Whether the database is in WAL mode, where a second connection reads while this one writes.
+    ///
+    /// - Throws: ``StoreError`` from SQLite.
+    package func isInWALMode() throws -> Bool {
+        guard case .string(let mode)? = try scalar("PRAGMA journal_mode") else { return false }
+        return mode.lowercased() == "wal"
     }
 
     /// Leaves WAL mode for a rollback journal, so that the store is one file whatever it was in.
