@@ -42,6 +42,44 @@ import Testing
         second.close()
     }
 
+    /// Random rows of random values (every type, empty and large texts and blobs, any bytes in a
+    /// blob): the rows' table gives back exactly what the `SELECT` gave, seed after seed.
+    @Test(arguments: [1, 2, 3, 4, 5])
+    func randomValuesCrossUnchanged(seed: UInt64) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(url: directory.appending("db.sqlite"), mode: .create)
+        defer { database.close() }
+        var generator = FuzzRandom(seed: seed)
+        func value() -> Value {
+            switch Int.random(in: 0..<6, using: &generator) {
+            case 0: return .null
+            case 1: return .int(Int64.random(in: Int64.min...Int64.max, using: &generator))
+            case 2: return .double(Double.random(in: -1e300...1e300, using: &generator))
+            case 3: return .string(String((0..<Int.random(in: 0..<40, using: &generator)).map { _ in "aé日😀\u{0}".randomElement(using: &generator)! }))
+            case 4: return .data((0..<Int.random(in: 0..<3000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            default: return .data([])
+            }
+        }
+        try database.executeScript("CREATE TABLE t (k INTEGER PRIMARY KEY, a, b, c, d)")
+        try database.write {
+            for key in 1...400 {
+                try database.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.int(Int64(key))] + (0..<4).map { _ in value() })
+            }
+        }
+        let rows = try ChunkRows(columns: 5)
+        try database.statement("SELECT k, a, b, c, d FROM t ORDER BY k").fill(rows)
+        #expect(rows.count == 400)
+        let described = (0..<5).map { "typeof(c\($0)), hex(c\($0))" }.joined(separator: ", ")
+        let got = try database.withChunkRows(rows) { table in
+            try database.query("SELECT \(described) FROM temp.\(table)") { row in (0..<10).map { row.string(at: $0) } }
+        }
+        let expected = try database.query("SELECT \(described.replacingOccurrences(of: "c0", with: "k").replacingOccurrences(of: "c1", with: "a").replacingOccurrences(of: "c2", with: "b").replacingOccurrences(of: "c3", with: "c").replacingOccurrences(of: "c4", with: "d")) FROM t ORDER BY k") { row in
+            (0..<10).map { row.string(at: $0) }
+        }
+        #expect(got == expected)
+    }
+
     /// Rows whose only texts and blobs are empty (no byte held at all) give empty values, not NULL.
     @Test func emptyValuesStayEmpty() throws {
         let directory = try TemporaryDirectory()
