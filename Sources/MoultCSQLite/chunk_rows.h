@@ -14,10 +14,12 @@
 // rows its slot points to at the time of the statement; the module's client data is that slot.
 
 typedef struct MoultChunkValue {
-    sqlite3_int64 integer;  // the integer, or the offset of text or blob bytes
-    double real;
-    int type;               // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL
-    int length;             // bytes of text or blob
+    union {
+        sqlite3_int64 integer;  // the integer, or the offset of text or blob bytes
+        double real;
+    };
+    int type;                   // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL
+    int length;                 // bytes of text or blob
 } MoultChunkValue;
 
 typedef struct MoultChunkRows {
