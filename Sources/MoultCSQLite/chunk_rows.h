@@ -67,12 +67,23 @@ static inline int moult_chunk_rows_reserve(MoultChunkRows *rows, sqlite3_int64 v
     return SQLITE_OK;
 }
 
-/// Steps `statement` to its end, appending each row's `rows->columns` first columns to `rows`.
-/// Returns SQLITE_DONE, or the error that stopped it (the statement's message says what).
-static inline int moult_chunk_rows_fill(sqlite3_stmt *statement, MoultChunkRows *rows) {
+/// What ``moult_chunk_rows_fill`` returns when the rows would hold more than its limit.
+#define MOULT_CHUNK_ROWS_OVER_LIMIT (-1)
+
+/// Steps `statement` to its end, appending each row's `rows->columns` first columns to `rows`, as long
+/// as the rows hold at most `limit` bytes (values and text and blob bytes).
+/// Returns SQLITE_DONE; MOULT_CHUNK_ROWS_OVER_LIMIT when the next row would pass the limit (the
+/// statement is left where it stopped); or the error that stopped it (the statement's message says what).
+static inline int moult_chunk_rows_fill(sqlite3_stmt *statement, MoultChunkRows *rows, sqlite3_int64 limit) {
     int rc;
     const int columns = rows->columns;
     while ((rc = sqlite3_step(statement)) == SQLITE_ROW) {
+        sqlite3_int64 held = (rows->count + 1) * columns * (sqlite3_int64)sizeof(MoultChunkValue) + rows->byteCount;
+        for (int column = 0; column < columns; column++) {
+            int type = sqlite3_column_type(statement, column);
+            if (type == SQLITE_TEXT || type == SQLITE_BLOB) held += sqlite3_column_bytes(statement, column);
+        }
+        if (held > limit) return MOULT_CHUNK_ROWS_OVER_LIMIT;
         if (moult_chunk_rows_reserve(rows, (rows->count + 1) * columns, 0) != SQLITE_OK) return SQLITE_NOMEM;
         MoultChunkValue *row = rows->values + rows->count * columns;
         for (int column = 0; column < columns; column++) {

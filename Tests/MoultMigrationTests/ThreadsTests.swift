@@ -96,6 +96,32 @@ import Testing
         try expectIdentical(directory.appending("out-1.sqlite"), directory.appending("out-2.sqlite"), "threads 1 vs 2")
     }
 
+    /// A chunk whose rows would hold more than `BulkReadAhead.rowsLimit` in memory (here names of
+    /// 10 KB, 10 MB a chunk) is not evaluated ahead: the writer streams it inside SQLite, and the file
+    /// is the same.
+    @Test func largeRowsAreLeftToTheWriter() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v2", persons: 3000, in: directory)
+        let database = try Database(url: source, mode: .readWrite)
+        try database.executeScript("UPDATE ZPERSON SET ZNAME = ZNAME || printf('%.10000c', 'x')")
+        database.close()
+        var lines: [String] = []
+        for threads in ["1", "2"] {
+            let result = try MoultProcess.run([
+                "migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", "v3", "--mapping",
+                Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json").path, "--output", directory.appending("out-\(threads).sqlite").path,
+                "--chunk-size", "1000", "--threads", threads, "--profile", "--quiet",
+            ])
+            #expect(result.exitCode == 0, "\(result.standardError)")
+            lines.append(result.standardError.split(separator: "\n").first { $0.contains("chunks copied in bulk") }.map(String.init) ?? "")
+        }
+        // The addresses' chunks are small and evaluated ahead after the first; the persons' are not.
+        let counts = lines[1].split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        #expect(counts.count == 2 && counts[1] > 0 && counts[1] <= counts[0] - 4, "\(lines[1])")
+        try expectIdentical(directory.appending("out-1.sqlite"), directory.appending("out-2.sqlite"), "threads 1 vs 2, large rows")
+    }
+
     static func pagesIgnoringChangeCounter(_ url: URL) throws -> Data {
         var bytes = try Data(contentsOf: url)
         for offset in Array(24..<28) + Array(92..<96) where offset < bytes.count { bytes[offset] = 0 }

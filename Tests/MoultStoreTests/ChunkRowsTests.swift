@@ -80,6 +80,27 @@ import Testing
         #expect(got == expected)
     }
 
+    /// Filling stops before the rows pass their limit in bytes, and says so; the statement is reset,
+    /// ready to run again.
+    @Test func fillingStopsAtTheLimit() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try Database(url: directory.appending("db.sqlite"), mode: .create)
+        defer { database.close() }
+        try database.executeScript("""
+            CREATE TABLE t (k INTEGER PRIMARY KEY, v);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) INSERT INTO t SELECT i, randomblob(1000) FROM n;
+            """)
+        let select = try database.statement("SELECT k, v FROM t ORDER BY k")
+        let bounded = try ChunkRows(columns: 2)
+        #expect(try select.fill(bounded, limit: 50_000) == false)
+        // Each row holds 2 × 16 bytes of values and 1,000 of blob: 48 rows fit in 50,000 bytes.
+        #expect(bounded.count == 48)
+        let whole = try ChunkRows(columns: 2)
+        #expect(try select.fill(whole, limit: 200_000) == true)
+        #expect(whole.count == 100 && whole.byteCount == 100_000)
+    }
+
     /// Rows whose only texts and blobs are empty (no byte held at all) give empty values, not NULL.
     @Test func emptyValuesStayEmpty() throws {
         let directory = try TemporaryDirectory()

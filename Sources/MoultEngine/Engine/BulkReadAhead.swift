@@ -36,6 +36,11 @@ final class BulkReadAhead: @unchecked Sendable {
         case refused
     }
 
+    /// The most a chunk's rows may hold in memory, in bytes: a chunk over it (large texts or blobs,
+    /// a very large chunk) is left to the writer, which streams it inside SQLite. Two chunks' rows are
+    /// alive at once, one being inserted and the next being evaluated.
+    static let rowsLimit = 8 << 20
+
     private var reader: Database?
     private let work = WorkAhead<Request, Evaluated>(label: "moult.bulk-read-ahead")
 
@@ -55,14 +60,15 @@ final class BulkReadAhead: @unchecked Sendable {
     func start(_ request: Request, copy: EngineBulkCopy, filterArguments: [Value]) {
         work.start(request) { [self] in
             guard let reader else { throw StoreError(.ioFailure, "the second thread's connection is closed") }
-            let rows = try copy.evaluate(after: request.after, through: request.through, filterArguments: filterArguments, in: reader)
+            let rows = try copy.evaluate(
+                after: request.after, through: request.through, filterArguments: filterArguments, in: reader, limit: Self.rowsLimit)
             return rows.map(Evaluated.rows) ?? .refused
         }
     }
 
     /// What `request`'s `SELECT` made, once done: nil when another request was evaluated ahead, or
-    /// when its evaluation failed (the writer then evaluates the chunk itself, and meets the failure
-    /// where it would have without a second thread).
+    /// when its evaluation failed or its rows would pass ``rowsLimit`` (the writer then evaluates the
+    /// chunk itself, and meets a failure where it would have without a second thread).
     func take(_ request: Request) -> Evaluated? {
         (try? work.take(request)) ?? nil
     }

@@ -91,7 +91,7 @@ package struct EngineBulkCopy {
     package let insertSQL: String
     package let constants: [Value]
     /// The insert's `SELECT` alone, for a connection of the second thread with the source attached
-    /// under the same name (see ``evaluate(after:through:filterArguments:in:)``); its first argument is
+    /// under the same name (see ``evaluate(after:through:filterArguments:in:limit:)``); its first argument is
     /// 1. With a mirror, each row's source key follows the values.
     package let selectSQL: String
     /// `INSERT INTO main.<destination> (…)`, and `SELECT ? + c0 - 1, c1, …`: with `FROM temp.<rows>`,
@@ -241,22 +241,31 @@ package struct EngineBulkCopy {
     /// engine's second thread that reads the destination as committed and has the source attached as
     /// ``attachedSource`` (and Moult's functions, those of external data included).
     ///
+    /// The rows are held in memory, so they are bounded: a chunk whose rows would hold more than
+    /// `limit` bytes (large texts or blobs, a very large chunk) is not evaluated here.
+    ///
     /// - Returns: the rows, their first column counting from 1; nil when the guard refused the chunk
     ///   (it takes the per-object path, as with ``insert(_:first:after:through:filterArguments:into:)``).
-    /// - Throws: ``StoreError`` when the `SELECT` fails otherwise.
-    package func evaluate(after lower: Int64, through upper: Int64, filterArguments: [Value], in reader: Database) throws -> ChunkRows? {
+    /// - Throws: ``StoreError`` when the `SELECT` fails otherwise, or the rows would pass `limit`
+    ///   (the writer then runs the insert's own `SELECT`).
+    package func evaluate(after lower: Int64, through upper: Int64, filterArguments: [Value], in reader: Database, limit: Int) throws -> ChunkRows? {
         let select = try reader.statement(selectSQL)
         let rows = try ChunkRows(columns: select.columnCount)
+        var filled = false
         do {
             try select.bind([.int(1)] + constants + [.int(lower), .int(upper)] + filterArguments)
-            try select.fill(rows)
-        } catch where error.message.contains(Self.refusal) {
-            return nil
+            filled = try select.fill(rows, limit: limit)
+        } catch {
+            if error.message.contains(Self.refusal) { return nil }
+            throw error
+        }
+        guard filled else {
+            throw StoreError(.invalidValue, "the chunk's rows would hold more than \(limit) bytes: the writer evaluates it", sql: selectSQL)
         }
         return rows
     }
 
-    /// Inserts rows made by ``evaluate(after:through:filterArguments:in:)``, their keys continuing
+    /// Inserts rows made by ``evaluate(after:through:filterArguments:in:limit:)``, their keys continuing
     /// from `first`, in a savepoint: the same records, in the same order, as
     /// ``insert(_:first:after:through:filterArguments:into:)`` writes for the chunk.
     ///
@@ -283,7 +292,7 @@ package struct EngineBulkCopy {
     }
 
     /// Mirrors the associations of a chunk just inserted from rows made by
-    /// ``evaluate(after:through:filterArguments:in:)``, which carry the source keys: the rows
+    /// ``evaluate(after:through:filterArguments:in:limit:)``, which carry the source keys: the rows
     /// ``mirror(first:after:through:filterArguments:in:)`` writes, without reading the source again.
     ///
     /// - Returns: the number of associations mirrored; nil without a mirror.

@@ -41,18 +41,25 @@ package final class ChunkRows: @unchecked Sendable {
 
 extension Statement {
     /// Steps the statement (bound already) to its end, appending every row's first `rows.columns`
-    /// values to `rows`, then resets it.
+    /// values to `rows`, then resets it; stops, and returns false, before the rows would hold more than
+    /// `limit` bytes (16 per value, and the bytes of texts and blobs).
     ///
     /// - Throws: ``StoreError`` for the SQLite failure that stopped it, with the SQL; the rows read
     ///   before it stay in `rows`.
-    package func fill(_ rows: ChunkRows) throws(StoreError) {
-        let code = moult_chunk_rows_fill(handle, rows.rows)
+    @discardableResult
+    package func fill(_ rows: ChunkRows, limit: Int = .max) throws(StoreError) -> Bool {
+        let code = moult_chunk_rows_fill(handle, rows.rows, Int64(limit))
+        if code == MOULT_CHUNK_ROWS_OVER_LIMIT {
+            reset()
+            return false
+        }
         guard code == SQLite.done else {
             let error = SQLite.error(code, database.handle, sql: sql, path: database.path)
             reset()
             throw error
         }
         reset()
+        return true
     }
 }
 
