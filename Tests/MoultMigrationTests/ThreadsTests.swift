@@ -78,16 +78,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let source = try People.generate("v2", persons: 300, in: directory)
-        var lines: [String] = []
-        for threads in ["1", "2"] {
-            let result = try MoultProcess.run([
-                "migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", "v3", "--mapping",
-                Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json").path, "--output", directory.appending("out-\(threads).sqlite").path,
-                "--chunk-size", "20", "--threads", threads, "--profile", "--quiet",
-            ])
-            #expect(result.exitCode == 0, "\(result.standardError)")
-            lines.append(result.standardError.split(separator: "\n").first { $0.contains("chunks copied in bulk") }.map(String.init) ?? "")
-        }
+        let lines = try ["1", "2"].map { try Self.bulkChunksLine(source, threads: $0, chunkSize: 20, in: directory) }
         // 300 persons in chunks of 20 (PersonToPerson) and their addresses (PersonToAddress): the first
         // chunk of each pass is evaluated on the spot.
         let counts = lines.map { line in line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) } }
@@ -106,20 +97,23 @@ import Testing
         let database = try Database(url: source, mode: .readWrite)
         try database.executeScript("UPDATE ZPERSON SET ZNAME = ZNAME || printf('%.10000c', 'x')")
         database.close()
-        var lines: [String] = []
-        for threads in ["1", "2"] {
-            let result = try MoultProcess.run([
-                "migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", "v3", "--mapping",
-                Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json").path, "--output", directory.appending("out-\(threads).sqlite").path,
-                "--chunk-size", "1000", "--threads", threads, "--profile", "--quiet",
-            ])
-            #expect(result.exitCode == 0, "\(result.standardError)")
-            lines.append(result.standardError.split(separator: "\n").first { $0.contains("chunks copied in bulk") }.map(String.init) ?? "")
-        }
+        let lines = try ["1", "2"].map { try Self.bulkChunksLine(source, threads: $0, chunkSize: 1000, in: directory) }
         // The addresses' chunks are small and evaluated ahead after the first; the persons' are not.
         let counts = lines[1].split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
         #expect(counts.count == 2 && counts[1] > 0 && counts[1] <= counts[0] - 4, "\(lines[1])")
         try expectIdentical(directory.appending("out-1.sqlite"), directory.appending("out-2.sqlite"), "threads 1 vs 2, large rows")
+    }
+
+    /// Migrates People v2 → v3 into `out-<threads>.sqlite` with `--profile`; returns its line counting
+    /// the chunks copied in bulk and those evaluated ahead.
+    static func bulkChunksLine(_ source: URL, threads: String, chunkSize: Int, in directory: TemporaryDirectory) throws -> String {
+        let result = try MoultProcess.run([
+            "migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", "v3", "--mapping",
+            Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json").path, "--output", directory.appending("out-\(threads).sqlite").path,
+            "--chunk-size", "\(chunkSize)", "--threads", threads, "--profile", "--quiet",
+        ])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        return result.standardError.split(separator: "\n").first { $0.contains("chunks copied in bulk") }.map(String.init) ?? ""
     }
 
     static func pagesIgnoringChangeCounter(_ url: URL) throws -> Data {
