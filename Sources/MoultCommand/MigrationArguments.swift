@@ -41,6 +41,8 @@ struct MigrationArguments: ParsableArguments {
     @Flag(help: .hidden) var keepPassOrder = false
     @Flag(help: .hidden) var writeAllAssociations = false
     @Flag(help: .hidden) var uniquePerObject = false
+    /// The destination's WAL size over which it is checkpointed between chunks on two threads (tests: 0).
+    @Option(help: .hidden) var walCheckpointBytes: Int64?
     @Flag(help: .hidden) var streamEveryStep = false
     @Flag(help: .hidden) var copyExternalData = false
     @Flag(help: .hidden) var profile = false
@@ -81,6 +83,7 @@ struct MigrationArguments: ParsableArguments {
         options.reorderCreatePasses = !keepPassOrder
         options.skipUnreadAssociations = !writeAllAssociations
         options.uniqueInSQL = !uniquePerObject
+        if let walCheckpointBytes { options.walLimitBytes = walCheckpointBytes }
         options.intermediateStepsBySQL = !streamEveryStep
         options.linksExternalData = !copyExternalData
         options.profile = profile

@@ -78,13 +78,17 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let source = try People.generate("v2", persons: 300, in: directory)
+        // On two threads, also with the WAL checkpointed between every two chunks (a limit of 0 bytes).
         let lines = try ["1", "2"].map { try Self.bulkChunksLine(source, threads: $0, chunkSize: 20, in: directory) }
+            + [try Self.bulkChunksLine(source, threads: "2", chunkSize: 20, in: directory, walCheckpointBytes: 0)]
         // 300 persons in chunks of 20 (PersonToPerson) and their addresses (PersonToAddress): the first
         // chunk of each pass is evaluated on the spot.
         let counts = lines.map { line in line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) } }
-        #expect(counts[0].count == 2 && counts[0][1] == 0, "\(lines[0])")
-        #expect(counts[1].count == 2 && counts[1][0] == counts[0][0] && counts[1][1] == counts[1][0] - 2, "\(lines[1])")
+        #expect(counts[0].count == 3 && counts[0][1] == 0 && counts[0][2] == 0, "\(lines[0])")
+        #expect(counts[1].count == 3 && counts[1][0] == counts[0][0] && counts[1][1] == counts[1][0] - 2 && counts[1][2] == 0, "\(lines[1])")
+        #expect(counts[2].count == 3 && counts[2][1] == counts[1][1] && counts[2][2] > 0, "\(lines[2])")
         try expectIdentical(directory.appending("out-1.sqlite"), directory.appending("out-2.sqlite"), "threads 1 vs 2")
+        try expectIdentical(directory.appending("out-1.sqlite"), directory.appending("out-2-wal0.sqlite"), "threads 1 vs 2, WAL checkpointed")
     }
 
     /// A chunk whose rows would hold more than `BulkReadAhead.rowsLimit` in memory (here names of
@@ -100,18 +104,21 @@ import Testing
         let lines = try ["1", "2"].map { try Self.bulkChunksLine(source, threads: $0, chunkSize: 1000, in: directory) }
         // The addresses' chunks are small and evaluated ahead after the first; the persons' are not.
         let counts = lines[1].split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-        #expect(counts.count == 2 && counts[1] > 0 && counts[1] <= counts[0] - 4, "\(lines[1])")
+        #expect(counts.count == 3 && counts[1] > 0 && counts[1] <= counts[0] - 4, "\(lines[1])")
         try expectIdentical(directory.appending("out-1.sqlite"), directory.appending("out-2.sqlite"), "threads 1 vs 2, large rows")
     }
 
     /// Migrates People v2 → v3 into `out-<threads>.sqlite` with `--profile`; returns its line counting
     /// the chunks copied in bulk and those evaluated ahead.
-    static func bulkChunksLine(_ source: URL, threads: String, chunkSize: Int, in directory: TemporaryDirectory) throws -> String {
+    static func bulkChunksLine(
+        _ source: URL, threads: String, chunkSize: Int, in directory: TemporaryDirectory, walCheckpointBytes: Int? = nil
+    ) throws -> String {
+        let output = directory.appending("out-\(threads)\(walCheckpointBytes.map { "-wal\($0)" } ?? "").sqlite")
         let result = try MoultProcess.run([
             "migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", "v3", "--mapping",
-            Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json").path, "--output", directory.appending("out-\(threads).sqlite").path,
+            Fixtures.datasets.appending(path: "People/Mappings/v2-to-v3.json").path, "--output", output.path,
             "--chunk-size", "\(chunkSize)", "--threads", threads, "--profile", "--quiet",
-        ])
+        ] + (walCheckpointBytes.map { ["--wal-checkpoint-bytes", "\($0)"] } ?? []))
         #expect(result.exitCode == 0, "\(result.standardError)")
         return result.standardError.split(separator: "\n").first { $0.contains("chunks copied in bulk") }.map(String.init) ?? ""
     }

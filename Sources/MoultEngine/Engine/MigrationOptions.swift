@@ -78,6 +78,9 @@ public struct MigrationOptions: Sendable, Hashable {
     /// Print, at the end of a run's passes, where its time went by pass and kind of work (a clock read
     /// per chunk and kind, never per object) to standard error.
     public var profile: Bool = false
+    /// With bulk copies evaluated on the second thread, the size in bytes over which the destination's
+    /// WAL is checkpointed and truncated between two chunks (see `Session.keepWALSmall`). Tests set 0.
+    package var walLimitBytes: Int64 = 64 << 20
     /// The work directory (checkpointed partial destination, association table); by default beside
     /// the output, named after it with `.moult` appended.
     public var workDirectory: URL?

@@ -20,6 +20,8 @@ package final class StageProfile {
     private var order: [String] = []
     /// Chunks copied in bulk, and those of them whose `SELECT` ran on the second thread (``BulkReadAhead``).
     private var bulkChunks = 0, bulkChunksAhead = 0
+    /// The destination's WAL checkpointed between chunks (see `Session.keepWALSmall`).
+    var walCheckpoints = 0
 
     func countBulkChunk(evaluatedAhead: Bool) {
         bulkChunks += 1
@@ -46,7 +48,9 @@ package final class StageProfile {
         }
         lines.append("moult profile: total\t\t\t\(String(format: "%.3f", total))")
         if bulkChunks > 0 {
-            lines.append("moult profile: chunks copied in bulk: \(bulkChunks), evaluated ahead on the second thread: \(bulkChunksAhead)")
+            lines.append(
+                "moult profile: chunks copied in bulk: \(bulkChunks), evaluated ahead on the second thread: \(bulkChunksAhead), "
+                    + "WAL checkpoints between chunks: \(walCheckpoints)")
         }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
