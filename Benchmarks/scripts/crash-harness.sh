@@ -3,11 +3,13 @@
 # stopped, and the source never changes.
 #
 #     Benchmarks/scripts/crash-harness.sh [--objects N] [--kills K] [--seed S] [--chunk-size C] [--step STEP]
-#         [--journal wal|rollback] [--threads T] [--per-object]
+#         [--journal wal|rollback] [--threads T] [--per-object] [--wal-checkpoint-bytes B]
 #         defaults: 20000 persons, 24 random kill points, seed 1, chunk size 500, step v2-v3, a WAL source
 #         (--journal rollback: the source in rollback-journal mode, as many Core Data stores are)
 #         --threads T: every killed and resumed run on T threads (`migrate --threads T`), the references
-#         on one; --per-object: every run with --no-bulk-sql (the path a second thread reads ahead for)
+#         on one; --per-object: every run with --no-bulk-sql (the path a second thread reads ahead for);
+#         --wal-checkpoint-bytes B: on two threads, the destination's WAL checkpointed between chunks once
+#         over B bytes (0: between every two chunks), in the killed and resumed runs
 #
 # STEP is the People step migrated: v2-v3 (the address split, the default), v3-v4 (the Adult/Child
 # split, Mappings/v3-to-v4.json), v4-v5 (unique companies and schools, BuiltinPolicy/v4-to-v5.json)
@@ -39,7 +41,8 @@ while [[ $# -gt 0 ]]; do
     --journal) JOURNAL=$2; shift 2 ;;
     --threads) RUN_OPTIONS+=(--threads "$2"); REFERENCE_OPTIONS+=(--threads 1); shift 2 ;;
     --per-object) RUN_OPTIONS+=(--no-bulk-sql); REFERENCE_OPTIONS+=(--no-bulk-sql); shift ;;
-    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    --wal-checkpoint-bytes) RUN_OPTIONS+=(--wal-checkpoint-bytes "$2"); shift 2 ;;
+    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
