@@ -202,8 +202,9 @@ extension Session {
     /// Checkpoints and truncates the destination's WAL when it has grown over
     /// ``MigrationOptions/walLimitBytes``. Called between two chunks, when neither connection is in a
     /// transaction: with the second thread's connection reading the destination most of the time,
-    /// SQLite seldom finds the moment to start its WAL over, and the WAL would grow with the run (about
-    /// 33 MiB per million persons of People v2 → v3) and slow every page read through it. A checkpoint
+    /// SQLite seldom finds the moment to start its WAL over, and the WAL would grow with the run (People
+    /// v2 → v3: 43 MiB at a million persons, 93 to 167 MiB at five million; 52 MiB on one thread), and
+    /// with it the wal-index every page read goes through. A checkpoint
     /// moves pages between files; the store's bytes are the same.
     private func keepWALSmall(_ destination: SQLiteStore) throws {
         let path = destination.database.path + "-wal"
