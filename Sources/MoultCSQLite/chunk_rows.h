@@ -78,13 +78,8 @@ static inline int moult_chunk_rows_fill(sqlite3_stmt *statement, MoultChunkRows 
     int rc;
     const int columns = rows->columns;
     while ((rc = sqlite3_step(statement)) == SQLITE_ROW) {
-        sqlite3_int64 held = (rows->count + 1) * columns * (sqlite3_int64)sizeof(MoultChunkValue) + rows->byteCount;
-        for (int column = 0; column < columns; column++) {
-            int type = sqlite3_column_type(statement, column);
-            if (type == SQLITE_TEXT || type == SQLITE_BLOB) held += sqlite3_column_bytes(statement, column);
-        }
-        if (held > limit) return MOULT_CHUNK_ROWS_OVER_LIMIT;
         if (moult_chunk_rows_reserve(rows, (rows->count + 1) * columns, 0) != SQLITE_OK) return SQLITE_NOMEM;
+        const sqlite3_int64 bytesBefore = rows->byteCount;
         MoultChunkValue *row = rows->values + rows->count * columns;
         for (int column = 0; column < columns; column++) {
             MoultChunkValue *value = row + column;
@@ -98,6 +93,11 @@ static inline int moult_chunk_rows_fill(sqlite3_stmt *statement, MoultChunkRows 
                 const void *data = value->type == SQLITE_TEXT ? (const void *)sqlite3_column_text(statement, column)
                                                               : sqlite3_column_blob(statement, column);
                 int length = sqlite3_column_bytes(statement, column);
+                if (rows->byteCount + length > limit) {
+                    // Over the limit: the row is left out, its bytes so far given back.
+                    rows->byteCount = bytesBefore;
+                    return MOULT_CHUNK_ROWS_OVER_LIMIT;
+                }
                 if (moult_chunk_rows_reserve(rows, 0, rows->byteCount + length) != SQLITE_OK) return SQLITE_NOMEM;
                 if (length > 0) memcpy(rows->bytes + rows->byteCount, data, (size_t)length);
                 value->integer = rows->byteCount;
@@ -107,6 +107,10 @@ static inline int moult_chunk_rows_fill(sqlite3_stmt *statement, MoultChunkRows 
             }
             default: break;
             }
+        }
+        if ((rows->count + 1) * columns * (sqlite3_int64)sizeof(MoultChunkValue) + rows->byteCount > limit) {
+            rows->byteCount = bytesBefore;
+            return MOULT_CHUNK_ROWS_OVER_LIMIT;
         }
         rows->count += 1;
     }

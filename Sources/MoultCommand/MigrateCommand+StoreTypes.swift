@@ -64,7 +64,10 @@ extension MigrateCommand {
         } catch {
             // A refused run (bad usage, bad input, no path, broken rules) leaves nothing of its own: a
             // work folder it made holds nothing a rerun could resume. A stopped run's is kept.
-            if !resuming, [64, 65, 66, 67].contains(Self.exitCode(of: error)) { try? FileManager.default.removeItem(at: work) }
+            let refused: [FailureCategory] = [.usage, .badInput, .incompatible, .validationFailed]
+            if !resuming, let code = Self.exitCode(of: error), refused.map(\.exitCode).contains(code) {
+                try? FileManager.default.removeItem(at: work)
+            }
             throw error
         }
     }
@@ -73,7 +76,7 @@ extension MigrateCommand {
     private static func exitCode(of error: any Error) -> Int32? {
         if let exit = error as? ExitCode { return exit.rawValue }
         if let categorized = error as? any CategorizedError { return categorized.category.exitCode }
-        if error is ValidationError { return 64 }
+        if error is ValidationError { return FailureCategory.usage.exitCode }
         return nil
     }
 

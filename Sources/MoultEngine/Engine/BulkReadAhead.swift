@@ -38,7 +38,8 @@ final class BulkReadAhead: @unchecked Sendable {
 
     /// The most a chunk's rows may hold in memory, in bytes: a chunk over it (large texts or blobs,
     /// a very large chunk) is left to the writer, which streams it inside SQLite. Two chunks' rows are
-    /// alive at once, one being inserted and the next being evaluated.
+    /// alive at once, one being inserted and the next being evaluated; their buffers grow by doubling,
+    /// so each allocates at most twice this.
     static let rowsLimit = 8 << 20
 
     private var reader: Database?

@@ -215,7 +215,7 @@ extension Session {
     }
 
     /// The second thread's evaluation of bulk copies, for a run on two threads or more that copies in
-    /// bulk into a destination in WAL mode (where its connection reads while the run's writes; a
+    /// bulk into a destination in WAL mode (where its connection reads while the run writes; a
     /// rollback journal would have the two wait for each other); nil otherwise.
     private func bulkReadAhead() throws -> BulkReadAhead? {
         guard job.options.threads >= 2, usesSQLFastPaths, let destination, try destination.database.isInWALMode() else { return nil }
