@@ -50,8 +50,7 @@ final class BulkReadAhead: @unchecked Sendable {
     ///
     /// - Throws: ``/MoultStore/StoreError`` when the connection cannot be made.
     init(destination: Database, source: URL, externalDataFolder folder: URL) throws {
-        let reader = try Database(url: URL(filePath: destination.path), mode: .readWrite, configuration: destination.configuration)
-        try reader.executeScript("PRAGMA query_only = 1")
+        let reader = try destination.queryOnlyReader()
         try reader.attachReadOnly(source, as: EngineBulkCopy.attachedSource)
         try reader.registerExternalDataFunctions(folder: folder)
         self.reader = reader

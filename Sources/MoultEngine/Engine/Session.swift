@@ -130,8 +130,15 @@ package final class Session {
 
     package func makePlan(fingerprint: String? = nil) throws -> MigrationPlan {
         let fingerprint = try fingerprint ?? job.fingerprint(source: source)
+        // On two threads, a second connection to the source cuts another mapping's chunks meanwhile.
+        let source = source
+        let secondConnection = { () throws -> Database? in
+            guard self.job.options.threads >= 2, let reopenable = source as? any ReopenableStore else { return nil }
+            return (try reopenable.secondReader() as? any SQLFastPaths)?.database
+        }
         var plan = try partitioner.plan(
-            mappings: mappings, variant: variant, source: source, sql: sqlSource?.database, fingerprint: fingerprint, createOrder: createOrder)
+            mappings: mappings, variant: variant, source: source, sql: sqlSource?.database, secondConnection: secondConnection,
+            fingerprint: fingerprint, createOrder: createOrder)
         plan.decisions = decisions
         return plan
     }
@@ -165,9 +172,11 @@ package final class Session {
         manager.unwrittenSource = { [unowned self] mapping, key in unwrittenSource(mapping: mapping, destination: key, plan) }
         let options = job.options
         if options.validate {
-            let validator = Validator(
+            var validator = Validator(
                 model: job.destinationModel, layout: destination.layout, database: destination.database,
                 stopAtFirst: options.stopAtFirstValidationFailure, report: { manager.reportValidationFailure($0) })
+            validator.second = try validationReader()
+            defer { validator.second?.close() }
             try validator.run()
         }
         // What the last hooks set or remember is written at once, as it always was.
@@ -194,6 +203,16 @@ package final class Session {
             try Checkpoint.save(position, in: destination.database)
         }
         return 0
+    }
+
+    /// A second connection to the destination for the validation's scans, on two threads or more when
+    /// the destination is in WAL mode (where it reads what the run committed while the other reads
+    /// too) and nothing is left uncommitted; nil otherwise.
+    private func validationReader() throws -> Database? {
+        guard job.options.threads >= 2, let database = destination?.database, !database.isInTransaction, try database.isInWALMode() else {
+            return nil
+        }
+        return try database.queryOnlyReader()
     }
 
     /// Removes Moult's own tables and leaves a store Core Data would open, as one file.

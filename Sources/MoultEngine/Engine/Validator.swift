@@ -23,6 +23,10 @@ package struct Validator {
     var only: ((_ entity: String, _ property: String) -> Bool)? = nil
     /// Whether a one-to-one's object must point back (`moult verify` checks inverses on its own).
     package var checksOneToOnes = true
+    /// A second connection to the same store that reads what `database` has committed, when there is
+    /// one: two tables are then scanned for rules at a time, one on each connection, on two threads.
+    /// The failures and their order are the same.
+    package var second: Database? = nil
 
     package init(
         model: ObjectModel, layout: StoreLayout, database: Database, stopAtFirst: Bool, report: @escaping (ValidationFailure) -> Void,
@@ -48,12 +52,47 @@ package struct Validator {
             report(failure)
             if stopAtFirst { throw Stop() }
         }
+        let entities = layout.entities.filter { !$0.isAbstract }
+        let rules = entities.map { checks($0, EngineValidationQueries(entity: $0)) }
+        let tablesThatMayFail = try tablesWithRowsBreaking(entities, rules)
         do {
-            for entity in layout.entities where !entity.isAbstract {
-                try check(entity, reportAndCount)
+            for (entity, checks) in zip(entities, rules) {
+                try check(entity, checks, rowsMayFail: tablesThatMayFail.contains(entity.table), reportAndCount)
             }
         } catch is Stop {}
         return count
+    }
+
+    /// The tables where a row may break a rule on one row (``Check/row(_:property:rule:)``): the
+    /// rules of all the entities a table holds are tried together (a scan per 500 rules, within
+    /// SQLite's limit on arguments), so that when no row breaks any of them (the usual case) no
+    /// rule is scanned on its own, and a table is scanned once whatever the number of its entities.
+    private func tablesWithRowsBreaking(_ entities: [EntityLayout], _ checks: [[Check]]) throws -> Set<String> {
+        var tables: [String] = []
+        var rules: [String: [(entity: Int32, rule: EngineValidationQueries.RowRule)]] = [:]
+        for (entity, checks) in zip(entities, checks) {
+            for case .row(let rule, _, _) in checks {
+                if rules[entity.table] == nil { tables.append(entity.table) }
+                rules[entity.table, default: []].append((entity.number, rule))
+            }
+        }
+        let scans = tables.map { table in
+            let all = rules[table] ?? []
+            return stride(from: 0, to: all.count, by: 500).map {
+                EngineValidationQueries.anyRowBreaking(in: table, all[$0..<min($0 + 500, all.count)])
+            }
+        }
+        let work: @Sendable (Int, Database) throws -> Bool = { index, database in
+            for scan in scans[index] where try scan.hasRow(in: database) { return true }
+            return false
+        }
+        let breaking =
+            if let second, scans.count >= 2 {
+                try TwoConnections(database, second).map(count: scans.count, work)
+            } else {
+                try scans.indices.map { try work($0, database) }
+            }
+        return Set(zip(tables, breaking).filter(\.1).map(\.0))
     }
 
     /// One rule of an entity, in the order its failures are reported.
@@ -67,17 +106,9 @@ package struct Validator {
         case count(EngineValidationQueries.Query, property: String, minimum: Int, maximum: Int)
     }
 
-    private func check(_ entity: EntityLayout, _ report: (ValidationFailure) throws -> Void) throws {
+    /// Checks an entity: its rules on one row only when its table may break one (`rowsMayFail`).
+    private func check(_ entity: EntityLayout, _ checks: [Check], rowsMayFail: Bool, _ report: (ValidationFailure) throws -> Void) throws {
         let queries = EngineValidationQueries(entity: entity)
-        let checks = checks(entity, queries)
-        // The rules on one row, tried together first (a scan per 500, within SQLite's limit on
-        // arguments): when no row breaks any of them (the usual case), none is scanned on its own.
-        var rows: [EngineValidationQueries.RowRule] = []
-        for case .row(let rule, _, _) in checks { rows.append(rule) }
-        var rowsMayFail = false
-        for start in stride(from: 0, to: rows.count, by: 500) where !rowsMayFail {
-            rowsMayFail = try queries.anyRowBreaking(rows[start..<min(start + 500, rows.count)]).hasRow(in: database)
-        }
         for check in checks {
             switch check {
             case .row(let rowRule, let property, let rule):

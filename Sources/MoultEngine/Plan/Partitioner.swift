@@ -49,11 +49,11 @@ package struct Partitioner {
     ///   - createOrder: the order of the create passes by mapping index (see `ToOnesAtInsert.createOrder`).
     func plan(
         mappings: [CompiledMapping], variant: (CompiledMapping, String?) throws -> CompiledMapping, source: any StoreReading,
-        sql: Database?, fingerprint: String, createOrder: [Int]? = nil
+        sql: Database?, secondConnection: () throws -> Database? = { nil }, fingerprint: String, createOrder: [Int]? = nil
     ) throws -> MigrationPlan {
         var planMappings: [MigrationPlan.Mapping] = []
-        var createPasses: [Int: [MigrationPlan.Pass]] = [:]
-        var relationshipPasses: [MigrationPlan.Pass] = []
+        // One pass of each stage per mapping and partition, in this order.
+        var passes: [(mapping: Int, partition: String?, compiled: CompiledMapping)] = []
         for mapping in mappings {
             planMappings.append(
                 MigrationPlan.Mapping(
@@ -62,13 +62,19 @@ package struct Partitioner {
                     filterInSQL: mapping.filterSQL != nil || mapping.mapping.filterPredicate == nil))
             guard mapping.source != nil, mapping.mapping.effectiveType != .remove else { continue }
             for partition in effectivePartitions {
-                let compiled = try variant(mapping, partition)
-                let chunks = try sql.map { try self.chunks(compiled, source: $0) } ?? self.chunks(compiled, reader: source)
-                createPasses[mapping.index, default: []].append(
-                    MigrationPlan.Pass(stage: .createObjects, mapping: mapping.index, partition: partition, chunks: chunks))
-                relationshipPasses.append(
-                    MigrationPlan.Pass(stage: .createRelationships, mapping: mapping.index, partition: partition, chunks: chunks))
+                passes.append((mapping.index, partition, try variant(mapping, partition)))
             }
+        }
+        let chunksOfPasses =
+            try sql.map { try chunks(of: passes.map(\.compiled), source: $0, secondConnection: secondConnection) }
+            ?? passes.map { try chunks($0.compiled, reader: source) }
+        var createPasses: [Int: [MigrationPlan.Pass]] = [:]
+        var relationshipPasses: [MigrationPlan.Pass] = []
+        for (pass, chunks) in zip(passes, chunksOfPasses) {
+            createPasses[pass.mapping, default: []].append(
+                MigrationPlan.Pass(stage: .createObjects, mapping: pass.mapping, partition: pass.partition, chunks: chunks))
+            relationshipPasses.append(
+                MigrationPlan.Pass(stage: .createRelationships, mapping: pass.mapping, partition: pass.partition, chunks: chunks))
         }
         // The create passes in `createOrder` (the mappings' own order without one); stage 2 keeps the mappings' order.
         let order = createOrder ?? mappings.map(\.index)
@@ -78,12 +84,33 @@ package struct Partitioner {
         return MigrationPlan(chunkSize: chunkSize, mappings: planMappings, passes: created + relationshipPasses, fingerprint: fingerprint)
     }
 
-    /// The chunks of one mapping's source objects.
-    func chunks(_ mapping: CompiledMapping, source: Database) throws -> [MigrationPlan.Chunk] {
-        guard let layout = mapping.source else { return [] }
-        let boundaries = EngineChunkQueries.Boundaries(entity: layout, filter: mapping.filterSQL, chunkSize: chunkSize)
-        var chunks: [MigrationPlan.Chunk] = []
-        var lower: Int64 = 0
+    /// The chunks of each mapping's source objects, found by SQL. Each mapping is a scan of its
+    /// source table; with a second connection to the source (`secondConnection`, asked for only when
+    /// there are two mappings or more), two run at a time, one on each connection. The chunks are
+    /// the same either way.
+    func chunks(of mappings: [CompiledMapping], source: Database, secondConnection: () throws -> Database?) throws -> [[MigrationPlan.Chunk]] {
+        let size = chunkSize
+        let boundaries = mappings.map { mapping in
+            mapping.source.map { EngineChunkQueries.Boundaries(entity: $0, filter: mapping.filterSQL, chunkSize: size) }
+        }
+        let work: @Sendable (Int, Database) throws -> [MigrationPlan.Chunk] = { index, database in
+            guard let queries = boundaries[index] else { return [] }
+            return try Self.chunks(queries, chunkSize: size, in: database)
+        }
+        guard boundaries.count >= 2, let second = try secondConnection() else {
+            return try boundaries.indices.map { try work($0, source) }
+        }
+        defer { second.close() }
+        return try TwoConnections(source, second).map(count: boundaries.count, work)
+    }
+
+    /// The chunks `boundaries` cut. The first chunk is found with its count, so that a mapping whose
+    /// objects fit in one chunk (a filter that takes few objects, or none) costs one scan, not two.
+    static func chunks(_ boundaries: EngineChunkQueries.Boundaries, chunkSize: Int, in source: Database) throws(StoreError) -> [MigrationPlan.Chunk] {
+        guard let first = try boundaries.firstChunk(in: source) else { return [] }
+        guard first.count >= chunkSize else { return [MigrationPlan.Chunk(lowerBound: 0, upperBound: first.upper, estimatedRows: first.count)] }
+        var chunks = [MigrationPlan.Chunk(lowerBound: 0, upperBound: first.upper, estimatedRows: chunkSize)]
+        var lower = first.upper
         while let upper = try boundaries.boundary(after: lower, in: source) {
             chunks.append(MigrationPlan.Chunk(lowerBound: lower, upperBound: upper, estimatedRows: chunkSize))
             lower = upper

@@ -1,3 +1,4 @@
+import Foundation
 import MoultModel
 
 /// The operations on a store's files the drivers (and the command line) run through SQLite: its
@@ -61,6 +62,17 @@ extension Database {
     package func isInWALMode() throws -> Bool {
         guard case .string(let mode)? = try scalar("PRAGMA journal_mode") else { return false }
         return mode.lowercased() == "wal"
+    }
+
+    /// A second connection to this database's file, for another thread, that only reads: opened to
+    /// write, so that it shares the WAL index as the writer does, and refusing every write
+    /// (`query_only`). In WAL mode it reads what this connection has committed while this one writes.
+    ///
+    /// - Throws: ``StoreError`` when the connection cannot be made.
+    package func queryOnlyReader() throws(StoreError) -> Database {
+        let reader = try Database(url: URL(filePath: path), mode: .readWrite, configuration: configuration)
+        try reader.executeScript("PRAGMA query_only = 1")
+        return reader
     }
 
     /// Leaves WAL mode for a rollback journal, so that the store is one file whatever it was in.

@@ -8,6 +8,7 @@ package import MoultModel
 /// let boundaries = EngineChunkQueries.Boundaries(entity: person, filter: nil, chunkSize: 5_000)
 /// let upper = try boundaries.boundary(after: 0, in: source)           // the 5,000th key, or nil
 /// let rest = try boundaries.remainder(after: 0, in: source)           // (last key, count), or nil
+/// let first = try boundaries.firstChunk(in: source)                  // (5,000th key or last, count), or nil
 /// ```
 package enum EngineChunkQueries {}
 
@@ -16,9 +17,10 @@ package enum EngineChunkQueries {}
 extension EngineChunkQueries {
     /// The boundaries of chunks along `Z_PK`, found with `ORDER BY Z_PK LIMIT 1 OFFSET n-1` steps,
     /// never by loading the keys.
-    package struct Boundaries {
+    package struct Boundaries: Sendable {
         private let boundarySQL: String
         private let remainderSQL: String
+        private let firstSQL: String
         private let arguments: [Value]
 
         /// The boundaries of the objects of `entity` (its sub-entities' not included) that pass `filter`,
@@ -29,6 +31,7 @@ extension EngineChunkQueries {
             let table = SQLName.quoted(entity.table)
             boundarySQL = "SELECT Z_PK FROM \(table) WHERE \(condition) AND Z_PK > ? ORDER BY Z_PK LIMIT 1 OFFSET \(chunkSize - 1)"
             remainderSQL = "SELECT MAX(Z_PK), COUNT(*) FROM \(table) WHERE \(condition) AND Z_PK > ?"
+            firstSQL = "SELECT MAX(Z_PK), COUNT(*) FROM (SELECT Z_PK FROM \(table) WHERE \(condition) ORDER BY Z_PK LIMIT \(chunkSize))"
             arguments = filter?.arguments ?? []
         }
 
@@ -38,6 +41,16 @@ extension EngineChunkQueries {
             try boundary.bind(arguments + [.int(lower)])
             defer { boundary.reset() }
             return try boundary.step() ? boundary.int64(at: 0) : nil
+        }
+
+        /// The last key and the number of the first `chunkSize` objects (fewer when there are fewer),
+        /// or nil when there is none: one scan, up to the chunk's end or the table's.
+        package func firstChunk(in database: Database) throws(StoreError) -> (upper: Int64, count: Int)? {
+            let first = try database.statement(firstSQL)
+            try first.bind(arguments)
+            defer { first.reset() }
+            guard try first.step(), !first.isNull(at: 0) else { return nil }
+            return (first.int64(at: 0), Int(first.int64(at: 1)))
         }
 
         /// The last key and the number of the objects after `lower`, or nil when there is none.

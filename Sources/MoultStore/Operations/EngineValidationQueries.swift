@@ -8,13 +8,14 @@ package import MoultModel
 /// ```swift
 /// let queries = EngineValidationQueries(entity: person)
 /// let rules = [EngineValidationQueries.required("ZNAME"), EngineValidationQueries.below(.int(0), column: "ZAGE", measure: .value)]
-/// if try queries.anyRowBreaking(rules[...]).hasRow(in: destination) {
+/// let tried = rules.map { (entity: person.number, rule: $0) }
+/// if try EngineValidationQueries.anyRowBreaking(in: person.table, tried[...]).hasRow(in: destination) {
 ///     try queries.rowsBreaking(rules[0]).forEachRow(in: destination) { print($0.int64(at: 0)) }
 /// }
 /// ```
 package struct EngineValidationQueries {
     /// A query to run once, and its arguments.
-    package struct Query {
+    package struct Query: Sendable {
         package let sql: String
         package let arguments: [Value]
 
@@ -35,7 +36,7 @@ package struct EngineValidationQueries {
 
     /// A rule on one row: a condition true on a row that breaks it, and what it measures, when the
     /// failure reports the value measured.
-    package struct RowRule {
+    package struct RowRule: Sendable {
         let condition: String
         let arguments: [Value]
         let measured: String?
@@ -81,9 +82,19 @@ package struct EngineValidationQueries {
         return RowRule(condition: "\(quoted) IS NOT NULL AND \(measured) \(comparison) ?", arguments: [value], measured: measured)
     }
 
-    /// One row that breaks any of `rules`, if there is one (`SELECT 1 … LIMIT 1`).
-    package func anyRowBreaking(_ rules: ArraySlice<RowRule>) -> Query {
-        Query(sql: "SELECT 1 \(scope) AND \(SQLTerms.joined(rules.map(\.condition), by: "OR")) LIMIT 1", arguments: rules.flatMap(\.arguments))
+    /// One row of `table` that breaks any of `rules`, each a rule of the entity numbered beside it,
+    /// if there is one: one scan for all the entities a table holds (`SELECT 1 … LIMIT 1`).
+    package static func anyRowBreaking(in table: String, _ rules: ArraySlice<(entity: Int32, rule: RowRule)>) -> Query {
+        var terms: [String] = []
+        var arguments: [Value] = []
+        var rest = rules
+        while let entity = rest.first?.entity {
+            let same = rest.prefix { $0.entity == entity }
+            terms.append("Z_ENT = \(entity) AND \(SQLTerms.joined(same.map(\.rule.condition), by: "OR"))")
+            arguments += same.flatMap(\.rule.arguments)
+            rest = rest.dropFirst(same.count)
+        }
+        return Query(sql: "SELECT 1 FROM \(SQLName.quoted(table)) WHERE \(SQLTerms.joined(terms, by: "OR")) LIMIT 1", arguments: arguments)
     }
 
     /// The rows that break `rule`: `Z_PK`, then the value measured when the rule measures one.
