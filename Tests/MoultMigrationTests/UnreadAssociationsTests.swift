@@ -16,8 +16,8 @@ import Testing
         ("v2", "v2-to-v3", "v3", ["PersonToPerson", "PersonToAddress"]),
         ("v3", "v3-to-v4", "v4", ["AddressToAddress", "PersonToAdult", "PersonToChild"]),
         // Every to-one is written at insert (companies and schools made first): nothing reads an
-        // association. AdultToCompany and ChildToSchool (uniquing, object by object) write theirs.
-        ("v4", "v4-to-v5-builtin", "v5", ["AddressToAddress", "AdultToAdult", "ChildToChild"]),
+        // association, not even those of AdultToCompany and ChildToSchool (uniquing in SQL).
+        ("v4", "v4-to-v5-builtin", "v5", ["AddressToAddress", "AdultToAdult", "ChildToChild", "AdultToCompany", "ChildToSchool"]),
         // Policies of the application's own may look anything up.
         ("v4", "v4-to-v5", "v5", []),
     ]
@@ -140,6 +140,52 @@ import Testing
         let report = try migrator(skipping: !startSkipping).run(output: output)
         #expect(report.resumed)
         try expectIdentical(reference, output, "begun skipping \(startSkipping), cancelled after \(afterChunks) chunks")
+    }
+
+    /// The chunks of a uniquing mapping recorded without their associations: each holds its new
+    /// objects' first holders in the key table, those that made none are recorded apart, and a resume
+    /// under options that read the associations writes them from the source and the key table.
+    @Test(arguments: [7, 50])
+    func uniquingChunksRecordTheirFirstHolders(chunkSize: Int) throws {
+        let step = Self.steps[3]
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v4", persons: 300, in: directory)
+        let migrator = try Self.migrator(step, source: source, options: MigrationOptions(chunkSize: chunkSize))
+        let names = try Session.mappingNames(of: migrator)
+        let output = directory.appending("out.sqlite")
+        var stage = MigrationStage.createObjects
+        let error = try #require(throws: MigrationError.self) {
+            try migrator.run(output: output, progress: { stage = $0.stage }, isCancelled: { stage == .createRelationships })
+        }
+        #expect(error.code == .interrupted)
+        let company = try #require(names.firstIndex(of: "AdultToCompany"))
+        let database = try Database(url: URL(filePath: output.path + ".moult/destination.sqlite"), mode: .readOnly)
+        let plan = try Checkpoint.plan(in: database)
+        let chunks = try EngineWorkTables.madeChunks(in: database).filter { plan.passes[$0.pass].mapping == company }
+        let made = chunks.filter { $0.count > 0 }
+        var holders: [Int64] = []
+        for chunk in made {
+            holders += try EngineKeyMap.firstHolders(from: chunk.first, count: Int(chunk.count), mapping: company, in: database)
+        }
+        database.close()
+        // Every chunk of the pass is recorded; the companies, numbered in the order of their first
+        // holders, each by the first adult that names it.
+        #expect(chunks.count == plan.passes.first { $0.mapping == company && $0.stage == .createObjects }?.chunks.count)
+        #expect(chunks.filter { $0.count == 0 }.allSatisfy { $0.first < 0 })
+        let sourceDatabase = try Database(url: source, mode: .readOnly)
+        let firsts = try sourceDatabase.query(
+            "SELECT MIN(Z_PK) FROM ZPERSON WHERE ZCOMPANYNAME IS NOT NULL GROUP BY ZCOMPANYNAME ORDER BY MIN(Z_PK)") { $0.int64(at: 0) }
+        sourceDatabase.close()
+        #expect(!firsts.isEmpty && holders == firsts)
+        // Resumed with every association written: the recorded chunks' associations are written first.
+        var options = MigrationOptions(chunkSize: chunkSize)
+        options.skipUnreadAssociations = false
+        let report = try Self.migrator(step, source: source, options: options).run(output: output)
+        #expect(report.resumed)
+        let reference = directory.appending("reference.sqlite")
+        _ = try Self.migrator(step, source: source, options: MigrationOptions(chunkSize: chunkSize)).run(output: reference)
+        try expectIdentical(reference, output, "chunks of \(chunkSize)")
     }
 }
 

@@ -25,9 +25,15 @@ extension MigrationManager {
     /// of its value, as the per-object path associates it. It is the chunk writer's: SQLite evaluates the
     /// mapping itself, in the chunk's transaction.
     ///
+    /// When nothing in the run reads the mapping's associations (``UnreadAssociations``: the to-ones that
+    /// look its objects up are written at insert, from its mirror), the chunk is recorded instead: the
+    /// associations follow from the source and the key table whenever they are wanted.
+    ///
     /// - Returns: false, with nothing written, when the chunk holds a row the per-object path would
     ///   decode differently (see `EngineKeyMap`): that chunk takes the per-object path.
-    func uniqueCreate(_ mapping: CompiledMapping, _ keys: EngineKeyMap, after lowerBound: Int64, through upperBound: Int64) throws -> Bool {
+    func uniqueCreate(
+        _ mapping: CompiledMapping, _ keys: EngineKeyMap, pass: Int, after lowerBound: Int64, through upperBound: Int64
+    ) throws -> Bool {
         guard let layout = mapping.destination else { return true }
         let filterArguments = mapping.filterSQL?.arguments ?? []
         let first = try writer.lastPrimaryKey(for: layout.name) + 1
@@ -42,6 +48,15 @@ extension MigrationManager {
         guard let made else { return false }
         if made > 0 { _ = try writer.allocatePrimaryKeys(for: layout.name, count: made) }
         if mapping.mirrorsAssociations { FaultInjection.reach(.associationsMirrored) }
+        if unreadAssociations.contains(mapping.index) {
+            // A chunk that made no object (each of its values had one already: most chunks) is
+            // recorded under a key no object has, -1 - its lower bound, so that two such chunks of a
+            // pass never share one, nor one with a chunk that made objects.
+            let recorded = made > 0 ? first : -1 - lowerBound
+            try UnreadAssociations.record(pass: pass, first: recorded, count: made, lower: lowerBound, upper: upperBound, in: destination)
+            FaultInjection.reach(.associationsUnwritten)
+            return true
+        }
         let from = mapping.source?.number ?? 0
         let pairs = try keys.associations(after: lowerBound, through: upperBound, filterArguments: filterArguments, in: destination)
         try associations.associate(

@@ -171,7 +171,7 @@ extension Session {
                 step.compiled, bulk, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound, evaluated: evaluated)
         }
         guard let unique = step.unique else { return false }
-        return try manager.uniqueCreate(step.compiled, unique, after: chunk.lowerBound, through: chunk.upperBound)
+        return try manager.uniqueCreate(step.compiled, unique, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound)
     }
 
     /// The chunk's source objects, as its stage reads them: none for a stage 1 in SQL or a stage 2 with

@@ -5,10 +5,20 @@ import MoultStore
 extension Session {
     // MARK: - Associations not written
 
-    /// The source keys of a chunk recorded in place of its associations, in the order its objects were made.
+    /// The source keys of a chunk recorded in place of its associations, in the order its objects were
+    /// made: of a uniquing mapping (``CompiledMapping/keyMapCopy``), each object's first holder.
     private func unwrittenKeys(_ chunk: UnreadAssociations.Chunk, _ plan: MigrationPlan) throws -> (CompiledMapping, [Int64]) {
         let pass = plan.passes[chunk.pass]
         let compiled = try variant(mappings[pass.mapping], pass.partition)
+        if compiled.keyMapCopy != nil, let destination {
+            let holders = try EngineKeyMap.firstHolders(from: chunk.first, count: Int(chunk.count), mapping: compiled.index, in: destination.database)
+            guard Int64(holders.count) == chunk.count else {
+                throw MigrationError(
+                    .checkpointMismatch, "a chunk of '\(compiled.name)' made \(chunk.count) objects, but its key table holds \(holders.count)",
+                    mapping: compiled.name)
+            }
+            return (compiled, holders)
+        }
         guard let bulk = compiled.bulkCopy else {
             throw MigrationError(
                 .checkpointMismatch, "a chunk of '\(compiled.name)' was copied in bulk, but this mapping no longer can be; start the migration again",
@@ -38,8 +48,22 @@ extension Session {
         try manager.associations.beginChunk()
         do {
             for chunk in chunks {
-                let (compiled, keys) = try unwrittenKeys(chunk, plan)
+                let pass = plan.passes[chunk.pass]
+                let compiled = try variant(mappings[pass.mapping], pass.partition)
                 guard let made = compiled.destination?.number, let from = compiled.source?.number else { continue }
+                if let keyMap = compiled.keyMapCopy {
+                    // Every object of the chunk's source with the object of its value, as the chunk would have written them.
+                    let pairs = try keyMap.associations(
+                        after: chunk.lower, through: chunk.upper, filterArguments: compiled.filterSQL?.arguments ?? [], in: destination.database)
+                    try manager.associations.associate(
+                        pairs.map {
+                            Association(
+                                source: ObjectID(entity: from, primaryKey: $0.source), destination: ObjectID(entity: made, primaryKey: $0.destination),
+                                mapping: compiled.index)
+                        })
+                    continue
+                }
+                let (_, keys) = try unwrittenKeys(chunk, plan)
                 try manager.associations.associate(
                     keys.enumerated().map {
                         Association(

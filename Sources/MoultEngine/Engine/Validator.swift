@@ -76,14 +76,23 @@ package struct Validator {
                 rules[entity.table, default: []].append((entity.number, rule))
             }
         }
-        let scans = tables.map { table in
+        // On two threads, each table is cut in four ranges of keys, so that the two stay busy whatever
+        // the tables' sizes.
+        var scans: [(table: String, queries: [EngineValidationQueries.Query])] = []
+        for table in tables {
             let all = rules[table] ?? []
-            return stride(from: 0, to: all.count, by: 500).map {
-                EngineValidationQueries.anyRowBreaking(in: table, all[$0..<min($0 + 500, all.count)])
+            let checked = Set(all.map(\.entity))
+            let wholeTable = layout.entities.allSatisfy { $0.table != table || $0.isAbstract || checked.contains($0.number) }
+            for range in try EngineValidationQueries.keyRanges(of: table, pieces: second == nil ? 1 : 4, in: database) {
+                let queries = stride(from: 0, to: all.count, by: 500).map {
+                    EngineValidationQueries.anyRowBreaking(in: table, all[$0..<min($0 + 500, all.count)], range: range, wholeTable: wholeTable)
+                }
+                scans.append((table, queries))
             }
         }
+        let queries = scans.map(\.queries)
         let work: @Sendable (Int, Database) throws -> Bool = { index, database in
-            for scan in scans[index] where try scan.hasRow(in: database) { return true }
+            for query in queries[index] where try query.hasRow(in: database) { return true }
             return false
         }
         let breaking =
@@ -92,7 +101,7 @@ package struct Validator {
             } else {
                 try scans.indices.map { try work($0, database) }
             }
-        return Set(zip(tables, breaking).filter(\.1).map(\.0))
+        return Set(zip(scans, breaking).filter(\.1).map(\.0.table))
     }
 
     /// One rule of an entity, in the order its failures are reported.

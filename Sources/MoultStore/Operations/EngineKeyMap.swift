@@ -52,6 +52,15 @@ package struct EngineKeyMap {
         return try lookup.step() ? lookup.int64(at: 0) : nil
     }
 
+    /// The first holders (source keys) of the objects made with the keys `first` through
+    /// `first + count - 1`, in the order of those keys.
+    package static func firstHolders(from first: Int64, count: Int, mapping: Int, in database: Database) throws -> [Int64] {
+        try database.query(
+            "SELECT first FROM \(qualified(mapping)) WHERE destination >= ? AND destination < ? ORDER BY destination",
+            [.int(first), .int(first + Int64(count))]
+        ) { $0.int64(at: 0) }
+    }
+
     /// Records the destination key made for a key value from its first holder, the source key `first`.
     package static func record(key: Value, destination: Int64, first: Int64, mapping: Int, in database: Database) throws(StoreError) {
         try database.execute(

@@ -82,9 +82,31 @@ package struct EngineValidationQueries {
         return RowRule(condition: "\(quoted) IS NOT NULL AND \(measured) \(comparison) ?", arguments: [value], measured: measured)
     }
 
+    /// A range of primary keys: those above `above` (all when nil) and up to `through` (all when nil).
+    package struct KeyRange: Sendable, Hashable {
+        package let above: Int64?
+        package let through: Int64?
+    }
+
+    /// `pieces` ranges of `table`'s primary keys, together all of them, each about as wide, cut by its
+    /// largest key (one look-up); one range when the table is empty.
+    package static func keyRanges(of table: String, pieces: Int, in database: Database) throws(StoreError) -> [KeyRange] {
+        guard pieces > 1, case .int(let largest)? = try database.scalar("SELECT MAX(Z_PK) FROM \(SQLName.quoted(table))"), largest > pieces
+        else { return [KeyRange(above: nil, through: nil)] }
+        let cuts = (1..<pieces).map { largest / Int64(pieces) * Int64($0) }
+        return (0..<pieces).map { KeyRange(above: $0 == 0 ? nil : cuts[$0 - 1], through: $0 == pieces - 1 ? nil : cuts[$0]) }
+    }
+
     /// One row of `table` that breaks any of `rules`, each a rule of the entity numbered beside it,
-    /// if there is one: one scan for all the entities a table holds (`SELECT 1 … LIMIT 1`).
-    package static func anyRowBreaking(in table: String, _ rules: ArraySlice<(entity: Int32, rule: RowRule)>) -> Query {
+    /// if there is one, among the keys of `range`: one scan for all the entities a table holds
+    /// (`SELECT 1 … LIMIT 1`). When the rules are of every entity the table holds (`wholeTable`), the
+    /// table is read in key order rather than through its `Z_ENT` index: every row is read either way,
+    /// and a scan reads each page once (an index on `Z_ENT` would gather the keys of several entities
+    /// first, then read the rows one by one).
+    package static func anyRowBreaking(
+        in table: String, _ rules: ArraySlice<(entity: Int32, rule: RowRule)>, range: KeyRange = KeyRange(above: nil, through: nil),
+        wholeTable: Bool = false
+    ) -> Query {
         var terms: [String] = []
         var arguments: [Value] = []
         var rest = rules
@@ -94,7 +116,16 @@ package struct EngineValidationQueries {
             arguments += same.flatMap(\.rule.arguments)
             rest = rest.dropFirst(same.count)
         }
-        return Query(sql: "SELECT 1 FROM \(SQLName.quoted(table)) WHERE \(SQLTerms.joined(terms, by: "OR")) LIMIT 1", arguments: arguments)
+        var sql = "SELECT 1 FROM \(SQLName.quoted(table))\(wholeTable ? " NOT INDEXED" : "") WHERE \(SQLTerms.joined(terms, by: "OR"))"
+        if let above = range.above {
+            sql += " AND Z_PK > ?"
+            arguments.append(.int(above))
+        }
+        if let through = range.through {
+            sql += " AND Z_PK <= ?"
+            arguments.append(.int(through))
+        }
+        return Query(sql: sql + " LIMIT 1", arguments: arguments)
     }
 
     /// The rows that break `rule`: `Z_PK`, then the value measured when the rule measures one.
