@@ -130,11 +130,12 @@ package final class Session {
 
     package func makePlan(fingerprint: String? = nil) throws -> MigrationPlan {
         let fingerprint = try fingerprint ?? job.fingerprint(source: source)
-        // On two threads, a second connection to the source cuts another mapping's chunks meanwhile.
+        // On two threads, a second connection to the source cuts another mapping's chunks meanwhile
+        // (none when it cannot be opened: the first does all).
         let source = source
-        let secondConnection = { () throws -> Database? in
+        let secondConnection = { () -> Database? in
             guard self.job.options.threads >= 2, let reopenable = source as? any ReopenableStore else { return nil }
-            return (try reopenable.secondReader() as? any SQLFastPaths)?.database
+            return ((try? reopenable.secondReader()) as? any SQLFastPaths)?.database
         }
         var plan = try partitioner.plan(
             mappings: mappings, variant: variant, source: source, sql: sqlSource?.database, secondConnection: secondConnection,
@@ -175,7 +176,7 @@ package final class Session {
             var validator = Validator(
                 model: job.destinationModel, layout: destination.layout, database: destination.database,
                 stopAtFirst: options.stopAtFirstValidationFailure, report: { manager.reportValidationFailure($0) })
-            validator.second = try validationReader()
+            validator.second = validationReader()
             defer { validator.second?.close() }
             try validator.run()
         }
@@ -207,12 +208,11 @@ package final class Session {
 
     /// A second connection to the destination for the validation's scans, on two threads or more when
     /// the destination is in WAL mode (where it reads what the run committed while the other reads
-    /// too) and nothing is left uncommitted; nil otherwise.
-    private func validationReader() throws -> Database? {
-        guard job.options.threads >= 2, let database = destination?.database, !database.isInTransaction, try database.isInWALMode() else {
-            return nil
-        }
-        return try database.queryOnlyReader()
+    /// too) and nothing is left uncommitted; nil otherwise, or when it cannot be opened.
+    private func validationReader() -> Database? {
+        guard job.options.threads >= 2, let database = destination?.database, !database.isInTransaction, (try? database.isInWALMode()) == true
+        else { return nil }
+        return try? database.queryOnlyReader()
     }
 
     /// Removes Moult's own tables and leaves a store Core Data would open, as one file.

@@ -3,8 +3,11 @@ package import MoultModel
 package import MoultStore
 
 /// Stage 3: checks the destination against the destination model's rules, in SQL over whole tables,
-/// one rule at a time, so that memory stays flat; rules SQLite cannot compute the same way (regular
-/// expressions) stream the column and check each value in Swift.
+/// so that memory stays flat; rules SQLite cannot compute the same way (regular expressions) stream
+/// the column and check each value in Swift. The rules on one row of every entity a table holds are
+/// tried together first, in one scan of the table (in four ranges of keys on two connections when
+/// there is a ``second``); only a table where a row breaks one is scanned rule by rule, to name the
+/// failures.
 ///
 /// Rules: non-optional attributes and to-one relationships are set; numbers, dates and string lengths
 /// are within their bounds; strings match their regular expression; to-many relationships have
