@@ -132,13 +132,13 @@ package final class Session {
         let fingerprint = try fingerprint ?? job.fingerprint(source: source)
         // On two threads, a second connection to the source cuts another mapping's chunks meanwhile
         // (none when it cannot be opened: the first does all).
-        let source = source
+        let sql = sqlSource?.database
         let secondConnection = { () -> Database? in
-            guard self.job.options.threads >= 2, let reopenable = source as? any ReopenableStore else { return nil }
-            return ((try? reopenable.secondReader()) as? any SQLFastPaths)?.database
+            guard self.job.options.threads >= 2, let database = sql else { return nil }
+            return try? database.scanningReader(pageCacheKiB: Self.scanningPageCacheKiB)
         }
         var plan = try partitioner.plan(
-            mappings: mappings, variant: variant, source: source, sql: sqlSource?.database, secondConnection: secondConnection,
+            mappings: mappings, variant: variant, source: source, sql: sql, secondConnection: secondConnection,
             fingerprint: fingerprint, createOrder: createOrder)
         plan.decisions = decisions
         return plan
@@ -212,8 +212,13 @@ package final class Session {
     private func validationReader() -> Database? {
         guard job.options.threads >= 2, let database = destination?.database, !database.isInTransaction, (try? database.isInWALMode()) == true
         else { return nil }
-        return try? database.queryOnlyReader()
+        return try? database.queryOnlyReader(pageCacheKiB: Self.scanningPageCacheKiB)
     }
+
+    /// The page cache of the second connections that scan each table once (the plan's, the
+    /// validation's), in KiB: enough for a scan, so that a second connection adds little to the
+    /// run's heap.
+    static let scanningPageCacheKiB = 1024
 
     /// Removes Moult's own tables and leaves a store Core Data would open, as one file.
     package func finalize(_ plan: MigrationPlan, uuid: String) throws {

@@ -68,11 +68,25 @@ extension Database {
     /// write, so that it shares the WAL index as the writer does, and refusing every write
     /// (`query_only`). In WAL mode it reads what this connection has committed while this one writes.
     ///
+    /// - Parameter pageCacheKiB: its page cache, this connection's when nil; a connection that only
+    ///   scans tables once gains nothing from a large one.
     /// - Throws: ``StoreError`` when the connection cannot be made.
-    package func queryOnlyReader() throws(StoreError) -> Database {
-        let reader = try Database(url: URL(filePath: path), mode: .readWrite, configuration: configuration)
+    package func queryOnlyReader(pageCacheKiB: Int? = nil) throws(StoreError) -> Database {
+        var settings = configuration
+        if let pageCacheKiB { settings.pageCacheKiB = pageCacheKiB }
+        let reader = try Database(url: URL(filePath: path), mode: .readWrite, configuration: settings)
         try reader.executeScript("PRAGMA query_only = 1")
         return reader
+    }
+
+    /// A second read-only connection to this database's file with a page cache of `pageCacheKiB`, for
+    /// another thread that scans tables once (see ``queryOnlyReader(pageCacheKiB:)``).
+    ///
+    /// - Throws: ``StoreError`` when the connection cannot be made.
+    package func scanningReader(pageCacheKiB: Int) throws(StoreError) -> Database {
+        var settings = configuration
+        settings.pageCacheKiB = pageCacheKiB
+        return try Database(url: URL(filePath: path), mode: .readOnly, configuration: settings)
     }
 
     /// Leaves WAL mode for a rollback journal, so that the store is one file whatever it was in.
