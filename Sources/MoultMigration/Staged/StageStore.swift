@@ -276,15 +276,15 @@ public final class StageStore {
         while true {
             try checkCancelled()
             FaultInjection.reach(.stagedChunkStart)
-            var found: [Int64] = []
-            try commit(operation: number, after: { found.last ?? after }) {
-                found = try update.primaryKeys(after: after, in: store.database)
-                guard let last = found.last else { return }
-                try update.run(after: after, through: last, in: store.database)
+            var found: (last: Int64, count: Int)?
+            try commit(operation: number, after: { found?.last ?? after }) {
+                found = try update.nextChunk(after: after, in: store.database)
+                guard let found else { return }
+                try update.run(after: after, through: found.last, in: store.database)
             }
-            after = found.last ?? after
-            progress?(found.count)
-            if found.count < chunkSize { break }
+            after = found?.last ?? after
+            progress?(found?.count ?? 0)
+            if (found?.count ?? 0) < chunkSize { break }
         }
         try finishOperation(number)
         return true

@@ -93,18 +93,20 @@ extension Database {
 // MARK: - Chunked updates
 
 /// An update whose values are the same for every row, run chunk by chunk in primary-key order: each
-/// chunk's keys are read (`SELECT Z_PK … LIMIT chunk`), then the chunk is one
+/// chunk's last key is found inside SQLite (`SELECT Z_PK … LIMIT 1 OFFSET chunk - 1`, or the last
+/// key and the count of the rows left), then the chunk is one
 /// `UPDATE … WHERE Z_PK > ? AND Z_PK <= ? AND (predicate)`.
 ///
 /// ```swift
 /// let update = StagedUpdate(rows, columns: ["ZDATECREATED"], values: [.date(now)], chunkSize: 1000)
-/// let keys = try update.primaryKeys(after: 0, in: database)
-/// if let last = keys.last { try update.run(after: 0, through: last, in: database) }
+/// if let chunk = try update.nextChunk(after: 0, in: database) { try update.run(after: 0, through: chunk.last, in: database) }
 /// ```
 package struct StagedUpdate: Sendable {
     private let rows: StagedRows
     private let values: [Value]
-    private let select: String
+    private let chunkSize: Int
+    private let boundary: String
+    private let rest: String
     private let update: String
 
     /// - Parameters:
@@ -112,15 +114,21 @@ package struct StagedUpdate: Sendable {
     package init(_ rows: StagedRows, columns: [String], values: [Value], chunkSize: Int) {
         self.rows = rows
         self.values = values
+        self.chunkSize = max(1, chunkSize)
         let table = SQLName.quoted(rows.table)
         let sets = columns.map { "\(SQLName.quoted($0)) = ?" }
-        select = "SELECT Z_PK FROM \(table) WHERE Z_PK > ?\(rows.scope) ORDER BY Z_PK LIMIT \(chunkSize)"
+        boundary = "SELECT Z_PK FROM \(table) WHERE Z_PK > ?\(rows.scope) ORDER BY Z_PK LIMIT 1 OFFSET \(self.chunkSize - 1)"
+        rest = "SELECT MAX(Z_PK), COUNT(*) FROM \(table) WHERE Z_PK > ?\(rows.scope)"
         update = "UPDATE \(table) SET \(sets.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK > ? AND Z_PK <= ?\(rows.scope)"
     }
 
-    /// The primary keys of the next chunk.
-    package func primaryKeys(after: Int64, in database: Database) throws -> [Int64] {
-        try database.query(select, [.int(after)] + rows.arguments) { $0.int64(at: 0) }
+    /// The last primary key of the next chunk and its number of rows (`chunkSize` but for the last
+    /// chunk), or nil when no row is left after `after`.
+    package func nextChunk(after: Int64, in database: Database) throws -> (last: Int64, count: Int)? {
+        let arguments = [Value.int(after)] + rows.arguments
+        if case .int(let last)? = try database.scalar(boundary, arguments) { return (last, chunkSize) }
+        let left = try database.query(rest, arguments) { $0.isNull(at: 0) ? nil : ($0.int64(at: 0), Int($0.int64(at: 1))) }
+        return left.first ?? nil
     }
 
     /// Updates the rows after `after` through `last`.
