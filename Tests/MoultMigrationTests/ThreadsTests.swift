@@ -14,6 +14,8 @@ import Testing
 @Suite struct ThreadsTests {
     static let steps: [(from: String, mapping: String?, to: String)] = [
         ("v1", nil, "v2"), ("v2", "v2-to-v3", "v3"), ("v3", "v3-to-v4", "v4"), ("v4", "v4-to-v5", "v5"),
+        // Uniquing in SQL: each chunk's guard runs ahead on the second thread.
+        ("v4", "v4-to-v5-builtin", "v5"),
     ]
 
     @Test(arguments: [1, 37, 10_000])
@@ -28,7 +30,7 @@ import Testing
                 for threads in [1, 2] {
                     var options = MigrationOptions(chunkSize: chunkSize, bulkSQL: bulkSQL)
                     options.threads = threads
-                    let output = directory.appending("\(step.to)-\(chunkSize)-\(bulkSQL)-\(threads).sqlite")
+                    let output = directory.appending("\(step.mapping ?? step.to)-\(chunkSize)-\(bulkSQL)-\(threads).sqlite")
                     try People.migrate(source, to: step.to, mappings: mappings, options: options, output: output)
                     files.append(try Data(contentsOf: output))
                 }

@@ -18,10 +18,11 @@ import Testing
     /// other stage 1s in SQL, the uniquing policy object by object).
     static func migrate(
         _ source: URL, mapping: MappingModel? = nil, chunkSize: Int, bulkSQL: Bool, uniqueInSQL: Bool = true, validate: Bool = true,
-        output: URL
+        threads: Int? = nil, output: URL
     ) throws {
         var options = MigrationOptions(chunkSize: chunkSize, validate: validate)
         options.bulkSQL = bulkSQL
+        if let threads { options.threads = threads }
         options.uniqueInSQL = uniqueInSQL
         try People.migrate(source, to: "v5", mappings: [try mapping ?? People.mapping("v4-to-v5-builtin")], options: options, output: output)
     }
@@ -193,8 +194,10 @@ import Testing
     }
 
     /// A chunk holding a key the per-object path decodes otherwise (a blob in the string column) takes
-    /// the per-object path: the outcome, store or error, is the per-object run's.
-    @Test func anOddKeyTakesThePerObjectPath() throws {
+    /// the per-object path: the outcome, store or error, is the per-object run's, on one thread and on
+    /// two (where the chunk's guard runs ahead on the second).
+    @Test(arguments: [1, 2])
+    func anOddKeyTakesThePerObjectPath(threads: Int) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let source = try Self.store(names: Self.names, persons: 120, in: directory)
@@ -204,7 +207,8 @@ import Testing
         var outcomes: [String] = []
         for bulkSQL in [true, false] {
             do {
-                try Self.migrate(source, chunkSize: 16, bulkSQL: bulkSQL, validate: false, output: directory.appending("out-\(bulkSQL).sqlite"))
+                try Self.migrate(
+                    source, chunkSize: 16, bulkSQL: bulkSQL, validate: false, threads: threads, output: directory.appending("out-\(bulkSQL).sqlite"))
                 outcomes.append("ok")
             } catch let error as MigrationError {
                 outcomes.append("\(error.code) \(error.message)")

@@ -34,6 +34,8 @@ final class BulkReadAhead: @unchecked Sendable {
         case rows(ChunkRows)
         /// The guard refused the chunk: it takes the per-object path.
         case refused
+        /// A uniquing chunk's guard found nothing to refuse (``startGuard(_:keyMap:filterArguments:)``).
+        case guarded
     }
 
     /// The most a chunk's rows may hold in memory, in bytes: a chunk over it (large texts or blobs,
@@ -63,6 +65,16 @@ final class BulkReadAhead: @unchecked Sendable {
             let rows = try copy.evaluate(
                 after: request.after, through: request.through, filterArguments: filterArguments, in: reader, limit: Self.rowsLimit)
             return rows.map(Evaluated.rows) ?? .refused
+        }
+    }
+
+    /// Starts the guard of a uniquing chunk in SQL (``/MoultStore/EngineKeyMap``) on the second thread:
+    /// it reads only the source, so its answer holds whatever the writer does meanwhile.
+    func startGuard(_ request: Request, keyMap: EngineKeyMap, filterArguments: [Value]) {
+        work.start(request) { [self] in
+            guard let reader else { throw StoreError(.ioFailure, "the second thread's connection is closed") }
+            let refuses = try keyMap.guardRefuses(after: request.after, through: request.through, filterArguments: filterArguments, in: reader)
+            return refuses ? .refused : .guarded
         }
     }
 

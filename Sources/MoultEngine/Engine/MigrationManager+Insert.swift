@@ -144,7 +144,7 @@ extension MigrationManager {
             switch evaluated {
             case .rows(let rows)?: inserted = try bulk.insert(rows, first: first, into: destination)
             case .refused?: inserted = nil
-            case nil:
+            case nil, .guarded?:
                 let insert = try bulk.preparedInsert(in: destination)
                 inserted = try bulk.insert(insert, first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, into: destination)
             }

@@ -31,15 +31,17 @@ extension MigrationManager {
     ///
     /// - Returns: false, with nothing written, when the chunk holds a row the per-object path would
     ///   decode differently (see `EngineKeyMap`): that chunk takes the per-object path.
+    /// `guarded`: the chunk's guard already ran on the second thread and refused nothing.
     func uniqueCreate(
-        _ mapping: CompiledMapping, _ keys: EngineKeyMap, pass: Int, after lowerBound: Int64, through upperBound: Int64
+        _ mapping: CompiledMapping, _ keys: EngineKeyMap, pass: Int, after lowerBound: Int64, through upperBound: Int64, guarded: Bool = false
     ) throws -> Bool {
         guard let layout = mapping.destination else { return true }
         let filterArguments = mapping.filterSQL?.arguments ?? []
         let first = try writer.lastPrimaryKey(for: layout.name) + 1
         let made: Int?
         do {
-            made = try keys.make(first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, in: destination)
+            made = try keys.make(
+                first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, guarded: guarded, in: destination)
         } catch {
             throw MigrationError(
                 .evaluationFailed, "making the chunk's unique '\(layout.name)' objects failed", mapping: mapping.name, entity: layout.name,

@@ -52,9 +52,13 @@ extension Session {
                     if let readAhead, let request = readRequest(nextStep, manager: manager) {
                         readAhead.start(request)
                     }
-                    if let bulkAhead, let bulk = nextStep.bulk, let request = bulkRequest(nextStep) {
+                    if let bulkAhead, let request = bulkRequest(nextStep) {
                         try keepWALSmall(destination)
-                        bulkAhead.start(request, copy: bulk, filterArguments: compiled.filterSQL?.arguments ?? [])
+                        if let bulk = nextStep.bulk {
+                            bulkAhead.start(request, copy: bulk, filterArguments: compiled.filterSQL?.arguments ?? [])
+                        } else if let keyMap = nextStep.unique {
+                            bulkAhead.startGuard(request, keyMap: keyMap, filterArguments: compiled.filterSQL?.arguments ?? [])
+                        }
                     }
                 }
                 try run(step, rows: rows, evaluated: evaluated, from: &position, manager: manager, writer: writer)
@@ -171,7 +175,15 @@ extension Session {
                 step.compiled, bulk, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound, evaluated: evaluated)
         }
         guard let unique = step.unique else { return false }
-        return try manager.uniqueCreate(step.compiled, unique, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound)
+        // The guard run ahead: a refusal sends the chunk to the per-object path, as the writer's own would.
+        var guarded = false
+        switch evaluated {
+        case .refused?: return false
+        case .guarded?: guarded = true
+        case .rows?, nil: break
+        }
+        return try manager.uniqueCreate(
+            step.compiled, unique, pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound, guarded: guarded)
     }
 
     /// The chunk's source objects, as its stage reads them: none for a stage 1 in SQL or a stage 2 with
@@ -193,9 +205,12 @@ extension Session {
     }
 
     /// What the second thread can evaluate of a chunk ahead of it: its bulk copy, when its `SELECT`
-    /// reads no mirror of its own mapping's (which the chunk before it may still be writing; see ``BulkReadAhead``).
+    /// reads no mirror of its own mapping's (which the chunk before it may still be writing; see
+    /// ``BulkReadAhead``), or the guard of a uniquing chunk in SQL, which reads the source only.
     private func bulkRequest(_ step: ChunkStep) -> BulkReadAhead.Request? {
-        guard let bulk = step.bulk, let chunk = step.chunk, !bulk.mirrorsRead.contains(step.compiled.index) else { return nil }
+        guard let chunk = step.chunk else { return nil }
+        if let bulk = step.bulk, bulk.mirrorsRead.contains(step.compiled.index) { return nil }
+        guard step.bulk != nil || step.unique?.guardSQL != nil else { return nil }
         return BulkReadAhead.Request(pass: step.passIndex, after: chunk.lowerBound, through: chunk.upperBound)
     }
 

@@ -125,16 +125,27 @@ package struct EngineKeyMap {
             mirror ? "INSERT INTO \(EngineWorkTables.mirrorTable(ofMapping: mapping)) (source, destination) SELECT s.Z_PK, m.destination \(associated)" : nil
     }
 
+    /// Whether the chunk (`lower < Z_PK <= upper` of the source) holds a row the per-object path would
+    /// decode differently, which sends the chunk to the per-object path. It reads the source only, so
+    /// another connection with the source attached can run it ahead of the chunk.
+    package func guardRefuses(after lower: Int64, through upper: Int64, filterArguments: [Value], in database: Database) throws(StoreError) -> Bool {
+        guard let guardSQL else { return false }
+        return try database.scalar(guardSQL, [.int(lower), .int(upper)] + filterArguments) != nil
+    }
+
     /// Makes a chunk's new objects (`lower < Z_PK <= upper` of the source), their keys continuing from
     /// `first`, records their values in the key table, and mirrors the chunk's associations.
     ///
+    /// - Parameter guarded: the chunk's guard already ran and found no row the per-object path would
+    ///   decode differently (``guardRefuses(after:through:filterArguments:in:)``, on another connection):
+    ///   it is not run again.
     /// - Returns: the number of objects made; nil, with nothing written, when the guard refused the chunk.
     /// - Throws: ``StoreError`` when a statement fails (the chunk's transaction then undoes it all).
-    package func make(first: Int64, after lower: Int64, through upper: Int64, filterArguments: [Value], in database: Database)
-        throws(StoreError) -> Int?
-    {
+    package func make(
+        first: Int64, after lower: Int64, through upper: Int64, filterArguments: [Value], guarded: Bool = false, in database: Database
+    ) throws(StoreError) -> Int? {
         let bounds: [Value] = [.int(lower), .int(upper)] + filterArguments
-        if let guardSQL, try database.scalar(guardSQL, bounds) != nil { return nil }
+        if !guarded, try guardRefuses(after: lower, through: upper, filterArguments: filterArguments, in: database) { return nil }
         try database.execute(newKeysSQL, [.int(first)] + bounds)
         let made = database.changes
         if made > 0 {
