@@ -64,6 +64,16 @@ import Testing
                 let name = plans[1].mappings[pass.mapping].name
                 #expect(pass.chunks == Self.expectedChunks(keys: keys[name] ?? [], chunkSize: size), "\(name), chunks of \(size)")
             }
+            // The mappings cut on two connections, the second surely used: the same chunks.
+            let job = try Self.job("v3-to-v4", from: "v3", to: "v4", chunkSize: size, threads: 2, source: url)
+            let mappings = try Session(job: job, source: source, destination: nil).mappings
+            var opened = 0
+            let chunks = try Partitioner(chunkSize: size, partitions: []).chunks(of: mappings, source: source.database) {
+                opened += 1
+                return try source.database.scanningReader(pageCacheKiB: 64)
+            }
+            #expect(opened == 1)
+            #expect(chunks == mappings.map { mapping in plans[0].passes.first { $0.mapping == mapping.index && $0.stage == .createObjects }?.chunks ?? [] })
         }
     }
 
@@ -126,5 +136,27 @@ import Testing
         #expect(failures[0] == failures[1])
         #expect(failures[1].count == 4, "\(failures[1])")
         #expect(Set(failures[1].map { $0.split(separator: " ")[0] }) == ["Adult", "Child"], "\(failures[1])")
+
+        // The validator itself, on a store migrated without validation, with a second connection surely
+        // given (its tables cut in four ranges of keys) and without: the same failures in the same order.
+        var options = MigrationOptions(chunkSize: 16)
+        options.validate = false
+        let unvalidated = directory.appending("v4-unvalidated.sqlite")
+        try People.migrate(url, to: "v4", mappings: [People.mapping("v3-to-v4")], options: options, output: unvalidated)
+        let store = try SQLiteStore(url: unvalidated, model: People.version("v4"))
+        defer { store.database.close() }
+        var found: [[String]] = []
+        for twoConnections in [false, true] {
+            var list: [String] = []
+            var validator = Validator(
+                model: People.version("v4"), layout: store.layout, database: store.database, stopAtFirst: false,
+                report: { list.append("\($0.entity) \($0.primaryKey) \($0.property ?? "-") \($0.rule)") })
+            validator.second = twoConnections ? try store.database.scanningReader(pageCacheKiB: 64) : nil
+            defer { validator.second?.close() }
+            #expect(try validator.run() == 4)
+            found.append(list)
+        }
+        #expect(found[0] == found[1])
+        #expect(found[1] == failures[1], "\(found[1])")
     }
 }

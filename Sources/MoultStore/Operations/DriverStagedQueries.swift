@@ -93,8 +93,8 @@ extension Database {
 // MARK: - Chunked updates
 
 /// An update whose values are the same for every row, run chunk by chunk in primary-key order: each
-/// chunk's last key is found inside SQLite (`SELECT Z_PK … LIMIT 1 OFFSET chunk - 1`, or the last
-/// key and the count of the rows left), then the chunk is one
+/// chunk's last key is found inside SQLite (``EngineChunkQueries/Boundaries``: `LIMIT 1 OFFSET chunk - 1`,
+/// or the last key and the count of the rows left), then the chunk is one
 /// `UPDATE … WHERE Z_PK > ? AND Z_PK <= ? AND (predicate)`.
 ///
 /// ```swift
@@ -105,8 +105,7 @@ package struct StagedUpdate: Sendable {
     private let rows: StagedRows
     private let values: [Value]
     private let chunkSize: Int
-    private let boundary: String
-    private let rest: String
+    private let boundaries: EngineChunkQueries.Boundaries
     private let update: String
 
     /// - Parameters:
@@ -115,20 +114,16 @@ package struct StagedUpdate: Sendable {
         self.rows = rows
         self.values = values
         self.chunkSize = max(1, chunkSize)
-        let table = SQLName.quoted(rows.table)
+        boundaries = EngineChunkQueries.Boundaries(table: rows.table, condition: "1\(rows.scope)", arguments: rows.arguments, chunkSize: chunkSize)
         let sets = columns.map { "\(SQLName.quoted($0)) = ?" }
-        boundary = "SELECT Z_PK FROM \(table) WHERE Z_PK > ?\(rows.scope) ORDER BY Z_PK LIMIT 1 OFFSET \(self.chunkSize - 1)"
-        rest = "SELECT MAX(Z_PK), COUNT(*) FROM \(table) WHERE Z_PK > ?\(rows.scope)"
-        update = "UPDATE \(table) SET \(sets.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK > ? AND Z_PK <= ?\(rows.scope)"
+        update = "UPDATE \(SQLName.quoted(rows.table)) SET \(sets.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK > ? AND Z_PK <= ?\(rows.scope)"
     }
 
     /// The last primary key of the next chunk and its number of rows (`chunkSize` but for the last
     /// chunk), or nil when no row is left after `after`.
-    package func nextChunk(after: Int64, in database: Database) throws -> (last: Int64, count: Int)? {
-        let arguments = [Value.int(after)] + rows.arguments
-        if case .int(let last)? = try database.scalar(boundary, arguments) { return (last, chunkSize) }
-        let left = try database.query(rest, arguments) { $0.isNull(at: 0) ? nil : ($0.int64(at: 0), Int($0.int64(at: 1))) }
-        return left.first ?? nil
+    package func nextChunk(after: Int64, in database: Database) throws(StoreError) -> (last: Int64, count: Int)? {
+        if let last = try boundaries.boundary(after: after, in: database) { return (last, chunkSize) }
+        return try boundaries.remainder(after: after, in: database).map { ($0.upper, $0.count) }
     }
 
     /// Updates the rows after `after` through `last`.

@@ -28,11 +28,18 @@ extension EngineChunkQueries {
         package init(entity: EntityLayout, filter: SQLCondition?, chunkSize: Int) {
             var condition = "Z_ENT = \(entity.number)"
             if let filter { condition += " AND (\(filter.sql))" }
-            let table = SQLName.quoted(entity.table)
+            self.init(table: entity.table, condition: condition, arguments: filter?.arguments ?? [], chunkSize: chunkSize)
+        }
+
+        /// The boundaries of the rows of `table` (unquoted) for which `condition` (SQL, its arguments
+        /// `arguments`) holds, in chunks of `chunkSize`.
+        package init(table: String, condition: String, arguments: [Value], chunkSize: Int) {
+            let table = SQLName.quoted(table)
+            let chunkSize = max(1, chunkSize)
             boundarySQL = "SELECT Z_PK FROM \(table) WHERE \(condition) AND Z_PK > ? ORDER BY Z_PK LIMIT 1 OFFSET \(chunkSize - 1)"
             remainderSQL = "SELECT MAX(Z_PK), COUNT(*) FROM \(table) WHERE \(condition) AND Z_PK > ?"
             firstSQL = "SELECT MAX(Z_PK), COUNT(*) FROM (SELECT Z_PK FROM \(table) WHERE \(condition) ORDER BY Z_PK LIMIT \(chunkSize))"
-            arguments = filter?.arguments ?? []
+            self.arguments = arguments
         }
 
         /// The key of the `chunkSize`-th object after `lower`, or nil when fewer are left.
