@@ -104,6 +104,32 @@ import Testing
         try expectIdentical(reference, output, "durable")
     }
 
+    /// The plan has a table of its own, so that each chunk's move of the position rewrites a small
+    /// row; a checkpoint an older build wrote (the plan in the position's row, no plan table) still
+    /// resumes to the store of an uninterrupted run.
+    @Test func aCheckpointWithThePlanInItsOwnRowResumes() throws {
+        let job = try Self.job("v3", persons: 200, mappings: ["v3-to-v4"], to: "v4")
+        defer { job.directory.remove() }
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        let killed = try MoultProcess.run(job.arguments(output: output), environment: ["MOULT_FAULT": "after-sqlite-commit:6"])
+        #expect(killed.terminatedBySignal, "\(killed.standardError)")
+        let partial = URL(filePath: output.path + ".moult").appending(path: "destination.sqlite")
+        do {
+            let database = try Database(url: partial, mode: .readWrite)
+            defer { database.close() }
+            #expect(try database.scalar("SELECT length(Z_PLAN) FROM Z_MOULT_CHECKPOINT") == .int(0))
+            #expect(try database.scalar("SELECT length(Z_PLAN) > 0 FROM Z_MOULT_CHECKPOINT_PLAN") == .int(1))
+            try database.executeScript(
+                "UPDATE Z_MOULT_CHECKPOINT SET Z_PLAN = (SELECT Z_PLAN FROM Z_MOULT_CHECKPOINT_PLAN); DROP TABLE Z_MOULT_CHECKPOINT_PLAN")
+        }
+        let resumed = try MoultProcess.run(job.arguments(output: output) + ["--resume", "--json"])
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(resumed.standardOutput.utf8)) as? [String: Any])
+        #expect(json["resumed"] as? Bool == true)
+        try expectIdentical(reference, output, "older checkpoint")
+    }
+
     /// A chain whose first step is made by SQL (a copy of the source migrated in one transaction),
     /// killed after the copy, inside the step's transaction, after its commit, or after the rename,
     /// resumes to the store of an uninterrupted chain; the source is never written.

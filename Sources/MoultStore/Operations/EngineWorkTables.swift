@@ -114,7 +114,7 @@ package enum EngineWorkTables {
     /// associations, and every mirror and key table (see ``EngineKeyMap``), whichever run made it.
     package static func dropAll(in database: Database) throws {
         try database.executeScript(
-            "DROP TABLE IF EXISTS \(SQLName.quoted(EnginePolicyStateTable.name)); DROP TABLE IF EXISTS \(SQLName.quoted(EngineCheckpointTable.name)); DROP TABLE IF EXISTS \(SQLName.quoted(madeChunks))")
+            "DROP TABLE IF EXISTS \(SQLName.quoted(EnginePolicyStateTable.name)); \(EngineCheckpointTable.dropSQL); DROP TABLE IF EXISTS \(SQLName.quoted(madeChunks))")
         let mirrors = try database.query(
             "SELECT name FROM main.sqlite_master WHERE type = 'table' AND (name LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\')",
             [.string(mirrorPattern), .string(EngineKeyMap.tablePattern)]
