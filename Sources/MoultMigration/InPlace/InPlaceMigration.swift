@@ -195,15 +195,10 @@ public struct InPlaceMigration {
         let manager = FileManager.default
         try? manager.removeItem(at: temporary)
         do {
-            try manager.copyItem(at: store, to: temporary)
-            let handle = try FileHandle(forWritingTo: temporary)
-            try handle.synchronize()
-            try handle.close()
+            try FileOperations.copyFile(store.path(percentEncoded: false), toNew: temporary.path(percentEncoded: false), durable: true)
         } catch {
             // Whether the disk is full is seen before the partial copy frees its space.
-            let full = StreamingMigrator.isNearlyFull(store.deletingLastPathComponent())
-                || (error as NSError).code == Int(ENOSPC) || ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(ENOSPC)
-                || (error as NSError).code == NSFileWriteOutOfSpaceError
+            let full = StreamingMigrator.isNearlyFull(store.deletingLastPathComponent()) || error.code == .diskFull
             try? manager.removeItem(at: temporary)
             if full {
                 throw MigrationError(.interrupted, "the disk is full: no room for the backup \(target.path); the store was not changed", underlying: error)

@@ -378,7 +378,16 @@ public struct StagedMigration {
     ) throws -> Int {
         let opened = try SQLiteStore(url: store, model: version.model, mode: .readWrite, configuration: .init(pageCacheKiB: options.pageCacheKiB, busyTimeout: lockTimeout))
         defer { opened.database.close() }
+        // Each chunk is a commit: synced only with `durable`. In WAL mode a commit otherwise waits for
+        // no sync (a power loss may undo the last chunks, with their checkpoint, and the run resumes
+        // before them); a rollback journal keeps SQLite's own setting, which its safety needs. The log
+        // is moved into the store every 64 MiB, as the streaming engine does, not every 4 MB: each
+        // move syncs both files.
         if options.durable { try opened.database.setSynchronous(.full) }
+        if try opened.database.isInWALMode() {
+            if !options.durable { try opened.database.setSynchronous(.normal) }
+            try opened.database.setWALCheckpointBytes(options.walLimitBytes)
+        }
         let checkpoint = StagedCheckpoint(record)
         if !handler.isResumable { checkpoint.restartHandler() }
         var objects = 0

@@ -249,16 +249,29 @@ public enum FileOperations {
     }
 
     /// Copies the content of the file at `from` into a new file at `path` (created or truncated, never
-    /// through a symbolic link), a block at a time; with `durable`, synced before returning. Recorded as
-    /// one whole-file write.
+    /// through a symbolic link, with the permissions of `from`), a megabyte at a time (Foundation's
+    /// `copyItem` moves 4 KiB a call: 7,000 calls for a store of 28 MB); with `durable`, synced before
+    /// returning. Recorded as one whole-file write.
     public static func copyFile(_ from: String, toNew path: String, durable: Bool) throws(StoreError) {
         willOperate()
         let input = Glibc.open(from, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw failure("cannot open", from) }
         defer { Glibc.close(input) }
-        let output = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        var status = stat()
+        let mode = fstat(input, &status) == 0 ? mode_t(status.st_mode & 0o777) : 0o644
+        let output = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
         guard output >= 0 else { throw failure("cannot create", path) }
         defer { Glibc.close(output) }
+        let total = try copyThroughBuffer(input, output, from: from, to: path)
+        record(.write(path: path, bytes: total))
+        if durable {
+            guard fsync(output) == 0 else { throw failure("cannot sync", path) }
+            record(.sync(path: path))
+        }
+    }
+
+    /// The bytes copied from `input` to `output` through a buffer of a megabyte.
+    private static func copyThroughBuffer(_ input: Int32, _ output: Int32, from: String, to path: String) throws(StoreError) -> Int {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var total = 0
         while true {
@@ -267,7 +280,7 @@ public enum FileOperations {
                 if errno == EINTR { continue }
                 throw failure("cannot read", from)
             }
-            if read == 0 { break }
+            if read == 0 { return total }
             var offset = 0
             while offset < read {
                 let written = buffer.withUnsafeBytes { Glibc.write(output, $0.baseAddress! + offset, read - offset) }
@@ -278,11 +291,6 @@ public enum FileOperations {
                 offset += written
             }
             total += read
-        }
-        record(.write(path: path, bytes: total))
-        if durable {
-            guard fsync(output) == 0 else { throw failure("cannot sync", path) }
-            record(.sync(path: path))
         }
     }
 

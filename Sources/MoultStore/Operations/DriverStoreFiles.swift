@@ -14,6 +14,10 @@ extension Database {
     package enum Synchronous: Sendable {
         /// Each commit is on disk when it returns, even against a power loss.
         case full
+        /// In WAL mode, a commit is in the log when it returns and the log is synced before each
+        /// checkpoint: a crash of the process loses nothing, a power loss may lose the last commits
+        /// but never leaves the database damaged.
+        case normal
         /// No sync: the operating system writes when it likes (a crash of the process loses nothing).
         case off
     }
@@ -32,8 +36,20 @@ extension Database {
     package func setSynchronous(_ mode: Synchronous) throws(StoreError) {
         switch mode {
         case .full: try executeScript("PRAGMA synchronous = FULL")
+        case .normal: try executeScript("PRAGMA synchronous = NORMAL")
         case .off: try executeScript("PRAGMA synchronous = OFF")
         }
+    }
+
+    /// Sets how large this connection lets the write-ahead log grow, in bytes, before a commit moves it
+    /// into the main file (`PRAGMA wal_autocheckpoint`, in pages of the database; SQLite's default is
+    /// 1,000 pages). Each such checkpoint syncs the log and the main file.
+    ///
+    /// - Throws: ``StoreError`` from SQLite.
+    package func setWALCheckpointBytes(_ bytes: Int64) throws(StoreError) {
+        var pageSize: Int64 = 4096
+        if case .int(let size)? = try scalar("PRAGMA page_size") { pageSize = size }
+        try executeScript("PRAGMA wal_autocheckpoint = \(max(1, bytes / max(512, pageSize)))")
     }
 
     /// Moves everything in the write-ahead log into the main file and truncates the log, so that the
