@@ -30,7 +30,7 @@ final class BulkReadAhead: @unchecked Sendable {
 
     /// What the chunk's `SELECT` made.
     enum Evaluated {
-        /// Its rows, their first column counting from 1.
+        /// Its rows, in the order of their source keys.
         case rows(ChunkRows)
         /// The guard refused the chunk: it takes the per-object path.
         case refused
