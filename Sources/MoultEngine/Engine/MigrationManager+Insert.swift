@@ -139,15 +139,26 @@ extension MigrationManager {
         guard let layout = mapping.destination else { return true }
         let filterArguments = mapping.filterSQL?.arguments ?? []
         let first = try writer.lastPrimaryKey(for: layout.name) + 1
-        let inserted: Int?
+        var inserted: Int?
+        var made: ChunkRows?
         do {
             switch evaluated {
-            case .rows(let rows)?: inserted = try bulk.insert(rows, first: first, into: destination)
-            case .refused?: inserted = nil
+            case .rows(let rows)?: made = rows
+            case .refused?: break
             case nil, .guarded?:
-                let insert = try bulk.preparedInsert(in: destination)
-                inserted = try bulk.insert(insert, first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, into: destination)
+                // Evaluated on the writer's connection first, as the second thread would: the rows
+                // numbered by their place, not by `ROW_NUMBER()`, whose window copies every row.
+                switch try bulk.evaluation(
+                    after: lowerBound, through: upperBound, filterArguments: filterArguments, in: destination, limit: BulkReadAhead.rowsLimit)
+                {
+                case .rows(let rows): made = rows
+                case .refused: break
+                case .overLimit:
+                    let insert = try bulk.preparedInsert(in: destination)
+                    inserted = try bulk.insert(insert, first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, into: destination)
+                }
             }
+            if let made { inserted = try bulk.insert(made, first: first, into: destination) }
         } catch {
             throw MigrationError(
                 .evaluationFailed, "inserting the chunk's '\(layout.name)' objects failed", mapping: mapping.name, entity: layout.name,
@@ -156,8 +167,8 @@ extension MigrationManager {
         guard let count = inserted else { return false }
         guard count > 0 else { return true }
         let mirrored: Int?
-        if case .rows(let rows)? = evaluated {
-            mirrored = try bulk.mirror(rows, first: first, in: destination)
+        if let made {
+            mirrored = try bulk.mirror(made, first: first, in: destination)
         } else {
             mirrored = try bulk.mirror(first: first, after: lowerBound, through: upperBound, filterArguments: filterArguments, in: destination)
         }

@@ -241,32 +241,52 @@ package struct EngineBulkCopy {
         }
     }
 
-    /// Evaluates a chunk's rows without writing them: ``selectSQL`` run on `reader`, a connection of the
-    /// engine's second thread that reads the destination as committed and has the source attached as
-    /// ``attachedSource`` (and Moult's functions, those of external data included).
+    /// What evaluating a chunk's rows in memory made of them.
+    package enum Evaluation {
+        /// The rows, in the order of their source keys.
+        case rows(ChunkRows)
+        /// The guard refused the chunk: it takes the per-object path.
+        case refused
+        /// The rows would hold more than the limit: the insert's own `SELECT` streams them instead.
+        case overLimit
+    }
+
+    /// Evaluates a chunk's rows without writing them: ``selectSQL`` run on `connection`, which has the
+    /// source attached as ``attachedSource`` (and Moult's functions, those of external data included).
+    /// That is a connection of the engine's second thread, which reads the destination as committed, or
+    /// the writer's own, which sees its chunk's transaction as the insert would.
     ///
     /// The rows are held in memory, so they are bounded: a chunk whose rows would hold more than
     /// `limit` bytes (large texts or blobs, a very large chunk) is not evaluated here.
+    ///
+    /// - Throws: ``StoreError`` when the `SELECT` fails otherwise.
+    package func evaluation(after lower: Int64, through upper: Int64, filterArguments: [Value], in connection: Database, limit: Int) throws
+        -> Evaluation
+    {
+        let select = try connection.statement(selectSQL)
+        let rows = try ChunkRows(columns: select.columnCount)
+        do {
+            try select.bind(constants + [.int(lower), .int(upper)] + filterArguments)
+            return try select.fill(rows, limit: limit) ? .rows(rows) : .overLimit
+        } catch {
+            if error.message.contains(Self.refusal) { return .refused }
+            throw error
+        }
+    }
+
+    /// ``evaluation(after:through:filterArguments:in:limit:)`` for the second thread.
     ///
     /// - Returns: the rows, in the order of their keys; nil when the guard refused the chunk
     ///   (it takes the per-object path, as with ``insert(_:first:after:through:filterArguments:into:)``).
     /// - Throws: ``StoreError`` when the `SELECT` fails otherwise, or the rows would pass `limit`
     ///   (the writer then runs the insert's own `SELECT`).
     package func evaluate(after lower: Int64, through upper: Int64, filterArguments: [Value], in reader: Database, limit: Int) throws -> ChunkRows? {
-        let select = try reader.statement(selectSQL)
-        let rows = try ChunkRows(columns: select.columnCount)
-        var filled = false
-        do {
-            try select.bind(constants + [.int(lower), .int(upper)] + filterArguments)
-            filled = try select.fill(rows, limit: limit)
-        } catch {
-            if error.message.contains(Self.refusal) { return nil }
-            throw error
-        }
-        guard filled else {
+        switch try evaluation(after: lower, through: upper, filterArguments: filterArguments, in: reader, limit: limit) {
+        case .rows(let rows): return rows
+        case .refused: return nil
+        case .overLimit:
             throw StoreError(.invalidValue, "the chunk's rows would hold more than \(limit) bytes: the writer evaluates it", sql: selectSQL)
         }
-        return rows
     }
 
     /// Inserts rows made by ``evaluate(after:through:filterArguments:in:limit:)``, their keys continuing
