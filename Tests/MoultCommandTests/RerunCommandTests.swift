@@ -88,6 +88,44 @@ import Testing
         }
     }
 
+    /// A staged run that keeps a backup, killed before each of its first file operations in turn
+    /// (`MOULT_FILE_CRASH`), then run again: one backup, `people~.sqlite`, the store as it was, and
+    /// nothing else left beside the store. (A kill after the backup's rename and before the store's
+    /// record was written made the rerun take a second one, `people~2.sqlite`.)
+    @Test func aStagedRunKilledAtItsFirstFileOperationsKeepsOneBackup() throws {
+        func prepare(_ directory: TemporaryDirectory) throws -> (store: URL, arguments: [String]) {
+            let store = try InPlaceCommandTests.generate("1", persons: 60, in: directory)
+            let stages = directory.appending("stages.json")
+            let text = """
+                { "stages": [ { "lightweight": ["v1", "v2"] }, { "custom": { "from": "v2", "to": "v3", \
+                "mapping": "\(InPlaceCommandTests.mapping("v2-to-v3"))", \
+                "willMigrate": [ { "update": "Person", "where": "age == nil", "set": { "age": "0" } } ] } } ] }
+                """
+            try Data(text.utf8).write(to: stages)
+            return (store, ["migrate", store.path, "--model", Self.model, "--stages", stages.path, "--durable", "--chunk-size", "20", "--quiet"])
+        }
+        let whole = try TemporaryDirectory()
+        defer { whole.remove() }
+        let (_, wholeArguments) = try prepare(whole)
+        let trace = whole.appending("trace")
+        #expect(try MoultProcess.run(wholeArguments, environment: ["MOULT_FILE_TRACE": trace.path]).exitCode == 0)
+        let expected = try InPlaceCommandTests.digest(whole.appending("people.sqlite"))
+        let count = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").count
+        for operation in 1...min(count, 12) {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let (store, arguments) = try prepare(directory)
+            let original = try InPlaceCommandTests.digest(store)
+            _ = try MoultProcess.run(arguments, environment: ["MOULT_FILE_CRASH": "\(operation)"])
+            let finished = try MoultProcess.run(arguments)
+            #expect(finished.exitCode == 0, "killed at operation \(operation): \(finished.standardError)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
+            #expect(left == ["people.sqlite", "people~.sqlite", "stages.json"], "killed at operation \(operation)")
+            #expect(try InPlaceCommandTests.digest(store) == expected, "killed at operation \(operation)")
+            #expect(try InPlaceCommandTests.digest(directory.appending("people~.sqlite")) == original, "killed at operation \(operation)")
+        }
+    }
+
     /// A run stopped after its third chunk, resumed with another chunk size and without validation:
     /// refused (65), naming both, and the status file still says where the stopped run stands.
     @Test func aRefusedResumeNamesWhatDiffersAndKeepsTheStatusFile() throws {

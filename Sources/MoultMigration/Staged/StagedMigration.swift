@@ -224,11 +224,12 @@ public struct StagedMigration {
             } else {
                 guard let version = storeVersion, let (stage, phase) = Self.start(of: version, in: stages) else { return report }
                 // Without a backup, a private copy, removed when the run ends.
-                original = try InPlaceMigration.copyBackup(of: store, to: keepsBackup ? nil : Self.originalURL(for: store))
+                original = try keepsBackup ? Self.backupBeforeRecord(of: store) : InPlaceMigration.copyBackup(of: store, to: Self.originalURL(for: store))
                 try keepExternalData(of: original!, at: version)
                 record = StagedRecord(fingerprint: fingerprint, stage: stage, phase: phase, now: startDate ?? Date())
                 if keepsBackup { record.backup = original!.path }
                 try writeRecord(record)
+                if keepsBackup { Self.forgetBackupNote(of: store) }
             }
             while true {
                 let stage = stages[record.stage]
@@ -281,6 +282,36 @@ public struct StagedMigration {
             }
             throw classified
         }
+    }
+
+    // MARK: - The backup before the record
+
+    /// The backup of a run that starts: its name is noted in the in-place work folder before the copy
+    /// (as an in-place run notes its own), because the store's record, which names it afterwards, is
+    /// written only once the copy is whole. A run killed between the two left a whole backup that no
+    /// record names; run again, it takes that one instead of a second `NAME~2.EXT`, as long as the
+    /// backup is still the store byte for byte (else a new one, under a free name).
+    static func backupBeforeRecord(of store: URL) throws -> URL {
+        let work = InPlaceMigration.workFolder(for: store)
+        var target = InPlaceMigration.backupTarget(for: store, work: work)
+        if FileManager.default.fileExists(atPath: target.path) {
+            if FileManager.default.contentsEqual(atPath: target.path, andPath: store.path) { return target }
+            target = InPlaceMigration.freeBackupURL(for: store)
+        }
+        do {
+            try InPlaceMigration.recordBackup(target, in: work)
+            return try InPlaceMigration.copyBackup(of: store, to: target)
+        } catch {
+            forgetBackupNote(of: store)
+            throw error
+        }
+    }
+
+    /// Removes the note of ``backupBeforeRecord(of:)`` (and the work folder, when nothing else is in it).
+    static func forgetBackupNote(of store: URL) {
+        let work = InPlaceMigration.workFolder(for: store)
+        try? FileManager.default.removeItem(at: work.appending(path: "backup"))
+        if (try? FileManager.default.contentsOfDirectory(atPath: work.path))?.isEmpty == true { StreamingMigrator.removeWorkDirectory(work) }
     }
 
     // MARK: - A refused run
