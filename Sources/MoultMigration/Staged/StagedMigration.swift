@@ -337,6 +337,8 @@ public struct StagedMigration {
             try restoreExternalData(of: original)
             try InPlaceMigration.rename(original, to: store)
             InPlaceMigration.removeExternalData(besideCopy: original)
+            // Refused before its record named the backup, the run still had its name noted.
+            Self.forgetBackupNote(of: store)
             error.message += "\nnothing was changed: the store is as it was before the run (no backup kept)"
         } catch let failure {
             error.message += "\nthe store could not be put back as it was (\(failure)): the original is kept as \(original.path)"
