@@ -55,7 +55,9 @@ let package = Package(
         .target(name: "MoultArchive", dependencies: ["MoultModel"]),
         .target(name: "MoultExpressions", dependencies: ["MoultModel"]),
         .target(name: "MoultMapping", dependencies: ["MoultModel", "MoultExpressions", "MoultArchive"]),
-        .target(name: "MoultStore", dependencies: ["MoultModel", "MoultArchive", "MoultCSQLite"]),
+        .target(
+            name: "MoultStore",
+            dependencies: ["MoultModel", "MoultArchive", "MoultCSQLite", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "MoultAssociations", dependencies: ["MoultModel", "MoultCLMDB"]),
         // Core Data's XML store: a streaming reader and writer, and conversion to and from SQLite.
         .target(name: "MoultXMLStore", dependencies: ["MoultModel", "MoultArchive", "MoultStore"]),

@@ -32,6 +32,11 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: "The .xcdatamodeld (or .xcdatamodel) whose version made STORE.")
     var model: String
 
+    /// Removes a conversion's file and its companions (a run stopped while writing it left them).
+    static func remove(_ written: URL) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { FileOperations.remove(written.path(percentEncoded: false) + suffix) }
+    }
+
     func validate() throws {
         if to == .binary { throw ValidationError("--to binary: Moult does not write Core Data's binary store; use xml or sqlite") }
     }
@@ -47,9 +52,23 @@ struct ConvertCommand: AsyncParsableCommand {
             let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: false)
             let version: VersionedModel.Version
             let count: Int
+            let (source, destination) = (URL(filePath: store), URL(filePath: output))
+            // One run per destination, as for `migrate`: a second convert into DEST is busy (73) and touches nothing.
+            let lock = try RunLock.acquire(for: destination, purpose: "converting a store into it")
+            defer { lock.release() }
+            if FileManager.default.fileExists(atPath: output) {
+                throw MigrationError(.outputExists, "\(output) already exists; Moult never overwrites a store")
+            }
+            // The source's identity before it is read, checked again before DEST appears: a store another
+            // program wrote to meanwhile would give objects of two states of it.
+            let before = try StoreFileState(of: source, content: true)
+            // Written under a name of this run's own (the lock holds it), renamed to DEST when whole.
+            let written = RunNames.conversion(for: destination)
+            Self.remove(written)
+            defer { Self.remove(written) }
             if type == .xml {
                 version = try StoreTypeSupport.version(ofXML: store, in: versioned)
-                count = try XMLStoreConversion.sqlite(from: URL(filePath: store), model: version.model, to: URL(filePath: output))
+                count = try XMLStoreConversion.sqlite(from: source, model: version.model, to: written)
             } else {
                 let metadata = try StoreMetadata(contentsOf: URL(filePath: store))
                 guard let matching = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
@@ -59,8 +78,16 @@ struct ConvertCommand: AsyncParsableCommand {
                             + ProgressiveMigration.versionDifferences(versioned, metadata.entityHashes))
                 }
                 version = matching
-                count = try XMLStoreConversion.xml(from: URL(filePath: store), model: version.model, to: URL(filePath: output))
+                count = try XMLStoreConversion.xml(from: source, model: version.model, to: written)
             }
+            let changes = try StoreFileState(of: source, content: true).differences(from: before)
+            guard changes.isEmpty else {
+                throw MigrationError(
+                    .sourceChangedWhileRead,
+                    "another program wrote to \(store) while it was converted (\(changes.joined(separator: ", "))): nothing was written at \(output); "
+                        + "run again when nothing writes to the store (quit the app)")
+            }
+            try FileOperations.rename(written.path(percentEncoded: false), to: destination.path(percentEncoded: false), durable: true)
             print("converted \(store) (\(type), version \(version.name)) to \(output) (\(to)): \(count) objects")
         }
     }

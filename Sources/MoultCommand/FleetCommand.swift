@@ -125,7 +125,7 @@ struct FleetShardRun {
             }
             if !options.quiet {
                 printError(
-                    "moult: shard \(shard): \(summary.migrated) migrated, \(summary.alreadyCurrent) already current, \(summary.failed) failed, \(summary.skipped) done before"
+                    "moult: shard \(shard): \(summary.migrated) migrated, \(summary.alreadyMigrated) already migrated, \(summary.alreadyCurrent) already current, \(summary.failed) failed, \(summary.skipped) done before"
                         + (summary.busy > 0 ? ", \(summary.busy) busy (held by another run: run the shard again later)" : ""))
             }
             if Interruption.requested { throw ExitCode(FailureCategory.interrupted.exitCode) }
@@ -172,6 +172,11 @@ struct FleetShardRun {
                 return FleetResult(store: entry.name, outcome: .migrated, exitCode: 0, seconds: seconds(), message: lossMessage)
             }
             let reports = try migration.run(output: output, resume: true, isCancelled: { Interruption.requested }, events: { MetricsFile.current?.record($0) })
+            if reports.isEmpty {
+                // Its output is already the result of this migration of the store as it is now.
+                if !options.quiet { printError("moult: \(entry.name): already migrated in \(output.path); nothing was written") }
+                return FleetResult(store: entry.name, outcome: .alreadyMigrated, exitCode: 0, seconds: seconds())
+            }
             MetricsFile.current?.recordBytes(of: output)
             let objects = reports.last?.objectCounts ?? [:]
             if !options.quiet { printError("moult: migrated \(entry.name) in \(String(format: "%.2f", seconds())) s") }
@@ -214,7 +219,7 @@ struct FleetReportCommand: AsyncParsableCommand {
             } else {
                 print(
                     "\(report.stores.count) stores (\(report.lines) result lines): \(counts[.migrated] ?? 0) migrated, "
-                        + "\(counts[.alreadyCurrent] ?? 0) already current, \(counts[.failed] ?? 0) failed")
+                        + "\(counts[.alreadyMigrated] ?? 0) already migrated, \(counts[.alreadyCurrent] ?? 0) already current, \(counts[.failed] ?? 0) failed")
                 let times = percentiles.map { "p\(Int($0.0)) " + ($0.1.map { String(format: "%.3f s", $0) } ?? "-") }
                 print("seconds per store migrated: " + times.joined(separator: ", "))
                 for failure in report.failures { print("FAILED \(failure.store) (exit \(failure.exitCode)): \(failure.message ?? "")") }
@@ -239,7 +244,7 @@ extension FleetReportCommand {
 
         var stores: Int
         var lines: Int
-        /// The stores per outcome: `migrated`, `already-current`, `failed`.
+        /// The stores per outcome: `migrated`, `already-migrated`, `already-current`, `failed`.
         var outcomes: [String: Int]
         /// The seconds per store migrated at `p50`, `p90`, `p99` and `p100` (`null` when none was).
         var seconds: [String: Double?]
@@ -249,7 +254,7 @@ extension FleetReportCommand {
             stores = report.stores.count
             lines = report.lines
             let counts = report.counts
-            outcomes = Dictionary(uniqueKeysWithValues: [FleetResult.Outcome.migrated, .alreadyCurrent, .failed].map { ($0.rawValue, counts[$0] ?? 0) })
+            outcomes = Dictionary(uniqueKeysWithValues: [FleetResult.Outcome.migrated, .alreadyMigrated, .alreadyCurrent, .failed].map { ($0.rawValue, counts[$0] ?? 0) })
             seconds = Dictionary(uniqueKeysWithValues: percentiles.map { ("p\(Int($0.0))", $0.1.map(\.roundedToMilliseconds)) })
             failures = report.failures.map {
                 Failure(

@@ -12,14 +12,16 @@ extension MigrateCommand {
 
     /// Says that the store is already at the target version: nothing to migrate, nothing written.
     func printUpToDate(_ report: UpToDateReport, log: EventLog?) throws {
+        let names = ReportedNames.current
+        let store = names?.store ?? arguments.store
         try printResult(report, log: log) {
-            if let output = report.output, report.written == true {
-                return ["the store \(arguments.store) is already at version \(report.to): nothing to migrate; copied to \(output)"]
+            if let output = names.map(\.output) ?? report.output, report.written == true {
+                return ["the store \(store) is already at version \(report.to): nothing to migrate; copied to \(output)"]
             }
-            if let output = report.output {
-                return ["the store \(arguments.store) is already at version \(report.to), and \(output) is already its copy: nothing written"]
+            if let output = names.map(\.output) ?? report.output {
+                return ["the store \(store) is already at version \(report.to), and \(output) is already its copy: nothing written"]
             }
-            return ["the store \(arguments.store) is already at version \(report.to): nothing to migrate, nothing written"]
+            return ["the store \(store) is already at version \(report.to): nothing to migrate, nothing written"]
         }
     }
 }

@@ -39,12 +39,25 @@ extension MigrateCommand {
 
     private func migrateAcrossTypes(store: String, source: StoreType, target: StoreType) async throws {
         let final = URL(filePath: outputOption ?? store)
-        let work = final.deletingLastPathComponent().appending(path: ".\(final.lastPathComponent).moult-xml")
+        let work = RunNames.xmlWork(for: final)
         // A finished run renames its work folder to this name, then removes it: a folder only ever
         // removed whole, so that a run stopped while removing it never finds a work folder missing a part.
-        let finished = final.deletingLastPathComponent().appending(path: ".\(final.lastPathComponent).moult-xml-done")
+        let finished = RunNames.xmlWorkDone(for: final)
         let wasFinished = FileManager.default.fileExists(atPath: finished.path(percentEncoded: false))
         try? FileManager.default.removeItem(at: finished)
+        if outputOption == nil, source == .xml, try arguments.migration().isUpToDate {
+            // In place on a store already at the target version: nothing is written, its backup and the
+            // store stay as they are. (A run stopped after its new file was renamed over the store, its
+            // backup made before, left its work folder: removed whole.)
+            if (try? FileOperations.rename(work.path(percentEncoded: false), to: finished.path(percentEncoded: false), durable: false)) != nil {
+                try? FileManager.default.removeItem(at: finished)
+            }
+            let migration = try arguments.migration()
+            return try printUpToDate(
+                UpToDateReport(
+                    store: store, inPlace: true, from: migration.sourceVersion.name, to: migration.targetVersion.name, nothingToMigrate: true, steps: []),
+                log: nil)
+        }
         if outputOption != nil, target == .xml, FileManager.default.fileExists(atPath: final.path(percentEncoded: false)) {
             // A run stopped after renaming DEST into place, before removing its work folder, is done.
             guard wasFinished || FileManager.default.fileExists(atPath: work.path(percentEncoded: false)) else {
@@ -85,6 +98,7 @@ extension MigrateCommand {
         store: String, source: StoreType, target: StoreType, final: URL, work: URL, finished: URL, resuming: Bool
     ) async throws {
         var inner = self
+        let names = ReportedNames(store: store, output: outputOption)
         inner.outputType = nil
         inner.noBackup = false
         inner.resume = resume || resuming
@@ -112,9 +126,12 @@ extension MigrateCommand {
         let sqliteDestination = target == .xml ? work.appending(path: "destination.sqlite") : final
         inner.outputOption = sqliteDestination.path(percentEncoded: false)
         // (Read directly, the source is still XML: `run` would come back here.)
-        if direct { try await inner.runStreamed() } else { try await inner.run() }
+        // (Its report names the user's store and DEST, not the copies in the work folder.)
+        try await ReportedNames.$current.withValue(names) {
+            if direct { try await inner.runStreamed() } else { try await inner.run() }
+        }
         if target == .xml, FileManager.default.fileExists(atPath: sqliteDestination.path(percentEncoded: false)) {
-            try writeXML(from: sqliteDestination, to: final, inPlace: inPlace, original: original)
+            try writeXML(from: sqliteDestination, to: final, inPlace: inPlace, original: original, work: work)
         }
         if (try? FileOperations.rename(work.path(percentEncoded: false), to: finished.path(percentEncoded: false), durable: false)) != nil {
             try? FileManager.default.removeItem(at: finished)
@@ -132,23 +149,45 @@ extension MigrateCommand {
 
     /// Streams the migrated SQLite store out to the XML destination (in place: over the store, the
     /// original kept as `NAME~.EXT` first).
-    private func writeXML(from sqlite: URL, to final: URL, inPlace: Bool, original: URL) throws {
+    private func writeXML(from sqlite: URL, to final: URL, inPlace: Bool, original: URL, work: URL) throws {
         let versioned = try VersionedModel(contentsOf: URL(filePath: arguments.model), requiringCurrentVersion: false)
         let metadata = try StoreMetadata(contentsOf: sqlite)
         guard let version = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
             throw MigrationError(.incompatibleStore, "the migrated store \(sqlite.path) matches no version of \(versioned.name)")
         }
+        var backup: URL?
         if inPlace, !noBackup {
-            let backup = InPlaceMigration.backupURL(for: final).path(percentEncoded: false)
-            FileOperations.remove(backup)
-            if !FileOperations.hardLink(original.path(percentEncoded: false), to: backup) {
-                try FileOperations.copyFile(original.path(percentEncoded: false), toNew: backup, durable: true)
+            // A backup is never replaced: this run's takes the first free name (`NAME~.xml`, else
+            // `NAME~2.xml`…), noted in the work folder before it is made, so that a resumed run makes the same.
+            let note = work.appending(path: "backup")
+            let chosen = (try? String(contentsOf: note, encoding: .utf8)).map { URL(filePath: $0) } ?? InPlaceMigration.freeBackupURL(for: final)
+            try FileOperations.writeAtomically(Data(chosen.path(percentEncoded: false).utf8), to: note, durable: true)
+            if !FileManager.default.fileExists(atPath: chosen.path(percentEncoded: false)) {
+                let temporary = RunNames.temporaryBackup(for: chosen).path(percentEncoded: false)
+                FileOperations.remove(temporary)
+                if !FileOperations.hardLink(original.path(percentEncoded: false), to: temporary) {
+                    try FileOperations.copyFile(original.path(percentEncoded: false), toNew: temporary, durable: true)
+                }
+                try FileOperations.rename(temporary, to: chosen.path(percentEncoded: false), durable: true)
             }
+            backup = chosen
         }
         let count = try XMLStoreConversion.xml(from: sqlite, model: version.model, to: final, replacing: inPlace)
         if !quiet, !json {
             print("wrote \(final.path(percentEncoded: false)) (XML store, version \(version.name)): \(count) objects"
-                + (inPlace && !noBackup ? "; the original is kept as \(InPlaceMigration.backupURL(for: final).lastPathComponent)" : ""))
+                + (backup.map { "; the original is kept as \($0.lastPathComponent)" } ?? ""))
         }
     }
+}
+
+/// The names a run across store types reports: its inner run works on SQLite copies in the work folder,
+/// and its report names the user's store and DEST instead.
+struct ReportedNames: Sendable {
+    /// The store the user gave.
+    var store: String
+    /// DEST, or nil in place.
+    var output: String?
+
+    /// The names of the run under way, when it is the inner run of one across store types.
+    @TaskLocal static var current: ReportedNames?
 }

@@ -3,6 +3,7 @@ import Foundation
 import MoultMapping
 import MoultMigration
 import MoultModel
+import MoultStore
 import MoultXMLStore
 
 /// `moult migrate STORE --model M [--to V] [--mapping F]… --output DEST …`.
@@ -87,6 +88,27 @@ struct MigrateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // In place, a store reached through a symbolic link is migrated where it really is: its lock,
+        // backup and swap are the real file's, so that a run by another name is busy, never beside it.
+        if outputOption == nil, manifest == nil, let store = arguments.storeArgument, FileOperations.isSymbolicLink(store) {
+            let real = URL(filePath: store).resolvingSymlinksInPath().path(percentEncoded: false)
+            guard real != store, !FileOperations.isSymbolicLink(real) else {
+                return try await reportingFailures { () throws -> Void in
+                    throw CommandFailure(.badInput, "\(store) is a symbolic link that leads to no store (a loop, or a link to nothing)")
+                }
+            }
+            if !quiet, !json { printError("moult: note: \(store) is a symbolic link to \(real): the store is migrated there") }
+            var resolved = self
+            resolved.arguments.storeArgument = real
+            return try await resolved.run()
+        }
+        // `--events` and `--metrics` never name the store, DEST or a file of theirs (64, before anything runs).
+        if let store = arguments.storeArgument {
+            try await reportingFailures {
+                try OutputPathCheck(outputs: [("--events", events.path), ("--metrics", events.metricsPath)])
+                    .refuse(naming: [URL(filePath: store)] + (outputOption.map { [URL(filePath: $0)] } ?? []))
+            }
+        }
         if try await runAcrossStoreTypes() { return }
         if manifest != nil { return try await FleetShardRun(options: try fleetOptions()).run() }
         if arguments.stages != nil { return try await runStaged() }
@@ -123,7 +145,7 @@ struct MigrateCommand: AsyncParsableCommand {
                 log: log)
         }
         if arguments.strict { try DataLossGuard(migration).refuseUnderStrict() }
-        if resume, !FileManager.default.fileExists(atPath: output.path), !FileManager.default.fileExists(atPath: output.path + ".moult"),
+        if resume, !FileManager.default.fileExists(atPath: output.path), !FileManager.default.fileExists(atPath: RunNames.work(forOutput: output).path),
             !FileManager.default.fileExists(atPath: migration.stepsDirectory(for: output).path)
         {
             printError("moult: nothing to resume for \(self.output); starting")
@@ -142,10 +164,12 @@ struct MigrateCommand: AsyncParsableCommand {
             seconds: seconds.roundedToMilliseconds, entities: reports.last?.objectCounts ?? [:])
         try printResult(report, log: log) {
             if reports.isEmpty {
-                return ["already migrated: \(self.output) is the finished result of this migration (its metadata records it); nothing was written"]
+                return ["already migrated: \(ReportedNames.current?.output ?? self.output) is the finished result of this migration (its metadata records it); nothing was written"]
             }
+            let names = ReportedNames.current
+            let destination = names.map { $0.output.map { "in \($0)" } ?? "in place" } ?? "in \(self.output)"
             var lines = [
-                "migrated \(arguments.store) (\(report.from)) to \(report.to) in \(self.output)"
+                "migrated \(names?.store ?? arguments.store) (\(report.from)) to \(report.to) \(destination)"
                     + "\(report.resumed ? " (resumed)" : ""), \(migration.steps.count) step(s), \(String(format: "%.1f", seconds)) s"
             ]
             let summary = report.entities.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")

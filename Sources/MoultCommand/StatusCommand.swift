@@ -34,7 +34,7 @@ struct StatusCommand: AsyncParsableCommand {
             // The run that holds DEST's lock, if one does (whatever its status file says).
             let holder = RunLock.holder(of: output)
             guard live != nil || !checkpoints.isEmpty || exists || holder != nil else {
-                throw CommandFailure(.badInput, "no migration into \(destination) found (no \(destination).moult-status.json, no work folder, no store)")
+                throw CommandFailure(.badInput, "no migration into \(destination) found (no \(RunNames.status(for: URL(filePath: destination)).lastPathComponent), no work folder, no store)")
             }
             // Nothing left beside DEST: no run under way or interrupted. A finished run leaves nothing,
             // but neither does a store never migrated or a refused run: "idle" claims no more.

@@ -25,7 +25,7 @@ final class StatusFile: @unchecked Sendable {
     }
 
     static func url(for output: URL) -> URL {
-        output.deletingLastPathComponent().appending(path: output.lastPathComponent + ".moult-status.json")
+        RunNames.status(for: output)
     }
 
     func record(_ event: MigrationEvent) {

@@ -4,6 +4,9 @@ public import Foundation
 public struct FleetResult: Sendable, Hashable {
     public enum Outcome: String, Sendable, Hashable {
         case migrated
+        /// The destination was already the finished result of this migration of the store as it is now
+        /// (an earlier attempt made it): nothing was written, and the store is not counted as migrated twice.
+        case alreadyMigrated = "already-migrated"
         case alreadyCurrent = "already-current"
         case failed
         /// Another run holds the store (or its destination): skipped, not written to the results file, so

@@ -17,6 +17,7 @@ public struct FleetRunner {
     public struct Summary: Sendable, Hashable {
         public var skipped = 0
         public var migrated = 0
+        public var alreadyMigrated = 0
         public var alreadyCurrent = 0
         public var failed = 0
         /// Stores another run held: skipped, with no result line (a later run picks them up).
@@ -49,6 +50,7 @@ public struct FleetRunner {
             try FleetResults.append(result, to: results)
             switch result.outcome {
             case .migrated: summary.migrated += 1
+            case .alreadyMigrated: summary.alreadyMigrated += 1
             case .alreadyCurrent: summary.alreadyCurrent += 1
             case .failed: summary.failed += 1
             case .busy: break

@@ -19,10 +19,10 @@ extension ProgressiveMigration {
         let record = try runRecord()
         let manager = FileManager.default
         if manager.fileExists(atPath: output.path) {
-            if (try? StoreMetadata(contentsOf: output).runRecord) == record, !sourceWritten(after: output) { return false }
+            if (try? StoreMetadata(contentsOf: output).runRecord) == record { return false }
             throw MigrationError(.outputExists, "\(output.path) already exists; Moult never overwrites a store")
         }
-        let temporary = URL(filePath: output.path + ".moult-copy")
+        let temporary = RunNames.upToDateCopy(for: output)
         try? manager.removeItem(at: temporary)
         do {
             let source = try Database(url: store, mode: .readOnly)

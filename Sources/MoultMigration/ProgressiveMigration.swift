@@ -145,7 +145,7 @@ public struct ProgressiveMigration {
 
     /// Where the intermediate stores of a run into `output` live.
     public func stepsDirectory(for output: URL) -> URL {
-        output.deletingLastPathComponent().appending(path: output.lastPathComponent + ".moult-steps")
+        RunNames.steps(forOutput: output)
     }
 
     /// Runs every step; resumes an interrupted chain. A store already at the target version
@@ -262,7 +262,7 @@ public struct ProgressiveMigration {
             // written before any step runs, so such a folder holds no work (at most the identity's own
             // temporary file). It is this run's to take.
             let entries = (try? manager.contentsOfDirectory(atPath: directory.path)) ?? []
-            if !entries.contains(where: { $0.hasSuffix(".sqlite") || $0.hasSuffix(".moult") }) {
+            if !entries.contains(where: { $0.hasSuffix(".sqlite") || $0.hasSuffix(RunNames.workSuffix) }) {
                 StreamingMigrator.removeWorkDirectory(directory)
                 existed = false
             }
@@ -398,26 +398,24 @@ public struct ProgressiveMigration {
 
     /// Identifies a chain: the source store, the steps with their mappings, and the options.
     /// What the output of this migration records (``/MoultEngine/MigrationOptions/runRecord``): the
-    /// chain's fingerprint, the same for every run of these arguments, so that outputs stay identical.
-    func runRecord() throws -> String { try chainFingerprint() }
-
-    /// Whether the source was written to since `output` was made: its main file or `-wal` modified after
-    /// the output. Such an output is not the result of migrating the source as it now is. (A copy of the
-    /// source counts as written: the rerun then refuses the output rather than take it for done.)
-    func sourceWritten(after output: URL) -> Bool {
-        guard let made = try? StoreFileState(of: output), let source = try? StoreFileState(of: store) else { return true }
-        return source.modified > made.modified || (source.walModified ?? 0) > made.modified
+    /// chain's fingerprint and the source's content (``/MoultStore/StoreContentDigest``), the same for
+    /// every run of these arguments on this state of the store, so that outputs stay identical, and
+    /// another for any other state of it, whatever its times say.
+    func runRecord() throws -> String {
+        let content: StoreContentDigest
+        do { content = try StoreContentDigest(of: store) } catch { throw StreamingMigrator.classify(error) }
+        return RunArguments.hash(try chainFingerprintText() + "source-content \(content.hex)\n")
     }
 
     /// Whether `output` is the finished result of this migration (its metadata holds `record`, see
-    /// ``runRecord()``, and the source was not written to since), and no run into it is under way.
+    /// ``runRecord()``: these arguments, this content of the source), and no run into it is under way.
     func isFinishedOutput(_ output: URL, record: String) -> Bool {
         let manager = FileManager.default
         guard manager.fileExists(atPath: output.path), !manager.fileExists(atPath: stepsDirectory(for: output).path),
             !manager.fileExists(atPath: migrator(for: steps[steps.count - 1], source: store).workDirectory(for: output).path),
             let recorded = try? StoreMetadata(contentsOf: output).runRecord
         else { return false }
-        return recorded == record && !sourceWritten(after: output)
+        return recorded == record
     }
 
     func chainFingerprint() throws -> String { RunArguments.hash(try chainFingerprintText()) }

@@ -104,7 +104,8 @@ public final class StreamingMigrator {
         defer { lock.release() }
         try? FileManager.default.removeItem(at: Self.trashDirectory(for: paths.work))
         let source = try openSource()
-        let sourceState = try StoreFileState(of: sourceURL)
+        // The source's identity, its content included: a resume, and the swap, go on only from the same store.
+        let sourceState = try StoreFileState(of: sourceURL, content: true)
         let arguments = try job.fingerprintText(source: source)
         let fingerprint = RunArguments.hash(arguments)
         let mismatch = { self.mismatch(paths.work, arguments: arguments) }
@@ -321,6 +322,9 @@ public final class StreamingMigrator {
             }
             let failures = try session.validateAndEnd(plan, position: &position, progress: report)
             if watchSource() { throw sourceChangedWhileRead(sourceWritten, underlying: nil) }
+            // The cheap signs can miss an edit whose times were put back: the content decides, once more.
+            let changed = try StoreFileState(of: sourceURL, content: true).differences(from: sourceState)
+            if !changed.isEmpty { throw sourceChangedWhileRead(changed, underlying: nil) }
             FaultInjection.reach(.beforeFinish)
             emitter.enter(.finishing, total: plan.estimatedRows)
             try session.finalize(plan, uuid: Self.storeUUID(fingerprint))
@@ -368,7 +372,7 @@ public final class StreamingMigrator {
 
     /// The work directory of a run into `output`.
     public func workDirectory(for output: URL) -> URL {
-        options.workDirectory ?? output.deletingLastPathComponent().appending(path: output.lastPathComponent + ".moult")
+        options.workDirectory ?? RunNames.work(forOutput: output)
     }
 
     // MARK: - Helpers

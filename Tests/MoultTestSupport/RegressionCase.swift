@@ -3,7 +3,8 @@ public import Foundation
 /// A case of the shared regression folders, copied into `Tests/Fixtures/regressions/<group>/<name>`
 /// with its `cmd.sh` and `expected.txt`, run as its `cmd.sh` is written: from a scratch copy of the
 /// folder, with `MOULT` naming the `moult` beside the test bundle (its `moult-people` sibling is there
-/// too) and `MOULT_ROOT` the package's root.
+/// too) and `MOULT_ROOT` a root made for the run, whose `Datasets` is the package's and whose
+/// `.build/release` holds the test build's binaries (some cases name `$ROOT/.build/release/moult-people`).
 ///
 /// ```swift
 /// let run = try RegressionCase("faults", "fleet-results-migrated-twice").run()
@@ -41,12 +42,19 @@ public struct RegressionCase: Sendable {
         try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
         let scratch = base.appending(path: folder.lastPathComponent, directoryHint: .isDirectory)
         try FileManager.default.copyItem(at: folder, to: scratch)
+        let root = base.appending(path: "root", directoryHint: .isDirectory)
+        let release = root.appending(path: ".build/release", directoryHint: .isDirectory)
+        try FileManager.default.createDirectory(at: release, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: root.appending(path: "Datasets"), withDestinationURL: Fixtures.datasets)
+        for tool in [MoultProcess.Tool.moult, .people] {
+            try FileManager.default.createSymbolicLink(at: release.appending(path: tool.rawValue), withDestinationURL: MoultProcess.executable(tool))
+        }
         let process = Process()
         process.executableURL = URL(filePath: "/bin/sh")
         process.arguments = [scratch.appending(path: "cmd.sh").path]
-        process.currentDirectoryURL = Fixtures.packageRoot
+        process.currentDirectoryURL = root
         process.environment = ProcessInfo.processInfo.environment.merging(
-            ["MOULT": MoultProcess.executable.path, "MOULT_ROOT": Fixtures.packageRoot.path].merging(environment) { $1 }) { $1 }
+            ["MOULT": MoultProcess.executable.path, "MOULT_ROOT": root.path].merging(environment) { $1 }) { $1 }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

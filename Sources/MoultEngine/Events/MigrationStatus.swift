@@ -22,14 +22,14 @@ public struct MigrationCheckpointStatus: Sendable, Hashable {
     public static func read(output: URL) -> [MigrationCheckpointStatus] {
         var found: [MigrationCheckpointStatus] = []
         let manager = FileManager.default
-        let steps = output.deletingLastPathComponent().appending(path: output.lastPathComponent + ".moult-steps")
+        let steps = RunNames.steps(forOutput: output)
         if let names = try? manager.contentsOfDirectory(atPath: steps.path) {
-            for name in names.sorted() where name.hasSuffix(".moult") && name.hasPrefix("step-") {
+            for name in names.sorted() where name.hasSuffix(RunNames.workSuffix) && name.hasPrefix("step-") {
                 let number = Int(name.dropFirst(5).prefix { $0.isNumber })
                 if let status = read(work: steps.appending(path: name), step: number) { found.append(status) }
             }
         }
-        let work = output.deletingLastPathComponent().appending(path: output.lastPathComponent + ".moult")
+        let work = RunNames.work(forOutput: output)
         if let status = read(work: work, step: nil) { found.append(status) }
         return found.sorted { ($0.step ?? .max) < ($1.step ?? .max) }
     }

@@ -143,7 +143,7 @@ extension InPlaceMigration {
     /// folder beside it until it is finished), or an SQL step's copy (there only once migrated).
     private func stepOutput(_ offset: Int, work: URL, bySQL: Bool) -> URL {
         let step = chain.steps[offset]
-        return work.appending(path: "\(step.from.name)-to-\(step.to.name)\(bySQL ? ".by-sql" : "").sqlite")
+        return RunNames.inPlaceStep(from: step.from.name, to: step.to.name, bySQL: bySQL, in: work)
     }
 
     /// Whether an earlier run finished step `offset` in the work folder: its result, if so.
@@ -192,7 +192,9 @@ extension InPlaceMigration {
         try Self.makeWorkFolder(work)
         // The store's state when the chain began reading it: a rerun never goes on from work made from
         // another state of it, and the swap never replaces a store another program wrote to meanwhile.
-        let startState = try StoreFileState(of: store)
+        // (Its content included: times and sizes may change with no write, as when a reader checkpoints
+        // its `-wal`, and stay the same through one, as when an edit's time is put back.)
+        let startState = try StoreFileState(of: store, content: true)
         let stateRecord = work.appending(path: storeStateFile)
         if manager.fileExists(atPath: stateRecord.path) {
             try StreamingMigrator.checkRecordedSourceState(in: work, file: storeStateFile, current: startState, source: store)
@@ -269,14 +271,16 @@ extension InPlaceMigration {
             // Object counts are those of a streamed last step (an SQL step reads no object).
             if offset < chain.steps.count - 1 { objects = [:] }
         }
-        let changes = try StoreFileState(of: store).differences(from: startState)
+        let changes = try StoreFileState(of: store, content: true).differences(from: startState)
         guard changes.isEmpty else {
             throw MigrationError(
                 .sourceChangedWhileRead,
                 "another program wrote to the store \(store.path) while it was migrated (\(changes.joined(separator: ", "))): "
                     + "its migrated copy would lose those writes, so it was not swapped in; run again when nothing writes to the store (quit the app)")
         }
-        try keepingExternalData(swapping: input, backup: backup, work: work) { try swapIn(input, backup: &backup, work: work) }
+        try keepingExternalData(swapping: input, backup: backup, work: work) {
+            try swapIn(input, backup: &backup, work: work, content: startState.content)
+        }
         return (ranBySQL, objects)
     }
 
@@ -287,7 +291,7 @@ extension InPlaceMigration {
 
     /// Replaces the store by the chain's result: the store checkpointed (no other connection may hold
     /// a lock), the original kept by a hard link (its name appears at once, complete), one rename.
-    private func swapIn(_ result: URL, backup: inout URL?, work: URL) throws {
+    private func swapIn(_ result: URL, backup: inout URL?, work: URL, content: StoreContentDigest?) throws {
         let store = chain.store
         let manager = FileManager.default
         try keepTheStoresUUID(in: result)
@@ -295,14 +299,16 @@ extension InPlaceMigration {
         // Only now, the run known to succeed, is the store opened for writing.
         try Self.checkpoint(store, timeout: lockTimeout)
         // Its checkpoint moved its -wal into its main file (the same content, other files): a rerun after
-        // a kill from here on compares the store with this state.
+        // a kill from here on compares the store with this state (its content is the one checked above).
+        var checkpointed = try StoreFileState(of: store)
+        checkpointed.content = content
         try FileOperations.writeAtomically(
-            Data(try StoreFileState(of: store).text.utf8), to: work.appending(path: storeStateFile), durable: chain.options.durable)
+            Data(checkpointed.text.utf8), to: work.appending(path: storeStateFile), durable: chain.options.durable)
         if keepsBackup && backup == nil {
             // Its name recorded first: a rerun after a kill here takes the same name.
             let target = Self.backupTarget(for: store, work: work)
             try Self.recordBackup(target, in: work)
-            let temporary = URL(filePath: target.path + ".moult-tmp")
+            let temporary = RunNames.temporaryBackup(for: target)
             try? manager.removeItem(at: temporary)
             if FileOperations.hardLink(store.path(percentEncoded: false), to: temporary.path(percentEncoded: false)) {
                 try Self.rename(temporary, to: target)

@@ -11,7 +11,7 @@ extension InPlaceMigration {
     public static func checkpoints(of store: URL) -> [MigrationCheckpointStatus] {
         let work = workFolder(for: store)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: work.path) else { return [] }
-        return names.sorted().filter { $0.hasSuffix(".sqlite.moult") }.compactMap { name in
+        return names.sorted().filter { $0.hasSuffix(".sqlite" + RunNames.workSuffix) }.compactMap { name in
             MigrationCheckpointStatus.read(work: work.appending(path: name), step: nil)
         }
     }

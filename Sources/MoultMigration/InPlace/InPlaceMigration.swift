@@ -111,11 +111,7 @@ public struct InPlaceMigration {
     /// `NAME~.EXT` beside the store: Core Data's name for the original kept by a migration; with a
     /// `number` above 1, `NAME~2.EXT`, `NAME~3.EXT`…: the names of the originals later migrations keep.
     public static func backupURL(for store: URL, number: Int = 1) -> URL {
-        let name = store.lastPathComponent
-        let directory = store.deletingLastPathComponent()
-        let mark = number > 1 ? "~\(number)" : "~"
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return directory.appending(path: name + mark) }
-        return directory.appending(path: name[..<dot] + mark + name[dot...])
+        RunNames.backup(of: store, number: number)
     }
 
     /// The name the next backup of `store` takes: `NAME~.EXT`, or when an earlier migration's backup
@@ -129,7 +125,7 @@ public struct InPlaceMigration {
 
     /// The work folder of streaming steps: `.NAME.moult-inplace` beside the store.
     public static func workFolder(for store: URL) -> URL {
-        store.deletingLastPathComponent().appending(path: ".\(store.lastPathComponent).moult-inplace")
+        RunNames.inPlaceWork(for: store)
     }
 
     // MARK: - Run
@@ -191,7 +187,7 @@ public struct InPlaceMigration {
     /// whole or not at all), synced before the store changes.
     static func copyBackup(of store: URL, to target: URL? = nil) throws -> URL {
         let target = target ?? freeBackupURL(for: store)
-        let temporary = URL(filePath: target.path + ".moult-tmp")
+        let temporary = RunNames.temporaryBackup(for: target)
         let manager = FileManager.default
         try? manager.removeItem(at: temporary)
         do {

@@ -319,7 +319,7 @@ public struct StagedMigration {
     /// `.NAME.moult-staged-original` beside the store: the copy a run without a backup makes of the
     /// store before writing, to put it back if the run is refused.
     static func originalURL(for store: URL) -> URL {
-        store.deletingLastPathComponent().appending(path: ".\(store.lastPathComponent).moult-staged-original")
+        RunNames.stagedOriginal(for: store)
     }
 
     /// Puts the copy made before this run wrote anything back in place of the store, so that a run

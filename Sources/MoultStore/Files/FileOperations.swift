@@ -137,8 +137,7 @@ public enum FileOperations {
 
     /// The temporary name ``writeAtomically(_:to:durable:)`` writes `path` under.
     public static func temporaryPath(for path: String) -> String {
-        let url = URL(filePath: path)
-        return url.deletingLastPathComponent().appending(path: ".\(url.lastPathComponent).moult-tmp").path(percentEncoded: false)
+        RunNames.temporary(for: path)
     }
 
     /// Writes `data` as the whole content of the file at `path` (created or truncated), never through a

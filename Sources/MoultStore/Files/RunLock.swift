@@ -41,7 +41,7 @@ public final class RunLock: Sendable {
 
     /// The lock file of a target: `NAME.moult-lock` in the target's folder.
     public static func lockFile(for target: URL) -> URL {
-        target.deletingLastPathComponent().appending(path: target.lastPathComponent + ".moult-lock")
+        RunNames.lock(for: target)
     }
 
     /// Takes the lock of `target`, or fails at once.
@@ -66,8 +66,17 @@ public final class RunLock: Sendable {
                 return RunLock(target: targetPath, path: path)
             }
             for _ in 0..<100 {
-                let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
                 guard descriptor >= 0 else { throw FileOperations.failure("cannot create the lock file", path) }
+                // A file at the lock's name that Moult did not make (a hard link to another file, a FIFO, a
+                // device) is never written: its other names would see the holder's text.
+                var made = stat()
+                guard fstat(descriptor, &made) == 0, made.st_mode & S_IFMT == S_IFREG, made.st_nlink == 1 else {
+                    let links = made.st_nlink
+                    close(descriptor)
+                    let what = made.st_mode & S_IFMT != S_IFREG ? "not a regular file" : "a file with \(links) names (hard links)"
+                    throw StoreError(.ioFailure, "the lock file is \(what), not one Moult made: move it away and run again; nothing was changed", path: path)
+                }
                 var request = flock()
                 request.l_type = Int16(F_WRLCK)
                 request.l_whence = Int16(SEEK_SET)

@@ -36,11 +36,15 @@ public struct StoreFileState: Sendable, Hashable {
     public var walHeader: String?
     /// Whether a rollback `-journal` is beside the store (a write in progress, or one interrupted).
     public var hasJournal: Bool
+    /// What a reader of the store sees, when it was read (``init(of:content:)`` with `content`): then it
+    /// alone decides whether two states are the same store.
+    public var content: StoreContentDigest?
 
-    /// Reads the state of the store at `url` and its companions.
+    /// Reads the state of the store at `url` and its companions; with `content`, its content's digest too
+    /// (a read of the whole store: see ``StoreContentDigest``).
     ///
     /// - Throws: ``StoreError/Code/notFound`` or ``StoreError/Code/ioFailure`` when the file cannot be read.
-    public init(of url: URL) throws(StoreError) {
+    public init(of url: URL, content: Bool = false) throws(StoreError) {
         let path = url.path(percentEncoded: false)
         var info = stat()
         guard stat(path, &info) == 0 else {
@@ -61,10 +65,21 @@ public struct StoreFileState: Sendable, Hashable {
         }
         var journal = stat()
         hasJournal = stat(path + "-journal", &journal) == 0 && journal.st_size > 0
+        self.content = content ? try StoreContentDigest(of: url) : nil
     }
 
     /// What differs from `other`, in words (empty when nothing does).
+    ///
+    /// When both states hold their ``content``, the content decides: the same pages are the same store
+    /// whatever its times, sizes and `-wal` (a copy made with `cp -p`, a checkpoint), and other pages are
+    /// another state of it whatever its times say. Without it, the cheap signs are compared, and any of
+    /// them differing counts.
     public func differences(from other: StoreFileState) -> [String] {
+        if let content, let before = other.content {
+            guard content != before else { return [] }
+            let signs = StoreFileState(cheapOf: self).differences(from: StoreFileState(cheapOf: other))
+            return ["its content (what a reader of it sees)"] + signs
+        }
         var found: [String] = []
         if size != other.size { found.append("its size (\(other.size) → \(size) bytes)") }
         if changeCounter != other.changeCounter { found.append("its change counter (\(other.changeCounter) → \(changeCounter))") }
@@ -84,19 +99,25 @@ public struct StoreFileState: Sendable, Hashable {
         return found
     }
 
+    private init(cheapOf state: StoreFileState) {
+        self = state
+        content = nil
+    }
+
     /// The state as one line of text, for a record in a work folder.
     public var text: String {
-        [
+        let fields = [
             "\(device)", "\(inode)", "\(size)", "\(modified)", "\(changeCounter)",
             // An empty `-wal` has an empty header: written "." (a field of its own), nil "-".
             walSize.map { "\($0)" } ?? "-", walModified.map { "\($0)" } ?? "-", walHeader.map { $0.isEmpty ? "." : $0 } ?? "-", hasJournal ? "1" : "0",
-        ].joined(separator: " ")
+        ]
+        return (fields + (content.map { [$0.hex] } ?? [])).joined(separator: " ")
     }
 
     /// Reads a state written by ``text``; nil for text that is not one.
     public init?(text: String) {
         let fields = text.split(separator: " ").map(String.init)
-        guard fields.count == 9, let device = UInt64(fields[0]), let inode = UInt64(fields[1]), let size = Int64(fields[2]),
+        guard fields.count == 9 || fields.count == 10, let device = UInt64(fields[0]), let inode = UInt64(fields[1]), let size = Int64(fields[2]),
             let modified = Int64(fields[3]), let counter = UInt32(fields[4])
         else { return nil }
         self.device = device
@@ -108,6 +129,9 @@ public struct StoreFileState: Sendable, Hashable {
         walModified = Int64(fields[6])
         walHeader = fields[7] == "-" ? nil : fields[7] == "." ? "" : fields[7]
         hasJournal = fields[8] == "1"
+        // (A record an earlier release wrote has no content: it is compared by the cheap signs.)
+        content = fields.count == 10 ? StoreContentDigest(hex: fields[9]) : nil
+        if fields.count == 10 && content == nil { return nil }
     }
 
     private static func read(_ path: String, offset: Int, count: Int) -> [UInt8] {

@@ -1,0 +1,82 @@
+public import Foundation
+
+/// Every name Moult gives the files and folders it keeps beside a store or an output: the one place
+/// those names are spelled. A driver, the command line and `moult status` ask here, so that what one
+/// writes the others find, and a clean-up removes only names Moult makes.
+///
+/// | name | beside | what |
+/// |---|---|---|
+/// | `NAME.moult-lock` | the store or output | the run's lock (``RunLock``) |
+/// | `NAME.moult/` | an output | a step's work folder: its partial store, checkpoint, associations |
+/// | `NAME.moult-steps/` | an output | a chain's intermediate stores, each with its `step-N-V.sqlite.moult/` |
+/// | `NAME.moult-status.json` | an output or store | the run's last status, for `moult status` |
+/// | `NAME.moult-copy` | an output | the copy of a store already at the target version, being written |
+/// | `.NAME.moult-inplace/` | a store | in place: the steps' results, records, the backup's note |
+/// | `.NAME.moult-staged-original` | a store | a staged run's copy of the store, when it keeps no backup |
+/// | `.NAME.moult-xml/`, `.NAME.moult-xml-done/` | an XML store or output | an XML run's work, and the same folder on its way out |
+/// | `.NAME.moult-convert` | a `convert` output | the conversion being written |
+/// | `.NAME.moult-tmp`, `NAME.moult-tmp` | any file Moult writes | a file being written, renamed over its name when whole |
+/// | `NAME~.EXT`, `NAME~2.EXT`… | a store | the original an in-place migration keeps (Core Data's name) |
+///
+/// ```swift
+/// let work = RunNames.inPlaceWork(for: storeURL)      // …/.People.sqlite.moult-inplace
+/// let backup = RunNames.backup(of: storeURL)           // …/People~.sqlite
+/// ```
+public enum RunNames {
+    /// A step's work folder beside its output: `NAME.moult`.
+    public static func work(forOutput output: URL) -> URL { sibling(output, output.lastPathComponent + workSuffix) }
+
+    /// The suffix of a step's work folder (`step-2-v3.sqlite.moult` in a chain's folder).
+    public static let workSuffix = ".moult"
+
+    /// A chain's folder of intermediate stores beside its output: `NAME.moult-steps`.
+    public static func steps(forOutput output: URL) -> URL { sibling(output, output.lastPathComponent + ".moult-steps") }
+
+    /// The status file of a run into `output` (or in place on it): `NAME.moult-status.json`.
+    public static func status(for output: URL) -> URL { sibling(output, output.lastPathComponent + ".moult-status.json") }
+
+    /// The lock file of a target: `NAME.moult-lock`.
+    public static func lock(for target: URL) -> URL { sibling(target, target.lastPathComponent + ".moult-lock") }
+
+    /// The copy of a store already at the target version, before it is renamed to `output`: `NAME.moult-copy`.
+    public static func upToDateCopy(for output: URL) -> URL { sibling(output, output.lastPathComponent + ".moult-copy") }
+
+    /// An in-place run's work folder: `.NAME.moult-inplace`.
+    public static func inPlaceWork(for store: URL) -> URL { sibling(store, ".\(store.lastPathComponent).moult-inplace") }
+
+    /// A staged run's private copy of the store, when it keeps no backup: `.NAME.moult-staged-original`.
+    public static func stagedOriginal(for store: URL) -> URL { sibling(store, ".\(store.lastPathComponent).moult-staged-original") }
+
+    /// An XML run's work folder (`.NAME.moult-xml`), and the name it takes on its way out (`-done`).
+    public static func xmlWork(for target: URL) -> URL { sibling(target, ".\(target.lastPathComponent).moult-xml") }
+    public static func xmlWorkDone(for target: URL) -> URL { sibling(target, ".\(target.lastPathComponent).moult-xml-done") }
+
+    /// The store `convert` writes before it is renamed to `output`: `.NAME.moult-convert`.
+    public static func conversion(for output: URL) -> URL { sibling(output, ".\(output.lastPathComponent).moult-convert") }
+
+    /// The temporary name a file is written under before it is renamed over `path`: `.NAME.moult-tmp`.
+    public static func temporary(for path: String) -> String {
+        let url = URL(filePath: path)
+        return sibling(url, ".\(url.lastPathComponent).moult-tmp").path(percentEncoded: false)
+    }
+
+    /// The temporary name a backup is made under, beside it: `NAME~.EXT.moult-tmp`.
+    public static func temporaryBackup(for backup: URL) -> URL { sibling(backup, backup.lastPathComponent + ".moult-tmp") }
+
+    /// `NAME~.EXT` beside the store: Core Data's name for the original kept by a migration; with a
+    /// `number` above 1, `NAME~2.EXT`, `NAME~3.EXT`…: the names of the originals later migrations keep.
+    public static func backup(of store: URL, number: Int = 1) -> URL {
+        let name = store.lastPathComponent
+        let mark = number > 1 ? "~\(number)" : "~"
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return sibling(store, name + mark) }
+        return sibling(store, name[..<dot] + mark + name[dot...])
+    }
+
+    /// A step's result in an in-place work folder: `V1-to-V2.sqlite`, or `V1-to-V2.by-sql.sqlite` for a
+    /// step run by SQL on a copy.
+    public static func inPlaceStep(from: String, to: String, bySQL: Bool, in work: URL) -> URL {
+        work.appending(path: "\(from)-to-\(to)\(bySQL ? ".by-sql" : "").sqlite")
+    }
+
+    private static func sibling(_ url: URL, _ name: String) -> URL { url.deletingLastPathComponent().appending(path: name) }
+}
