@@ -66,27 +66,36 @@ struct ConvertCommand: AsyncParsableCommand {
             let written = RunNames.conversion(for: destination)
             Self.remove(written)
             defer { Self.remove(written) }
-            if type == .xml {
-                version = try StoreTypeSupport.version(ofXML: store, in: versioned)
-                count = try XMLStoreConversion.sqlite(from: source, model: version.model, to: written)
-            } else {
-                let metadata = try StoreMetadata(contentsOf: URL(filePath: store))
-                guard let matching = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
-                    throw MigrationError(
-                        .incompatibleStore,
-                        "no version of \(versioned.name) matches the store \(store):\n"
-                            + ProgressiveMigration.versionDifferences(versioned, metadata.entityHashes))
-                }
-                version = matching
-                count = try XMLStoreConversion.xml(from: source, model: version.model, to: written)
-            }
-            let changes = try StoreFileState(of: source, content: true).differences(from: before)
-            guard changes.isEmpty else {
-                throw MigrationError(
+            let changed = { () -> [String] in (try? StoreFileState(of: source, content: true).differences(from: before)) ?? ["it can no longer be read"] }
+            func refuse(_ changes: [String]) -> MigrationError {
+                MigrationError(
                     .sourceChangedWhileRead,
                     "another program wrote to \(store) while it was converted (\(changes.joined(separator: ", "))): nothing was written at \(output); "
                         + "run again when nothing writes to the store (quit the app)")
             }
+            do {
+                if type == .xml {
+                    version = try StoreTypeSupport.version(ofXML: store, in: versioned)
+                    count = try XMLStoreConversion.sqlite(from: source, model: version.model, to: written)
+                } else {
+                    let metadata = try StoreMetadata(contentsOf: URL(filePath: store))
+                    guard let matching = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
+                        throw MigrationError(
+                            .incompatibleStore,
+                            "no version of \(versioned.name) matches the store \(store):\n"
+                                + ProgressiveMigration.versionDifferences(versioned, metadata.entityHashes))
+                    }
+                    version = matching
+                    count = try XMLStoreConversion.xml(from: source, model: version.model, to: written)
+                }
+            } catch {
+                // A store read while another program writes it may look damaged: the write is the cause.
+                let changes = changed()
+                if !changes.isEmpty { throw refuse(changes) }
+                throw error
+            }
+            let changes = changed()
+            guard changes.isEmpty else { throw refuse(changes) }
             try FileOperations.rename(written.path(percentEncoded: false), to: destination.path(percentEncoded: false), durable: true)
             print("converted \(store) (\(type), version \(version.name)) to \(output) (\(to)): \(count) objects")
         }

@@ -110,7 +110,7 @@ public enum MappingDiscovery {
 
     /// The version a store is at, by its entity hashes; nil when it cannot be read or none matches.
     public static func version(of store: URL, in model: VersionedModel) -> VersionedModel.Version? {
-        guard let metadata = try? StoreMetadata(contentsOf: store) else { return nil }
+        guard let metadata = try? SourceStore.metadata(of: store) else { return nil }  // (SQLite or XML)
         return model.version(matchingEntityHashes: metadata.entityHashes)
     }
 }
