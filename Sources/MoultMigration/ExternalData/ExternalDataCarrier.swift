@@ -48,6 +48,12 @@ enum ExternalDataCarrier {
         let folder = ExternalDataReference.folder(besideStore: output)
         var madeFolder = false
         var changed = false
+        // The output's folders are looked at before anything in them is: through a link nothing is read,
+        // linked or removed. The source's, when not its own, hold no file of it.
+        if let problem = ExternalDataReference.foldersProblem(besideStore: output) {
+            throw MigrationError(.io, "\(problem), not a folder Moult made or one of the store's: move it away and run again; nothing there was touched")
+        }
+        let sourceProblem = ExternalDataReference.foldersProblem(besideStore: source)
         do {
             let database = try SQLiteStore(url: store, model: model, mode: .readOnly)
             defer { database.database.close() }
@@ -59,9 +65,12 @@ enum ExternalDataCarrier {
                 let from = reference.url(besideStore: source)
                 let to = reference.url(besideStore: output)
                 let fromPath = from.path(percentEncoded: false), toPath = to.path(percentEncoded: false)
-                guard manager.fileExists(atPath: fromPath) else {
+                guard sourceProblem == nil, ExternalDataReference.isPlainFile(fromPath) else {
+                    let there = manager.fileExists(atPath: fromPath) || FileOperations.isSymbolicLink(fromPath)
+                    let why = sourceProblem.map { "is in a folder that is not the store's own (\($0)): never read" }
+                        ?? (there ? "is not a plain file (a link, FIFO, device or folder: never read)" : "is missing from the source")
                     result.warnings.append(
-                        "\(row): its external file \(reference.fileName) is missing from the source (\(fromPath)); "
+                        "\(row): its external file \(reference.fileName) \(why) (\(fromPath)); "
                             + "the destination refers to it as the source does, with no file")
                     return
                 }

@@ -142,7 +142,9 @@ extension InPlaceMigration {
     static func keepExternalData(of store: URL, model: ObjectModel, for backup: URL, referenced: Set<String>, links: Bool = true) throws {
         _ = try ExternalDataCarrier.carry(store: store, model: model, source: store, output: backup, links: links)
         let folder = ExternalDataReference.folder(besideStore: backup)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path(percentEncoded: false)) else { return }
+        // (Never listed through a link: `carry` refused one already; this is the rule, kept here too.)
+        guard ExternalDataReference.foldersProblem(besideStore: backup) == nil,
+            let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path(percentEncoded: false)) else { return }
         var removed = false
         for name in names where !referenced.contains(name) {
             FileOperations.remove(folder.appending(path: name).path(percentEncoded: false))
@@ -181,6 +183,9 @@ extension InPlaceMigration {
     /// the swap and removed after it; the backup the swap keeps gets its links first.
     func keepingExternalData(swapping result: URL, backup: URL?, work: URL, _ swap: () throws -> Void) throws {
         let kept = keepsBackup ? backup ?? Self.backupTarget(for: chain.store, work: work) : nil
+        // Its name noted before its support folder is made: a rerun after a kill takes the same name
+        // (a name whose support folder is there is otherwise not free).
+        if let kept, backup == nil { try Self.recordBackup(kept, in: work) }
         var referenced: Set<String>?
         if let before = try externalDataBeforeChanging(backup: kept) {
             let database = try Database(url: result, mode: .readOnly)

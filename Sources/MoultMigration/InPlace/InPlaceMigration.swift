@@ -119,7 +119,12 @@ public struct InPlaceMigration {
     /// (a link, even one to nothing, included) is not free.
     public static func freeBackupURL(for store: URL) -> URL {
         var number = 1
-        while (try? FileManager.default.attributesOfItem(atPath: backupURL(for: store, number: number).path)) != nil { number += 1 }
+        // (Its support folder too: one already there, with files of its own, is not this run's to fill or remove.)
+        while (try? FileManager.default.attributesOfItem(atPath: backupURL(for: store, number: number).path)) != nil
+            || (try? FileManager.default.attributesOfItem(atPath: ExternalDataReference.supportFolder(besideStore: backupURL(for: store, number: number)).path)) != nil
+        {
+            number += 1
+        }
         return backupURL(for: store, number: number)
     }
 

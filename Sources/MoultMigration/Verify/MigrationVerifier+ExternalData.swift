@@ -8,7 +8,6 @@ extension MigrationVerifier {
     /// listed under "not checked", with the first few objects.
     func checkExternalData(_ store: SQLiteStore, _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void) throws {
         guard !store.externalStorageColumns.isEmpty else { return }
-        let manager = FileManager.default
         var unchecked: [String] = []
         var uncheckedCount = 0
         var checked = 0
@@ -22,8 +21,12 @@ extension MigrationVerifier {
                 }
                 let source = reference.url(besideStore: migration.store)
                 let destination = reference.url(besideStore: self.destination)
-                let hasSource = manager.fileExists(atPath: source.path(percentEncoded: false))
-                guard manager.fileExists(atPath: destination.path(percentEncoded: false)) else {
+                // A link, FIFO or device, or a file in a folder that is a link, is no file (never read).
+                let hasSource = ExternalDataReference.foldersProblem(besideStore: migration.store) == nil
+                    && ExternalDataReference.isPlainFile(source.path(percentEncoded: false))
+                let hasDestination = ExternalDataReference.foldersProblem(besideStore: self.destination) == nil
+                    && ExternalDataReference.isPlainFile(destination.path(percentEncoded: false))
+                guard hasDestination else {
                     if hasSource {
                         fail(VerificationFailure(
                             check: .externalData,

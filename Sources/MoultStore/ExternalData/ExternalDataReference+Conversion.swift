@@ -83,9 +83,10 @@ extension ExternalDataReference {
     ///   when it cannot be read.
     public func contents(in folder: URL, maxBytes: Int = .max) throws(StoreError) -> [UInt8]? {
         let path = folder.appending(path: fileName).path(percentEncoded: false)
-        let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // Never waited on: a FIFO or a device opened without O_NONBLOCK would block the run.
+        let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
-            if errno == ENOENT || errno == ELOOP { return nil }
+            if errno == ENOENT || errno == ELOOP || errno == ENXIO { return nil }
             throw FileOperations.failure("cannot open", path)
         }
         defer { Glibc.close(descriptor) }

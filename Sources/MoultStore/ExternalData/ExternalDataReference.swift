@@ -56,6 +56,29 @@ public struct ExternalDataReference: Sendable, Hashable, CustomStringConvertible
 
     // MARK: - Folders
 
+    /// Whether the external data folders beside `store` are real folders or absent: `nil` when they are,
+    /// else what is wrong (a symbolic link, or not a folder), naming it. Nothing is read or removed
+    /// inside a folder that is not one of the store's own.
+    public static func foldersProblem(besideStore store: URL) -> String? {
+        for folder in [supportFolder(besideStore: store), folder(besideStore: store)] {
+            let path = folder.path(percentEncoded: false)
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }  // (absent: so is what it would hold)
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR: continue
+            case S_IFLNK: return "\(path) is a symbolic link"
+            default: return "\(path) is not a folder"
+            }
+        }
+        return nil
+    }
+
+    /// Whether `path` is a plain file (not a link, FIFO, device or folder), by `lstat`.
+    public static func isPlainFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
     /// The hidden support folder of the store at `store`: `.<name without extension>_SUPPORT` beside it.
     public static func supportFolder(besideStore store: URL) -> URL {
         let name = store.deletingPathExtension().lastPathComponent
