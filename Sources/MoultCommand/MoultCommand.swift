@@ -39,7 +39,7 @@ public struct MoultCommand: AsyncParsableCommand {
         [
             HashCommand.self, InspectCommand.self, CreateCommand.self, InferCommand.self, PlanCommand.self, MigrateCommand.self,
             MappingCommand.self, FinishCommand.self, StatusCommand.self, VerifyCommand.self, FleetCommand.self, ModelCommand.self,
-            FaultPointsCommand.self,
+            FaultPointsCommand.self, AbandonCommand.self,
             ConvertCommand.self,
             GenerateCommand.self, GenerateModelsCommand.self,
             TestCommand.self,

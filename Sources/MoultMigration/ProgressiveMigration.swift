@@ -275,7 +275,7 @@ public struct ProgressiveMigration {
                 throw MigrationError(
                     .checkpointMismatch,
                     "\(directory.path) holds the work of a migration with \(RunArguments.sentence(recorded: RunArguments.recorded(in: directory), current: arguments)); "
-                        + "run again with that run's arguments to finish it, or remove the folder to start again")
+                        + "run again with that run's arguments to finish it, or give it up with `moult abandon \(output.path)`")
             }
         }
         // Only a chain already under way may find its last step done (killed after that step's

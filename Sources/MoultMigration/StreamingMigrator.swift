@@ -416,7 +416,7 @@ public final class StreamingMigrator {
         MigrationError(
             .checkpointMismatch,
             "the work directory \(work.path) holds a migration with \(RunArguments.sentence(recorded: RunArguments.recorded(in: work), current: arguments)); "
-                + "run again with that run's arguments to finish it, or remove the folder to start again")
+                + "run again with that run's arguments to finish it, or give it up with `moult abandon` on the output (in place: on the store)")
     }
 
     /// Takes the run lock of a store or destination (see `RunLock`); busy is ``MigrationError/Code/busy``.
@@ -439,7 +439,7 @@ public final class StreamingMigrator {
         throw MigrationError(
             .sourceChanged,
             "the source \(source.path) changed since the interrupted run whose work is in \(work.path) (\(changes.joined(separator: ", "))): "
-                + "that work was made from another state of it and cannot be resumed; remove \(work.path) to start again")
+                + "that work was made from another state of it and cannot be resumed; to start again, give that run up with `moult abandon` on the output (in place: on the store), which removes \(work.path)")
     }
 
     private func sourceChangedWhileRead(_ changes: [String], underlying: (any Error)?) -> MigrationError {
@@ -497,7 +497,7 @@ public final class StreamingMigrator {
     }
 
     static func trashDirectory(for work: URL) -> URL {
-        work.deletingLastPathComponent().appending(path: ".\(work.lastPathComponent).removing")
+        RunNames.removing(work)
     }
 
     /// Whether the filesystem holding `directory` has less than 1 MiB (or 0.1%) left for this user.

@@ -115,7 +115,7 @@ import Testing
         } throws: { error in
             let error = error as? MigrationError
             return error?.code == .sourceChanged && error?.category.exitCode == 65
-                && error?.message.contains("remove \(work.path) to start again") == true
+                && error?.message.contains("moult abandon") == true && error?.message.contains("removes \(work.path)") == true
         }
         #expect(FileManager.default.fileExists(atPath: work.path), "the work is the user's to remove")
         #expect(!FileManager.default.fileExists(atPath: output.path))

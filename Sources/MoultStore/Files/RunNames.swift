@@ -16,6 +16,7 @@ public import Foundation
 /// | `.NAME.moult-xml/`, `.NAME.moult-xml-done/` | an XML store or output | an XML run's work, and the same folder on its way out |
 /// | `.NAME.moult-convert` | a `convert` output | the conversion being written |
 /// | `.NAME.moult-tmp`, `NAME.moult-tmp` | any file Moult writes | a file being written, renamed over its name when whole |
+/// | `.NAME.removing` | a work folder | the folder on its way out, removed whole |
 /// | `NAME~.EXT`, `NAME~2.EXT`… | a store | the original an in-place migration keeps (Core Data's name) |
 ///
 /// ```swift
@@ -62,6 +63,19 @@ public enum RunNames {
 
     /// The temporary name a backup is made under, beside it: `NAME~.EXT.moult-tmp`.
     public static func temporaryBackup(for backup: URL) -> URL { sibling(backup, backup.lastPathComponent + ".moult-tmp") }
+
+    /// A work folder on its way out, renamed so that it is only ever removed whole: `.NAME.removing`.
+    public static func removing(_ work: URL) -> URL { sibling(work, ".\(work.lastPathComponent).removing") }
+
+    /// What an interrupted run may have left for `target` (a store migrated in place, or an output):
+    /// its work folders, status file, temporary names and folders on their way out, in no order. The
+    /// backup is not among them: it is the user's original, kept.
+    public static func leftBehind(by target: URL) -> [URL] {
+        let folders = [work(forOutput: target), steps(forOutput: target), inPlaceWork(for: target), xmlWork(for: target), xmlWorkDone(for: target)]
+        return folders + folders.map(removing) + [
+            status(for: target), upToDateCopy(for: target), conversion(for: target), URL(filePath: temporary(for: target.path(percentEncoded: false))),
+        ]
+    }
 
     /// `NAME~.EXT` beside the store: Core Data's name for the original kept by a migration; with a
     /// `number` above 1, `NAME~2.EXT`, `NAME~3.EXT`…: the names of the originals later migrations keep.

@@ -1,0 +1,73 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import MoultMigration
+import MoultModel
+import MoultStore
+
+/// `moult abandon TARGET`: gives up an interrupted run, removing exactly what Moult keeps for it beside
+/// the store (in place) or the output, so that the next run starts afresh. No message tells anyone to
+/// remove Moult's folders by hand; this is what they name instead.
+struct AbandonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "abandon",
+        abstract: "Give up an interrupted run of TARGET (the store migrated in place, or DEST): remove what Moult kept to resume it.",
+        discussion: """
+            Removes only names Moult makes for TARGET (its work folders, status file and temporary names), \
+            never following a symbolic link: a link at such a name is removed, not what it points to. The \
+            store, DEST when it is finished, and a backup (NAME~.EXT) an in-place run kept are never removed. \
+            A staged run is refused: it changes the store itself, and only the same command finishes it. \
+            Busy (73) while a run holds TARGET.
+            """
+    )
+
+    @Argument(help: "The store migrated in place, or the output (DEST) of the interrupted run.")
+    var target: String
+
+    func run() async throws {
+        try await reportingFailures {
+            let url = URL(filePath: target)
+            let lock = try RunLock.acquire(for: url, purpose: "abandoning its interrupted run")
+            defer { lock.release() }
+            if Self.exists(RunNames.stagedOriginal(for: url)) {
+                throw CommandFailure(
+                    .badInput,
+                    "a staged run of \(target) is under way in the store itself (\(RunNames.stagedOriginal(for: url).lastPathComponent)): "
+                        + "run the same command again to finish it; nothing was removed")
+            }
+            let backup = (try? String(contentsOf: RunNames.inPlaceWork(for: url).appending(path: "backup"), encoding: .utf8)).map { URL(filePath: $0) }
+            var removed: [String] = []
+            for name in RunNames.leftBehind(by: url) where Self.exists(name) {
+                try Self.remove(name)
+                removed.append(name.lastPathComponent)
+            }
+            FileOperations.syncDirectory(url.deletingLastPathComponent().path(percentEncoded: false))
+            guard !removed.isEmpty else { return print("nothing to abandon for \(target)") }
+            print("abandoned the interrupted run of \(target): removed \(removed.sorted().joined(separator: ", "))")
+            if let backup, Self.exists(backup) { print("the original it kept stays at \(backup.path(percentEncoded: false))") }
+        }
+    }
+
+    /// Whether anything (a link to nothing included) has this name.
+    static func exists(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path(percentEncoded: false), &info) == 0
+    }
+
+    /// Removes a name: a link or a file by itself, a folder with what it holds (links in it removed, not
+    /// followed).
+    static func remove(_ url: URL) throws {
+        let path = url.path(percentEncoded: false)
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        if info.st_mode & S_IFMT == S_IFDIR {
+            do {
+                try FileManager.default.removeItem(at: url)
+            } catch {
+                throw CommandFailure(.io, "cannot remove \(path): \(error.localizedDescription)")
+            }
+        } else {
+            FileOperations.remove(path)
+        }
+    }
+}
