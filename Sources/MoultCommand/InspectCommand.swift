@@ -21,8 +21,16 @@ struct InspectCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Flag(help: "Print only the digest of the store's content (what a reader of it sees: the identity a run records for its source).")
+    var digest = false
+
     func run() async throws {
         try await reportingFailures {
+            if digest {
+                // SQLite: its pages as the -wal last committed them; XML: its bytes. Times and size play no part.
+                let content = try StoreContentDigest(of: URL(filePath: store))
+                return print(json ? "{\"contentDigest\":\"\(content.hex)\"}" : "content digest: \(content.hex)")
+            }
             if try inspectXMLStore() { return }
             let url = URL(filePath: store)
             let inspection = try Inspection(store: url, model: model)

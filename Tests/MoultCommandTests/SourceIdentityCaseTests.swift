@@ -1,4 +1,5 @@
 import Foundation
+import MoultStore
 import MoultTestSupport
 import Testing
 
@@ -17,6 +18,28 @@ import Testing
         #expect(run.lines(containing: "WAL source, first run: exit 0").count == 1, "\(run.output)")
         #expect(run.lines(containing: "after its -wal was removed: exit 74").count == 1, "\(run.output)")
         #expect(!run.output.contains("already migrated"))
+    }
+
+    /// `inspect --digest` prints the identity a run records: the same for a copy with other times, another
+    /// after an edit whose time is put back.
+    @Test func inspectPrintsTheContentDigest() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.appending("s.sqlite")
+        let model = Fixtures.datasets.appending(path: "People/People.xcdatamodeld").path
+        let made = try MoultProcess.run(["generate", store.path, "--model-version", "2", "--objects", "50", "--model", model], tool: .people)
+        try #require(made.exitCode == 0, "\(made.standardError)")
+        let first = try MoultProcess.run(["inspect", store.path, "--digest"])
+        #expect(first.exitCode == 0 && first.standardOutput.hasPrefix("content digest: "), "\(first.standardOutput)")
+        let copy = directory.appending("copy.sqlite")
+        try FileManager.default.copyItem(at: store, to: copy)
+        #expect(try MoultProcess.run(["inspect", copy.path, "--digest"]).standardOutput == first.standardOutput)
+        let modified = try FileManager.default.attributesOfItem(atPath: copy.path)[.modificationDate]
+        let database = try Database(url: copy, mode: .readWrite)
+        try database.execute("UPDATE ZPERSON SET ZNAME = 'edited' WHERE Z_PK = 1")
+        database.close()
+        try FileManager.default.setAttributes([.modificationDate: modified as Any], ofItemAtPath: copy.path)
+        #expect(try MoultProcess.run(["inspect", copy.path, "--digest"]).standardOutput != first.standardOutput)
     }
 
     /// A resume into a WAL store edited and checkpointed, its time put back, is refused (65), never a
