@@ -57,7 +57,7 @@ struct CreateCommand: AsyncParsableCommand {
             guard !manager.fileExists(atPath: url.path) else {
                 throw StoreError(.alreadyExists, "a file is already there; moult create does not overwrite it", path: store)
             }
-            let temporary = url.deletingLastPathComponent().appending(path: ".\(url.lastPathComponent).moult-\(UUID().uuidString)")
+            let temporary = RunNames.uniqueTemporary(for: url)
             func removeTemporary() {
                 for suffix in ["", "-wal", "-shm", "-journal"] { try? manager.removeItem(atPath: temporary.path + suffix) }
             }

@@ -65,8 +65,7 @@ struct ModelExtractCommand: AsyncParsableCommand {
     static func write(_ model: ObjectModel, to target: URL, hashes: [String: VersionHash]) throws {
         let manager = FileManager.default
         let name = target.deletingPathExtension().lastPathComponent
-        let temporary = target.deletingLastPathComponent()
-            .appending(path: ".\(name).moult-\(UUID().uuidString).\(target.pathExtension)", directoryHint: .isDirectory)
+        let temporary = RunNames.uniqueTemporary(for: target)
         defer { try? manager.removeItem(at: temporary) }
         let written: ObjectModel
         if target.pathExtension == "xcdatamodeld" {

@@ -17,6 +17,7 @@ public import Foundation
 /// | `.NAME.moult-convert` | a `convert` output | the conversion being written |
 /// | `.NAME.moult-tmp`, `NAME.moult-tmp` | any file Moult writes | a file being written, renamed over its name when whole |
 /// | `.NAME.removing` | a work folder | the folder on its way out, removed whole |
+/// | `.NAME-moult-UUID.EXT` | a store or model a command makes | the result being written (`create`, `generate`, `model extract`) |
 /// | `NAME~.EXT`, `NAME~2.EXT`… | a store | the original an in-place migration keeps (Core Data's name) |
 ///
 /// ```swift
@@ -59,6 +60,15 @@ public enum RunNames {
     public static func temporary(for path: String) -> String {
         let url = URL(filePath: path)
         return sibling(url, ".\(url.lastPathComponent).moult-tmp").path(percentEncoded: false)
+    }
+
+    /// A unique name beside `target` that a command writes its whole result under before renaming it
+    /// there (`create`, `generate`, `model extract`): `.NAME-moult-UUID.EXT`, the extension kept so that
+    /// what reads it by its name (a store's support folder, a model folder) finds what it expects.
+    public static func uniqueTemporary(for target: URL) -> URL {
+        let ext = target.pathExtension
+        let name = ".\(target.deletingPathExtension().lastPathComponent)-moult-\(UUID().uuidString)" + (ext.isEmpty ? "" : ".\(ext)")
+        return sibling(target, name)
     }
 
     /// The temporary name a backup is made under, beside it: `NAME~.EXT.moult-tmp`.
