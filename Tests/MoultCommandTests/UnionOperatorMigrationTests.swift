@@ -10,7 +10,7 @@ import Testing
     @Test func continentsGetTheirCountriesMoods() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let folder = Fixtures.url("union-operators")
+        let folder = Fixtures.packageRoot.appending(path: "Tests/ChainModels")
         let model = folder.appending(path: "Regions.xcdatamodeld")
         let store = directory.appending("s.sqlite")
         let created = try MoultProcess.run(["create", store.path, "--model", model.appending(path: "r1.xcdatamodel").path])
@@ -29,7 +29,7 @@ import Testing
 
         let output = directory.appending("o.sqlite")
         let migrated = try MoultProcess.run([
-            "migrate", store.path, "--model", model.path, "--mapping", folder.appending(path: "r1-to-r2.json").path, "--output", output.path,
+            "migrate", store.path, "--model", model.path, "--mapping", folder.appending(path: "Regions-r1-to-r2.json").path, "--output", output.path,
             "--quiet",
         ])
         #expect(migrated.exitCode == 0, "\(migrated.standardError)")
