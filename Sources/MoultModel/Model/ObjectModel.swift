@@ -19,6 +19,8 @@ public struct ObjectModel: Sendable, Hashable {
     public var fetchRequests: [FetchRequestTemplate]
 
     private var resolution: Resolution
+    /// Each entity's version hash, computed once: the entities never change after `init`.
+    let hashMemo = VersionHashMemo()
 
     /// Creates a model and resolves its inheritance.
     ///
@@ -126,12 +128,24 @@ public struct ObjectModel: Sendable, Hashable {
 
     /// The attribute with this name on the entity, inherited ones included.
     public func attribute(named name: String, of entityName: String) -> AttributeDescription? {
-        attributes(of: entityName).first { $0.name == name }
+        nearestDeclaration(of: name, in: entityName, \.attributes, name: \.name)
     }
 
     /// The relationship with this name on the entity, inherited ones included.
     public func relationship(named name: String, of entityName: String) -> RelationshipDescription? {
-        relationships(of: entityName).first { $0.name == name }
+        nearestDeclaration(of: name, in: entityName, \.relationships, name: \.name)
+    }
+
+    /// The property named so that the entity declares, else its nearest ancestor: the one
+    /// ``attributes(of:)`` and ``relationships(of:)`` list, found without listing them all.
+    private func nearestDeclaration<P>(
+        of propertyName: String, in entityName: String, _ declared: (EntityDescription) -> [P], name: (P) -> String
+    ) -> P? {
+        guard let entity = entity(named: entityName) else { return nil }
+        for owner in [entity] + ancestors(of: entityName) {
+            if let property = declared(owner).first(where: { name($0) == propertyName }) { return property }
+        }
+        return nil
     }
 
     /// The inverse of a relationship, if it has one.
