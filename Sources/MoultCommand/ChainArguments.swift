@@ -33,6 +33,13 @@ struct ChainArguments: ParsableArguments {
     var mappings: [String] = []
 
     @Option(
+        help: ArgumentHelp(
+            "The versions in the order the chain follows, oldest first (default: the order the mapping models give, "
+                + "else the names'); versions not listed come after.",
+            valueName: "v1,v2,…"))
+    var order: String?
+
+    @Option(
         name: .customLong("source-model"),
         help: ArgumentHelp(
             "Where the source store's model comes from: 'model' (a version of --model, found by its hashes) or 'store' "
@@ -114,8 +121,38 @@ struct ChainArguments: ParsableArguments {
 
     /// The `--mapping` models with their labels: a file is read; a folder (not an `.xcmappingmodel`)
     /// is searched for the mappings of the migration's steps (``MappingDiscovery``).
-    func mappingModels(_ versioned: VersionedModel) throws -> ([MappingModel], [String]) {
-        try Self.mappingModels(mappings, store: store, to: to, versioned)
+    func mappingModels(_ versioned: VersionedModel, folders: MappingFolders = MappingFolders()) throws -> ([MappingModel], [String]) {
+        try Self.mappingModels(mappings, store: store, to: to, versioned, folders: folders)
+    }
+
+    /// Whether a `--mapping` path is a folder to search (not an `.xcmappingmodel`, which is a folder too).
+    static func isMappingFolder(_ url: URL) -> Bool {
+        var isFolder: ObjCBool = false
+        return url.pathExtension.lowercased() != "xcmappingmodel"
+            && FileManager.default.fileExists(atPath: url.path(percentEncoded: false), isDirectory: &isFolder) && isFolder.boolValue
+    }
+
+    /// The model's versions in the order the chain follows: `--order`'s, else the one every `--mapping`
+    /// model gives (a folder's every mapping model), names deciding the rest (``/MoultMapping/VersionOrder``).
+    func ordered(_ versioned: VersionedModel, folders: MappingFolders) throws -> VersionedModel {
+        if let order {
+            let names = order.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            do {
+                return try VersionOrder.explicit(names, in: versioned)
+            } catch {
+                throw ValidationError("--order: \(error.message)")
+            }
+        }
+        var given: [MappingModel] = []
+        for path in mappings {
+            let url = URL(filePath: path)
+            if Self.isMappingFolder(url) {
+                given += try folders.candidates(in: url).map(\.mapping)
+            } else {
+                given.append(try MappingModel(contentsOf: url))
+            }
+        }
+        return VersionOrder.following(given, in: versioned)
     }
 
     /// Mapping files and folders (as `--mapping` takes them) for a migration of `store` to `to`; a
@@ -127,8 +164,7 @@ struct ChainArguments: ParsableArguments {
         var labels: [String] = []
         for path in paths {
             let url = URL(filePath: path)
-            var isFolder: ObjCBool = false
-            if url.pathExtension.lowercased() != "xcmappingmodel", FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            if Self.isMappingFolder(url) {
                 let candidates = try folders.candidates(in: url)
                 guard let source = MappingDiscovery.version(of: URL(filePath: store), in: versioned),
                     let target = versioned.version(named: to ?? versioned.currentVersionName)
@@ -164,8 +200,10 @@ struct ChainArguments: ParsableArguments {
                 throw located
             }
         }
+        let folders = MappingFolders()
+        versioned = try ordered(versioned, folders: folders)
         if sourceModel == "store" { versioned = try withStoreModel(versioned) }
-        let (mappingModels, mappingLabels) = try mappingModels(versioned)
+        let (mappingModels, mappingLabels) = try mappingModels(versioned, folders: folders)
         var policies = MoultCommand.policies
         let bindings = try bindings()
         for (className, binding) in bindings { policies.bind(className, to: binding) }
