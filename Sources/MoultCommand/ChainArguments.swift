@@ -230,6 +230,10 @@ struct ChainArguments: ParsableArguments {
         var versions = migration.steps.map(\.to)
         if let first = migration.steps.first { versions.insert(first.from, at: 0) }
         Self.warnAboutIgnoredFetchIndexElements(versions.map(\.model))
+        // What Core Data accepts in a version the chain reads, though it is not consistent: said once each.
+        for version in versions {
+            for warning in version.model.warnings { printError("moult: warning: version \(version.name): \(warning)") }
+        }
         return migration
     }
 
