@@ -125,6 +125,26 @@ struct ChainArguments: ParsableArguments {
         try Self.mappingModels(mappings, store: store, to: to, versioned, folders: folders)
     }
 
+    /// A version of the model that cannot be read stops only a migration that needs it, as Core Data
+    /// reads a version only then: the target, or the store's own version (bad input, 65, with why it
+    /// cannot be read). Any other is said in a warning: no step goes through it.
+    func refuseNeedingUnreadableVersions(_ versioned: VersionedModel) throws {
+        let unreadable = versioned.unreadableVersions
+        guard !unreadable.isEmpty else { return }
+        let target = to.map { $0.hasSuffix(".xcdatamodel") ? String($0.dropLast(".xcdatamodel".count)) : $0 }
+        if let target, let error = unreadable[target] { throw error }
+        let names = unreadable.keys.sorted(by: VersionedModel.naturalOrder)
+        if let metadata = try? StoreMetadata(contentsOf: URL(filePath: store)), versioned.version(matchingEntityHashes: metadata.entityHashes) == nil {
+            throw CommandFailure(
+                .badInput,
+                "no version of the model that can be read matches the store \(store), and \(names.joined(separator: ", ")) cannot be read: "
+                    + names.map { "\($0): \(unreadable[$0]!)" }.joined(separator: "; "))
+        }
+        for name in names {
+            printError("moult: warning: version \(name) of the model cannot be read, so no step goes through it: \(unreadable[name]!)")
+        }
+    }
+
     /// Whether a `--mapping` path is a folder to search (not an `.xcmappingmodel`, which is a folder too).
     static func isMappingFolder(_ url: URL) -> Bool {
         var isFolder: ObjCBool = false
@@ -186,7 +206,8 @@ struct ChainArguments: ParsableArguments {
     /// against the step's models) before anything runs; a class bound to Core Data's default policy
     /// gets a warning.
     func migration(options: MigrationOptions) throws -> ProgressiveMigration {
-        var versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
+        var versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil, settingAsideUnreadableVersions: true)
+        try refuseNeedingUnreadableVersions(versioned)
         if to == nil, let note = versioned.currentVersionNote { printError("moult: note: \(note)") }
         // A target whose store cannot be written as Core Data would (an unconfirmed derivation or
         // composite attribute) is refused first (65): its entities would otherwise match any store by
