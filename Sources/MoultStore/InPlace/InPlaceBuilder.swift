@@ -1,6 +1,6 @@
 import MoultModel
 
-/// Builds the SQL of ``StoreLayout/inPlaceChanges(to:correspondence:)`` except the triggers and
+/// Builds the SQL of ``StoreLayout/inPlaceChanges(to:correspondence:rebuilding:)`` except the triggers and
 /// R-trees: the tables (`+Tables`: each altered where it stands, `+Alter`, or rebuilt, `+Rebuild`, its
 /// columns' values from `+ColumnValues`), the join tables (`+JoinTables`), the indexes, then Core
 /// Data's own tables (`+CoreDataTables`). What cannot be done by SQL is gathered in ``problems``.
