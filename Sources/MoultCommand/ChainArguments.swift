@@ -33,6 +33,13 @@ struct ChainArguments: ParsableArguments {
     var mappings: [String] = []
 
     @Option(
+        help: ArgumentHelp(
+            "The versions in the order the chain follows, oldest first (default: the order the mapping models give, "
+                + "else the names'); versions not listed come after.",
+            valueName: "v1,v2,…"))
+    var order: String?
+
+    @Option(
         name: .customLong("source-model"),
         help: ArgumentHelp(
             "Where the source store's model comes from: 'model' (a version of --model, found by its hashes) or 'store' "
@@ -114,8 +121,58 @@ struct ChainArguments: ParsableArguments {
 
     /// The `--mapping` models with their labels: a file is read; a folder (not an `.xcmappingmodel`)
     /// is searched for the mappings of the migration's steps (``MappingDiscovery``).
-    func mappingModels(_ versioned: VersionedModel) throws -> ([MappingModel], [String]) {
-        try Self.mappingModels(mappings, store: store, to: to, versioned)
+    func mappingModels(_ versioned: VersionedModel, folders: MappingFolders = MappingFolders()) throws -> ([MappingModel], [String]) {
+        try Self.mappingModels(mappings, store: store, to: to, versioned, folders: folders)
+    }
+
+    /// A version of the model that cannot be read stops only a migration that needs it, as Core Data
+    /// reads a version only then: the target, or the store's own version (bad input, 65, with why it
+    /// cannot be read). Any other is said in a warning: no step goes through it.
+    func refuseNeedingUnreadableVersions(_ versioned: VersionedModel) throws {
+        let unreadable = versioned.unreadableVersions
+        guard !unreadable.isEmpty else { return }
+        let target = to.map { $0.hasSuffix(".xcdatamodel") ? String($0.dropLast(".xcdatamodel".count)) : $0 }
+        if let target, let error = unreadable[target] { throw error }
+        let names = unreadable.keys.sorted(by: VersionedModel.naturalOrder)
+        if let metadata = try? StoreMetadata(contentsOf: URL(filePath: store)), versioned.version(matchingEntityHashes: metadata.entityHashes) == nil {
+            throw CommandFailure(
+                .badInput,
+                "no version of the model that can be read matches the store \(store), and \(names.joined(separator: ", ")) cannot be read: "
+                    + names.map { "\($0): \(unreadable[$0]!)" }.joined(separator: "; "))
+        }
+        for name in names {
+            printError("moult: warning: version \(name) of the model cannot be read, so no step goes through it: \(unreadable[name]!)")
+        }
+    }
+
+    /// Whether a `--mapping` path is a folder to search (not an `.xcmappingmodel`, which is a folder too).
+    static func isMappingFolder(_ url: URL) -> Bool {
+        var isFolder: ObjCBool = false
+        return url.pathExtension.lowercased() != "xcmappingmodel"
+            && FileManager.default.fileExists(atPath: url.path(percentEncoded: false), isDirectory: &isFolder) && isFolder.boolValue
+    }
+
+    /// The model's versions in the order the chain follows: `--order`'s, else the one every `--mapping`
+    /// model gives (a folder's every mapping model), names deciding the rest (``/MoultMapping/VersionOrder``).
+    func ordered(_ versioned: VersionedModel, folders: MappingFolders) throws -> VersionedModel {
+        if let order {
+            let names = order.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            do {
+                return try VersionOrder.explicit(names, in: versioned)
+            } catch {
+                throw ValidationError("--order: \(error.message)")
+            }
+        }
+        var given: [MappingModel] = []
+        for path in mappings {
+            let url = URL(filePath: path)
+            if Self.isMappingFolder(url) {
+                given += try folders.candidates(in: url).map(\.mapping)
+            } else {
+                given.append(try MappingModel(contentsOf: url))
+            }
+        }
+        return VersionOrder.following(given, in: versioned)
     }
 
     /// Mapping files and folders (as `--mapping` takes them) for a migration of `store` to `to`; a
@@ -127,8 +184,7 @@ struct ChainArguments: ParsableArguments {
         var labels: [String] = []
         for path in paths {
             let url = URL(filePath: path)
-            var isFolder: ObjCBool = false
-            if url.pathExtension.lowercased() != "xcmappingmodel", FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            if Self.isMappingFolder(url) {
                 let candidates = try folders.candidates(in: url)
                 guard let source = MappingDiscovery.version(of: URL(filePath: store), in: versioned),
                     let target = versioned.version(named: to ?? versioned.currentVersionName)
@@ -150,7 +206,8 @@ struct ChainArguments: ParsableArguments {
     /// against the step's models) before anything runs; a class bound to Core Data's default policy
     /// gets a warning.
     func migration(options: MigrationOptions) throws -> ProgressiveMigration {
-        var versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
+        var versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil, settingAsideUnreadableVersions: true)
+        try refuseNeedingUnreadableVersions(versioned)
         if to == nil, let note = versioned.currentVersionNote { printError("moult: note: \(note)") }
         // A target whose store cannot be written as Core Data would (an unconfirmed derivation or
         // composite attribute) is refused first (65): its entities would otherwise match any store by
@@ -164,8 +221,10 @@ struct ChainArguments: ParsableArguments {
                 throw located
             }
         }
+        let folders = MappingFolders()
+        versioned = try ordered(versioned, folders: folders)
         if sourceModel == "store" { versioned = try withStoreModel(versioned) }
-        let (mappingModels, mappingLabels) = try mappingModels(versioned)
+        let (mappingModels, mappingLabels) = try mappingModels(versioned, folders: folders)
         var policies = MoultCommand.policies
         let bindings = try bindings()
         for (className, binding) in bindings { policies.bind(className, to: binding) }
@@ -192,6 +251,10 @@ struct ChainArguments: ParsableArguments {
         var versions = migration.steps.map(\.to)
         if let first = migration.steps.first { versions.insert(first.from, at: 0) }
         Self.warnAboutIgnoredFetchIndexElements(versions.map(\.model))
+        // What Core Data accepts in a version the chain reads, though it is not consistent: said once each.
+        for version in versions {
+            for warning in version.model.warnings { printError("moult: warning: version \(version.name): \(warning)") }
+        }
         return migration
     }
 

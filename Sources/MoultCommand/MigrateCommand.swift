@@ -39,7 +39,7 @@ struct MigrateCommand: AsyncParsableCommand {
     var outputOption: String?
     var output: String { outputOption ?? "" }
 
-    @Option(help: "The destination's type, xml or sqlite (default: the store's own; see MigrateCommand+StoreTypes).")
+    @Option(help: "The destination's type, xml or sqlite (default: the store's own).")
     var outputType: StoreType?
 
     @Flag(help: "In place: keep no NAME~.EXT copy of the original.")
@@ -76,6 +76,8 @@ struct MigrateCommand: AsyncParsableCommand {
     var shard: String?
 
     func validate() throws {
+        // As `create` and `convert` refuse it: no store of Core Data's binary type is written.
+        if outputType == .binary { throw ValidationError("--output-type binary: Moult does not write Core Data's binary store; use xml or sqlite") }
         guard manifest != nil else {
             if shard != nil { throw ValidationError("--shard needs --manifest") }
             if arguments.storeArgument == nil {

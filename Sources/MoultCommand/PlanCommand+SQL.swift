@@ -12,10 +12,12 @@ extension PlanCommand {
     func printSQL(_ migration: ProgressiveMigration) throws {
         print("-- moult plan --sql: \(migration.store.path), \(migration.sourceVersion.name) -> \(migration.targetVersion.name), in place")
         print("-- every SQL step runs in one transaction (BEGIN IMMEDIATE ... COMMIT); nothing here has been run")
+        // As the run judges each step: on this store (a table an older Core Data declared otherwise is rebuilt).
+        let methods = try InPlaceMigration(chain: migration).methods
         for (index, step) in migration.steps.enumerated() {
             print("")
             print("-- step \(index + 1) of \(migration.steps.count): \(step.from.name) -> \(step.to.name)")
-            switch try InPlaceMigration.method(for: step) {
+            switch methods[index] {
             case .streaming(let reasons):
                 print("-- not an SQL step: the objects are streamed into a new store, then swapped in, because")
                 for reason in reasons { print("--   \(reason.replacingOccurrences(of: "\n", with: " "))") }

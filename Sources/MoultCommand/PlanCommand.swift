@@ -73,6 +73,7 @@ struct PlanCommand: AsyncParsableCommand {
             if arguments.strict { try lossGuard.refuseUnderStrict() }
             return
         }
+        if let line = versionOrderLine(migration.model) { print(line) }
         for (index, step) in migration.steps.enumerated() {
             print(StepReport.line(index, step))
             for line in StepReport.details(step, losses: losses[index]) { print(line) }
@@ -81,6 +82,14 @@ struct PlanCommand: AsyncParsableCommand {
         for line in InPlaceReport.ownObjectLines(migration) { print(line) }
         print(first)
         if arguments.strict { try lossGuard.refuseUnderStrict() }
+    }
+
+    /// The order of the versions the chain followed, when it is not the names' (``/MoultMapping/VersionOrder``).
+    private func versionOrderLine(_ model: VersionedModel) -> String? {
+        let names = model.versions.map(\.name)
+        guard names != names.sorted(by: VersionedModel.naturalOrder) else { return nil }
+        let shown = names.count > 12 ? names.prefix(10).joined(separator: ", ") + ", … \(names.last!)" : names.joined(separator: ", ")
+        return "versions in the order the chain follows (\(arguments.chain.order != nil ? "--order" : "from the mapping models")): \(shown)"
     }
 
     /// `plan --json`: the steps, the first step's plan, and how each step would run in place.

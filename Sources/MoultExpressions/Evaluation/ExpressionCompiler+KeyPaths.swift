@@ -92,6 +92,9 @@ extension ExpressionCompiler {
                     throw ExpressionError(.unsupported, "collection operator \(component) is not supported")
                 }
                 operators += 1
+                if Self.unionOperators.contains(operation), component == components.last {
+                    throw ExpressionError(.syntax, "collection operator \(component) needs a key path after it", expected: "\(component).key")
+                }
                 guard operators <= Self.maximumCollectionOperators else {
                     throw ExpressionError(
                         .unsupported, "a key path holds more than \(Self.maximumCollectionOperators) collection operators",
@@ -127,6 +130,7 @@ extension ExpressionCompiler {
                 }
                 if operation == "count" { return .int(Int64(elements.count)) }
                 let rest = steps[(index + 1)...]
+                if unionOperators.contains(operation) { return try union(operation, of: elements, rest, context) }
                 let mapped = try elements.map { try run(rest, on: $0, context) }
                 switch operation {
                 case "sum": return try BuiltinFunctions.table["sum:"]!.body(mapped)
@@ -138,6 +142,48 @@ extension ExpressionCompiler {
             index += 1
         }
         return value
+    }
+
+    // MARK: - Unions
+
+    /// Key-value coding's union operators, which make a collection of the values the rest of the key
+    /// path gives for each element of a collection.
+    static let unionOperators: Set<String> = [
+        "unionOfObjects", "distinctUnionOfObjects", "unionOfArrays", "distinctUnionOfArrays", "unionOfSets", "distinctUnionOfSets",
+    ]
+
+    /// A union operator applied as key-value coding applies it: the rest of the path is read on each
+    /// element, and
+    /// - `@unionOfObjects` collects the values (a nil left out), `@distinctUnionOfObjects` each once;
+    /// - `@unionOfArrays` joins the collections each element gives (a nil gives none),
+    ///   `@distinctUnionOfArrays` keeps each value once;
+    /// - `@unionOfSets` and `@distinctUnionOfSets` join them into a set, each value once (a set holds
+    ///   no value twice: the two are one operation).
+    ///
+    /// `$source.countries.@distinctUnionOfSets.moods` is every mood of any of the source's countries,
+    /// once. Values kept once keep the order of their first appearance.
+    ///
+    /// - Throws: ``ExpressionError`` `.typeMismatch` when an element's value is not a collection for an
+    ///   operator that joins collections.
+    static func union(_ operation: String, of elements: [Value], _ rest: ArraySlice<KeyStep>, _ context: EvaluationContext) throws -> Value {
+        var values: [Value] = []
+        let joinsCollections = !operation.hasSuffix("Objects")
+        for element in elements {
+            let value = try run(rest, on: element, context)
+            switch value {
+            case .null: continue
+            case .array(let inner) where joinsCollections: values += inner
+            default:
+                guard !joinsCollections else {
+                    throw ExpressionError(
+                        .typeMismatch, "@\(operation) needs a collection for each element, not \(kindName(value)) (\(value))")
+                }
+                values.append(value)
+            }
+        }
+        guard operation.hasPrefix("distinct") || operation == "unionOfSets" else { return .array(values) }
+        var seen: Set<Value> = []
+        return .array(values.filter { seen.insert($0).inserted })
     }
 
     /// Collections read through to-many relationships nest one level per relationship; deeper than

@@ -388,7 +388,7 @@ struct Parser {
             guard ExpressionNode.collectionOperators.contains(name) else {
                 throw ExpressionError(
                     .unsupported, "collection operator @\(name) is not supported",
-                    expected: "@count, @sum, @avg, @min or @max", source: text, offset: current.offset)
+                    expected: "@count, @sum, @avg, @min, @max, or a union (@unionOfObjects, @distinctUnionOfSets …)", source: text, offset: current.offset)
             }
             advance()
             return "@" + name
@@ -585,6 +585,9 @@ struct Parser {
 }
 
 extension ExpressionNode {
-    /// The collection operators Moult evaluates (without their `@`).
-    static let collectionOperators: Set<String> = ["count", "sum", "avg", "min", "max"]
+    /// The collection operators Moult evaluates (without their `@`): key-value coding's.
+    static let collectionOperators: Set<String> = [
+        "count", "sum", "avg", "min", "max", "unionOfObjects", "distinctUnionOfObjects", "unionOfArrays", "distinctUnionOfArrays",
+        "unionOfSets", "distinctUnionOfSets",
+    ]
 }

@@ -28,6 +28,8 @@ public struct MappingError: CategorizedError, Hashable {
         public static let notInferable = Code(rawValue: "mapping cannot be inferred")
         /// The mapping model does not fit its models (see ``MappingError/issues``).
         public static let invalidMapping = Code(rawValue: "invalid mapping model")
+        /// An order of versions given by hand names a version the model does not have, or one twice.
+        public static let invalidOrder = Code(rawValue: "invalid version order")
     }
 
     public var code: Code

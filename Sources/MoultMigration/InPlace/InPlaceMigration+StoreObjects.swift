@@ -44,7 +44,8 @@ extension InPlaceMigration {
             let fates: [(StoreOwnObjects.Object, StoreOwnObjects.Fate)]
             if method.isSQL {
                 let (old, new) = (try StoreLayout(model: step.from.model), try StoreLayout(model: step.to.model))
-                fates = objects.fates(byStepFrom: old, to: new, renumbered: entityNumbers(step, old: old, new: new))
+                let rebuilt = if case .sql(let script) = method { script.rebuiltTables } else { Set<String>() }
+                fates = objects.fates(byStepFrom: old, to: new, renumbered: entityNumbers(step, old: old, new: new), rebuilt: rebuilt)
             } else {
                 fates = objects.fatesByCopy()
             }

@@ -79,14 +79,53 @@ public struct InPlaceMigration {
     }
 
     /// The chain of a progressive migration, run in place.
+    ///
+    /// Each step runs as the chain's plan says, on this store: a table the store declares otherwise
+    /// than its version's layout (an older Core Data's table constraint, ``/MoultStore/TableDeclaration``)
+    /// is rebuilt by the first step by SQL that changes it, never altered where it stands.
     public init(chain: ProgressiveMigration, keepsBackup: Bool = true) throws {
         self.chain = chain
         self.keepsBackup = keepsBackup
-        methods = try chain.steps.indices.map { try chain.chainPlan.inPlaceMethod(ofStep: $0) }
+        let planned = try chain.steps.indices.map { try chain.chainPlan.inPlaceMethod(ofStep: $0) }
+        methods = try Self.methods(planned, steps: chain.steps, declaredOtherwise: Self.tablesDeclaredOtherwise(in: chain))
+    }
+
+    /// The entity tables of the store whose declaration holds constraints beyond the layout of its
+    /// version (none when the chain has no step, or when the store cannot be read: the run says why).
+    private static func tablesDeclaredOtherwise(in chain: ProgressiveMigration) -> Set<String> {
+        guard !chain.steps.isEmpty, let database = try? Database(url: chain.store, mode: .readOnly) else { return [] }
+        defer { database.close() }
+        guard let layout = try? StoreLayout(model: chain.sourceVersion.model),
+            let own = try? StoreOwnObjects(reading: database, layout: layout)
+        else { return [] }
+        return Set(own.objects.filter { $0.kind == .constraint }.map(\.table))
+    }
+
+    /// The planned methods, each step by SQL made again to rebuild the tables declared otherwise that
+    /// reach it (an SQL step that keeps such a table passes it on; a streamed step makes every table anew).
+    private static func methods(_ planned: [Method], steps: [ProgressiveMigration.Step], declaredOtherwise: Set<String>) throws -> [Method] {
+        var remaining = declaredOtherwise
+        var methods: [Method] = []
+        for (step, method) in zip(steps, planned) {
+            guard case .sql = method, !remaining.isEmpty else {
+                methods.append(method)
+                if !method.isSQL { remaining = [] }
+                continue
+            }
+            let remade = try Self.method(for: step, rebuilding: remaining)
+            if case .sql(let script) = remade { remaining.subtract(script.rebuiltTables) } else { remaining = [] }
+            methods.append(remade)
+        }
+        return methods
     }
 
     /// How a step runs: by SQL when its mapping is lightweight and the layouts' difference is SQL.
-    public static func method(for step: ProgressiveMigration.Step) throws -> Method {
+    ///
+    /// - Parameters:
+    ///   - step: the step.
+    ///   - rebuilding: old tables the store declares otherwise than the layout, rebuilt when the step
+    ///     changes them (``/MoultStore/StoreLayout/inPlaceChanges(to:correspondence:rebuilding:)``).
+    public static func method(for step: ProgressiveMigration.Step, rebuilding: Set<String> = []) throws -> Method {
         guard step.mappings.count == 1 else { return .streaming(["the step has \(step.mappings.count) passes"]) }
         let correspondence: LayoutCorrespondence
         switch step.mapping.layoutCorrespondence(source: step.from.model, destination: step.to.model) {
@@ -102,7 +141,7 @@ public struct InPlaceMigration {
         if !others.isEmpty {
             return .streaming(["the schema has more than tables and indexes (\(others[0].prefix(60))…): the new store is made whole"])
         }
-        switch old.inPlaceChanges(to: new, correspondence: correspondence) {
+        switch old.inPlaceChanges(to: new, correspondence: correspondence, rebuilding: rebuilding) {
         case .script(let script): return .sql(convertingExternalData(script, old: old, new: new, correspondence: correspondence))
         case .unsupported(let reasons): return .streaming(reasons)
         }

@@ -1,3 +1,5 @@
+import Synchronization
+
 // MARK: - Property hashes
 
 extension AttributeDescription {
@@ -158,13 +160,18 @@ extension ObjectModel {
     /// The version hash of every entity whose hash is computable, by entity name: what a store made with
     /// this model holds in `NSStoreModelVersionHashes` (less the entities of
     /// ``entitiesWithUncomputableHash``).
+    ///
+    /// Computed once per model and kept (a chain over hundreds of versions asks each version for its
+    /// hashes many times).
     public func entityVersionHashes() -> [String: VersionHash] {
-        var result: [String: VersionHash] = [:]
-        var cache: [String: VersionHash] = [:]
-        for entity in entities {
-            if let hash = try? versionHash(ofEntity: entity.name, cache: &cache) { result[entity.name] = hash }
+        hashMemo.value {
+            var result: [String: VersionHash] = [:]
+            var cache: [String: VersionHash] = [:]
+            for entity in entities {
+                if let hash = try? versionHash(ofEntity: entity.name, cache: &cache) { result[entity.name] = hash }
+            }
+            return result
         }
-        return result
     }
 
     /// Every entity's version hash, or why it cannot be computed, by entity name; each entity hashed once.
@@ -188,4 +195,23 @@ extension ObjectModel {
             attributes(of: name).contains { (try? $0.entityVersionHashInput()) == nil && (!$0.isTransient || $0.isDerived) }
         }
     }
+}
+
+// MARK: - Memo
+
+/// A model's entity version hashes, computed on first use and shared by the model's copies. It takes
+/// no part in a model's equality or hash: it is a function of the entities.
+final class VersionHashMemo: Sendable, Hashable {
+    private let hashes = Mutex<[String: VersionHash]?>(nil)
+
+    /// The hashes, `compute`d the first time.
+    func value(_ compute: () -> [String: VersionHash]) -> [String: VersionHash] {
+        if let known = hashes.withLock({ $0 }) { return known }
+        let computed = compute()
+        hashes.withLock { $0 = computed }
+        return computed
+    }
+
+    static func == (lhs: VersionHashMemo, rhs: VersionHashMemo) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
 }

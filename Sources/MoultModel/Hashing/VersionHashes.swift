@@ -72,13 +72,14 @@ extension ObjectModel {
     ///     configuration has no entity.
     public func hashDifferences(from storeHashes: [String: VersionHash], configuration: String? = nil) -> [HashDifference] {
         let names = (entities(inConfiguration: configuration) ?? []).map(\.name)
+        let hashes = entityVersionHashes()
         var differences: [HashDifference] = []
         for name in names {
             guard let stored = storeHashes[name] else {
                 differences.append(.missingInStore(entity: name))
                 continue
             }
-            guard let hash = try? versionHash(ofEntity: name) else { continue }
+            guard let hash = hashes[name] else { continue }
             if hash != stored { differences.append(.hashDiffers(entity: name, model: hash, store: stored)) }
         }
         let known = Set(names)

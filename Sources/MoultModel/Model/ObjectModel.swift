@@ -19,6 +19,8 @@ public struct ObjectModel: Sendable, Hashable {
     public var fetchRequests: [FetchRequestTemplate]
 
     private var resolution: Resolution
+    /// Each entity's version hash, computed once: the entities never change after `init`.
+    let hashMemo = VersionHashMemo()
 
     /// Creates a model and resolves its inheritance.
     ///
@@ -40,6 +42,11 @@ public struct ObjectModel: Sendable, Hashable {
     /// The most entities one inheritance chain may hold (an entity and its ancestors). Real models nest
     /// a few levels; the limit keeps the work per entity bounded on hostile input.
     public static let maximumInheritanceDepth = 100
+
+    /// What the model holds that Core Data accepts though it is not consistent (two relationships of
+    /// an entity naming one inverse, which points back at one of them), one sentence each: a command
+    /// says them as warnings.
+    public var warnings: [String] { resolution.warnings }
 
     /// The version identifiers of this model, as Core Data's `versionIdentifiers` holds them.
     public var versionIdentifiers: [String] { versionIdentifier.map { [$0] } ?? [] }
@@ -126,12 +133,24 @@ public struct ObjectModel: Sendable, Hashable {
 
     /// The attribute with this name on the entity, inherited ones included.
     public func attribute(named name: String, of entityName: String) -> AttributeDescription? {
-        attributes(of: entityName).first { $0.name == name }
+        nearestDeclaration(of: name, in: entityName, \.attributes, name: \.name)
     }
 
     /// The relationship with this name on the entity, inherited ones included.
     public func relationship(named name: String, of entityName: String) -> RelationshipDescription? {
-        relationships(of: entityName).first { $0.name == name }
+        nearestDeclaration(of: name, in: entityName, \.relationships, name: \.name)
+    }
+
+    /// The property named so that the entity declares, else its nearest ancestor: the one
+    /// ``attributes(of:)`` and ``relationships(of:)`` list, found without listing them all.
+    private func nearestDeclaration<P>(
+        of propertyName: String, in entityName: String, _ declared: (EntityDescription) -> [P], name: (P) -> String
+    ) -> P? {
+        guard let entity = entity(named: entityName) else { return nil }
+        for owner in [entity] + ancestors(of: entityName) {
+            if let property = declared(owner).first(where: { name($0) == propertyName }) { return property }
+        }
+        return nil
     }
 
     /// The inverse of a relationship, if it has one.
@@ -171,6 +190,8 @@ extension ObjectModel {
         var index: [String: Int] = [:]
         var children: [String: [Int]] = [:]
         var byteOrderedNames: [String] = []
+        /// What Core Data accepts and Moult reads, said once (``ObjectModel/warnings``).
+        var warnings: [String] = []
 
         init(_ entities: [EntityDescription]) throws(ModelError) {
             try ModelNames.check(entities)
@@ -227,7 +248,7 @@ extension ObjectModel {
             return result
         }
 
-        private func checkRelationships(_ entities: [EntityDescription]) throws(ModelError) {
+        private mutating func checkRelationships(_ entities: [EntityDescription]) throws(ModelError) {
             for entity in entities {
                 for relationship in entity.relationships {
                     guard index[relationship.destinationEntity] != nil else {
@@ -257,6 +278,16 @@ extension ObjectModel {
                     // Sub-entities of this entity also count: an inverse may name the hierarchy's root.
                     let pointsBack = inverse.inverseName == relationship.name
                         && (kinds.contains(inverse.destinationEntity) || isDescendant(entities, inverse.destinationEntity, of: entity.name))
+                    // Two relationships of this entity naming one inverse that points back at the other
+                    // (Xcode compiled and shipped such models; Core Data loads them): read, with a warning.
+                    let sharer = inverse.inverseName.flatMap { name in
+                        inherited(entities, entity.name).first { $0.name == name && $0.inverseName == inverseName }
+                    }
+                    if !pointsBack, let sharer, kinds.contains(inverse.destinationEntity) || isDescendant(entities, inverse.destinationEntity, of: entity.name) {
+                        warnings.append(
+                            "relationship '\(entity.name).\(relationship.name)' names inverse '\(inverseEntity).\(inverseName)', which points back at '\(entity.name).\(sharer.name)': Core Data accepts it, and so does Moult (both read the one link)")
+                        continue
+                    }
                     guard pointsBack else {
                         throw ModelError(
                             .badInverse,

@@ -22,6 +22,9 @@ public struct VersionedModel: Sendable, Hashable {
     /// How the current version was chosen, when no `.xccurrentversion` named it (the file is missing,
     /// holds no version name, or could not be used): for a command to say which version it took.
     public var currentVersionNote: String?
+    /// The versions of the folder that could not be read, by name, with why: left out of ``versions``
+    /// (see ``init(contentsOf:requiringCurrentVersion:settingAsideUnreadableVersions:)``). A store at one of them cannot be migrated.
+    public var unreadableVersions: [String: ModelError] = [:]
 
     /// Creates a versioned model.
     ///

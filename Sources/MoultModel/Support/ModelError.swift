@@ -30,6 +30,8 @@ public struct ModelError: CategorizedError, Hashable {
         public static let unreadable = Code(rawValue: "unreadable")
         public static let unwritable = Code(rawValue: "unwritable")
         public static let notComputable = Code(rawValue: "not computable")
+        /// A model version in a format Moult does not read (Xcode 3's `elements` file, no `contents`).
+        public static let unsupportedFormat = Code(rawValue: "unsupported format")
     }
 
     public var code: Code

@@ -19,15 +19,24 @@ extension VersionedModel {
     /// When `.xccurrentversion` is absent, or holds no `_XCCurrentVersionName` (Xcode writes `<dict/>`),
     /// the last version is current and ``currentVersionNote`` says so.
     ///
+    /// With `settingAsideUnreadableVersions`, a version that cannot be read (malformed, or in a format
+    /// Moult does not read) other than the current one does not stop the reading: it is left out of
+    /// ``versions`` and listed in ``unreadableVersions``, so that only a step that needs it is refused,
+    /// as Core Data reads a version only when a migration needs it.
+    ///
     /// - Parameters:
     ///   - url: An `.xcdatamodeld` folder, a `.xcdatamodel` folder, or its `contents` file.
     ///   - requiringCurrentVersion: Whether a `.xccurrentversion` that cannot be used (malformed, not
     ///     UTF-8, naming no version of the model) stops the reading. Pass `false` when the caller names
     ///     the version it wants: the last version is then current, and ``currentVersionNote`` says why.
+    ///   - settingAsideUnreadableVersions: Whether a version other than the current one that cannot be
+    ///     read is set aside (``unreadableVersions``) rather than stopping the reading.
+    ///
     /// - Throws: ``ModelError``: `.notFound` when nothing is there, `.emptyModel` for a folder with no
     ///   version, `.malformedPropertyList`/`.invalidUTF8`/`.missingVersion` for a bad `.xccurrentversion`
-    ///   (when `requiringCurrentVersion`), and any error reading a version.
-    public init(contentsOf url: URL, requiringCurrentVersion: Bool = true) throws(ModelError) {
+    ///   (when `requiringCurrentVersion`), what reading the current version threw, what reading any
+    ///   version threw when none can be read, and an I/O error reading any version.
+    public init(contentsOf url: URL, requiringCurrentVersion: Bool = true, settingAsideUnreadableVersions: Bool = false) throws(ModelError) {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         guard manager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
@@ -57,12 +66,21 @@ extension VersionedModel {
         guard let lastName = versionNames.last else {
             throw ModelError(.emptyModel, "the folder holds no model version (no '*.xcdatamodel' folder)", file: folder.path)
         }
+        // Each version read; one that cannot be is set aside (a step that needs it is refused), unless
+        // it is the current one (checked below) or no version can be read.
         var versions: [Version] = []
+        var unreadable: [String: ModelError] = [:]
         versions.reserveCapacity(versionNames.count)
         for name in versionNames {
-            let model = try ObjectModel(contentsOf: folder.appending(path: name + ".xcdatamodel", directoryHint: .isDirectory))
-            versions.append(Version(name: name, model: model))
+            do throws(ModelError) {
+                let model = try ObjectModel(contentsOf: folder.appending(path: name + ".xcdatamodel", directoryHint: .isDirectory))
+                versions.append(Version(name: name, model: model))
+            } catch {
+                guard settingAsideUnreadableVersions, error.category == .badInput else { throw error }
+                unreadable[name] = error
+            }
         }
+        if versions.isEmpty, let first = versionNames.first, let error = unreadable[first] { throw error }
         let currentFile = folder.appending(path: ".xccurrentversion", directoryHint: .notDirectory)
         var current: String?
         var note: String?
@@ -85,8 +103,15 @@ extension VersionedModel {
         } else if versions.count > 1 {
             note = "no .xccurrentversion: \(taken)"
         }
+        // The current version must be read when the caller migrates to it; else the last one read is current.
+        if let error = unreadable[current ?? lastName] {
+            guard !requiringCurrentVersion, let last = versions.last?.name else { throw error }
+            note = "the current version '\(current ?? lastName)' cannot be read: the last version read, '\(last)', is taken as current"
+            current = last
+        }
         try self.init(name: folder.deletingPathExtension().lastPathComponent, versions: versions, currentVersionName: current)
         currentVersionNote = note
+        unreadableVersions = unreadable
     }
 
     /// The version name `_XCCurrentVersionName` holds, without its `.xcdatamodel` suffix; nil when the

@@ -16,7 +16,8 @@ extension ObjectModel {
     /// Diagram layout (`<elements>`) and tool versions are ignored; everything else is kept.
     ///
     /// - Parameter url: A `.xcdatamodel` folder, or the `contents` file inside one.
-    /// - Throws: ``ModelError``: `.notFound`/`.unreadable` when the file cannot be read; `.malformedXML`,
+    /// - Throws: ``ModelError``: `.notFound`/`.unreadable` when the file cannot be read;
+    ///   `.unsupportedFormat` for a folder without `contents` (Xcode 3's `elements` format); `.malformedXML`,
     ///   `.unknownAttributeType`, `.invalidValue` with the file and line; and the checks of
     ///   ``init(entities:versionIdentifier:configurations:fetchRequests:)`` located in the file.
     public init(contentsOf url: URL) throws(ModelError) {
@@ -26,7 +27,15 @@ extension ObjectModel {
         }
         let file = isDirectory.boolValue ? url.appending(path: "contents", directoryHint: .notDirectory) : url
         guard FileManager.default.fileExists(atPath: file.path) else {
-            throw ModelError(.notFound, "the model folder has no 'contents' file", file: file.path)
+            // The folder is there: what it holds is not a model Moult reads (bad input, not I/O).
+            let elements = url.appending(path: "elements", directoryHint: .notDirectory)
+            if isDirectory.boolValue, FileManager.default.fileExists(atPath: elements.path) {
+                throw ModelError(
+                    .unsupportedFormat,
+                    "the version is in Xcode 3's format (an 'elements' file, no 'contents'): open and save it in a later Xcode, which writes 'contents'",
+                    file: url.path)
+            }
+            throw ModelError(.unsupportedFormat, "the model folder has no 'contents' file", file: file.path)
         }
         let data: Data
         do {

@@ -27,7 +27,9 @@ extension InPlaceBuilder {
         let values = columnValues(of: table, pairs: pairs, sourceTable: sourceTableName)
         guard problems.isEmpty else { return }
 
-        if let alter = alterInPlace(table, from: sourceTable, pairs: pairs, values: values) {
+        if let alter = alterInPlace(table, from: sourceTable, pairs: pairs, values: values),
+            !mustRebuild(sourceTable, becoming: table, alteredBy: alter)
+        {
             steps.alters.append(contentsOf: alter.changes)
             steps.survivingIndexes.formUnion(alter.survivingIndexes)
             if table.name == sourceTable.name {
@@ -49,6 +51,15 @@ extension InPlaceBuilder {
             steps.rebuilds.append(rebuild(table, from: sourceTable, pairs: pairs, values: values, stage: stage))
             steps.renames.append((stage, table.name))
         }
+    }
+
+    /// Whether a table the store declares otherwise than the layout (``rebuilding``) changes at all:
+    /// its columns, values, name or indexes. It is then rebuilt as the new version lays it out, as Core
+    /// Data does (SQLite cannot drop a column a table constraint names, and an altered table would keep
+    /// a constraint the new version may not have).
+    private func mustRebuild(_ sourceTable: TableLayout, becoming table: TableLayout, alteredBy alter: Alteration) -> Bool {
+        guard rebuilding.contains(sourceTable.name) else { return false }
+        return !alter.changes.isEmpty || table.name != sourceTable.name || Set(table.indexes) != Set(sourceTable.indexes)
     }
 
     /// Each column's value (`Z_PK`, `Z_ENT` and `Z_OPT` aside) for the rows of each source entity, by

@@ -1,6 +1,6 @@
 import MoultModel
 
-/// Builds the SQL of ``StoreLayout/inPlaceChanges(to:correspondence:)`` except the triggers and
+/// Builds the SQL of ``StoreLayout/inPlaceChanges(to:correspondence:rebuilding:)`` except the triggers and
 /// R-trees: the tables (`+Tables`: each altered where it stands, `+Alter`, or rebuilt, `+Rebuild`, its
 /// columns' values from `+ColumnValues`), the join tables (`+JoinTables`), the indexes, then Core
 /// Data's own tables (`+CoreDataTables`). What cannot be done by SQL is gathered in ``problems``.
@@ -8,8 +8,13 @@ struct InPlaceBuilder {
     let old: StoreLayout
     let new: StoreLayout
     let correspondence: LayoutCorrespondence
+    /// Old tables the store declares otherwise than the layout (``TableDeclaration``): rebuilt, never
+    /// altered where they stand, when the step changes them.
+    let rebuilding: Set<String>
     var problems: [String] = []
     var changes: [InPlaceChange] = []
+    /// The old tables neither kept nor renamed (``InPlaceScript/rebuiltTables``).
+    var rebuiltTables: Set<String> = []
 
     var oldRoles: [String: [String: ColumnRole]] = [:]
     var newRoles: [String: [String: ColumnRole]] = [:]
@@ -25,10 +30,11 @@ struct InPlaceBuilder {
     var firstStages: [String: String] = [:]
     var stagingChanges: [InPlaceChange] = []
 
-    init(old: StoreLayout, new: StoreLayout, correspondence: LayoutCorrespondence) {
+    init(old: StoreLayout, new: StoreLayout, correspondence: LayoutCorrespondence, rebuilding: Set<String> = []) {
         self.old = old
         self.new = new
         self.correspondence = correspondence
+        self.rebuilding = rebuilding
     }
 
     func source(of destinationEntity: String) -> EntityLayout? {
@@ -89,6 +95,7 @@ struct InPlaceBuilder {
         changes += steps.rebuilds
         changes += steps.alters
         // 4. Old tables neither kept nor renamed.
+        rebuiltTables = Set(old.tables.map(\.name) + old.joinTables.map(\.name)).subtracting(steps.keptTables.union(steps.renamedTables))
         changes += tableDrops(sparing: steps.keptTables.union(steps.renamedTables))
         // 5. New tables under their names.
         changes += tableRenames(steps.renames)

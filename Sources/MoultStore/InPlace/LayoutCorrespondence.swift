@@ -75,6 +75,9 @@ public struct InPlaceChange: Sendable, Hashable, CustomStringConvertible {
 public struct InPlaceScript: Sendable, Hashable {
     /// The changes, in the order they run.
     public var changes: [InPlaceChange]
+    /// The old version's tables the script does not keep where they stand: each rebuilt into a new
+    /// table, or dropped. What the store declared on them (``TableDeclaration``) goes with them.
+    public var rebuiltTables: Set<String> = []
 
     /// Every statement, in order.
     public var statements: [InPlaceStatement] { changes.flatMap(\.statements) }
@@ -86,7 +89,7 @@ public struct InPlaceScript: Sendable, Hashable {
     /// The script without the clean-up that can wait (Core Data's deferred lightweight migration), and
     /// that clean-up's statements, to run later on the migrated store, in order.
     public func deferringCleanup() -> (script: InPlaceScript, pending: [InPlaceCleanup]) {
-        (InPlaceScript(changes: changes.filter { $0.deferred == nil }), changes.compactMap(\.deferred))
+        (InPlaceScript(changes: changes.filter { $0.deferred == nil }, rebuiltTables: rebuiltTables), changes.compactMap(\.deferred))
     }
 }
 

@@ -14,10 +14,20 @@ extension StoreLayout {
     ///
     /// Every identifier is quoted. The statements are meant to run in one transaction.
     ///
+    /// A table named in `rebuilding` (one the store declares otherwise than this layout: an older Core
+    /// Data's table constraint, ``TableDeclaration``) is rebuilt whenever the step changes it, never
+    /// altered where it stands.
+    ///
+    /// - Parameters:
+    ///   - destination: the new version's layout.
+    ///   - correspondence: which old entity and property each new one comes from.
+    ///   - rebuilding: old tables the store declares otherwise than this layout.
     /// - Returns: ``InPlaceOutcome/unsupported(_:)`` with the reasons when a change cannot be made by
     ///   SQL alone with the same result as a copy through the mapping (the caller then streams).
-    public func inPlaceChanges(to destination: StoreLayout, correspondence: LayoutCorrespondence) -> InPlaceOutcome {
-        var builder = InPlaceBuilder(old: self, new: destination, correspondence: correspondence)
+    public func inPlaceChanges(
+        to destination: StoreLayout, correspondence: LayoutCorrespondence, rebuilding: Set<String> = []
+    ) -> InPlaceOutcome {
+        var builder = InPlaceBuilder(old: self, new: destination, correspondence: correspondence, rebuilding: rebuilding)
         builder.build()
         guard builder.problems.isEmpty else { return .unsupported(builder.problems) }
         // Derived attributes' triggers (`Z_DA_`), as Core Data rebuilds a schema: dropped before the
@@ -37,7 +47,7 @@ extension StoreLayout {
             changes += destination.derivedAttributeChanges(derived.updates)
         }
         changes += destination.rTreeChanges()
-        return .script(InPlaceScript(changes: changes))
+        return .script(InPlaceScript(changes: changes, rebuiltTables: builder.rebuiltTables))
     }
 
     /// The names of the triggers this layout makes (derived attributes' and R-tree indexes').

@@ -4,7 +4,8 @@ import MoultModel
 /// What a store holds beyond the schema its model's layout makes: Core Data's persistent history
 /// (`ACHANGE`, `ATRANSACTION`, `ATRANSACTIONSTRING` and their indexes), an R-tree index or a fetch index
 /// an earlier version of the model made, an application's tables, views, triggers and indexes (Photos'
-/// `ZT_…` triggers and `RADAR_…` indexes), and columns of its own in an entity's table.
+/// `ZT_…` triggers and `RADAR_…` indexes), columns of its own in an entity's table, and the constraints an
+/// entity table's `CREATE TABLE` declares (an older Core Data's uniqueness constraints: ``TableDeclaration``).
 ///
 /// An in-place migration keeps them, as Core Data does: a step by SQL leaves a table of the store's own
 /// as it is, and drops a trigger, view or index on an entity's table around its change and makes it
@@ -19,14 +20,14 @@ public struct StoreOwnObjects: Sendable, Hashable {
     /// One object of the store's own.
     public struct Object: Sendable, Hashable, CustomStringConvertible {
         public enum Kind: String, Sendable, Hashable {
-            case table, view, index, trigger, column
+            case table, view, index, trigger, column, constraint
         }
         public var kind: Kind
-        /// The object's name (`TABLE.COLUMN` for a column).
+        /// The object's name (`TABLE.COLUMN` for a column, `TABLE: CLAUSE` for a constraint).
         public var name: String
         /// The table it belongs to (its own name for a table or view).
         public var table: String
-        /// The statement that makes it, as the store holds it (nil for a column).
+        /// The statement that makes it, as the store holds it (nil for a column or a constraint).
         public var sql: String?
 
         public var description: String { "\(kind.rawValue) \(name)" }
@@ -53,7 +54,7 @@ public struct StoreOwnObjects: Sendable, Hashable {
         }
     }
 
-    /// The objects, in the order SQLite lists them (columns last).
+    /// The objects, in the order SQLite lists them (columns, then constraints, last).
     public var objects: [Object]
 
     public init(objects: [Object]) { self.objects = objects }
@@ -92,12 +93,20 @@ public struct StoreOwnObjects: Sendable, Hashable {
                 objects.append(Object(kind: .column, name: "\(table).\(column)", table: table, sql: nil))
             }
         }
+        // Constraints inside an entity table's declaration (a join table's `PRIMARY KEY (…)` is its layout).
+        let entityTables = Set(layout.tables.map { $0.name.uppercased() })
+        for row in rows where row.type == "table" && entityTables.contains(row.name.uppercased()) {
+            for clause in TableDeclaration(sql: row.sql).constraints {
+                objects.append(Object(kind: .constraint, name: "\(row.name): \(clause)", table: row.name, sql: nil))
+            }
+        }
         self.objects = objects
     }
 
     // MARK: - What a step does with them
 
-    /// What a step by SQL from `old` to `new` does with each object.
+    /// What a step by SQL from `old` to `new` does with each object; `rebuilt` names the old tables the
+    /// step does not keep where they stand (``InPlaceScript/rebuiltTables``).
     ///
     /// - A table of the store's own is kept, unless the new layout makes a table of its name.
     /// - A trigger or view is made again when every layout table its text names keeps every column it
@@ -105,9 +114,16 @@ public struct StoreOwnObjects: Sendable, Hashable {
     /// - An index on an entity's table is made again under the same condition; otherwise it is dropped,
     ///   with the reason (an index holds no data). An index on a table of the store's own is kept.
     /// - A column of the store's own in an entity's table cannot be kept: the step may rebuild the table.
+    /// - A constraint in an entity table's declaration is kept with its table, or dropped when the step
+    ///   rebuilds the table as the new version lays it out (a uniqueness constraint then is the new
+    ///   version's index), as Core Data's own migration rebuilds it.
+    /// - An index of the store's own whose name the new version gives to one of its indexes (a stale
+    ///   name an earlier migration left) is dropped: the step makes the new version's index of that name.
     /// - Persistent history (`ACHANGE.ZENTITY` holds entity numbers) cannot be kept when the step gives a
     ///   removed entity's number to another entity (`renumbered` maps old numbers to new ones).
-    public func fates(byStepFrom old: StoreLayout, to new: StoreLayout, renumbered: [Int32: Int32] = [:]) -> [(Object, Fate)] {
+    public func fates(
+        byStepFrom old: StoreLayout, to new: StoreLayout, renumbered: [Int32: Int32] = [:], rebuilt: Set<String> = []
+    ) -> [(Object, Fate)] {
         let newTables = new.madeNames
         return objects.map { object in
             switch object.kind {
@@ -125,6 +141,9 @@ public struct StoreOwnObjects: Sendable, Hashable {
                 }
                 return (object, .madeAgain)
             case .index:
+                if newTables.contains(object.name.uppercased()) {
+                    return (object, .dropped("the new version makes an index of that name, which takes its place"))
+                }
                 guard old.allTableColumns[object.table] != nil else { return (object, .kept) }
                 if let lost = Self.lostColumns(object.sql ?? "", old: old, new: new) {
                     return (object, .dropped("it indexes \(lost), which the step removes or changes"))
@@ -132,17 +151,28 @@ public struct StoreOwnObjects: Sendable, Hashable {
                 return (object, .madeAgain)
             case .column:
                 return (object, .refused("a column the model does not describe, in a table the step may rebuild"))
+            case .constraint:
+                guard rebuilt.contains(object.table) else { return (object, .kept) }
+                return (object, .dropped(Self.rebuiltConstraint))
             }
         }
     }
 
+    /// Why a constraint is dropped when its table is made anew.
+    private static let rebuiltConstraint =
+        "the step makes the table as the new version lays it out, an older Core Data's declaration replaced (a uniqueness constraint of the model is the new version's index)"
+
+
     /// What a streamed step (a new store made from the model) does with each object: an index is
-    /// dropped (the new store has the model's), anything else cannot be kept.
+    /// dropped (the new store has the model's), and so is a constraint in an entity table's declaration
+    /// (the new store's tables are the model's); anything else cannot be kept.
     public func fatesByCopy() -> [(Object, Fate)] {
         objects.map { object in
-            object.kind == .index
-                ? (object, .dropped("the step makes a new store, which has the model's indexes"))
-                : (object, .refused("the step makes a new store from the model, which does not describe it"))
+            switch object.kind {
+            case .index: (object, .dropped("the step makes a new store, which has the model's indexes"))
+            case .constraint: (object, .dropped(Self.rebuiltConstraint))
+            default: (object, .refused("the step makes a new store from the model, which does not describe it"))
+            }
         }
     }
 
