@@ -102,28 +102,25 @@ struct PathRunner {
         }
     }
 
-    /// The account of the migration into `after`, and whether what it drops is what `plan` reports.
+    /// The account of the migration into `after`, measured in the stores, and the losses it finds that
+    /// nothing allows.
     private func account(source: URL, before: StoreSnapshot, after: URL) throws -> (MigrationAccount?, String?) {
         let migration = try MigrationArguments.parse([source.path] + command.migrationArguments).migration()
-        guard let last = migration.steps.last else { return (nil, nil) }
+        guard let first = migration.steps.first, let last = migration.steps.last else { return (nil, nil) }
+        let store = try SQLiteStore(url: source, model: first.from.model)
+        defer { store.database.close() }
+        let coverage = try ObjectCoverage(mappings: first.mappings, source: first.from.model, store: store, keepingKeys: true)
         let account = MigrationAccount(
-            lastMapping: last.mapping, stepSource: last.from.model, target: last.to.model,
-            uncarried: migration.steps.flatMap(\.uncarried), source: before,
-            destination: try StoreSnapshot(url: after, model: last.to.model))
-        // What plan reports for the first step, counted in the store: the account's counts must agree.
-        let planned = migration.dataLosses(of: migration.steps[0], in: source)
-        for loss in planned {
-            let line = account.dropped.first { $0.entity == loss.what.entity && $0.property == loss.what.property }
-            if let count = loss.count, line?.count != count {
-                return (account, "plan reports \(loss.what.entity)\(loss.what.property.map { ".\($0)" } ?? "") not carried with \(count) values; the account counts \(line.map { String($0.count) } ?? "none")")
-            }
-        }
-        let plannedNames = Set(migration.steps.flatMap(\.uncarried).map { "\($0.entity).\($0.property ?? "")" })
-        let accountNames = Set(account.dropped.map { "\($0.entity).\($0.property ?? "")" })
-        if plannedNames != accountNames {
-            return (account, "plan and the account name different data as not carried: \(plannedNames.symmetricDifference(accountNames).sorted().joined(separator: ", "))")
-        }
-        return (account, nil)
+            steps: migration.steps.map { MigrationAccount.Step(mappings: $0.mappings, from: $0.from.model, to: $0.to.model) },
+            source: before, destination: try StoreSnapshot(url: after, model: last.to.model), coverage: coverage)
+        let unallowed = account.unallowed(allowing: command.allowedLosses)
+        guard !unallowed.isEmpty else { return (account, nil) }
+        let names = Set(unallowed.map { loss in loss.property.map { "\(loss.entity).\($0)" } ?? loss.entity }).sorted()
+        return (
+            account,
+            "drops data the target version could hold: " + unallowed.map(\.description).joined(separator: "; ")
+                + " (if intended: " + names.map { "--allow-loss \($0)" }.joined(separator: " ") + ")"
+        )
     }
 
     // MARK: - Children
@@ -186,7 +183,7 @@ struct PathRunner {
     }
 }
 
-/// A child process of this executable: its exit status and the end of its standard error.
+/// A child process of this executable: its exit status and what it wrote (every line of a failure).
 struct ChildProcess {
     var status: Int32
     var wasKilled: Bool
@@ -213,9 +210,12 @@ struct ChildProcess {
         process.waitUntilExit()
         try? handle.close()
         let text = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
-        // The first check that failed (verify's `FAIL …` lines), and the last lines (the error).
-        let all = text.split(separator: "\n")
-        let lines = (all.first { $0.hasPrefix("FAIL ") }.map { [$0] } ?? [] + all.suffix(2)).joined(separator: " | ")
-        return ChildProcess(status: process.terminationStatus, wasKilled: process.terminationReason == .uncaughtSignal, errorTail: String(lines.prefix(1500)))
+        // Every line the child wrote (verify's `FAIL …` lines, the error and each of its causes), up to a
+        // limit that names what it leaves out.
+        let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+        var kept = lines.prefix(200).joined(separator: "\n")
+        if kept.utf8.count > 20_000 { kept = String(kept.prefix(20_000)) + " …" }
+        if lines.count > 200 { kept += "\n… and \(lines.count - 200) more lines" }
+        return ChildProcess(status: process.terminationStatus, wasKilled: process.terminationReason == .uncaughtSignal, errorTail: kept)
     }
 }

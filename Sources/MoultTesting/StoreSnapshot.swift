@@ -22,6 +22,9 @@ public struct StoreSnapshot: Sendable {
     public private(set) var objects: [String: [Object]] = [:]
     /// Per entity and property, how many objects hold a value (not nil, not an empty to-many).
     public private(set) var valueCounts: [String: [String: Int]] = [:]
+    /// Per entity, each object's non-nil values by primary key and property: an attribute's value as
+    /// comparable text (equal for equal values), a relationship as the number of objects it names.
+    public private(set) var values: [String: [Int64: [String: String]]] = [:]
 
     /// Reads every object of the store at `url`, opened read-only with `model`.
     ///
@@ -52,22 +55,32 @@ public struct StoreSnapshot: Sendable {
                 toManys[toMany.name] = try store.toManyDestinations(toMany.name, of: entity.name, sources: read.map(\.id.primaryKey))
             }
             var objects: [Object] = []
+            var entityValues: [Int64: [String: String]] = [:]
             for row in read {
                 var parts = [shallow[row.id] ?? ""]
+                var held: [String: String] = [:]
                 for (slot, name) in row.shape.names.enumerated() {
-                    if !row[slot].isNull { counts[name, default: 0] += 1 }
+                    if !row[slot].isNull {
+                        counts[name, default: 0] += 1
+                        held[name] = slot < entity.attributes.count ? Self.canonical(row[slot], folder: folder) : "1"
+                    }
                     if slot >= entity.attributes.count, case .object(let id) = row[slot] {
                         parts.append("\(name)->(\(shallow[id] ?? "missing \(id)"))")
                     }
                 }
                 for toMany in entity.toManyRelationships {
                     let destinations = (toManys[toMany.name]?[row.id.primaryKey] ?? []).map { shallow[$0] ?? "missing \($0)" }
-                    if !destinations.isEmpty { counts[toMany.name, default: 0] += 1 }
+                    if !destinations.isEmpty {
+                        counts[toMany.name, default: 0] += 1
+                        held[toMany.name] = String(destinations.count)
+                    }
                     let listed = toMany.isOrdered ? destinations : destinations.sorted()
                     parts.append("\(toMany.name)->[\(listed.map { "(\($0))" }.joined(separator: ","))]")
                 }
                 objects.append(Object(primaryKey: row.id.primaryKey, fingerprint: parts.joined(separator: " ")))
+                entityValues[row.id.primaryKey] = held
             }
+            values[entity.name] = entityValues
             self.objects[entity.name] = objects.sorted { $0.fingerprint < $1.fingerprint }
             valueCounts[entity.name] = counts
         }
