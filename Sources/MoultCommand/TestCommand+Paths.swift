@@ -109,10 +109,9 @@ struct PathRunner {
         guard let first = migration.steps.first, let last = migration.steps.last else { return (nil, nil) }
         let store = try SQLiteStore(url: source, model: first.from.model)
         defer { store.database.close() }
-        let coverage = try ObjectCoverage(mappings: first.mappings, source: first.from.model, store: store, keepingKeys: true)
-        let account = MigrationAccount(
+        let account = try MigrationAccount(
             steps: migration.steps.map { MigrationAccount.Step(mappings: $0.mappings, from: $0.from.model, to: $0.to.model) },
-            source: before, destination: try StoreSnapshot(url: after, model: last.to.model), coverage: coverage)
+            source: before, destination: try StoreSnapshot(url: after, model: last.to.model), sourceStore: store)
         let unallowed = account.unallowed(allowing: command.allowedLosses)
         guard !unallowed.isEmpty else { return (account, nil) }
         let names = Set(unallowed.map { loss in loss.property.map { "\(loss.entity).\($0)" } ?? loss.entity }).sorted()

@@ -1,6 +1,7 @@
 import Foundation
 public import MoultMapping
 public import MoultModel
+public import MoultStore
 
 /// What a migration did with each property and each object, measured in the stores: the values of
 /// the source (before) against those of the destination (after).
@@ -21,8 +22,7 @@ public import MoultModel
 /// left unmapped, an expression that loses values) fails a test unless it is allowed (``unallowed(allowing:)``).
 ///
 /// ```swift
-/// let coverage = try ObjectCoverage(mappings: steps[0].mappings, source: steps[0].from, store: sourceStore, keepingKeys: true)
-/// let account = MigrationAccount(steps: steps, source: before, destination: after, coverage: coverage)
+/// let account = try MigrationAccount(steps: steps, source: before, destination: after, sourceStore: store)
 /// for line in account.lines { print(line) }                  // Blob: dropped 40 (rejected by the filter of BlobToBlob)
 /// for loss in account.unallowed(allowing: ["Blob.x"]) { print(loss) }
 /// ```
@@ -116,11 +116,18 @@ public struct MigrationAccount: Sendable, Hashable {
     ///   - steps: The steps of the migration, in order (at least one).
     ///   - source: The store migrated (at the first step's source version).
     ///   - destination: The store the migration wrote (at the last step's destination version).
-    ///   - coverage: The first step's ``ObjectCoverage`` of `source`, made keeping keys.
-    public init(steps: [Step], source: StoreSnapshot, destination: StoreSnapshot, coverage: ObjectCoverage) {
+    ///   - sourceStore: The store migrated, open: the filters of the steps' mappings are evaluated on
+    ///     its objects.
+    /// - Throws: `StoreError` when the source store cannot be read.
+    public init(steps: [Step], source: StoreSnapshot, destination: StoreSnapshot, sourceStore: some StoreReading) throws {
         var lines: [Line] = []
         var losses: [Loss] = []
-        let tracer = Tracer(steps: steps, source: source, coverage: coverage)
+        guard let first = steps.first else {
+            (self.lines, self.losses) = ([], [])
+            return
+        }
+        let coverage = try ObjectCoverage(mappings: first.mappings, source: first.from, store: sourceStore, keepingKeys: true)
+        let tracer = Tracer(steps: steps, source: source, coverage: coverage, filters: FilterEvaluator(store: sourceStore))
         func drop(_ entity: String, _ property: String?, _ count: Int, _ reason: String, byModel: Bool) {
             guard count > 0 else { return }
             lines.append(Line(entity: entity, property: property, fate: .dropped, count: count, reason: reason))
@@ -139,6 +146,9 @@ public struct MigrationAccount: Sendable, Hashable {
         }
         for found in coverage.drops {
             drop(found.entity, nil, found.count, "rejected by the filter\(found.filters.count == 1 ? "" : "s") of \(found.filters.joined(separator: ", "))", byModel: false)
+        }
+        for found in tracer.laterFilterDrops() {
+            drop(found.entity, nil, found.count, "step \(found.step + 1): rejected by the filter\(found.filters.count == 1 ? "" : "s") of \(found.filters.joined(separator: ", "))", byModel: false)
         }
         // Properties no mapping reads.
         for (index, step) in steps.enumerated() {
@@ -214,162 +224,5 @@ public struct MigrationAccount: Sendable, Hashable {
             }
         }
         return names
-    }
-}
-
-// MARK: - Tracing values back to the source
-
-/// Traces destination properties back through the steps to the source properties they read, and
-/// counts the source's values over the objects each first-step mapping carries.
-struct Tracer {
-    let steps: [MigrationAccount.Step]
-    let source: StoreSnapshot
-    let coverage: ObjectCoverage
-
-    /// A source property a destination property reads, through the first-step mapping that carries it.
-    struct Origin: Hashable {
-        var entity: String
-        var property: String
-        var mapping: String
-        /// Whether every step copies it as it is (`$source.name`, same type).
-        var copied: Bool
-    }
-
-    /// What a destination property's values are, measured.
-    struct Measure {
-        var fates: [(MigrationAccount.Fate, Int)] = []
-        var origins: [Origin] = []
-        var before = 0
-        var after = 0
-        /// Source values with no destination value.
-        var lost = 0
-    }
-
-    /// The source keys an expression reads (`$source.KEY…`), and whether it reads the object itself.
-    static func sourceKeys(_ expression: String) -> (keys: [String], readsObject: Bool) {
-        var keys: [String] = []
-        var rest = Substring(expression)
-        while let range = rest.range(of: "$source") {
-            rest = rest[range.upperBound...]
-            guard rest.first == "." else { continue }
-            let key = rest.dropFirst().drop { $0 == "#" }.prefix { $0.isLetter || $0.isNumber || $0 == "_" }
-            if !key.isEmpty { keys.append(String(key)) }
-        }
-        return (keys, expression.contains("$source"))
-    }
-
-    /// The source properties `property` of `entity` (a destination entity of step `index`) reads.
-    func origins(_ entity: String, _ property: String, step index: Int, copied: Bool = true) -> (origins: [Origin], readsObject: Bool) {
-        let step = steps[index]
-        var found: [Origin] = []
-        var readsObject = false
-        for mapping in step.mappings.flatMap(\.entityMappings) where mapping.destinationEntityName == entity {
-            guard let sourceEntity = mapping.sourceEntityName, mapping.effectiveType != .remove, mapping.effectiveType != .add else { continue }
-            let named = (mapping.attributeMappings + mapping.relationshipMappings).first { $0.name == property }
-            let expression: String
-            if let named {
-                expression = named.valueExpression ?? PropertyMapping.sourceValue(property)
-            } else if mapping.effectiveType == .copy {
-                expression = PropertyMapping.sourceValue(property)
-            } else {
-                continue
-            }
-            let read = Self.sourceKeys(expression)
-            readsObject = readsObject || (read.readsObject && read.keys.isEmpty)
-            for key in read.keys {
-                let sameType = step.from.attribute(named: key, of: sourceEntity)?.attributeType == step.to.attribute(named: property, of: entity)?.attributeType
-                let isCopy = copied && read.keys.count == 1 && (expression == PropertyMapping.sourceValue(key) || Self.isRelationshipCopy(expression, key)) && sameType
-                if index == 0 {
-                    found.append(Origin(entity: sourceEntity, property: key, mapping: mapping.name, copied: isCopy))
-                } else {
-                    let earlier = origins(sourceEntity, key, step: index - 1, copied: isCopy)
-                    found += earlier.origins
-                    readsObject = readsObject || earlier.readsObject
-                }
-            }
-        }
-        return (Array(Set(found)).sorted { ($0.entity, $0.property, $0.mapping) < ($1.entity, $1.property, $1.mapping) }, readsObject)
-    }
-
-    /// `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "KEY", $source.KEY)`.
-    static func isRelationshipCopy(_ expression: String, _ key: String) -> Bool {
-        expression.contains("destinationInstancesForSourceRelationshipNamed") && expression.contains("$source.\(key)")
-    }
-
-    /// The source's objects (primary keys) a first-step mapping carries.
-    func carried(by mapping: String, of entity: String) -> [Int64] {
-        let all = source.values[entity].map { Array($0.keys) } ?? []
-        guard let passing = coverage.passing[mapping] else { return all }
-        return all.filter(passing.contains)
-    }
-
-    /// The source's objects of an entity that the first step carries.
-    func carried(_ entity: String) -> [Int64] {
-        let all = source.values[entity].map { Array($0.keys) } ?? []
-        guard let kept = coverage.carried[entity] else { return all }
-        return all.filter(kept.contains)
-    }
-
-    /// The source objects whose lineage is `entity` at step `index`'s source (entity names traced back).
-    func objects(of entity: String, beforeStep index: Int) -> Int {
-        guard index > 0 else { return source.values[entity]?.count ?? 0 }
-        var sources: Set<String> = []
-        var frontier: Set<String> = [entity]
-        for step in steps[..<index].reversed() {
-            sources = []
-            for mapping in step.mappings.flatMap(\.entityMappings) where mapping.destinationEntityName.map(frontier.contains) == true {
-                if let name = mapping.sourceEntityName { sources.insert(name) }
-            }
-            frontier = sources
-        }
-        return frontier.reduce(0) { $0 + carried($1).count }
-    }
-
-    /// The non-nil source values of `property` of `entity` at step `index`'s source.
-    func values(of entity: String, _ property: String, beforeStep index: Int) -> Int {
-        guard index > 0 else { return carried(entity).filter { source.values[entity]?[$0]?[property] != nil }.count }
-        return Set(origins(entity, property, step: index - 1).origins.flatMap { origin in
-            carried(by: origin.mapping, of: origin.entity).filter { source.values[origin.entity]?[$0]?[origin.property] != nil }.map { "\(origin.entity)/\($0)" }
-        }).count
-    }
-
-    /// The fates of a destination property's values.
-    func measure(_ entity: String, _ property: String, in destination: StoreSnapshot, isRelationship: Bool) -> Measure {
-        var result = Measure()
-        let afterValues = (destination.values[entity] ?? [:]).values.compactMap { $0[property] }
-        result.after = afterValues.count
-        let traced = origins(entity, property, step: steps.count - 1)
-        result.origins = traced.origins
-        guard !traced.origins.isEmpty else {
-            result.fates = [(traced.readsObject ? .converted : .defaulted, result.after)]
-            return result
-        }
-        // The source values, per object carried, of the properties read (any non-nil one counts).
-        var beforeValues: [String] = []
-        var objects: Set<String> = []
-        for origin in traced.origins {
-            for key in carried(by: origin.mapping, of: origin.entity) {
-                guard let value = source.values[origin.entity]?[key]?[origin.property] else { continue }
-                beforeValues.append(value)
-                objects.insert("\(origin.entity)/\(key)")
-            }
-        }
-        result.before = objects.count
-        result.lost = max(0, result.before - result.after)
-        let copied = traced.origins.allSatisfy(\.copied)
-        if isRelationship {
-            result.fates = copied ? [(.kept, min(result.before, result.after)), (.defaulted, max(0, result.after - result.before))] : [(.converted, result.after)]
-            return result
-        }
-        var remaining: [String: Int] = [:]
-        for value in beforeValues { remaining[value, default: 0] += 1 }
-        var kept = 0
-        for value in afterValues where (remaining[value] ?? 0) > 0 {
-            remaining[value]! -= 1
-            kept += 1
-        }
-        let defaulted = copied ? max(0, result.after - result.before) : 0
-        result.fates = [(.kept, kept), (.converted, max(0, result.after - kept - defaulted)), (.defaulted, defaulted)]
-        return result
     }
 }
