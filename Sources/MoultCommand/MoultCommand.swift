@@ -105,6 +105,7 @@ public struct MoultCommand: AsyncParsableCommand {
             printError("\(root.configuration.commandName ?? "moult"): error: \((error as? FaultInjection.UnknownPoint)?.message ?? "\(error)")")
             root.exit(withError: ExitCode(FailureCategory.usage.exitCode))
         }
+        if ProcessInfo.processInfo.environment[ParentWatch.variable] == "1" { ParentWatch.start() }
         await $policies.withValue(policies) {
             await $commandLine.withValue(arguments) {
                 await root.main(arguments)

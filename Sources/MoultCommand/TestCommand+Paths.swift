@@ -52,6 +52,7 @@ struct PathRunner {
         var outputs: [(path: String, url: URL)] = []
 
         func record(_ name: String, _ destination: URL, _ body: () throws -> String?) {
+            guard ChildStop.signal == 0 else { return }
             let start = Date()
             var result = PathResult(path: name, seconds: 0)
             do {
@@ -80,6 +81,9 @@ struct PathRunner {
             // A staged run takes its steps, target and mappings from the stages file alone.
             let stagedArguments = ["--model", command.model] + command.policyBindings.flatMap { ["--policy", $0] }
             record("staged", staged) { try migrate([staged.path, "--stages", stages, "--no-backup"] + stagedArguments, chunk: chunk); return nil }
+        }
+        if ChildStop.signal != 0 {
+            throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal)); its child moult was stopped with it")
         }
         try compare(outputs, &results)
         var result = SourceResult(version: version.name, label: label, paths: results, objects: sourceObjects)
@@ -198,6 +202,8 @@ struct ChildProcess {
         var environment = ProcessInfo.processInfo.environment
         for key in ["MOULT_FAULT", "MOULT_FILE_TRACE", "MOULT_FILE_CRASH", "MOULT_FILE_KEEP"] { environment[key] = nil }
         if let fault { environment["MOULT_FAULT"] = fault }
+        // The child stops when this process is gone, and is stopped with it (ChildStop).
+        environment[ParentWatch.variable] = "1"
         process.environment = environment
         let errorFile = folder.appending(path: ".child-\(UUID().uuidString).err")
         _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
@@ -205,9 +211,15 @@ struct ChildProcess {
         let handle = try FileHandle(forWritingTo: errorFile)
         process.standardError = handle
         process.standardOutput = handle
+        guard ChildStop.signal == 0 else { throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal))") }
         try process.run()
+        ChildStop.waiting(for: process.processIdentifier)
         process.waitUntilExit()
+        ChildStop.waiting(for: 0)
         try? handle.close()
+        if ChildStop.signal != 0 {
+            throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal)); its child moult \(arguments.first ?? "") was stopped with it")
+        }
         let text = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
         // Every line the child wrote (verify's `FAIL …` lines, the error and each of its causes), up to a
         // limit that names what it leaves out.

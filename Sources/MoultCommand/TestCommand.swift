@@ -99,6 +99,8 @@ struct TestCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        ChildStop.install()
+        ParentWatch.start()
         try await reportingFailures {
             let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
             let target = try targetVersion(versioned)
