@@ -252,6 +252,49 @@ struct Tracer {
 
     // MARK: - Measuring
 
+    /// The source values, per object carried, of the properties `origins` name (an object counts once
+    /// when any of them is non-nil), and whether every later filter on the way could be evaluated.
+    func before(_ origins: [Origin]) -> (values: [String], objects: Int, measurable: Bool) {
+        var values: [String] = []
+        var objects: Set<String> = []
+        var measurable = true
+        for origin in origins {
+            guard let keys = carried(origin) else {
+                measurable = false
+                continue
+            }
+            for key in keys {
+                guard let value = source.values[origin.entity]?[key]?[origin.property] else { continue }
+                values.append(value)
+                objects.insert("\(origin.entity)/\(key)")
+            }
+        }
+        return (values, objects.count, measurable)
+    }
+
+    /// A relationship of the destination entity a last-step mapping does not map, whose source entity
+    /// has a relationship of that name: its links are kept only where the inverse side's mapping makes
+    /// them, so fewer objects with a link after than before is a loss. Nil when there is nothing to
+    /// compare (no such source relationship, a policy, a later filter that cannot be evaluated).
+    func measureUnmapped(_ mapping: EntityMapping, _ property: String, in destination: StoreSnapshot) -> Measure? {
+        let index = steps.count - 1
+        guard let sourceEntity = mapping.sourceEntityName, let entity = mapping.destinationEntityName,
+            steps[index].from.relationship(named: property, of: sourceEntity) != nil, mapping.effectiveType == .transform,
+            mapping.builtinPolicy == nil, ["", "NSEntityMigrationPolicy"].contains(mapping.entityMigrationPolicyClassName ?? "")
+        else { return nil }
+        var origins = [Origin(entity: sourceEntity, property: property, mapping: mapping.name, copied: true, conditions: [])]
+        if index > 0 {
+            origins = self.origins(sourceEntity, property, step: index - 1, conditions: condition(of: mapping, step: index).map { [$0] } ?? []).origins
+        }
+        let (_, objects, measurable) = before(origins)
+        guard measurable, !origins.isEmpty else { return nil }
+        var result = Measure(origins: origins)
+        result.before = objects
+        result.after = (destination.values[entity] ?? [:]).values.filter { $0[property] != nil }.count
+        result.lost = max(0, result.before - result.after)
+        return result
+    }
+
     /// The fates of a destination property's values.
     func measure(_ entity: String, _ property: String, in destination: StoreSnapshot, isRelationship: Bool) -> Measure {
         var result = Measure()
@@ -263,22 +306,8 @@ struct Tracer {
             result.fates = [(traced.readsObject ? .converted : .defaulted, result.after)]
             return result
         }
-        // The source values, per object carried, of the properties read (any non-nil one counts).
-        var beforeValues: [String] = []
-        var objects: Set<String> = []
-        var measurable = true
-        for origin in traced.origins {
-            guard let keys = carried(origin) else {
-                measurable = false
-                continue
-            }
-            for key in keys {
-                guard let value = source.values[origin.entity]?[key]?[origin.property] else { continue }
-                beforeValues.append(value)
-                objects.insert("\(origin.entity)/\(key)")
-            }
-        }
-        result.before = objects.count
+        let (beforeValues, objects, measurable) = before(traced.origins)
+        result.before = objects
         let copied = traced.origins.allSatisfy(\.copied)
         let defaulted = copied ? max(0, result.after - result.before) : 0
         // Lost: a copied attribute's source values found nowhere in the destination (a policy that

@@ -165,8 +165,15 @@ public struct MigrationAccount: Sendable, Hashable {
             var measured: Set<String> = []
             for mapping in last.mappings.flatMap(\.entityMappings) {
                 guard let entity = mapping.destinationEntityName, mapping.effectiveType != .remove else { continue }
-                for property in Self.destinationProperties(of: mapping, last) where measured.insert("\(entity).\(property)").inserted {
-                    let measure = tracer.measure(entity, property, in: destination, isRelationship: last.to.relationship(named: property, of: entity) != nil)
+                let listed = Self.destinationProperties(of: mapping, last)
+                // A relationship the mapping leaves out keeps only the links its inverse's mapping makes.
+                let unmapped = last.to.relationships(of: entity).map(\.name).filter { !listed.contains($0) }
+                for property in listed + unmapped where measured.insert("\(entity).\(property)").inserted {
+                    let isListed = listed.contains(property)
+                    guard let measure = isListed
+                        ? tracer.measure(entity, property, in: destination, isRelationship: last.to.relationship(named: property, of: entity) != nil)
+                        : tracer.measureUnmapped(mapping, property, in: destination)
+                    else { continue }
                     for (fate, count) in measure.fates where count > 0 {
                         lines.append(Line(entity: entity, property: property, fate: fate, count: count))
                     }
