@@ -30,32 +30,43 @@ enum ParentWatch {
     }
 }
 
-/// The child `moult` a `moult test` is waiting for, stopped with it: SIGTERM and SIGINT sent to the test
-/// are passed on to the child, and the test ends (75) once the child has.
+/// The children `moult` a `moult test` is waiting for (its paths run side by side), stopped with it:
+/// SIGTERM and SIGINT sent to the test are passed on to each child (by a thread that watches the flag
+/// the signal handler sets: a handler only sets it), and the test ends (75) once they have.
 enum ChildStop {
-    private static let child = Atomic<Int32>(0)
     private static let signalled = Atomic<Int32>(0)
     private static let installed = Atomic<Bool>(false)
+    private static let children = Mutex<Set<Int32>>([])
 
     /// The signal that stopped the test, 0 when none did.
     static var signal: Int32 { signalled.load(ordering: .relaxed) }
 
-    /// Installs the handlers (once per process).
+    /// Installs the handlers and the thread that passes a stop on (once per process).
     static func install() {
         guard !installed.exchange(true, ordering: .relaxed) else { return }
         let handler: @convention(c) (Int32) -> Void = { number in
             ChildStop.signalled.store(number, ordering: .relaxed)
-            let pid = ChildStop.child.load(ordering: .relaxed)
-            if pid > 0 { kill(pid, SIGTERM) }
         }
         Glibc.signal(SIGINT, handler)
         Glibc.signal(SIGTERM, handler)
+        let thread = Thread {
+            while true {
+                Thread.sleep(forTimeInterval: 0.05)
+                guard signal != 0 else { continue }
+                for pid in children.withLock({ $0 }) { kill(pid, SIGTERM) }
+            }
+        }
+        thread.start()
     }
 
-    /// Records the child being waited for (0 when none).
-    static func waiting(for pid: Int32) {
-        child.store(pid, ordering: .relaxed)
-        // A signal that came before the child started: stop it at once.
-        if pid > 0, signal != 0 { kill(pid, SIGTERM) }
+    /// Records a child being waited for; a stop that came before it started stops it at once.
+    static func started(_ pid: Int32) {
+        children.withLock { _ = $0.insert(pid) }
+        if signal != 0 { kill(pid, SIGTERM) }
+    }
+
+    /// The child has ended.
+    static func ended(_ pid: Int32) {
+        children.withLock { _ = $0.remove(pid) }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import MoultMapping
 import MoultMigration
 import MoultModel
@@ -7,8 +8,8 @@ import MoultStore
 import MoultTesting
 
 /// Runs one source store through every path, as a user would: each path is this very executable run
-/// as `moult migrate` (and `moult verify`), in a child process.
-struct PathRunner {
+/// as `moult migrate` (and `moult verify`), in a child process; the paths run side by side.
+struct PathRunner: Sendable {
     let command: TestCommand
     let target: VersionedModel.Version
     let folder: URL
@@ -48,40 +49,46 @@ struct PathRunner {
         let arguments = command.migrationArguments
         let sourceSnapshot = try StoreSnapshot(url: source, model: version.model)
         let chunk = command.chunkSize ?? max(1, command.objects / 8)
-        var results: [PathResult] = []
-        var outputs: [(path: String, url: URL)] = []
-
-        func record(_ name: String, _ destination: URL, _ body: () throws -> String?) {
-            guard ChildStop.signal == 0 else { return }
-            let start = Date()
-            var result = PathResult(path: name, seconds: 0)
-            do {
-                result.note = try body()
-                // Compared with the other paths even when verify fails: the first object that differs.
-                outputs.append((name, destination))
-                try check(source: source, destination: destination, arguments: arguments)
-            } catch {
-                result.failure = "\(error)"
-            }
-            result.seconds = Date().timeIntervalSince(start)
-            results.append(result)
-        }
-
+        // The paths, each a child `moult migrate` and `moult verify`, run side by side on the cores there are.
+        typealias Job = (name: String, destination: URL, body: @Sendable () throws -> String?)
+        var jobs: [Job] = []
+        let runner = self
         let output = base.appending(path: "output.sqlite")
-        record("output", output) { try migrate([source.path, "--output", output.path] + arguments, chunk: chunk); return nil }
+        jobs.append(("output", output, { try runner.migrate([source.path, "--output", output.path] + arguments, chunk: chunk); return nil }))
         let inPlace = try copy(source, to: base.appending(path: "inplace.sqlite"))
-        record("in place", inPlace) { try migrate([inPlace.path, "--no-backup"] + arguments, chunk: chunk); return nil }
+        jobs.append(("in place", inPlace, { try runner.migrate([inPlace.path, "--no-backup"] + arguments, chunk: chunk); return nil }))
         let resumed = base.appending(path: "resumed.sqlite")
         let sourceObjects = sourceSnapshot.objects.values.reduce(0) { $0 + $1.count }
-        record("resumed", resumed) {
-            try migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, objects: sourceObjects, label: label)
-        }
+        let stop = stopChunk(chunk: chunk, objects: sourceObjects, label: label)
+        jobs.append(("resumed", resumed, { try runner.migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, stop: stop) }))
         if let stages = command.stages {
             let staged = try copy(source, to: base.appending(path: "staged.sqlite"))
             // A staged run takes its steps, target and mappings from the stages file alone.
             let stagedArguments = ["--model", command.model] + command.policyBindings.flatMap { ["--policy", $0] }
-            record("staged", staged) { try migrate([staged.path, "--stages", stages, "--no-backup"] + stagedArguments, chunk: chunk); return nil }
+            jobs.append(("staged", staged, { try runner.migrate([staged.path, "--stages", stages, "--no-backup"] + stagedArguments, chunk: chunk); return nil }))
         }
+        let done = Mutex<[(result: PathResult, produced: Bool)?]>(Array(repeating: nil, count: jobs.count))
+        let planned = jobs
+        DispatchQueue.concurrentPerform(iterations: planned.count) { index in
+            guard ChildStop.signal == 0 else { return }
+            let job = planned[index]
+            let start = Date()
+            var result = PathResult(path: job.name, seconds: 0)
+            var produced = false
+            do {
+                result.note = try job.body()
+                // Compared with the other paths even when verify fails: the first object that differs.
+                produced = true
+                try runner.check(source: source, destination: job.destination, arguments: arguments)
+            } catch {
+                result.failure = "\(error)"
+            }
+            result.seconds = Date().timeIntervalSince(start)
+            done.withLock { $0[index] = (result, produced) }
+        }
+        let finished = done.withLock { $0 }
+        var results = finished.compactMap { $0?.result }
+        let outputs = jobs.indices.filter { finished[$0]?.produced == true }.map { (path: jobs[$0].name, url: jobs[$0].destination) }
         if ChildStop.signal != 0 {
             throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal)); its child moult was stopped with it")
         }
@@ -134,13 +141,16 @@ struct PathRunner {
         guard child.status == 0 else { throw CommandFailure(.validationFailed, "moult migrate exited \(child.describedStatus): \(child.errorTail)") }
     }
 
-    /// The migration stopped (killed) after a random chunk's commit (among those its source's objects
-    /// make), then run again to its end.
-    private func migrateStopped(_ arguments: [String], chunk: Int, objects: Int, label: String) throws -> String? {
+    /// The chunk the resumed path stops after: drawn from the seed among those the source's objects make.
+    private func stopChunk(chunk: Int, objects: Int, label: String) -> Int {
         let chunks = max(1, (objects + chunk - 1) / chunk)
         let labelHash = label.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
         var draw = SplitMix64(seed: command.seed ^ labelHash ^ UInt64(counter))
-        let stop = 1 + Int(draw.next() % UInt64(chunks))
+        return 1 + Int(draw.next() % UInt64(chunks))
+    }
+
+    /// The migration stopped (killed) after the commit of chunk `stop`, then run again to its end.
+    private func migrateStopped(_ arguments: [String], chunk: Int, stop: Int) throws -> String? {
         let full = ["migrate"] + arguments + ["--chunk-size", String(chunk), "--quiet"]
         let first = try ChildProcess.run(full, in: folder, fault: "\(FaultPoint.afterSQLiteCommit.rawValue):\(stop)")
         let note: String
@@ -213,9 +223,10 @@ struct ChildProcess {
         process.standardOutput = handle
         guard ChildStop.signal == 0 else { throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal))") }
         try process.run()
-        ChildStop.waiting(for: process.processIdentifier)
+        let pid = process.processIdentifier
+        ChildStop.started(pid)
         process.waitUntilExit()
-        ChildStop.waiting(for: 0)
+        ChildStop.ended(pid)
         try? handle.close()
         if ChildStop.signal != 0 {
             throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal)); its child moult \(arguments.first ?? "") was stopped with it")
