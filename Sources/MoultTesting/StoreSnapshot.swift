@@ -33,6 +33,10 @@ public struct StoreSnapshot: Sendable {
         let store = try SQLiteStore(url: url, model: model)
         defer { store.database.close() }
         let folder = ExternalDataReference.folder(besideStore: url)
+        // Only an attribute that allows external storage holds a reference or a marked value.
+        func external(_ entity: String, _ attribute: String) -> Bool {
+            model.attribute(named: attribute, of: entity)?.allowsExternalBinaryDataStorage ?? false
+        }
         var shallow: [ObjectID: String] = [:]
         var rows: [String: [ObjectRow]] = [:]
         for entity in store.layout.entities where !entity.isAbstract {
@@ -40,7 +44,7 @@ public struct StoreSnapshot: Sendable {
             var read: [ObjectRow] = []
             while let row = try cursor.next() {
                 let attributes = entity.attributes.enumerated().map { slot, column in
-                    "\(column.name)=\(Self.canonical(row[slot], folder: folder))"
+                    "\(column.name)=\(Self.canonical(row[slot], folder: folder, external: external(entity.name, column.name)))"
                 }
                 shallow[row.id] = attributes.joined(separator: ";")
                 read.append(row)
@@ -62,7 +66,7 @@ public struct StoreSnapshot: Sendable {
                 for (slot, name) in row.shape.names.enumerated() {
                     if !row[slot].isNull {
                         counts[name, default: 0] += 1
-                        held[name] = slot < entity.attributes.count ? Self.canonical(row[slot], folder: folder) : "1"
+                        held[name] = slot < entity.attributes.count ? Self.canonical(row[slot], folder: folder, external: external(entity.name, name)) : "1"
                     }
                     if slot >= entity.attributes.count, case .object(let id) = row[slot] {
                         parts.append("\(name)->(\(shallow[id] ?? "missing \(id)"))")
@@ -87,14 +91,17 @@ public struct StoreSnapshot: Sendable {
     }
 
     /// A value as text that is equal for equal values: NaN as `nan`, data (in the row or in an external
-    /// file) as its length and a hash of its bytes.
-    static func canonical(_ value: Value, folder: URL) -> String {
+    /// file) as its length and a hash of its bytes. `external`: whether the attribute allows external
+    /// storage, so that its column holds a file's reference or a marked value (else the bytes as they are,
+    /// whatever their first byte).
+    static func canonical(_ value: Value, folder: URL, external: Bool) -> String {
         switch value {
         case .null: return "nil"
         case .double(let number): return number.isNaN ? "nan" : "d\(number)"
         case .string(let text): return text.debugDescription
         case .date(let date): return "t\(date.timeIntervalSinceReferenceDate)"
         case .data(let bytes):
+            guard external else { return digest(bytes) }
             if let reference = ExternalDataReference(columnBytes: bytes) {
                 guard let contents = try? reference.contents(in: folder) else { return "missing \(reference.fileName)" }
                 return digest(contents)
