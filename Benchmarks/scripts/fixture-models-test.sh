@@ -20,7 +20,7 @@ while [[ $# -gt 0 ]]; do
     *) die "unknown option $1" ;;
     esac
 done
-if [[ -n "$DEBUG" ]]; then MOULT="$ROOT/.build/debug/moult"; else build_moult; fi
+if [[ -n "${MOULT_BINARY:-}" ]]; then MOULT=$MOULT_BINARY; elif [[ -n "$DEBUG" ]]; then MOULT="$ROOT/.build/debug/moult"; else build_moult; fi
 make_work fixture-models
 F="$ROOT/Tests/Fixtures"
 

@@ -48,6 +48,21 @@ import Testing
         #expect(plan.standardError.contains("Blob objects: the filter of BlobToBlob rejects them"), "\(plan.standardError)")
     }
 
+    /// In place too, `--strict` refuses (66) a filter that drops objects, before anything is written.
+    @Test func strictInPlaceRefusesAFilterThatDropsObjects() throws {
+        let folder = try TemporaryDirectory("moult-trust")
+        defer { folder.remove() }
+        let model = Self.caseModel("strict-accepts-filter-dropping-objects")
+        let store = folder.appending("s.sqlite")
+        #expect(try MoultProcess.run(["generate", store.path, "--model", model, "--model-version", "v1", "--objects", "30", "--seed", "2"]).exitCode == 0)
+        let before = try Data(contentsOf: store)
+        let mapping = try Self.filteredMapping(model, filter: "name BEGINSWITH \"a\"", in: folder)
+        let result = try MoultProcess.run(["migrate", store.path, "--model", model, "--to", "v2", "--mapping", mapping, "--strict", "--quiet"])
+        #expect(result.exitCode == 66, "\(result.standardError)")
+        #expect(result.standardError.contains("Blob objects: the filter of BlobToBlob rejects them"), "\(result.standardError)")
+        #expect(try Data(contentsOf: store) == before)
+    }
+
     /// `--allow-loss ENTITY` accepts the loss it names, and only that one; the account still reports it.
     @Test func allowLossAcceptsWhatItNames() throws {
         let folder = try TemporaryDirectory("moult-trust")
