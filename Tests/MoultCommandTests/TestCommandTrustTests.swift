@@ -78,6 +78,21 @@ import Testing
         #expect(allowed.standardOutput.contains("all passed"))
     }
 
+    /// The entity mapping's user info key `moultAllowLoss` allows its source entity's losses, as
+    /// `--allow-loss` does.
+    @Test func theMappingsUserInfoCanAllowALoss() throws {
+        let folder = try TemporaryDirectory("moult-trust")
+        defer { folder.remove() }
+        let model = Self.caseModel("test-passes-mapping-dropping-every-object")
+        let mapping = try Self.inferredMapping(model, in: folder, named: "allowed.json") { first in
+            first["filter"] = "name BEGINSWITH \"a\""
+            first["userInfo"] = ["moultAllowLoss": "YES"]
+        }
+        let result = try MoultProcess.run(["test", model, "--to", "v2", "--mapping", mapping, "--objects", "20", "--version", "v1"])
+        #expect(result.exitCode == 0, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.contains("Blob: dropped 20 objects (rejected by the filter of BlobToBlob)"), "\(result.standardOutput)")
+    }
+
     /// People v3 → v4 splits Person into Adult (age >= 18) and Child (age < 18): the filters are
     /// complementary, so nothing is dropped, and each property is kept.
     @Test func complementaryFiltersDropNothing() throws {
