@@ -126,6 +126,31 @@ import Testing
     }
 
     /// The E model's inferred v1 → v2 mapping with a filter on its entity mapping.
+    /// Found by the mutation test: a copy written `FUNCTION($source, "valueForKey:", "a10")` of a blob
+    /// whose external storage v2 turns off kept Core Data's inline marker byte in the destination (the
+    /// engine converted only `$source.a10`); every path agreed and verify passed, the account did not.
+    @Test func aValueForKeyCopyOfAnExternalBlobIsConverted() throws {
+        let folder = try TemporaryDirectory("moult-trust")
+        defer { folder.remove() }
+        #expect(try MoultProcess.run(["generate-models", folder.url.path, "--first", "4400", "--count", "1", "--seed", "1"]).exitCode == 0)
+        let model = folder.appending("Pair4400.xcdatamodeld").path
+        let inferred = try MoultProcess.run(["infer", "--model", model, "--from", "v1", "--to", "v2", "--json"])
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(inferred.standardOutput.utf8)) as? [String: Any])
+        var mappings = try #require(json["entityMappings"] as? [[String: Any]])
+        let index = try #require(mappings.firstIndex { $0["name"] as? String == "E6ToE6" })
+        var attributes = try #require(mappings[index]["attributes"] as? [[String: Any]])
+        let slot = try #require(attributes.firstIndex { $0["name"] as? String == "a10" })
+        attributes[slot]["value"] = #"FUNCTION($source, "valueForKey:", "a10")"#
+        mappings[index]["attributes"] = attributes
+        mappings[index]["type"] = "transform"
+        json["entityMappings"] = mappings
+        let mapping = folder.appending("mapping.json")
+        try JSONSerialization.data(withJSONObject: json).write(to: mapping)
+        let result = try MoultProcess.run(["test", model, "--to", "v2", "--version", "v1", "--mapping", mapping.path, "--objects", "40", "--seed", "176"])
+        #expect(result.exitCode == 0, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.contains("E6.a10: kept"), "\(result.standardOutput)")
+    }
+
     static func filteredMapping(_ model: String, filter: String, in folder: TemporaryDirectory) throws -> String {
         try inferredMapping(model, in: folder, named: "filter.json") { $0["filter"] = filter }
     }
