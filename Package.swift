@@ -90,7 +90,7 @@ let package = Package(
         // Migration tests: every version by every path, checked and compared (`moult test`).
         .target(
             name: "MoultTesting",
-            dependencies: ["MoultModel", "MoultStore", "MoultMapping", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["MoultModel", "MoultStore", "MoultMapping", "MoultExpressions", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "MoultPeople",

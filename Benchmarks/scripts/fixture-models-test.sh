@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `moult test` on every shared fixture model (Tests/Fixtures, real files made by Xcode and Core Data), with
-# its mapping models, and its Core Data stores as frozen fixtures (a manifest of their checksums is written
-# for them first: the version each is at, from `moult inspect`).
+# its mapping models, and its Core Data stores as frozen fixtures (each copied and checkpointed into one
+# file, then listed in a manifest with its checksum and the version it is at, from `moult inspect`).
 #
 #     Benchmarks/scripts/fixture-models-test.sh [--objects N] [--seed S] [--debug]
 #         defaults: 200 objects per generated store, seed 1, the release build (--debug: .build/debug)
@@ -20,7 +20,7 @@ while [[ $# -gt 0 ]]; do
     *) die "unknown option $1" ;;
     esac
 done
-if [[ -n "$DEBUG" ]]; then MOULT="$ROOT/.build/debug/moult"; else build_moult; fi
+if [[ -n "${MOULT_BINARY:-}" ]]; then MOULT=$MOULT_BINARY; elif [[ -n "$DEBUG" ]]; then MOULT="$ROOT/.build/debug/moult"; else build_moult; fi
 make_work fixture-models
 F="$ROOT/Tests/Fixtures"
 
@@ -44,11 +44,12 @@ for index in "${!CASES[@]}"; do
         for store in "$F/$stores"/*.sqlite; do
             version=$("$MOULT" inspect "$store" --model "$F/$model" --json | python3 -c 'import json,sys; print(json.load(sys.stdin).get("matchingVersion") or "")')
             [[ -n "$version" ]] || { echo "  $(basename "$store"): no version of the model matches it: left out"; continue; }
-            for file in "$store" "$store-wal" "$store-shm"; do
-                [[ -f "$file" ]] || continue
-                cp "$file" "$fixtures/"
-                printf '%s\t%s\t%s\n' "$(sha256sum "$file" | cut -d' ' -f1)" "$version" "$(basename "$file")" >>"$fixtures/fixtures.manifest"
-            done
+            # A fixture is one checkpointed file: the store copied with its -wal, checkpointed, then listed alone.
+            local_copy="$fixtures/$(basename "$store")"
+            for suffix in "" -wal -shm; do [[ -f "$store$suffix" ]] && cp "$store$suffix" "$local_copy$suffix"; done
+            sqlite3 "$local_copy" 'PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;' >/dev/null
+            rm -f "$local_copy-wal" "$local_copy-shm"
+            printf '%s\t%s\t%s\n' "$(sha256sum "$local_copy" | cut -d' ' -f1)" "$version" "$(basename "$store")" >>"$fixtures/fixtures.manifest"
         done
     fi
     args=("$F/$model" --objects "$OBJECTS" --seed "$SEED" --fixtures "$fixtures" --junit "$WORK/junit-$index.xml")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MoultGenerate
+import MoultMigration
 import MoultModel
 import MoultStore
 
@@ -14,7 +15,10 @@ struct GenerateCommand: AsyncParsableCommand {
             within the model's rules, relationships of every kind are filled with their inverses, external-storage \
             blobs are written as files beside the store, derived attributes are computed by the store's triggers. \
             Memory stays flat at any --objects. --list-rules prints the validation rules a store can break; \
-            --break-rule N makes object 0 of that rule's entity break it (every other value keeps every rule).
+            --break-rule N makes object 0 of that rule's entity break it (every other value keeps every rule). \
+            --check validates the store made against its own version's rules (required values and relationships, \
+            bounds, patterns, to-many counts, one-to-ones pointing back; uniqueness is the store's own index): \
+            any failure but the rule --break-rule breaks is named, exit 67.
             """
     )
 
@@ -38,6 +42,9 @@ struct GenerateCommand: AsyncParsableCommand {
 
     @Flag(help: "Print the validation rules a store can be made to break, numbered, and stop.")
     var listRules = false
+
+    @Flag(help: "Validate the store made against its version's rules; any failure but --break-rule's fails (67).")
+    var check = false
 
     func validate() throws {
         guard objects >= 0 else { throw ValidationError("--objects must be 0 or more") }
@@ -66,7 +73,29 @@ struct GenerateCommand: AsyncParsableCommand {
             let summary = try Self.generateAtomically(generator, at: url)
             let broken = generator.brokenRule.map { "; object 0 of \($0.entity) breaks \($0)" } ?? ""
             print("generated \(summary.objects) objects of \(summary.objectsByEntity.count) entities at version \(version.name) in \(url.path), \(summary.links) to-many links, \(summary.externalFiles) external files\(broken)")
+            if check { try Self.check(url, model: version.model, except: generator.brokenRule) }
         }
+    }
+
+    /// Validates a generated store against its model's rules: every failure but those of `rule` (the
+    /// one `--break-rule` breaks on purpose) is named, and the check fails (67).
+    ///
+    /// - Throws: ``CommandFailure`` (validation failed) naming each failure, up to 20.
+    static func check(_ url: URL, model: ObjectModel, except rule: StoreGenerator.Rule?) throws {
+        let store = try SQLiteStore(url: url, model: model)
+        defer { store.database.close() }
+        var failures: [ValidationFailure] = []
+        let validator = Validator(model: model, layout: store.layout, database: store.database, stopAtFirst: false) { failures.append($0) }
+        try validator.run()
+        let unexpected = failures.filter { rule == nil || $0.entity != rule?.entity || $0.property != rule?.attribute }
+        guard !unexpected.isEmpty else {
+            print("checked: the store keeps every rule of its version" + (failures.isEmpty ? "" : " but the one it breaks on purpose"))
+            return
+        }
+        throw CommandFailure(
+            .validationFailed,
+            "the generated store breaks its own version's rules (\(unexpected.count) failure\(unexpected.count == 1 ? "" : "s")):\n"
+                + unexpected.prefix(20).map { "  \($0)" }.joined(separator: "\n"))
     }
 
     /// Generates under a temporary name in the same folder and renames the store into place when

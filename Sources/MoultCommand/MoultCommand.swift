@@ -94,12 +94,18 @@ public struct MoultCommand: AsyncParsableCommand {
             printError("\(root.configuration.commandName ?? "moult"): error: \(message)")
             root.exit(withError: ExitCode(FailureCategory.usage.exitCode))
         }
+        if asksForVersion(arguments), !root.configuration.version.isEmpty {
+            // `moult test --version V` names a version to test; a bare `--version` asks for Moult's.
+            print(root.configuration.version)
+            root.exit(withError: nil)
+        }
         do {
             try armHarnessHooks(ProcessInfo.processInfo.environment)
         } catch {
             printError("\(root.configuration.commandName ?? "moult"): error: \((error as? FaultInjection.UnknownPoint)?.message ?? "\(error)")")
             root.exit(withError: ExitCode(FailureCategory.usage.exitCode))
         }
+        if ProcessInfo.processInfo.environment[ParentWatch.variable] == "1" { ParentWatch.start() }
         await $policies.withValue(policies) {
             await $commandLine.withValue(arguments) {
                 await root.main(arguments)
@@ -117,6 +123,13 @@ public struct MoultCommand: AsyncParsableCommand {
         if trace != nil || crash != nil || keep != nil {
             FileOperations.armHarness(tracePath: trace, crashBefore: crash.flatMap { Int($0) }, keepFolder: keep)
         }
+    }
+
+    /// `moult test … --version` with no value after it (the last argument, or followed by an option):
+    /// Moult's version, as `moult --version` prints it, rather than `test`'s `--version V` wanting its value.
+    static func asksForVersion(_ arguments: [String]) -> Bool {
+        guard arguments.first == "test", let index = arguments.lastIndex(of: "--version") else { return false }
+        return index + 1 == arguments.count || arguments[index + 1].hasPrefix("-")
     }
 
     /// `help <name>…` naming no subcommand: what to say (ArgumentParser would print the root's help and

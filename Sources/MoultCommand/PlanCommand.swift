@@ -57,7 +57,7 @@ struct PlanCommand: AsyncParsableCommand {
         let lossGuard = DataLossGuard(migration)
         let losses = lossGuard.losses
         for (index, step) in migration.steps.enumerated() {
-            for warning in StepReport.warnings(index, step, losses: losses[index]) { printError(warning) }
+            for warning in StepReport.warnings(index, step, losses: losses[index]) + lossGuard.filterWarnings(step: index) { printError(warning) }
         }
         if let log {
             let steps = migration.steps

@@ -74,6 +74,7 @@ final class RunObserver: @unchecked Sendable {
         for (index, found) in losses.losses.enumerated() {
             let dropping = found.filter { ($0.count ?? 1) > 0 }
             for loss in dropping { warn("moult: warning: " + DataLossGuard.line(index, losses.steps[index], loss)) }
+            for warning in losses.filterWarnings(step: index) { warn(warning) }
             if let event = losses.event(step: index, dropping) { record(event) }
         }
     }

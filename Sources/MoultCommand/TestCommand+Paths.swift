@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import MoultMapping
 import MoultMigration
 import MoultModel
@@ -7,8 +8,8 @@ import MoultStore
 import MoultTesting
 
 /// Runs one source store through every path, as a user would: each path is this very executable run
-/// as `moult migrate` (and `moult verify`), in a child process.
-struct PathRunner {
+/// as `moult migrate` (and `moult verify`), in a child process; the paths run side by side.
+struct PathRunner: Sendable {
     let command: TestCommand
     let target: VersionedModel.Version
     let folder: URL
@@ -48,38 +49,48 @@ struct PathRunner {
         let arguments = command.migrationArguments
         let sourceSnapshot = try StoreSnapshot(url: source, model: version.model)
         let chunk = command.chunkSize ?? max(1, command.objects / 8)
-        var results: [PathResult] = []
-        var outputs: [(path: String, url: URL)] = []
-
-        func record(_ name: String, _ destination: URL, _ body: () throws -> String?) {
-            let start = Date()
-            var result = PathResult(path: name, seconds: 0)
-            do {
-                result.note = try body()
-                // Compared with the other paths even when verify fails: the first object that differs.
-                outputs.append((name, destination))
-                try check(source: source, destination: destination, arguments: arguments)
-            } catch {
-                result.failure = "\(error)"
-            }
-            result.seconds = Date().timeIntervalSince(start)
-            results.append(result)
-        }
-
+        // The paths, each a child `moult migrate` and `moult verify`, run side by side on the cores there are.
+        typealias Job = (name: String, destination: URL, body: @Sendable () throws -> String?)
+        var jobs: [Job] = []
+        let runner = self
         let output = base.appending(path: "output.sqlite")
-        record("output", output) { try migrate([source.path, "--output", output.path] + arguments, chunk: chunk); return nil }
+        jobs.append(("output", output, { try runner.migrate([source.path, "--output", output.path] + arguments, chunk: chunk); return nil }))
         let inPlace = try copy(source, to: base.appending(path: "inplace.sqlite"))
-        record("in place", inPlace) { try migrate([inPlace.path, "--no-backup"] + arguments, chunk: chunk); return nil }
+        jobs.append(("in place", inPlace, { try runner.migrate([inPlace.path, "--no-backup"] + arguments, chunk: chunk); return nil }))
         let resumed = base.appending(path: "resumed.sqlite")
         let sourceObjects = sourceSnapshot.objects.values.reduce(0) { $0 + $1.count }
-        record("resumed", resumed) {
-            try migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, objects: sourceObjects, label: label)
-        }
+        let stop = stopChunk(chunk: chunk, objects: sourceObjects, label: label)
+        jobs.append(("resumed", resumed, { try runner.migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, stop: stop) }))
         if let stages = command.stages {
             let staged = try copy(source, to: base.appending(path: "staged.sqlite"))
             // A staged run takes its steps, target and mappings from the stages file alone.
             let stagedArguments = ["--model", command.model] + command.policyBindings.flatMap { ["--policy", $0] }
-            record("staged", staged) { try migrate([staged.path, "--stages", stages, "--no-backup"] + stagedArguments, chunk: chunk); return nil }
+            jobs.append(("staged", staged, { try runner.migrate([staged.path, "--stages", stages, "--no-backup"] + stagedArguments, chunk: chunk); return nil }))
+        }
+        let done = Mutex<[(result: PathResult, produced: Bool)?]>(Array(repeating: nil, count: jobs.count))
+        let planned = jobs
+        DispatchQueue.concurrentPerform(iterations: planned.count) { index in
+            guard ChildStop.signal == 0 else { return }
+            let job = planned[index]
+            let start = Date()
+            var result = PathResult(path: job.name, seconds: 0)
+            var produced = false
+            do {
+                result.note = try job.body()
+                // Compared with the other paths even when verify fails: the first object that differs.
+                produced = true
+                try runner.check(source: source, destination: job.destination, arguments: arguments)
+            } catch {
+                result.failure = "\(error)"
+            }
+            result.seconds = Date().timeIntervalSince(start)
+            done.withLock { $0[index] = (result, produced) }
+        }
+        let finished = done.withLock { $0 }
+        var results = finished.compactMap { $0?.result }
+        let outputs = jobs.indices.filter { finished[$0]?.produced == true }.map { (path: jobs[$0].name, url: jobs[$0].destination) }
+        if ChildStop.signal != 0 {
+            throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal)); its child moult was stopped with it")
         }
         try compare(outputs, &results)
         var result = SourceResult(version: version.name, label: label, paths: results, objects: sourceObjects)
@@ -102,28 +113,24 @@ struct PathRunner {
         }
     }
 
-    /// The account of the migration into `after`, and whether what it drops is what `plan` reports.
+    /// The account of the migration into `after`, measured in the stores, and the losses it finds that
+    /// nothing allows.
     private func account(source: URL, before: StoreSnapshot, after: URL) throws -> (MigrationAccount?, String?) {
         let migration = try MigrationArguments.parse([source.path] + command.migrationArguments).migration()
-        guard let last = migration.steps.last else { return (nil, nil) }
-        let account = MigrationAccount(
-            lastMapping: last.mapping, stepSource: last.from.model, target: last.to.model,
-            uncarried: migration.steps.flatMap(\.uncarried), source: before,
-            destination: try StoreSnapshot(url: after, model: last.to.model))
-        // What plan reports for the first step, counted in the store: the account's counts must agree.
-        let planned = migration.dataLosses(of: migration.steps[0], in: source)
-        for loss in planned {
-            let line = account.dropped.first { $0.entity == loss.what.entity && $0.property == loss.what.property }
-            if let count = loss.count, line?.count != count {
-                return (account, "plan reports \(loss.what.entity)\(loss.what.property.map { ".\($0)" } ?? "") not carried with \(count) values; the account counts \(line.map { String($0.count) } ?? "none")")
-            }
-        }
-        let plannedNames = Set(migration.steps.flatMap(\.uncarried).map { "\($0.entity).\($0.property ?? "")" })
-        let accountNames = Set(account.dropped.map { "\($0.entity).\($0.property ?? "")" })
-        if plannedNames != accountNames {
-            return (account, "plan and the account name different data as not carried: \(plannedNames.symmetricDifference(accountNames).sorted().joined(separator: ", "))")
-        }
-        return (account, nil)
+        guard let first = migration.steps.first, let last = migration.steps.last else { return (nil, nil) }
+        let store = try SQLiteStore(url: source, model: first.from.model)
+        defer { store.database.close() }
+        let account = try MigrationAccount(
+            steps: migration.steps.map { MigrationAccount.Step(mappings: $0.mappings, from: $0.from.model, to: $0.to.model) },
+            source: before, destination: try StoreSnapshot(url: after, model: last.to.model), sourceStore: store)
+        let unallowed = account.unallowed(allowing: command.allowedLosses)
+        guard !unallowed.isEmpty else { return (account, nil) }
+        let names = Set(unallowed.map { loss in loss.property.map { "\(loss.entity).\($0)" } ?? loss.entity }).sorted()
+        return (
+            account,
+            "drops data the target version could hold: " + unallowed.map(\.description).joined(separator: "; ")
+                + " (if intended: " + names.map { "--allow-loss \($0)" }.joined(separator: " ") + ")"
+        )
     }
 
     // MARK: - Children
@@ -134,13 +141,16 @@ struct PathRunner {
         guard child.status == 0 else { throw CommandFailure(.validationFailed, "moult migrate exited \(child.describedStatus): \(child.errorTail)") }
     }
 
-    /// The migration stopped (killed) after a random chunk's commit (among those its source's objects
-    /// make), then run again to its end.
-    private func migrateStopped(_ arguments: [String], chunk: Int, objects: Int, label: String) throws -> String? {
+    /// The chunk the resumed path stops after: drawn from the seed among those the source's objects make.
+    private func stopChunk(chunk: Int, objects: Int, label: String) -> Int {
         let chunks = max(1, (objects + chunk - 1) / chunk)
         let labelHash = label.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
         var draw = SplitMix64(seed: command.seed ^ labelHash ^ UInt64(counter))
-        let stop = 1 + Int(draw.next() % UInt64(chunks))
+        return 1 + Int(draw.next() % UInt64(chunks))
+    }
+
+    /// The migration stopped (killed) after the commit of chunk `stop`, then run again to its end.
+    private func migrateStopped(_ arguments: [String], chunk: Int, stop: Int) throws -> String? {
         let full = ["migrate"] + arguments + ["--chunk-size", String(chunk), "--quiet"]
         let first = try ChildProcess.run(full, in: folder, fault: "\(FaultPoint.afterSQLiteCommit.rawValue):\(stop)")
         let note: String
@@ -186,7 +196,7 @@ struct PathRunner {
     }
 }
 
-/// A child process of this executable: its exit status and the end of its standard error.
+/// A child process of this executable: its exit status and what it wrote (every line of a failure).
 struct ChildProcess {
     var status: Int32
     var wasKilled: Bool
@@ -202,6 +212,8 @@ struct ChildProcess {
         var environment = ProcessInfo.processInfo.environment
         for key in ["MOULT_FAULT", "MOULT_FILE_TRACE", "MOULT_FILE_CRASH", "MOULT_FILE_KEEP"] { environment[key] = nil }
         if let fault { environment["MOULT_FAULT"] = fault }
+        // The child stops when this process is gone, and is stopped with it (ChildStop).
+        environment[ParentWatch.variable] = "1"
         process.environment = environment
         let errorFile = folder.appending(path: ".child-\(UUID().uuidString).err")
         _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
@@ -209,13 +221,23 @@ struct ChildProcess {
         let handle = try FileHandle(forWritingTo: errorFile)
         process.standardError = handle
         process.standardOutput = handle
+        guard ChildStop.signal == 0 else { throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal))") }
         try process.run()
+        let pid = process.processIdentifier
+        ChildStop.started(pid)
         process.waitUntilExit()
+        ChildStop.ended(pid)
         try? handle.close()
+        if ChildStop.signal != 0 {
+            throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal)); its child moult \(arguments.first ?? "") was stopped with it")
+        }
         let text = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
-        // The first check that failed (verify's `FAIL …` lines), and the last lines (the error).
-        let all = text.split(separator: "\n")
-        let lines = (all.first { $0.hasPrefix("FAIL ") }.map { [$0] } ?? [] + all.suffix(2)).joined(separator: " | ")
-        return ChildProcess(status: process.terminationStatus, wasKilled: process.terminationReason == .uncaughtSignal, errorTail: String(lines.prefix(1500)))
+        // Every line the child wrote (verify's `FAIL …` lines, the error and each of its causes), up to a
+        // limit that names what it leaves out.
+        let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+        var kept = lines.prefix(200).joined(separator: "\n")
+        if kept.utf8.count > 20_000 { kept = String(kept.prefix(20_000)) + " …" }
+        if lines.count > 200 { kept += "\n… and \(lines.count - 200) more lines" }
+        return ChildProcess(status: process.terminationStatus, wasKilled: process.terminationReason == .uncaughtSignal, errorTail: kept)
     }
 }

@@ -21,7 +21,8 @@ extension TestCommand {
                 print("\(result.version) → \(current), \(result.label) (\(result.objects) objects):")
                 for path in result.paths {
                     let outcome = path.failure.map { "FAILED: \($0)" } ?? "ok" + (path.note.map { " (\($0))" } ?? "")
-                    print("  \(path.path): \(outcome)")
+                    // A failure of several lines (an error and its causes) keeps them all, indented.
+                    print("  \(path.path): \(outcome.replacingOccurrences(of: "\n", with: "\n      "))")
                 }
                 for line in result.account?.lines ?? [] { print("    \(line)") }
                 if let accountFailure = result.accountFailure { print("  account: FAILED: \(accountFailure)") }

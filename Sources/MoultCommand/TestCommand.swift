@@ -19,10 +19,13 @@ struct TestCommand: AsyncParsableCommand {
             version by every path: into a new store (--output), in place, into a new store stopped at a random \
             chunk and resumed, and staged (with --stages). Each result is verified (moult verify: keys, inverses, \
             the target's validation rules, counts, a sample carried value by value), and all the paths' results \
-            must hold the same objects with the same values (primary keys aside). The account of each source \
-            says, per entity and property, how many values were kept, converted, defaulted and dropped; what it \
-            drops must be what moult plan reports as not carried. A path that fails, or two that disagree: exit \
-            67, with the first object that differs. --freeze DIR writes a generated store per version into DIR \
+            must hold the same objects with the same values (primary keys aside). The account of each source, \
+            measured in the source and the result, says per entity and property how many values were kept, \
+            converted, defaulted and dropped, and which source objects no entity mapping carries (a filter \
+            rejects them, or no mapping reads their entity). A drop the model makes itself (an entity or property \
+            the target no longer has) passes; a drop of data the target could hold fails the store unless \
+            --allow-loss names it. A path that fails, two that disagree, or a loss not allowed: exit 67, with the \
+            first object that differs. --freeze DIR writes a generated store per version into DIR \
             and the checksum manifest (\(FixtureManifest.fileName)) --fixtures reads.
             """
     )
@@ -39,13 +42,20 @@ struct TestCommand: AsyncParsableCommand {
     @Option(name: .customLong("policy"), help: ArgumentHelp("Bind a policy class a mapping names, as for migrate; repeat.", valueName: "class=policy"))
     var policyBindings: [String] = []
 
+    @Option(
+        name: .customLong("allow-loss"),
+        help: ArgumentHelp(
+            "Accept a loss of data the target could hold: ENTITY (its objects and properties) or ENTITY.PROPERTY, as the account names them; repeat.",
+            valueName: "entity[.property]"))
+    var allowedLosses: [String] = []
+
     @Option(help: "A stages file: adds the staged path (in place, through these stages).")
     var stages: String?
 
     @Option(help: ArgumentHelp("A folder of frozen fixture stores with its \(FixtureManifest.fileName).", valueName: "dir"))
     var fixtures: String?
 
-    @Option(name: .customLong("version"), help: "Test only this version (repeat); default: every version but the target.")
+    @Option(name: .customLong("version"), help: "Test only this version (repeat); default: every version but the target. (A bare --version prints Moult's version.)")
     var versions: [String] = []
 
     @Option(help: "Objects per generated store.")
@@ -75,9 +85,22 @@ struct TestCommand: AsyncParsableCommand {
         guard URL(filePath: model).pathExtension == "xcdatamodeld" else {
             throw ValidationError("the model must be a versioned model (.xcdatamodeld), not '\(model)'")
         }
+        if let junit {
+            // Refused before the run, not after it: a folder, or a file in a folder that does not exist.
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: junit, isDirectory: &isFolder), isFolder.boolValue {
+                throw ValidationError("--junit \(junit) is a folder: name the report's file (such as \(URL(filePath: junit).appending(path: "moult.xml").path))")
+            }
+            let parent = URL(filePath: junit).deletingLastPathComponent().path
+            guard FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder), isFolder.boolValue else {
+                throw ValidationError("--junit \(junit): the folder \(parent) does not exist")
+            }
+        }
     }
 
     func run() async throws {
+        ChildStop.install()
+        ParentWatch.start()
         try await reportingFailures {
             let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
             let target = try targetVersion(versioned)
@@ -88,11 +111,19 @@ struct TestCommand: AsyncParsableCommand {
             let manifest = try fixtures.map { try Self.checkedFixtures(URL(filePath: $0), versioned) }
             let folder = try workFolder()
             defer { if work == nil { try? FileManager.default.removeItem(at: folder) } }
+            if let manifest {
+                // Never a silent skip: a fixture this run does not test is named.
+                let tested = Set(chosen.map(\.name)).subtracting([target.name])
+                for store in manifest.stores where !tested.contains(store.version) {
+                    let why = store.version == target.name ? "it is at the target version" : "--version does not name \(store.version)"
+                    printError("moult: note: fixture \(store.path) (version \(store.version)) is not tested: \(why)")
+                }
+            }
             var runner = PathRunner(command: self, target: target, folder: folder)
             var results: [PathRunner.SourceResult] = []
             for version in chosen where version.name != target.name {
                 if version.model.entityVersionHashes() == target.model.entityVersionHashes() {
-                    print("\(version.name): the same version hashes as \(target.name): its stores are current, nothing to migrate")
+                    printError("moult: note: \(version.name) has the same version hashes as \(target.name): its stores are current, nothing to migrate")
                     continue
                 }
                 let generated = folder.appending(path: "\(Self.fileName(version.name))-generated.sqlite")
@@ -186,6 +217,7 @@ struct TestCommand: AsyncParsableCommand {
             throw FixtureError("\(url.path): fixture \(entry.path) is at version '\(entry.version)', which the model does not have")
         }
         try manifest.check(in: folder)
+        try manifest.checkVersions(in: folder, model: versioned)
         return manifest
     }
 }

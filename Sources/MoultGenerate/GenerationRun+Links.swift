@@ -41,7 +41,9 @@ extension GenerationRun {
                 for source in start..<end {
                     let picked: [Int]
                     if case .destinationColumn = storage {
-                        picked = owned(by: source, of: sources.count, destinations.count, key: key, optional: inverse?.isOptional ?? true, maxCount: relationship.maxCount)
+                        picked = owned(
+                            by: source, of: sources.count, destinations.count, key: key, optional: inverse?.isOptional ?? true,
+                            minCount: relationship.minCount, maxCount: relationship.maxCount)
                     } else {
                         picked = related(to: source, destinations.count, key: key, relationship: relationship)
                     }
@@ -57,7 +59,22 @@ extension GenerationRun {
 
     /// The destinations a source owns through a column: those numbered `source`, `source + sources`…,
     /// but for a few left without a source when the inverse is optional.
-    private func owned(by source: Int, of sources: Int, _ destinations: Int, key: String, optional: Bool, maxCount: Int) -> [Int] {
+    ///
+    /// With a minimum count, or a maximum count and a required inverse, each source owns a block of
+    /// consecutive destinations instead, as many as it may hold (``Population`` made the counts fit), a
+    /// few left without a source when the inverse is optional and the minimum allows it.
+    private func owned(by source: Int, of sources: Int, _ destinations: Int, key: String, optional: Bool, minCount: Int, maxCount: Int) -> [Int] {
+        if minCount > 0 || (maxCount > 0 && !optional) {
+            let (share, rest) = (destinations / sources, destinations % sources)
+            let start = source * share + min(source, rest)
+            var picked = Array(start..<(start + share + (source < rest ? 1 : 0)))
+            if maxCount > 0 && picked.count > maxCount { picked = Array(picked.prefix(maxCount)) }
+            guard optional else { return picked }
+            return picked.enumerated().filter { offset, destination in
+                var draw = Draw(generator.seed, "owner " + key, destination)
+                return offset < minCount || !draw.chance(20)
+            }.map(\.element)
+        }
         var picked: [Int] = []
         for destination in stride(from: source, to: destinations, by: sources) {
             var draw = Draw(generator.seed, "owner " + key, destination)

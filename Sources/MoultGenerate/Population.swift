@@ -22,10 +22,13 @@ struct Population: Sendable {
 
     init(layout: StoreLayout, objects: Int) {
         let concrete = layout.entities.filter { !$0.isAbstract }
+        var counts = concrete.enumerated().map { index, _ in
+            objects / max(concrete.count, 1) + (index < objects % max(concrete.count, 1) ? 1 : 0)
+        }
+        Self.fitCardinalities(&counts, of: concrete.map(\.name), model: layout.model)
         var next: [Int32: Int64] = [:]
         var members: [Member] = []
-        for (index, entity) in concrete.enumerated() {
-            let count = objects / max(concrete.count, 1) + (index < objects % max(concrete.count, 1) ? 1 : 0)
+        for (entity, count) in zip(concrete, counts) {
             let first = (next[entity.rootNumber] ?? 0) + 1
             next[entity.rootNumber] = first + Int64(count) - 1
             members.append(Member(name: entity.name, number: entity.number, count: count, firstKey: first))
@@ -33,6 +36,48 @@ struct Population: Sendable {
         self.members = members
         byName = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.name, $0) })
         model = layout.model
+    }
+
+    // MARK: - Cardinalities
+
+    /// Trims the counts (never raises one) until every relationship can keep its cardinality: the two
+    /// sides of a one-to-one required on a side hold as many objects (an even number for one that is
+    /// its own inverse); the sources of a to-many whose inverse is a to-one can each own at least its
+    /// minimum count of the destinations, and, when the inverse is required, at most its maximum hold
+    /// them all.
+    static func fitCardinalities(_ counts: inout [Int], of names: [String], model: ObjectModel) {
+        func kind(_ entity: String) -> [Int] { names.indices.filter { model.entity(names[$0], isKindOf: entity) } }
+        func total(_ members: [Int]) -> Int { members.reduce(0) { $0 + counts[$1] } }
+        func trim(_ members: [Int], to target: Int) {
+            var excess = total(members) - max(target, 0)
+            for member in members.reversed() where excess > 0 {
+                let cut = min(excess, counts[member])
+                counts[member] -= cut
+                excess -= cut
+            }
+        }
+        for _ in 0..<16 {
+            let before = counts
+            for entity in model.entities {
+                for relationship in entity.relationships where !relationship.isTransient {
+                    guard let inverse = model.inverse(of: relationship) else { continue }
+                    let sources = kind(entity.name), destinations = kind(relationship.destinationEntity)
+                    if !relationship.isToMany && !inverse.isToMany && !(relationship.isOptional && inverse.isOptional) {
+                        if sources == destinations {
+                            trim(sources, to: total(sources) / 2 * 2)
+                        } else {
+                            let fewer = min(total(sources), total(destinations))
+                            trim(sources, to: fewer)
+                            trim(destinations, to: fewer)
+                        }
+                    } else if relationship.isToMany && !inverse.isToMany && sources != destinations {
+                        if relationship.minCount > 0 { trim(sources, to: total(destinations) / relationship.minCount) }
+                        if relationship.maxCount > 0 && !inverse.isOptional { trim(destinations, to: total(sources) * relationship.maxCount) }
+                    }
+                }
+            }
+            if counts == before { break }
+        }
     }
 
     func member(_ name: String) -> Member? { byName[name].map { members[$0] } }

@@ -134,6 +134,22 @@ public struct StoreError: CategorizedError, Hashable {
         self.init(code, message, path: path, sql: sql, resultCode: resultCode)
     }
 
+    /// The columns of the uniqueness constraint a write broke (`ZCODE` of SQLite's
+    /// `UNIQUE constraint failed: ZCONTINENT.ZCODE`), nil for any other error.
+    ///
+    /// ```swift
+    /// if let columns = error.uniqueColumns { print("not unique:", columns) }   // ["ZCODE"]
+    /// ```
+    public var uniqueColumns: [String]? {
+        let marker = "UNIQUE constraint failed: "
+        guard code == .constraint, let range = message.firstRange(of: marker) else { return nil }
+        let listed = message[range.upperBound...].prefix { $0 != "\n" && $0 != "(" && $0 != "[" }
+        let columns = listed.split(separator: ",").compactMap { part in
+            part.filter { $0 != " " }.split(separator: ".").last.map(String.init)
+        }
+        return columns.isEmpty ? nil : columns
+    }
+
     /// SQLITE_READONLY_ROLLBACK: a hot journal that a read-only connection cannot roll back.
     static let readOnlyRollback = ResultCode.readOnly.rawValue | (3 << 8)
 

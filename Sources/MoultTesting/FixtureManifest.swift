@@ -1,11 +1,13 @@
 import Crypto
 public import Foundation
 public import MoultModel
+import MoultStore
 
 /// The checksum manifest of a folder of frozen fixture stores (`moult test --freeze`): one line per
 /// file, its SHA-256, the model version the store is at, and its path in the folder, separated by tabs
-/// (a version's name or a path may hold spaces); a store's external data files and its `-wal` and
-/// `-shm` companions each get a line of their own. Lines starting with `#` are comments.
+/// (a version's name or a path may hold spaces); a store's external data files each get a line of
+/// their own. A fixture is one checkpointed store file: no `-wal`, `-shm` or `-journal` beside it. Lines
+/// starting with `#` are comments.
 ///
 /// ```text
 /// moult-fixtures 1
@@ -38,12 +40,21 @@ public struct FixtureManifest: Sendable, Hashable {
         self.entries = entries
     }
 
-    /// The stores listed, by version: the entries at the folder's top level, but for a store's
-    /// `-wal`, `-shm` and `-journal` companions (listed too, so that a changed one is refused).
+    /// The stores listed, by version: every entry but the files of a store's support folder
+    /// (`.NAME_SUPPORT/…`, its external data); a store may be in a subfolder (`2024/v1.sqlite`).
     public var stores: [(version: String, path: String)] {
-        entries.filter { entry in
-            !entry.path.contains("/") && !["-wal", "-shm", "-journal"].contains { entry.path.hasSuffix($0) }
-        }.map { ($0.version, $0.path) }
+        entries.filter { !Self.isSupportFile($0.path) && !Self.isCompanion($0.path) }.map { ($0.version, $0.path) }
+    }
+
+    /// The suffixes of the files SQLite keeps beside a store: a fixture is one checkpointed file, so
+    /// none of them may be beside it.
+    public static let companionSuffixes = ["-wal", "-shm", "-journal"]
+
+    static func isCompanion(_ path: String) -> Bool { companionSuffixes.contains { path.hasSuffix($0) } }
+
+    /// Whether a path is inside a store's support folder (`.NAME_SUPPORT/`).
+    static func isSupportFile(_ path: String) -> Bool {
+        path.split(separator: "/").dropLast().contains { $0.hasPrefix(".") && $0.hasSuffix("_SUPPORT") }
     }
 
     // MARK: - Reading
@@ -97,11 +108,17 @@ public struct FixtureManifest: Sendable, Hashable {
 
     // MARK: - Checking
 
-    /// Checks every listed file of the folder against its checksum.
+    /// Checks every listed file of the folder against its checksum, and that nothing unlisted is
+    /// beside a fixture: no `-wal`, `-shm` or `-journal` (listed or not: a fixture is one checkpointed
+    /// file), no unlisted file in a store's support folder, no unlisted store anywhere in the folder.
     ///
-    /// - Throws: ``FixtureError`` naming the first file missing or changed.
+    /// - Throws: ``FixtureError`` naming the first file missing, changed or unlisted.
     public func check(in folder: URL) throws(FixtureError) {
+        let listed = Set(entries.map(\.path))
         for entry in entries {
+            if Self.isCompanion(entry.path) {
+                throw FixtureError("fixture \(entry.path) is listed in \(Self.fileName), but a fixture is one checkpointed store file: checkpoint the store (PRAGMA wal_checkpoint(TRUNCATE), journal_mode=DELETE) and list it alone")
+            }
             let url = folder.appending(path: entry.path)
             guard let digest = try? Self.sha256(of: url) else {
                 throw FixtureError("fixture \(entry.path) (version \(entry.version)) is listed in \(Self.fileName) but cannot be read")
@@ -110,6 +127,62 @@ public struct FixtureManifest: Sendable, Hashable {
                 throw FixtureError("fixture \(entry.path) (version \(entry.version)) changed since it was frozen: its SHA-256 is \(digest), the manifest says \(entry.sha256); it is refused")
             }
         }
+        let manager = FileManager.default
+        for store in stores {
+            for suffix in Self.companionSuffixes where manager.fileExists(atPath: folder.appending(path: store.path).path + suffix) {
+                throw FixtureError("fixture \(store.path) has a \(store.path)\(suffix) beside it, which \(Self.fileName) does not list: it would change what the fixture holds; remove it (or checkpoint it into the store and freeze the fixture again)")
+            }
+        }
+        for file in Self.files(under: folder) where !listed.contains(file) && file != Self.fileName {
+            let name = (file as NSString).lastPathComponent
+            if Self.isSupportFile(file) {
+                throw FixtureError("\(file) is in a fixture's support folder but \(Self.fileName) does not list it: a fixture's external data is listed file by file; remove it or freeze the fixture again")
+            }
+            if Self.isCompanion(file) { continue }  // Named above with its store, or beside no fixture.
+            if [".sqlite", ".sqlite3", ".db", ".store"].contains(where: name.hasSuffix) || Self.isSQLite(folder.appending(path: file)) {
+                throw FixtureError("\(file) is a store in the fixtures folder that \(Self.fileName) does not list: it would never be tested; list it (moult test --freeze) or remove it")
+            }
+        }
+    }
+
+    /// Checks that every listed store is at the version its line says, by its metadata's entity hashes.
+    ///
+    /// - Parameters:
+    ///   - folder: The fixtures folder.
+    ///   - model: The versioned model the fixtures are stores of.
+    /// - Throws: ``FixtureError`` naming the first store whose metadata matches another version, or none.
+    public func checkVersions(in folder: URL, model: VersionedModel) throws(FixtureError) {
+        for store in stores {
+            let metadata: StoreMetadata
+            do {
+                metadata = try StoreMetadata(contentsOf: folder.appending(path: store.path))
+            } catch {
+                throw FixtureError("fixture \(store.path) (listed as \(store.version)) cannot be read as a store: \(error)")
+            }
+            guard let found = model.version(matchingEntityHashes: metadata.entityHashes) else {
+                throw FixtureError("fixture \(store.path) is listed as \(store.version), but its metadata matches no version of \(model.name); it is refused")
+            }
+            guard found.name == store.version else {
+                throw FixtureError("fixture \(store.path) is listed as \(store.version), but its metadata matches \(found.name); it is refused (correct its line in \(Self.fileName))")
+            }
+        }
+    }
+
+    /// The regular files under a folder, as paths relative to it, in byte order.
+    static func files(under folder: URL) -> [String] {
+        guard let walker = FileManager.default.enumerator(atPath: folder.path) else { return [] }
+        var files: [String] = []
+        while let path = walker.nextObject() as? String {
+            if walker.fileAttributes?[.type] as? FileAttributeType == .typeRegular { files.append(path) }
+        }
+        return files.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+    }
+
+    /// Whether a file starts with SQLite's header.
+    static func isSQLite(_ url: URL) -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 16)).map { Array($0) == Array("SQLite format 3\u{0}".utf8) } ?? false
     }
 
     /// The SHA-256 of a file, as 64 lowercase hexadecimal digits, read a block at a time.

@@ -22,6 +22,9 @@ public struct StoreSnapshot: Sendable {
     public private(set) var objects: [String: [Object]] = [:]
     /// Per entity and property, how many objects hold a value (not nil, not an empty to-many).
     public private(set) var valueCounts: [String: [String: Int]] = [:]
+    /// Per entity, each object's non-nil values by primary key and property: an attribute's value as
+    /// comparable text (equal for equal values), a relationship as the number of objects it names.
+    public private(set) var values: [String: [Int64: [String: String]]] = [:]
 
     /// Reads every object of the store at `url`, opened read-only with `model`.
     ///
@@ -30,6 +33,10 @@ public struct StoreSnapshot: Sendable {
         let store = try SQLiteStore(url: url, model: model)
         defer { store.database.close() }
         let folder = ExternalDataReference.folder(besideStore: url)
+        // Only an attribute that allows external storage holds a reference or a marked value.
+        func external(_ entity: String, _ attribute: String) -> Bool {
+            model.attribute(named: attribute, of: entity)?.allowsExternalBinaryDataStorage ?? false
+        }
         var shallow: [ObjectID: String] = [:]
         var rows: [String: [ObjectRow]] = [:]
         for entity in store.layout.entities where !entity.isAbstract {
@@ -37,7 +44,7 @@ public struct StoreSnapshot: Sendable {
             var read: [ObjectRow] = []
             while let row = try cursor.next() {
                 let attributes = entity.attributes.enumerated().map { slot, column in
-                    "\(column.name)=\(Self.canonical(row[slot], folder: folder))"
+                    "\(column.name)=\(Self.canonical(row[slot], folder: folder, external: external(entity.name, column.name)))"
                 }
                 shallow[row.id] = attributes.joined(separator: ";")
                 read.append(row)
@@ -52,36 +59,49 @@ public struct StoreSnapshot: Sendable {
                 toManys[toMany.name] = try store.toManyDestinations(toMany.name, of: entity.name, sources: read.map(\.id.primaryKey))
             }
             var objects: [Object] = []
+            var entityValues: [Int64: [String: String]] = [:]
             for row in read {
                 var parts = [shallow[row.id] ?? ""]
+                var held: [String: String] = [:]
                 for (slot, name) in row.shape.names.enumerated() {
-                    if !row[slot].isNull { counts[name, default: 0] += 1 }
+                    if !row[slot].isNull {
+                        counts[name, default: 0] += 1
+                        held[name] = slot < entity.attributes.count ? Self.canonical(row[slot], folder: folder, external: external(entity.name, name)) : "1"
+                    }
                     if slot >= entity.attributes.count, case .object(let id) = row[slot] {
                         parts.append("\(name)->(\(shallow[id] ?? "missing \(id)"))")
                     }
                 }
                 for toMany in entity.toManyRelationships {
                     let destinations = (toManys[toMany.name]?[row.id.primaryKey] ?? []).map { shallow[$0] ?? "missing \($0)" }
-                    if !destinations.isEmpty { counts[toMany.name, default: 0] += 1 }
+                    if !destinations.isEmpty {
+                        counts[toMany.name, default: 0] += 1
+                        held[toMany.name] = String(destinations.count)
+                    }
                     let listed = toMany.isOrdered ? destinations : destinations.sorted()
                     parts.append("\(toMany.name)->[\(listed.map { "(\($0))" }.joined(separator: ","))]")
                 }
                 objects.append(Object(primaryKey: row.id.primaryKey, fingerprint: parts.joined(separator: " ")))
+                entityValues[row.id.primaryKey] = held
             }
+            values[entity.name] = entityValues
             self.objects[entity.name] = objects.sorted { $0.fingerprint < $1.fingerprint }
             valueCounts[entity.name] = counts
         }
     }
 
     /// A value as text that is equal for equal values: NaN as `nan`, data (in the row or in an external
-    /// file) as its length and a hash of its bytes.
-    static func canonical(_ value: Value, folder: URL) -> String {
+    /// file) as its length and a hash of its bytes. `external`: whether the attribute allows external
+    /// storage, so that its column holds a file's reference or a marked value (else the bytes as they are,
+    /// whatever their first byte).
+    static func canonical(_ value: Value, folder: URL, external: Bool) -> String {
         switch value {
         case .null: return "nil"
         case .double(let number): return number.isNaN ? "nan" : "d\(number)"
         case .string(let text): return text.debugDescription
         case .date(let date): return "t\(date.timeIntervalSinceReferenceDate)"
         case .data(let bytes):
+            guard external else { return digest(bytes) }
             if let reference = ExternalDataReference(columnBytes: bytes) {
                 guard let contents = try? reference.contents(in: folder) else { return "missing \(reference.fileName)" }
                 return digest(contents)

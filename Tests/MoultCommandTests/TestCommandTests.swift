@@ -85,11 +85,14 @@ import FoundationXML
     /// Found by `moult test` on jeffreybergier's fixtures: a source with an empty `-wal` (a store Core Data
     /// closed) recorded its state with an empty WAL header, which `StoreFileState(text:)` could not read
     /// back (it splits on spaces, dropping the empty field), so a stopped run was refused as "source
-    /// changed" (fixed: an empty header is written ".").
+    /// changed" (fixed: an empty header is written "."). Issue 39: such a store is no longer a fixture
+    /// (a fixture is one checkpointed file: its `-wal` is refused, named, even when listed), so the stop
+    /// and the resume are run as the resumed path runs them.
     @Test func aStoppedRunOfAStoreWithAnEmptyWALResumes() throws {
         let folder = try TemporaryDirectory("moult-test-command")
         defer { folder.remove() }
         let source = Fixtures.url("\(Self.jeffreybergier)/CoreDataMigrationTests/Example_v1.2.0.sqlite")
+        let model = Fixtures.url("\(Self.jeffreybergier)/CoreDataMigration/Model.xcdatamodeld").path
         let fixtures = folder.appending("fixtures")
         try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
         var manifest = "moult-fixtures 1\n"
@@ -99,10 +102,19 @@ import FoundationXML
             manifest += "\(try sha256(copy))\tv1.2.0\tExample_v1.2.0.sqlite\(suffix)\n"
         }
         try Data(manifest.utf8).write(to: fixtures.appending(path: "fixtures.manifest"))
-        let result = try MoultProcess.run(
-            ["test", Fixtures.url("\(Self.jeffreybergier)/CoreDataMigration/Model.xcdatamodeld").path, "--version", "v1.2.0",
-             "--fixtures", fixtures.path, "--objects", "40", "--chunk-size", "1"])
-        #expect(result.exitCode == 0, "\(result.standardOutput)")
+        let refused = try MoultProcess.run(["test", model, "--version", "v1.2.0", "--fixtures", fixtures.path, "--objects", "40"])
+        #expect(refused.exitCode == 65, "\(refused.standardOutput)")
+        #expect(refused.standardError.contains("a fixture is one checkpointed store file"), "\(refused.standardError)")
+        // Stopped after the first chunk's commit, then run again: it resumes and ends.
+        let store = fixtures.appending(path: "Example_v1.2.0.sqlite")
+        let output = folder.appending("out.sqlite")
+        let arguments = ["migrate", store.path, "--model", model, "--output", output.path, "--chunk-size", "1", "--quiet"]
+        let stopped = try MoultProcess.run(arguments, environment: ["MOULT_FAULT": "after-sqlite-commit:1"])
+        #expect(stopped.exitCode != 0)
+        let resumed = try MoultProcess.run(arguments)
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        let verified = try MoultProcess.run(["verify", store.path, output.path, "--model", model])
+        #expect(verified.exitCode == 0, "\(verified.standardOutput)\(verified.standardError)")
     }
 
     @Test func theStagedPathRunsTheStagesFileAndAgrees() throws {

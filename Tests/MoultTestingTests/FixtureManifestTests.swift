@@ -55,6 +55,43 @@ import Testing
         #expect { try manifest.check(in: folder.url) } throws: { ($0 as? FixtureError)?.message.contains("cannot be read") ?? false }
     }
 
+    /// A store in a subfolder is a store; its support folder's files are not.
+    @Test func aStoreInASubfolderIsListedAsAStore() throws {
+        let text = "moult-fixtures 1\n\(Self.hash)\tv1\t2024/v1.sqlite\n\(Self.hash)\tv1\t2024/.v1_SUPPORT/_EXTERNAL_DATA/F00\n"
+        #expect(try FixtureManifest(bytes: Array(text.utf8), file: "m").stores.map(\.path) == ["2024/v1.sqlite"])
+    }
+
+    /// Nothing unlisted beside a fixture: a `-wal` (listed or not), a file in its support folder, a
+    /// store nobody listed.
+    @Test func refusesWhatIsBesideAFixtureUnlisted() throws {
+        let folder = try TemporaryDirectory("manifest")
+        defer { folder.remove() }
+        let file = folder.appending("v1.sqlite")
+        try Data("store".utf8).write(to: file)
+        let manifest = FixtureManifest(entries: [.init(sha256: try FixtureManifest.sha256(of: file), version: "v1", path: "v1.sqlite")])
+        try manifest.check(in: folder.url)
+        let cases: [(String, String)] = [
+            ("v1.sqlite-wal", "fixture v1.sqlite has a v1.sqlite-wal beside it"),
+            (".v1_SUPPORT/_EXTERNAL_DATA/F00", ".v1_SUPPORT/_EXTERNAL_DATA/F00 is in a fixture's support folder"),
+            ("sub/v2.sqlite", "sub/v2.sqlite is a store in the fixtures folder that fixtures.manifest does not list"),
+        ]
+        for (path, message) in cases {
+            let extra = folder.appending(path)
+            try FileManager.default.createDirectory(at: extra.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data("x".utf8).write(to: extra)
+            #expect { try manifest.check(in: folder.url) } throws: { ($0 as? FixtureError)?.message.contains(message) ?? false }
+            try FileManager.default.removeItem(at: extra)
+        }
+        // A README beside the fixtures is no store: it is left alone.
+        try Data("notes".utf8).write(to: folder.appending("README.md"))
+        try manifest.check(in: folder.url)
+        // A listed -wal is refused too: a fixture is one checkpointed file.
+        let wal = folder.appending("v1.sqlite-wal")
+        try Data("x".utf8).write(to: wal)
+        let listed = FixtureManifest(entries: manifest.entries + [.init(sha256: try FixtureManifest.sha256(of: wal), version: "v1", path: "v1.sqlite-wal")])
+        #expect { try listed.check(in: folder.url) } throws: { ($0 as? FixtureError)?.message.contains("a fixture is one checkpointed store file") ?? false }
+    }
+
     @Test func manifestReaderNeverTrapsOrHangs() {
         let corpus = [Self.valid, "moult-fixtures 1\n", FixtureManifest(entries: [.init(sha256: Self.hash, version: "v 1", path: "a b")]).text].map { Array($0.utf8) }
         let dictionary = ["moult-fixtures 1", "\t", "\n", "\r\n", "#", "../", "/", "\u{0}", Self.hash, ".sqlite-wal", "_SUPPORT/_EXTERNAL_DATA/", "\u{FEFF}"]

@@ -58,7 +58,11 @@ package final class ChunkWriter {
     ///   failed, with the store's error.
     func apply(_ chunk: EvaluatedChunk) throws {
         for write in chunk.writes {
-            try apply(write, mapping: chunk.mapping)
+            do {
+                try apply(write, mapping: chunk.mapping)
+            } catch let error as MigrationError {
+                throw uniquenessFailure(error, write: write, in: chunk) ?? error
+            }
         }
         for linkSet in chunk.linkSets {
             try write(linkSet, mapping: chunk.mapping)
@@ -90,6 +94,29 @@ package final class ChunkWriter {
         case .keyMap(let mapping, let key, let destination, let first):
             try EngineKeyMap.record(key: key, destination: destination, first: first, mapping: mapping, in: database)
         }
+    }
+
+    /// An insert that broke a uniqueness constraint of the destination model, as the validation failure
+    /// it is (67): the entity, the attributes, the object (its source and destination keys) and its
+    /// values, rather than SQLite's text naming a work file.
+    private func uniquenessFailure(_ error: MigrationError, write: EvaluatedChunk.Write, in chunk: EvaluatedChunk) -> MigrationError? {
+        guard case .insert(let entity, let primaryKey, let values) = write, let underlying = error.underlying as? StoreError,
+            let columns = underlying.uniqueColumns, let layout = writer.layout.entity(named: entity)
+        else { return nil }
+        let attributes = columns.map { column in layout.attributes.first { $0.column == column }?.name ?? column }
+        let held = columns.compactMap { column in
+            layout.attributes.firstIndex { $0.column == column }.map { "\(layout.attributes[$0].name) = \(values.indices.contains($0) ? values[$0].description : "?")" }
+        }
+        let source = chunk.writes.lazy.compactMap { write -> Int64? in
+            guard case .mirror(_, let source, let destination) = write, destination == primaryKey else { return nil }
+            return source
+        }.first
+        let object = source.map { "the object made from source Z_PK \($0)" } ?? "the destination's object Z_PK \(primaryKey)"
+        return MigrationError(
+            .validationFailed,
+            "\(entity): the uniqueness constraint on \(attributes.joined(separator: ", ")) is broken: \(object) has \(held.joined(separator: ", ")), "
+                + "which another \(entity) of the destination already has (fix the data, or the mapping, so that each \(entity) is unique)",
+            mapping: chunk.mapping, entity: entity, underlying: underlying)
     }
 
     /// One relationship's links as a set operation: staged in the temporary table, then one update.

@@ -44,11 +44,15 @@ package enum ExternalDataConversion {
         }
     }
 
-    /// The source attribute an expression copies as it is (`$source.data`, `data`), if it does.
+    /// The source attribute an expression copies as it is (`$source.data`, `data`, or the form
+    /// `FUNCTION($source, "valueForKey:", "data")`), if it does.
     package static func copiedKey(_ node: ExpressionNode) -> String? {
         switch node {
         case .keyPath(.variable("source"), let components) where components.count == 1: components[0]
         case .keyPath(.evaluatedObject, let components) where components.count == 1: components[0]
+        case .function(.variable("source")?, let selector, let arguments)
+        where (selector == "valueForKey:" || selector == "valueForKeyPath:") && arguments.count == 1:
+            if case .constant(.string(let key)) = arguments[0], !key.isEmpty, !key.contains(".") { key } else { nil }
         default: nil
         }
     }

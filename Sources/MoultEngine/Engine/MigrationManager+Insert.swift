@@ -159,6 +159,10 @@ extension MigrationManager {
                 }
             }
             if let made { inserted = try bulk.insert(made, first: first, into: destination) }
+        } catch let error as StoreError where error.uniqueColumns != nil {
+            // The one INSERT failed as a whole, writing nothing: the per-object path names the object
+            // that breaks the uniqueness constraint (a validation failure, ChunkWriter).
+            return false
         } catch {
             throw MigrationError(
                 .evaluationFailed, "inserting the chunk's '\(layout.name)' objects failed", mapping: mapping.name, entity: layout.name,

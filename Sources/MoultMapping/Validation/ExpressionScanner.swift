@@ -82,6 +82,13 @@ enum ExpressionScanner {
             let previousIsDot = index > 0 && tokens[index - 1] == .symbol(".")
             if word == "$source", index + 2 < tokens.count, tokens[index + 1] == .symbol("."), case .word(let key) = tokens[index + 2] {
                 keys.append(key.hasPrefix("#") ? String(key.dropFirst()) : key)
+            } else if word == "$source", index + 4 < tokens.count, tokens[index + 1] == .symbol(","),
+                tokens[index + 2] == .string("valueForKey:") || tokens[index + 2] == .string("valueForKeyPath:"),
+                tokens[index + 3] == .symbol(","), case .string(let path) = tokens[index + 4],
+                let key = path.split(separator: ".").first
+            {
+                // `FUNCTION($source, "valueForKey:", "name")`: the form of a copy Core Data evaluates as `$source.name`.
+                keys.append(String(key))
             } else if implicit, !previousIsDot, !word.hasPrefix("$"), !word.hasPrefix("@"),
                 ExpressionNode.keyText(word) == word || word.hasPrefix("#"),
                 !(index + 1 < tokens.count && tokens[index + 1] == .symbol("("))

@@ -87,8 +87,40 @@ extension Database {
     // MARK: - Writing
 
     /// Runs one statement of a step's script.
+    ///
+    /// - Throws: ``StoreError``; a unique index the rows break (`CREATE UNIQUE INDEX Z_Room_UNIQUE_label …`)
+    ///   is a constraint error naming the entity, the attributes and the objects that share a value.
     package func execute(_ statement: InPlaceStatement) throws(StoreError) {
-        try execute(statement.sql, statement.arguments)
+        do {
+            try execute(statement.sql, statement.arguments)
+        } catch let error where error.uniqueColumns != nil && statement.sql.uppercased().hasPrefix("CREATE UNIQUE INDEX") {
+            throw uniquenessBroken(error, index: statement.sql)
+        }
+    }
+
+    /// A unique index that could not be made, named as the uniqueness constraint of the model it is: its
+    /// entity and attributes (from Core Data's index name, `Z_<Entity>_UNIQUE_<attributes>`), and up
+    /// to five groups of objects that share a value.
+    private func uniquenessBroken(_ error: StoreError, index sql: String) -> StoreError {
+        guard let columns = error.uniqueColumns, let marker = error.message.firstRange(of: "UNIQUE constraint failed: ") else { return error }
+        let table = error.message[marker.upperBound...].prefix { $0 != "." }
+        let words = sql.split(whereSeparator: { $0 == " " || $0 == "(" }).map { $0.filter { $0 != "\"" } }
+        let name = words.count > 3 ? words[3] : ""
+        let cut = name.firstRange(of: "_UNIQUE_")
+        let entity = cut.map { String(name[..<$0.lowerBound].dropFirst(2)) } ?? String(table)
+        let attributes = cut.map { name[$0.upperBound...].split(separator: "_").joined(separator: ", ") } ?? columns.joined(separator: ", ")
+        let quoted = columns.map(SQLName.quoted).joined(separator: ", ")
+        let groups: [String] = (try? query(
+            "SELECT \(quoted), group_concat(Z_PK, ', ') FROM \(SQLName.quoted(String(table))) GROUP BY \(quoted) HAVING count(*) > 1 LIMIT 5"
+        ) { (row: Statement) -> String in
+            let values = columns.indices.map { (index: Int) -> String in String(describing: row.value(at: index)) }.joined(separator: ", ")
+            return "(\(values)): Z_PK \(row.string(at: columns.count) ?? "")"
+        }) ?? []
+        var copy = error
+        copy.message = "\(entity): the uniqueness constraint on \(attributes) is broken"
+            + (groups.isEmpty ? "" : ": objects share a value, \(groups.joined(separator: "; "))") + " (\(error.message))"
+        copy.entity = copy.entity ?? entity
+        return copy
     }
 
     /// Deletes the metadata row, before the new metadata is written.
