@@ -203,6 +203,15 @@ public final class XMLStore {
     func row(_ entry: Entry, entity number: Int32, as read: EntityLayout) throws(StoreError) -> ObjectRow {
         let (object, layout) = try object(entry, entity: number)
         var values = object.values
+        for slot in layout.attributes.indices where layout.attributes[slot].type == .decimal && values[slot] != .null {
+            // A Decimal as the SQLite cursor gives it, so that a run reads the same values from either form.
+            guard let decimal = XMLValueCoding.foundationDecimal(values[slot]) else {
+                throw StoreError(
+                    .invalidValue, "attribute '\(layout.attributes[slot].name)' holds \(values[slot]), beyond the range of a Decimal",
+                    path: path, entity: layout.name, primaryKey: entry.key)
+            }
+            values[slot] = decimal
+        }
         for (index, toOne) in layout.toOneRelationships.enumerated() where toOne.entityColumn != nil {
             let slot = layout.attributes.count + index
             guard case .object(let target) = values[slot] else { continue }
