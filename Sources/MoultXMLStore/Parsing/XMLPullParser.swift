@@ -178,12 +178,13 @@ final class XMLPullParser {
                 continue
             }
             if byte != UInt8(ascii: "<") {
-                let text = try readText()
                 if open.isEmpty {
-                    guard text.utf8.allSatisfy(Self.isSpace) else { throw error("text outside the root element") }
+                    // Outside the root element only white space, written as it is (no reference).
+                    guard Self.isSpace(byte) else { throw error("text outside the root element") }
+                    _ = advance()
                     continue
                 }
-                return .text(text)
+                return .text(try readText())
             }
             if try has("<?") {
                 try readProcessingInstruction(atStart: atStart || (sawByteOrderMark && eventOffset == 3))
