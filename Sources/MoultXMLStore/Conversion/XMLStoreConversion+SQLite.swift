@@ -14,7 +14,10 @@ import MoultStore
 /// Object numbers become primary keys and back: an XML store converted to SQLite and back has the
 /// same object ids and the same `nextObjectID` (kept as the roots' `Z_MAX`). An SQLite store whose keys
 /// repeat across inheritance roots (each root counts from 1) gets numbers from 102 up, one range per
-/// root, in the order of the model's tables.
+/// root, in the order of the model's tables, recorded in the metadata (``primaryKeyRangesKey``) so that
+/// converted back it has every primary key and `Z_MAX` it had. Values come back as SQLite held them
+/// (every double's 64 bits); a string XML 1.0 cannot carry, a reference to an object the file does not
+/// hold and an object id used twice are refused (``XMLStoreError``, exit 65), never written.
 public enum XMLStoreConversion {
     /// Objects read per SQLite transaction.
     static let batchSize = 5_000
@@ -35,7 +38,9 @@ public enum XMLStoreConversion {
     ///   - model: The model version of its objects.
     ///   - destination: The SQLite store to create (must not exist).
     /// - Returns: The number of objects.
-    /// - Throws: ``XMLStoreError`` for the XML store (with its line), ``/MoultStore/StoreError`` for the SQLite one.
+    /// - Throws: ``XMLStoreError`` for the XML store (with its line): malformed, a reference to an object
+    ///   it does not hold or not of the relationship's destination, an object id used twice;
+    ///   ``/MoultStore/StoreError`` for the SQLite one.
     @discardableResult
     public static func sqlite(from source: URL, model: ObjectModel, to destination: URL) throws -> Int {
         let path = destination.path(percentEncoded: false)

@@ -15,7 +15,9 @@ extension XMLStoreConversion {
     ///   - destination: The XML store to write.
     ///   - replacing: Whether a file at `destination` may be replaced (the rename is atomic).
     /// - Returns: The number of objects.
-    /// - Throws: ``/MoultStore/StoreError`` for the SQLite store, ``XMLStoreError`` for the XML one.
+    /// - Throws: ``/MoultStore/StoreError`` for the SQLite store, ``XMLStoreError`` for the XML one:
+    ///   `.invalidValue` for a string XML 1.0 cannot carry (naming the attribute, object and row) or an
+    ///   external-storage value whose file is missing; the destination is then not written.
     @discardableResult
     public static func xml(from source: URL, model: ObjectModel, to destination: URL, replacing: Bool = false) throws -> Int {
         let store = try SQLiteStore(url: source, model: model)
