@@ -79,12 +79,17 @@ import Testing
         #expect(values.contains { $0.hasSuffix("XML value: b'inline'") }, "\(values)")
         #expect(!values.contains { $0.contains("AAAAAAAA-0000") || $0.contains("b'\\x01") }, "\(values)")
         #expect(run.output.contains("convert back: exit 0"), "\(run.output)")
-        #expect(!run.output.contains("with no file"), "\(run.output)")
         // The file's 4,096 bytes, in the XML and back in SQLite.
         let work = run.scratch.appending(path: "w")
         let file = try Data(contentsOf: work.appending(path: ".s_SUPPORT/_EXTERNAL_DATA/AAAAAAAA-0000-4000-8000-000000000001"))
         let xml = try String(contentsOf: work.appending(path: "c.xml"), encoding: .utf8)
         #expect(xml.replacingOccurrences(of: "\n", with: "").contains(file.base64EncodedString()))
+        // Back in SQLite, the 4 KiB value is a file again (under a new name), the small one in its row.
+        let folder = work.appending(path: ".back_SUPPORT/_EXTERNAL_DATA")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(files.count == 1)
+        #expect(try files.first.map { try Data(contentsOf: folder.appending(path: $0)) } == file)
+        #expect(run.output.contains("1 reference(s) in the store, 0 with no file"), "\(run.output)")
         // `migrate --output-type xml` carries the file's bytes into its XML store too. (`verify` of it still
         // compares the source's reference with the bytes and fails, 67: the verifier's to mend.)
         #expect(run.output.contains("migrate --output-type xml: exit 0"), "\(run.output)")

@@ -55,4 +55,33 @@ extension XMLStoreConversion {
             }
         }
     }
+
+    /// Writes an XML store's external-storage values into an SQLite store as Core Data keeps them: a value
+    /// of ``fileThreshold`` bytes or more in a file of the store's `_EXTERNAL_DATA` folder (a new UUID for
+    /// its name, synced), named in the row; a smaller one in the row, marked `0x01`.
+    struct ExternalDataWriter {
+        /// The size from which a value is kept in a file (what `moult generate` does; Core Data's own
+        /// threshold, reported between 128 KB and 1 MB, is not established).
+        static let fileThreshold = 4096
+        /// The store's `_EXTERNAL_DATA` folder, made with the first file.
+        let folder: URL
+        private var madeFolder = false
+
+        init(store: URL) { folder = ExternalDataReference.folder(besideStore: store) }
+
+        /// The column value for `bytes`.
+        ///
+        /// - Throws: ``/MoultStore/StoreError`` when the folder or the file cannot be written.
+        mutating func column(_ bytes: [UInt8]) throws(StoreError) -> [UInt8] {
+            guard bytes.count >= Self.fileThreshold else { return ExternalDataReference.marked(bytes) }
+            if !madeFolder {
+                try FileOperations.makeNewDirectory(folder.deletingLastPathComponent().path(percentEncoded: false))
+                try FileOperations.makeNewDirectory(folder.path(percentEncoded: false))
+                madeFolder = true
+            }
+            let reference = ExternalDataReference(fileName: UUID().uuidString)!
+            try FileOperations.write(Data(bytes), toNew: folder.appending(path: reference.fileName).path(percentEncoded: false), durable: true)
+            return reference.columnBytes
+        }
+    }
 }

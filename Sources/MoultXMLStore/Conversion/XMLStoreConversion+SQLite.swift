@@ -47,15 +47,30 @@ public enum XMLStoreConversion {
         guard !FileManager.default.fileExists(atPath: path) else {
             throw XMLStoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: path)
         }
+        let support = ExternalDataReference.supportFolder(besideStore: destination).path(percentEncoded: false)
+        guard !FileManager.default.fileExists(atPath: support) else {
+            throw XMLStoreError(.alreadyExists, "an external data folder is already there; Moult does not overwrite it", path: support)
+        }
         let temporary = URL(filePath: FileOperations.temporaryPath(for: path))
-        for suffix in ["", "-wal", "-shm", "-journal"] { FileOperations.remove(temporary.path(percentEncoded: false) + suffix) }
+        // The external files are written beside the temporary store, and their folder renamed into place
+        // before the store is.
+        let temporarySupport = ExternalDataReference.supportFolder(besideStore: temporary).path(percentEncoded: false)
+        func removeTemporary() {
+            for suffix in ["", "-wal", "-shm", "-journal"] { FileOperations.remove(temporary.path(percentEncoded: false) + suffix) }
+            if !FileOperations.isSymbolicLink(temporarySupport) { try? FileManager.default.removeItem(atPath: temporarySupport) }
+        }
+        removeTemporary()
         let count: Int
         do {
             count = try writeSQLite(from: source, model: model, to: temporary)
             try FileOperations.sync(temporary.path(percentEncoded: false))
+            if FileManager.default.fileExists(atPath: temporarySupport) {
+                FileOperations.syncDirectory(ExternalDataReference.folder(besideStore: temporary).path(percentEncoded: false))
+                try FileOperations.rename(temporarySupport, to: support, durable: true)
+            }
             try FileOperations.rename(temporary.path(percentEncoded: false), to: path, durable: true)
         } catch {
-            for suffix in ["", "-wal", "-shm", "-journal"] { FileOperations.remove(temporary.path(percentEncoded: false) + suffix) }
+            removeTemporary()
             throw error
         }
         return count
@@ -74,6 +89,7 @@ public enum XMLStoreConversion {
         }
         let writer = try store.makeWriter()
         let marked = externalStorageSlots(layout)
+        var externalFiles = ExternalDataWriter(store: destination)
         var objects = ObjectTable(path: path)
         try forEachObject(of: reader, in: writer) { object in
             var object = object
@@ -88,8 +104,7 @@ public enum XMLStoreConversion {
                 object.values[slot] = toOne.entityColumn == nil ? key.map { .object(ObjectID(entity: target.entity, primaryKey: $0)) } ?? .null : .null
             }
             for slot in marked[entity.number] ?? [] {
-                // A value kept in the row is marked so (0x01), as Core Data keeps it in such a column.
-                if case .data(let bytes) = object.values[slot] { object.values[slot] = .data(ExternalDataReference.marked(bytes)) }
+                if case .data(let bytes) = object.values[slot] { object.values[slot] = .data(try externalFiles.column(bytes)) }
             }
             try writer.insert(object.entity, values: object.values, primaryKey: try keys.ownKey(of: object, root: entity.rootNumber, line: reader.objectLine))
         }
