@@ -27,6 +27,9 @@ public final class XMLStoreReader {
     private var finished = false
     /// The byte offset of the `<object>` element ``next()`` returned last (what ``XMLStore`` indexes).
     private(set) var objectOffset: Int64 = 0
+    /// Whether attribute values are decoded (else their slots stay nil): a second pass over a file
+    /// whose values the first pass read and checked reads only the relationships.
+    var decodesAttributes = true
     /// The line of the `<object>` element ``next()`` returned last.
     private(set) var objectLine = 0
     /// The line of each relationship of the object ``next()`` returned last: its to-ones, then its
@@ -220,6 +223,7 @@ public final class XMLStoreReader {
         }
         let line = parser.line
         let text = try PropertyListXML.text(of: "attribute", from: parser)
+        guard decodesAttributes else { return }
         do {
             object.values[slot] = try XMLValueCoding.value(text, type: entity.layout.attributes[slot].type)
         } catch {

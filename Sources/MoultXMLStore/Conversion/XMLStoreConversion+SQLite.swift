@@ -121,6 +121,7 @@ public enum XMLStoreConversion {
         let plan = SecondPass(layout: layout)
         let reader = try XMLStoreReader(url: source)
         try reader.bind(to: layout)
+        reader.decodesAttributes = false
         try forEachObject(of: reader, in: writer) { object in
             let entity = layout.entity(named: object.entity)!
             let id = ObjectID(entity: entity.number, primaryKey: try keys.ownKey(of: object, root: entity.rootNumber, line: reader.objectLine))
