@@ -193,7 +193,7 @@ public enum XMLStoreConversion {
 
     /// Every object number of the file with its entity and line, as the first pass meets them: a number
     /// used twice is refused there, a reference to a number the file does not hold in the second pass.
-    /// 16 bytes an object or so.
+    /// A hash table: about 50 bytes an object.
     struct ObjectTable {
         private struct Entry {
             var entity: Int32
