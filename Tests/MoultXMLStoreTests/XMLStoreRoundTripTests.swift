@@ -156,4 +156,28 @@ import Testing
         let tag = try #require(objects.first { $0.entity == "Tag" })
         #expect(item.toMany[0] == [tag.number] && tag.toMany[0] == [item.number])
     }
+
+    /// XML → SQLite refuses an id used by objects of two hierarchies (each table would take it) and a
+    /// to-many naming an object the file does not hold, with the lines; nothing is left at the destination.
+    @Test(arguments: ["twice", "dangling"])
+    func anIdUsedTwiceOrADanglingToManyIsRefused(_ damage: String) throws {
+        let model = try XMLTestModels.everyKindModel()
+        let layout = try StoreLayout(model: model)
+        var objects = try Self.objects(layout: layout)
+        let tag = try #require(objects.lastIndex { $0.entity == "Tag" })
+        if damage == "twice" { objects[tag].number = 102 } else { objects[tag].toMany[0] = [102, 999] }
+        let directory = try TemporaryDirectory("xml-refused-\(damage)")
+        defer { directory.remove() }
+        let xml = directory.appending("store.xml")
+        try Self.write(objects, to: xml, layout: layout, info: XMLStoreInfo(converting: StoreMetadata(model: model), nextObjectID: 120))
+        let sqlite = directory.appending("store.sqlite")
+        let error = try #require(throws: XMLStoreError.self) { try XMLStoreConversion.sqlite(from: xml, model: model, to: sqlite) }
+        #expect(error.category == .badInput && error.line != nil)
+        if damage == "twice" {
+            #expect(error.message.contains("z102 is used twice"), "\(error)")
+        } else {
+            #expect(error.message.contains("z999") && error.objectID == "z\(objects[tag].number)", "\(error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["store.xml"])
+    }
 }

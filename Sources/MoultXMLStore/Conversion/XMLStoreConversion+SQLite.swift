@@ -90,11 +90,11 @@ public enum XMLStoreConversion {
         let writer = try store.makeWriter()
         let marked = externalStorageSlots(layout)
         var externalFiles = ExternalDataWriter(store: destination)
-        var objects = ObjectTable(path: path)
+        var objects = ObjectTable(path: path, expected: reader.info.nextObjectID - XMLStoreInfo.firstObjectNumber + 1, fileSize: fileSize(source))
         try forEachObject(of: reader, in: writer) { object in
             var object = object
             let entity = layout.entity(named: object.entity)!
-            try objects.add(object.number, entity: entity.number, line: reader.objectLine)
+            objects.add(object.number, entity: entity.number, line: reader.objectLine)
             for (index, toOne) in entity.toOneRelationships.enumerated() {
                 let slot = entity.attributes.count + index
                 guard case .object(let target) = object.values[slot] else { continue }
@@ -106,8 +106,17 @@ public enum XMLStoreConversion {
             for slot in marked[entity.number] ?? [] {
                 if case .data(let bytes) = object.values[slot] { object.values[slot] = .data(try externalFiles.column(bytes)) }
             }
-            try writer.insert(object.entity, values: object.values, primaryKey: try keys.ownKey(of: object, root: entity.rootNumber, line: reader.objectLine))
+            let key = try keys.ownKey(of: object, root: entity.rootNumber, line: reader.objectLine)
+            do {
+                try writer.insert(object.entity, values: object.values, primaryKey: key)
+            } catch let error as StoreError where error.code == .constraint {
+                // Two objects of one hierarchy with one number have one primary key.
+                try objects.refuseEarlierUse(of: object.number, line: reader.objectLine)
+                throw error
+            }
         }
+        // Two objects of different hierarchies with one number are found once every number is known.
+        try objects.seal()
         try relate(from: source, store: store, writer: writer, keys: keys, objects: objects)
         try store.database.write { try store.raiseRootPrimaryKeyMaxima(to: reader.info.nextObjectID, except: Array(keys.maxima.keys)) }
         return objects.count
@@ -191,28 +200,55 @@ public enum XMLStoreConversion {
         }
     }
 
-    /// Every object number of the file with its entity and line, as the first pass meets them: a number
-    /// used twice is refused there, a reference to a number the file does not hold in the second pass.
-    /// A hash table: about 50 bytes an object.
+    /// Every object number of the file with its entity and line, as the first pass meets them, sorted
+    /// once it ends: a number used twice is refused then (or when SQLite refuses its second primary key),
+    /// a reference to a number the file does not hold in the second pass, by binary search. 16 bytes an
+    /// object.
     struct ObjectTable {
         private struct Entry {
+            var number: Int64
             var entity: Int32
             var line: Int32
         }
 
-        private var entries: [Int64: Entry] = [:]
+        private var entries: [Entry] = []
+        private var sorted = true
         let path: String
 
-        init(path: String) { self.path = path }
+        /// - Parameters:
+        ///   - expected: How many objects the header says there may be (room is made for them, up to what
+        ///     the file's size allows).
+        ///   - fileSize: The file's size in bytes.
+        init(path: String, expected: Int64, fileSize: Int64) {
+            self.path = path
+            entries.reserveCapacity(Int(max(0, min(expected, fileSize / 64, Int64(Int32.max)))))
+        }
 
         var count: Int { entries.count }
 
-        mutating func add(_ number: Int64, entity: Int32, line: Int) throws(XMLStoreError) {
-            let entry = Entry(entity: entity, line: Int32(clamping: line))
-            if let first = entries.updateValue(entry, forKey: number) {
-                throw XMLStoreError(
-                    .malformed, "the object id z\(number) is used twice, on line \(first.line) and on line \(line): each object of an XML store has its own",
-                    path: path, line: line, objectID: "z\(number)")
+        mutating func add(_ number: Int64, entity: Int32, line: Int) {
+            if let last = entries.last, number <= last.number { sorted = false }
+            entries.append(Entry(number: number, entity: entity, line: Int32(clamping: line)))
+        }
+
+        private func duplicate(_ number: Int64, lines: (Int32, Int32)) -> XMLStoreError {
+            XMLStoreError(
+                .malformed, "the object id z\(number) is used twice, on line \(lines.0) and on line \(lines.1): each object of an XML store has its own",
+                path: path, line: Int(lines.1), objectID: "z\(number)")
+        }
+
+        /// Refuses the object just added when an earlier one has its number.
+        func refuseEarlierUse(of number: Int64, line: Int) throws(XMLStoreError) {
+            guard let earlier = entries.dropLast().first(where: { $0.number == number }) else { return }
+            throw duplicate(number, lines: (earlier.line, Int32(clamping: line)))
+        }
+
+        /// Sorts the numbers, refusing one used twice.
+        mutating func seal() throws(XMLStoreError) {
+            if !sorted { entries.sort { ($0.number, $0.line) < ($1.number, $1.line) } }
+            sorted = true
+            for index in entries.indices.dropFirst() where entries[index].number == entries[index - 1].number {
+                throw duplicate(entries[index].number, lines: (entries[index - 1].line, entries[index].line))
             }
         }
 
@@ -220,11 +256,18 @@ public enum XMLStoreConversion {
         func entity(
             of number: Int64, kindOf kinds: Set<Int32>, expected: String, relationship: String, from object: XMLStoreObject, line: Int
         ) throws(XMLStoreError) -> Int32 {
-            guard let entry = entries[number] else {
+            var low = 0
+            var high = entries.count
+            while low < high {
+                let middle = (low + high) / 2
+                if entries[middle].number < number { low = middle + 1 } else { high = middle }
+            }
+            guard low < entries.count, entries[low].number == number else {
                 throw XMLStoreError(
                     .invalidValue, "relationship '\(relationship.lowercased())' refers to z\(number), which the store does not hold",
                     path: path, line: line, entity: object.entity, objectID: object.id)
             }
+            let entry = entries[low]
             guard kinds.contains(entry.entity) else {
                 throw XMLStoreError(
                     .invalidValue, "relationship '\(relationship.lowercased())' refers to z\(number) (line \(entry.line)), which is not an object of \(expected)",
@@ -232,6 +275,11 @@ public enum XMLStoreConversion {
             }
             return entry.entity
         }
+    }
+
+    /// The size of a file, 0 when it cannot be found.
+    static func fileSize(_ url: URL) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path(percentEncoded: false))[.size]) as? NSNumber)?.int64Value ?? 0
     }
 
     /// How object numbers become primary keys: unchanged, or, for a store written from an SQLite store
