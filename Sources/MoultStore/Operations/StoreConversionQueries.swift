@@ -47,7 +47,7 @@ extension SQLiteStore {
     /// through Foundation's `Decimal`, whose exponent cannot hold 1e-130.
     ///
     /// ```swift
-    /// let raw = try store.decimalColumnValues(of: item, keys: [1, 2])   // [Z_PK: [.double(1e-130), …]]
+    /// let raw = try store.decimalColumnValues(of: item, attributes: [7], keys: [1, 2])   // [1: [.double(1e-130)], 2: [.int(3)]]
     /// ```
     ///
     /// - Parameters:
