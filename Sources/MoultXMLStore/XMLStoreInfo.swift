@@ -54,7 +54,8 @@ public struct XMLStoreInfo: Sendable, Hashable {
         self.init(uuid: metadata.storeUUID, nextObjectID: nextObjectID, metadata: dictionary)
     }
 
-    /// The metadata as ``/MoultStore/StoreMetadata`` (`NSStoreType` "XML"), to find the store's model version.
+    /// The metadata as ``/MoultStore/StoreMetadata`` (`NSStoreType` "XML"), to find the store's model
+    /// version; without ``XMLStoreConversion/primaryKeyRangesKey``, Moult's own record.
     ///
     /// - Throws: ``XMLStoreError`` (`.malformed`) when the metadata has no version hashes, or a hash is not 32 bytes.
     public func storeMetadata() throws(XMLStoreError) -> StoreMetadata {
@@ -84,7 +85,8 @@ public struct XMLStoreInfo: Sendable, Hashable {
             "NSPersistenceFrameworkVersion", "NSStoreModelVersionHashes", "NSStoreModelVersionHashesVersion",
             "NSStoreModelVersionIdentifiers", "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey",
         ]
-        result.additionalKeys = metadata.filter { !typed.contains($0.key) }
+        // Moult's record of the SQLite keys the store came from is no application key (see XMLStoreConversion).
+        result.additionalKeys = metadata.filter { !typed.contains($0.key) && $0.key != XMLStoreConversion.primaryKeyRangesKey }
         return result
     }
 
@@ -111,7 +113,7 @@ extension XMLStoreInfo {
         while true {
             switch try parser.next() {
             case .text(let text):
-                guard text.allSatisfy(\.isWhitespace) else { throw parser.error("text inside <databaseInfo>") }
+                guard text.isXMLSpace else { throw parser.error("text inside <databaseInfo>") }
             case .end:
                 guard let version, let uuid, let next else {
                     throw parser.error("<databaseInfo> lacks one of <version>, <UUID> and <nextObjectID>")
@@ -144,7 +146,7 @@ extension XMLStoreInfo {
         while true {
             switch try parser.next() {
             case .text(let text):
-                guard text.allSatisfy(\.isWhitespace) else { throw parser.error("text inside <metadata>") }
+                guard text.isXMLSpace else { throw parser.error("text inside <metadata>") }
             case .end:
                 return result
             case .start("plist", _) where !sawPlist:

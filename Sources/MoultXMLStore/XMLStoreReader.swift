@@ -27,6 +27,14 @@ public final class XMLStoreReader {
     private var finished = false
     /// The byte offset of the `<object>` element ``next()`` returned last (what ``XMLStore`` indexes).
     private(set) var objectOffset: Int64 = 0
+    /// Whether attribute values are decoded (else their slots stay nil): a second pass over a file
+    /// whose values the first pass read and checked reads only the relationships.
+    var decodesAttributes = true
+    /// The line of the `<object>` element ``next()`` returned last.
+    private(set) var objectLine = 0
+    /// The line of each relationship of the object ``next()`` returned last: its to-ones, then its
+    /// to-manys, as the entity's layout orders them (0 for one the file does not write).
+    private(set) var relationshipLines: [Int] = []
 
     /// Opens a store and reads its header.
     ///
@@ -54,7 +62,7 @@ public final class XMLStoreReader {
                 break loop
             case .start(let name, _):
                 throw parser.error("<\(name)> where a Core Data XML store has <database><databaseInfo>: this is not an XML store")
-            case .text(let text) where text.allSatisfy(\.isWhitespace):
+            case .text(let text) where text.isXMLSpace:
                 continue
             default:
                 throw parser.error("the file does not begin with <database><databaseInfo>: this is not an XML store")
@@ -82,7 +90,7 @@ public final class XMLStoreReader {
         while !finished {
             switch try parser.next() {
             case .text(let text):
-                guard text.allSatisfy(\.isWhitespace) else { throw parser.error("text between objects") }
+                guard text.isXMLSpace else { throw parser.error("text between objects") }
             case .start("object", let attributes):
                 objectOffset = parser.eventOffset
                 return try readObject(attributes, schema: schema)
@@ -156,6 +164,8 @@ public final class XMLStoreReader {
             throw XMLStoreError(.invalidValue, "an object of the abstract entity \(entity.layout.name)", path: path, line: parser.line, entity: entity.layout.name, objectID: id)
         }
         let layout = entity.layout
+        objectLine = parser.line
+        relationshipLines = [Int](repeating: 0, count: layout.toOneRelationships.count + layout.toManyRelationships.count)
         var object = XMLStoreObject(
             number: number, entity: layout.name,
             values: [Value](repeating: .null, count: layout.attributes.count + layout.toOneRelationships.count),
@@ -165,7 +175,7 @@ public final class XMLStoreReader {
             while true {
                 switch try parser.next() {
                 case .text(let text):
-                    guard text.allSatisfy(\.isWhitespace) else { throw parser.error("text inside <object>") }
+                    guard text.isXMLSpace else { throw parser.error("text inside <object>") }
                 case .start("attribute", let element):
                     try readAttribute(element, entity: entity, into: &object, seen: &seen)
                 case .start("relationship", let element):
@@ -213,6 +223,7 @@ public final class XMLStoreReader {
         }
         let line = parser.line
         let text = try PropertyListXML.text(of: "attribute", from: parser)
+        guard decodesAttributes else { return }
         do {
             object.values[slot] = try XMLValueCoding.value(text, type: entity.layout.attributes[slot].type)
         } catch {
@@ -225,11 +236,11 @@ public final class XMLStoreReader {
     ) throws(XMLStoreError) {
         let name = try property(element, kind: "relationship", seen: &seen)
         let line = parser.line
-        guard try PropertyListXML.text(of: "relationship", from: parser).allSatisfy(\.isWhitespace) else {
+        guard try PropertyListXML.text(of: "relationship", from: parser).isXMLSpace else {
             throw XMLStoreError(.malformed, "relationship '\(name)' holds text", path: path, line: line)
         }
         var numbers: [Int64] = []
-        for id in (element["idrefs"] ?? "").split(whereSeparator: \.isWhitespace) {
+        for id in (element["idrefs"] ?? "").split(separator: " ") {
             guard let number = Self.number(of: String(id)) else {
                 throw XMLStoreError(.malformed, "relationship '\(name)' refers to '\(id.prefix(40))', not z<number>", path: path, line: line)
             }
@@ -244,6 +255,7 @@ public final class XMLStoreReader {
             guard numbers.count <= 1 else {
                 throw XMLStoreError(.invalidValue, "the to-one relationship '\(name)' refers to \(numbers.count) objects", path: path, line: line)
             }
+            relationshipLines[index] = line
             object.values[entity.layout.attributes.count + index] = numbers.first.map { .object(ObjectID(entity: toOne.destinationNumber, primaryKey: $0)) } ?? .null
             destination = toOne.destination
         } else if let index = entity.toManys[name] {
@@ -251,6 +263,7 @@ public final class XMLStoreReader {
                 throw XMLStoreError(.invalidValue, "relationship '\(name)' has the type '\(element["type"]?.prefix(20) ?? "")' where the model's to-many is 0/0", path: path, line: line)
             }
             object.toMany[index] = numbers
+            relationshipLines[entity.layout.toOneRelationships.count + index] = line
             destination = entity.layout.toManyRelationships[index].destination
         } else {
             throw XMLStoreError(.unknownName, "the model's entity \(entity.layout.name) has no relationship '\(name.prefix(80))'", path: path, line: line)

@@ -36,11 +36,13 @@ public final class XMLStoreWriter {
     ///   - info: The header: UUID, the last object number, metadata.
     ///   - replacing: Whether an existing file at `url` may be replaced.
     /// - Throws: ``XMLStoreError``: `.alreadyExists`, `.ioFailure`; `.unknownName` for a model whose
-    ///   names an XML store cannot tell apart.
+    ///   names an XML store cannot tell apart; `.invalidValue` for a UUID or metadata holding a character
+    ///   XML 1.0 cannot carry (U+0000, another control character, U+FFFE, U+FFFF).
     public init(url: URL, layout: StoreLayout, info: XMLStoreInfo, replacing: Bool = false) throws(XMLStoreError) {
         path = url.path(percentEncoded: false)
         temporaryPath = FileOperations.temporaryPath(for: path)
         schema = try XMLStoreSchema(layout: layout)
+        try Self.checkCharacters(info, path: url.path(percentEncoded: false))
         if !replacing, FileManager.default.fileExists(atPath: path) {
             throw XMLStoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: path)
         }
@@ -84,12 +86,37 @@ public final class XMLStoreWriter {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// Refuses a header holding a character XML 1.0 cannot carry (in the UUID, a metadata key or string).
+    private static func checkCharacters(_ info: XMLStoreInfo, path: String) throws(XMLStoreError) {
+        func check(_ text: String, _ what: @autoclosure () -> String) throws(XMLStoreError) {
+            guard let scalar = XMLText.firstUnrepresentable(in: text) else { return }
+            throw XMLStoreError(
+                .invalidValue, "\(what()) holds \(XMLText.name(of: scalar)), which no XML 1.0 file can hold: the store cannot be written as XML",
+                path: path)
+        }
+        func check(_ value: PropertyListValue, key: String) throws(XMLStoreError) {
+            switch value {
+            case .string(let string): try check(string, "the metadata value of '\(key)'")
+            case .array(let array): for element in array { try check(element, key: key) }
+            case .dictionary(let dictionary):
+                for (name, element) in dictionary {
+                    try check(name, "the metadata key '\(name.unicodeScalars.filter { XMLText.isCharacter($0.value) })'")
+                    try check(element, key: name)
+                }
+            default: break
+            }
+        }
+        try check(info.uuid, "the store's UUID")
+        try check(.dictionary(info.metadata), key: "")
+    }
+
     // MARK: - Objects
 
     /// Appends an object.
     ///
     /// - Throws: ``XMLStoreError``: `.unknownName` for an entity the model does not have, `.invalidValue`
-    ///   for values that do not fit its shape, `.ioFailure`/`.diskFull` from the file.
+    ///   for values that do not fit its shape or a string holding a character XML 1.0 cannot carry
+    ///   (U+0000, another control character but tab, line feed and carriage return, U+FFFE, U+FFFF), `.ioFailure`/`.diskFull` from the file.
     public func write(_ object: XMLStoreObject) throws(XMLStoreError) {
         guard let entity = schema.entity(named: object.entity) else {
             throw XMLStoreError(.unknownName, "the model has no entity '\(object.entity)'", path: path, objectID: object.id)
@@ -102,6 +129,12 @@ public final class XMLStoreWriter {
         }
         var text = "    <object type=\"\(XMLText.escaped(entity.type))\" id=\"\(object.id)\">\n"
         for (slot, attribute) in layout.attributes.enumerated() {
+            if case .string(let string) = object.values[slot], let scalar = XMLText.firstUnrepresentable(in: string) {
+                throw XMLStoreError(
+                    .invalidValue,
+                    "attribute '\(attribute.name)' holds \(XMLText.name(of: scalar)), which no XML 1.0 file can hold: the store cannot be written as XML",
+                    path: path, entity: layout.name, objectID: object.id)
+            }
             guard let value = XMLValueCoding.text(object.values[slot], type: attribute.type) else { continue }
             text += "        <attribute name=\"\(XMLText.escaped(entity.attributeNames[slot]))\" type=\"\(entity.attributeTypes[slot])\">"
             text += value

@@ -29,15 +29,21 @@ enum XMLValueCoding {
     // MARK: - Writing
 
     /// The element's text for a (non-null) value of an attribute of this type.
+    ///
+    /// A REAL (Double, Float, Date) is written so that it reads back to the same 64 bits: a Float
+    /// column holds a double in SQLite and keeps it. A Decimal is written as SQLite holds it: an
+    /// integer as its digits, a REAL as a double's text; never through Foundation's `Decimal`.
     static func text(_ value: Value, type: AttributeType) -> String? {
         switch value {
         case .null: return nil
         case .bool(let bool): return bool ? "1" : "0"
-        case .int(let int): return type == .boolean ? (int != 0 ? "1" : "0") : (isReal(type) ? fixed(Double(int)) : String(int))
-        case .double(let double): return type == .decimal ? "\(Decimal(double))" : fixed(double)
+        case .int(let int):
+            if type == .boolean { return int != 0 ? "1" : "0" }
+            return isReal(type) ? realText(Double(int), type: type) : String(int)
+        case .double(let double): return realText(double, type: type)
         case .decimal(let decimal): return "\(decimal)"
         case .string(let string): return XMLText.escaped(string)
-        case .date(let date): return fixed(date.timeIntervalSinceReferenceDate)
+        case .date(let date): return realText(date.timeIntervalSinceReferenceDate, type: .date)
         case .data(let bytes): return base64Text(bytes)
         case .uuid(let uuid): return uuid.uuidString
         case .object(let id): return "z\(id.primaryKey)"
@@ -47,11 +53,25 @@ enum XMLValueCoding {
 
     private static func isReal(_ type: AttributeType) -> Bool { type == .double || type == .float || type == .date }
 
-    /// A number as Core Data writes a date: the exact decimal expansion with 20 digits after the point
-    /// (`273512152.85076302289962768555`). Infinities and NaN are written as `inf`, `-inf`, `nan`.
+    /// A double's text: a date as Core Data writes one (``fixed(_:)``) when that text reads back to the
+    /// same double, else (and for every other type) the shortest text that does (``shortest(_:)``).
+    static func realText(_ value: Double, type: AttributeType) -> String {
+        if type == .date, value.isFinite {
+            let text = fixed(value)
+            if let back = Double(text), back.bitPattern == value.bitPattern { return text }
+        }
+        return shortest(value)
+    }
+
+    /// The shortest text that reads back to the same double (Swift's `description`: `5e-324`,
+    /// `6.62607015e-34`, `0.1`, `-0.0`); infinities and NaN as `inf`, `-inf`, `nan`.
+    static func shortest(_ value: Double) -> String { value.description }
+
+    /// A number as Core Data writes a date: the exact decimal expansion rounded to 20 digits after the
+    /// point (`273512152.85076302289962768555`). Exact for every date after 1 January 2001 00:00:00.0001
+    /// (any double above 2^-14 in magnitude); ``realText(_:type:)`` checks it.
     static func fixed(_ value: Double) -> String {
-        guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
-        return String(format: "%.20f", value)
+        String(format: "%.20f", value)
     }
 
     /// Base64 as the files show it: the first 76 characters, a line break, the rest, a line break.
@@ -63,6 +83,20 @@ enum XMLValueCoding {
     }
 
     // MARK: - Reading
+
+    /// A Decimal attribute's value (an integer or a REAL, as SQLite holds it) as Foundation's `Decimal`,
+    /// as the SQLite cursor reads one for a migration: through the double's shortest text, a REAL too
+    /// small for a Decimal as zero; nil for one too large.
+    static func foundationDecimal(_ value: Value) -> Value? {
+        switch value {
+        case .int(let int): return .decimal(Decimal(int))
+        case .double(let double):
+            guard double.isFinite else { return nil }
+            if let decimal = Decimal(string: shortest(double), locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN { return .decimal(decimal) }
+            return abs(double) < 1e-100 ? .decimal(0) : nil
+        default: return value
+        }
+    }
 
     /// The value of an attribute element's text, checked against the attribute's type.
     ///
@@ -80,12 +114,7 @@ enum XMLValueCoding {
             }
         case .double, .float: return .double(try real(text))
         case .date: return .date(Date(timeIntervalSinceReferenceDate: try real(text)))
-        case .decimal:
-            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard isDecimalNumber(trimmed), let decimal = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) else {
-                throw XMLValueError("'\(text.prefix(40))' is not a decimal number")
-            }
-            return .decimal(decimal)
+        case .decimal: return try decimal(text)
         case .string, .uri, .objectID: return .string(text)
         case .uuid:
             guard let uuid = UUID(uuidString: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
@@ -107,15 +136,26 @@ enum XMLValueCoding {
 
     private static func real(_ text: String) throws(XMLValueError) -> Double {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count < 400, let value = Double(trimmed) else {
+        guard !trimmed.isEmpty, trimmed.utf8.count < 400, let value = Double(trimmed) else {
             throw XMLValueError("'\(text.prefix(40))' is not a number")
         }
         return value
     }
 
+    /// A Decimal as SQLite holds it: digits that fit 64 bits as an integer, any other number as a REAL
+    /// (what SQLite's numeric affinity makes of that text, correctly rounded).
+    private static func decimal(_ text: String) throws(XMLValueError) -> Value {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let integer = Int64(trimmed) { return .int(integer) }
+        guard isDecimalNumber(trimmed) || ["inf", "-inf"].contains(trimmed), let value = Double(trimmed) else {
+            throw XMLValueError("'\(text.prefix(40))' is not a decimal number")
+        }
+        return .double(value)
+    }
+
     /// `-12.5`, `3`, `1e-3`: what a decimal number's text may be (Foundation's parser reads a prefix of anything).
     private static func isDecimalNumber(_ text: String) -> Bool {
-        guard !text.isEmpty, text.utf8.count <= 200 else { return false }
+        guard !text.isEmpty, text.utf8.count < 400 else { return false }
         var digits = 0
         var seenPoint = false
         var seenExponent = false

@@ -111,6 +111,22 @@ import Testing
         #expect(error.code == .malformed && error.message.contains("z110"))
     }
 
+    /// A number used by objects of two hierarchies is refused too: an XML store's ids are unique in the file.
+    @Test func aNumberUsedTwiceAcrossHierarchiesIsRefused() throws {
+        let model = try XMLTestModels.everyKindModel()
+        let layout = try StoreLayout(model: model)
+        var objects = try XMLStoreRoundTripTests.objects(layout: layout)
+        // The last tag takes the first item's number.
+        let tag = try #require(objects.lastIndex { $0.entity == "Tag" })
+        objects[tag].number = 102
+        let directory = try TemporaryDirectory("xml-index-twice-roots")
+        defer { directory.remove() }
+        let url = directory.appending("twice.xml")
+        try XMLStoreRoundTripTests.write(objects, to: url, layout: layout, info: XMLStoreInfo(converting: StoreMetadata(model: model), nextObjectID: 120))
+        let error = try #require(throws: XMLStoreError.self) { _ = try XMLStore(url: url, layout: layout) }
+        #expect(error.code == .malformed && error.message.contains("z102") && error.category == .badInput)
+    }
+
     /// A damaged file is refused when indexing, with the line, as the single-pass reader refuses it.
     @Test func aDamagedFileIsRefusedWithItsLine() throws {
         let directory = try TemporaryDirectory("xml-index-damaged")

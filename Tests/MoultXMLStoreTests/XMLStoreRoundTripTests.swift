@@ -26,8 +26,8 @@ import Testing
                 102, "Item",
                 [
                     "small": .int(-32768), "medium": .int(2_147_483_647), "large": .int(-9_000_000_000_000_000_000 / 1000),
-                    "price": .decimal(Decimal(string: "12345.678901")!), "ratio": .double(-0.1), "weight": .double(Double(Float(3.25))),
-                    "title": .string("<&> \"quoted\" 'single'\ttab\nline\r\u{1}é 🐢"), "done": .bool(true),
+                    "price": .double(12345.678901), "ratio": .double(-0.1), "weight": .double(Double(Float(3.25))),
+                    "title": .string("<&> \"quoted\" 'single'\ttab\nline\r\u{7F}\u{85}é 🐢"), "done": .bool(true),
                     "created": .date(Date(timeIntervalSinceReferenceDate: 273_512_152.850_763_022_899_627_685_55)),
                     "blob": .data(Array(0...255) + Array(repeating: 7, count: 300)), "identifier": .uuid(UUID(uuidString: "090C1ECA-A3D9-4191-B00C-29CD4EA95FB0")!),
                     "link": .string("https://example.com/a?b=c&d"), "archived": .data([0x62, 0x70]),
@@ -155,5 +155,29 @@ import Testing
         let item = try #require(objects.first { $0.entity == "Item" })
         let tag = try #require(objects.first { $0.entity == "Tag" })
         #expect(item.toMany[0] == [tag.number] && tag.toMany[0] == [item.number])
+    }
+
+    /// XML → SQLite refuses an id used by objects of two hierarchies (each table would take it) and a
+    /// to-many naming an object the file does not hold, with the lines; nothing is left at the destination.
+    @Test(arguments: ["twice", "dangling"])
+    func anIdUsedTwiceOrADanglingToManyIsRefused(_ damage: String) throws {
+        let model = try XMLTestModels.everyKindModel()
+        let layout = try StoreLayout(model: model)
+        var objects = try Self.objects(layout: layout)
+        let tag = try #require(objects.lastIndex { $0.entity == "Tag" })
+        if damage == "twice" { objects[tag].number = 102 } else { objects[tag].toMany[0] = [102, 999] }
+        let directory = try TemporaryDirectory("xml-refused-\(damage)")
+        defer { directory.remove() }
+        let xml = directory.appending("store.xml")
+        try Self.write(objects, to: xml, layout: layout, info: XMLStoreInfo(converting: StoreMetadata(model: model), nextObjectID: 120))
+        let sqlite = directory.appending("store.sqlite")
+        let error = try #require(throws: XMLStoreError.self) { try XMLStoreConversion.sqlite(from: xml, model: model, to: sqlite) }
+        #expect(error.category == .badInput && error.line != nil)
+        if damage == "twice" {
+            #expect(error.message.contains("z102 is used twice"), "\(error)")
+        } else {
+            #expect(error.message.contains("z999") && error.objectID == "z\(objects[tag].number)", "\(error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["store.xml"])
     }
 }

@@ -2,44 +2,6 @@ public import MoultModel
 
 // The named operations the conversion between store types (MoultXMLStore) asks of an SQLite store.
 extension SQLiteStore {
-    /// Sets a to-one relationship of an object to the object of a primary key in the destination's
-    /// hierarchy, with the companion `Z_ENT` column read from the destination's row.
-    ///
-    /// ```swift
-    /// try store.setToOne("owner", of: car, toKey: 7)      // Z_ENT of the owner read from its table
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - relationship: The to-one relationship's name.
-    ///   - object: The object whose relationship is set.
-    ///   - key: The destination's primary key.
-    /// - Returns: False when no object of the destination's hierarchy has that key (nothing is written).
-    /// - Throws: ``StoreError`` (`.unknownName` for an unknown relationship, or from SQLite).
-    public func setToOne(_ relationship: String, of object: ObjectID, toKey key: Int64) throws(StoreError) -> Bool {
-        guard let entity = layout.entity(number: object.entity), let toOne = entity.toOne(named: relationship),
-            let destination = layout.entity(named: toOne.destination)
-        else {
-            throw StoreError(.unknownName, "entity number \(object.entity) has no to-one relationship '\(relationship)'", path: database.path)
-        }
-        let lookup = try database.statement("SELECT Z_ENT FROM \(SQLName.quoted(destination.table)) WHERE Z_PK = ?")
-        try lookup.bind([.int(key)])
-        guard try lookup.step() else {
-            lookup.reset()
-            return false
-        }
-        let destinationEntity = lookup.int64(at: 0)
-        lookup.reset()
-        var sets = ["\(SQLName.quoted(toOne.column)) = ?"]
-        var arguments: [Value] = [.int(key)]
-        if let entityColumn = toOne.entityColumn {
-            sets.append("\(SQLName.quoted(entityColumn)) = ?")
-            arguments.append(.int(destinationEntity))
-        }
-        arguments.append(.int(object.primaryKey))
-        try database.execute("UPDATE \(SQLName.quoted(entity.table)) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?", arguments)
-        return true
-    }
-
     /// Whether no primary key is used by two inheritance roots, and the smallest key in the store.
     ///
     /// An XML store numbers all its objects in one sequence; an SQLite store numbers each root's objects
@@ -59,11 +21,57 @@ extension SQLiteStore {
         return (total == distinct, minimum)
     }
 
-    /// Raises `Z_PRIMARYKEY.Z_MAX` of every inheritance root to at least `value`, so that the next key
-    /// handed out is above it.
+    /// Raises `Z_PRIMARYKEY.Z_MAX` of every inheritance root but `except` to at least `value`, so that the
+    /// next key handed out is above it.
     ///
+    /// - Parameters:
+    ///   - value: The smallest `Z_MAX` each root gets.
+    ///   - except: Roots (by entity number) left as they are.
     /// - Throws: ``StoreError`` from SQLite.
-    public func raiseRootPrimaryKeyMaxima(to value: Int64) throws(StoreError) {
-        try database.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_SUPER = 0 AND Z_MAX < ?", [.int(value), .int(value)])
+    public func raiseRootPrimaryKeyMaxima(to value: Int64, except: [Int32] = []) throws(StoreError) {
+        let excluded = except.isEmpty ? "" : " AND Z_ENT NOT IN (\(except.map(String.init).joined(separator: ", ")))"
+        try database.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_SUPER = 0 AND Z_MAX < ?\(excluded)", [.int(value), .int(value)])
+    }
+
+    /// Sets `Z_PRIMARYKEY.Z_MAX` of an inheritance root: the largest key it has handed out.
+    ///
+    /// - Parameters:
+    ///   - root: The root entity's number.
+    ///   - maximum: Its `Z_MAX`.
+    /// - Throws: ``StoreError`` from SQLite.
+    public func setRootPrimaryKeyMaximum(_ root: Int32, to maximum: Int64) throws(StoreError) {
+        try database.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", [.int(maximum), .int(Int64(root))])
+    }
+
+    /// The Decimal columns of a batch of objects as SQLite holds them (an integer, a REAL, text), not
+    /// through Foundation's `Decimal`, whose exponent cannot hold 1e-130.
+    ///
+    /// ```swift
+    /// let raw = try store.decimalColumnValues(of: item, attributes: [7], keys: [1, 2])   // [1: [.double(1e-130)], 2: [.int(3)]]
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - entity: The entity whose table is read.
+    ///   - attributes: The slots of its Decimal attributes.
+    ///   - keys: The objects' primary keys.
+    /// - Returns: For each key found, the values of those attributes in the order of `attributes`.
+    /// - Throws: ``StoreError`` from SQLite.
+    public func decimalColumnValues(of entity: EntityLayout, attributes: [Int], keys: [Int64]) throws(StoreError) -> [Int64: [Value]] {
+        guard !attributes.isEmpty, !keys.isEmpty else { return [:] }
+        let columns = attributes.map { SQLName.quoted(entity.attributes[$0].column) }.joined(separator: ", ")
+        var result: [Int64: [Value]] = [:]
+        var start = 0
+        while start < keys.count {
+            let chunk = keys[start..<min(start + 500, keys.count)]
+            start += chunk.count
+            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            let statement = try database.statement("SELECT Z_PK, \(columns) FROM \(SQLName.quoted(entity.table)) WHERE Z_PK IN (\(placeholders))")
+            try statement.bind(chunk.map { .int($0) })
+            defer { statement.reset() }
+            while try statement.step() {
+                result[statement.int64(at: 0)] = attributes.indices.map { statement.value(at: $0 + 1) }
+            }
+        }
+        return result
     }
 }

@@ -1,6 +1,7 @@
 public import Foundation
 public import MoultModel
 import MoultStore
+import MoultArchive
 
 extension XMLStoreConversion {
     // MARK: - SQLite → XML
@@ -14,19 +15,22 @@ extension XMLStoreConversion {
     ///   - destination: The XML store to write.
     ///   - replacing: Whether a file at `destination` may be replaced (the rename is atomic).
     /// - Returns: The number of objects.
-    /// - Throws: ``/MoultStore/StoreError`` for the SQLite store, ``XMLStoreError`` for the XML one.
+    /// - Throws: ``/MoultStore/StoreError`` for the SQLite store, ``XMLStoreError`` for the XML one:
+    ///   `.invalidValue` for a string XML 1.0 cannot carry (naming the attribute, object and row) or an
+    ///   external-storage value whose file is missing; the destination is then not written.
     @discardableResult
     public static func xml(from source: URL, model: ObjectModel, to destination: URL, replacing: Bool = false) throws -> Int {
         let store = try SQLiteStore(url: source, model: model)
         defer { store.database.close() }
         let layout = store.layout
         let numbering = try Numbering(store: store)
-        let writer = try XMLStoreWriter(
-            url: destination, layout: layout, info: XMLStoreInfo(converting: try store.metadata(), nextObjectID: numbering.lastNumber),
-            replacing: replacing)
+        var info = XMLStoreInfo(converting: try store.metadata(), nextObjectID: numbering.lastNumber)
+        info.metadata[primaryKeyRangesKey] = numbering.recordedRanges(layout: layout)
+        let writer = try XMLStoreWriter(url: destination, layout: layout, info: info, replacing: replacing)
+        let externalData = ExternalDataReader(store: source, slots: externalStorageSlots(layout))
         do {
             for entity in layout.entities where !entity.isAbstract {
-                try write(entity, of: store, numbering: numbering, to: writer)
+                try write(entity, of: store, numbering: numbering, externalData: externalData, to: writer)
             }
             try writer.finish()
         } catch {
@@ -36,7 +40,11 @@ extension XMLStoreConversion {
         return writer.objectCount
     }
 
-    private static func write(_ entity: EntityLayout, of store: SQLiteStore, numbering: Numbering, to writer: XMLStoreWriter) throws {
+    private static func write(
+        _ entity: EntityLayout, of store: SQLiteStore, numbering: Numbering, externalData: ExternalDataReader, to writer: XMLStoreWriter
+    ) throws {
+        // Decimal columns are read as SQLite holds them, not through Foundation's Decimal.
+        let decimals = entity.attributes.indices.filter { entity.attributes[$0].type == .decimal }
         let cursor = try store.objects(of: entity.name, includingSubentities: false, batchSize: 1_000)
         var rows: [ObjectRow] = []
         rows.reserveCapacity(500)
@@ -48,16 +56,25 @@ extension XMLStoreConversion {
             guard !rows.isEmpty else { break }
             let keys = rows.map(\.id.primaryKey)
             let toMany = try entity.toManyRelationships.map { try store.toManyDestinations($0.name, of: entity.name, sources: keys) }
+            let rawDecimals = try store.decimalColumnValues(of: entity, attributes: decimals, keys: keys)
             for row in rows {
                 var values = row.values
+                for (offset, slot) in decimals.enumerated() { values[slot] = rawDecimals[row.id.primaryKey]?[offset] ?? values[slot] }
+                try externalData.inline(&values, of: row.id, entity: entity)
                 for slot in entity.attributes.count..<values.count {
                     if case .object(let target) = values[slot] {
                         values[slot] = .object(ObjectID(entity: target.entity, primaryKey: try numbering.number(of: target)))
                     }
                 }
                 let destinations = try toMany.map { byKey in try (byKey[row.id.primaryKey] ?? []).map { try numbering.number(of: $0) } }
-                try writer.write(
-                    XMLStoreObject(number: try numbering.number(of: row.id), entity: entity.name, values: values, toMany: destinations))
+                do {
+                    try writer.write(
+                        XMLStoreObject(number: try numbering.number(of: row.id), entity: entity.name, values: values, toMany: destinations))
+                } catch let error as XMLStoreError where error.code == .invalidValue {
+                    var error = error
+                    error.message += " (the row Z_PK \(row.id.primaryKey) of \(store.database.path))"
+                    throw error
+                }
             }
         }
     }
@@ -72,6 +89,7 @@ extension XMLStoreConversion {
         private var rootOf: [Int32: Int32] = [:]
         /// The last number used: the XML store's `nextObjectID`.
         private(set) var lastNumber: Int64 = XMLStoreInfo.firstObjectNumber - 1
+        private var roots: [Int32] = []
         let path: String
 
         init(store: SQLiteStore) throws {
@@ -79,7 +97,7 @@ extension XMLStoreConversion {
             for entity in store.layout.entities { rootOf[entity.number] = entity.rootNumber }
             for (entity, maximum) in try store.primaryKeyMaxima() { maxima[Int32(truncatingIfNeeded: entity)] = maximum }
             let summary = try store.rootPrimaryKeySummary()
-            let roots = store.layout.entities.filter { $0.number == $0.rootNumber }.map(\.number)
+            roots = store.layout.entities.filter { $0.number == $0.rootNumber }.map(\.number)
             if summary.disjoint, (summary.minimum ?? XMLStoreInfo.firstObjectNumber) >= XMLStoreInfo.firstObjectNumber {
                 for root in roots { offsets[root] = 0 }
                 lastNumber = max(lastNumber, roots.map { maxima[$0] ?? 0 }.max() ?? 0)
@@ -91,6 +109,19 @@ extension XMLStoreConversion {
                 }
                 lastNumber = next
             }
+        }
+
+        /// What the XML store's metadata records under ``XMLStoreConversion/primaryKeyRangesKey`` so that
+        /// its conversion back to SQLite gives every key and `Z_MAX` back; nil when its numbers are the keys
+        /// and every root's `Z_MAX` is the last number (what a store without the key is read as).
+        func recordedRanges(layout: StoreLayout) -> PropertyListValue? {
+            guard roots.contains(where: { offsets[$0] != 0 || (maxima[$0] ?? 0) != lastNumber }) else { return nil }
+            var ranges: [String: PropertyListValue] = [:]
+            for root in roots {
+                guard let name = layout.entity(number: root)?.name else { continue }
+                ranges[name] = .array([.integer(offsets[root] ?? 0), .integer(maxima[root] ?? 0)])
+            }
+            return .dictionary(ranges)
         }
 
         /// The object number of an object of the store.

@@ -26,7 +26,7 @@ enum PropertyListXML {
         while true {
             switch try parser.next() {
             case .text(let text):
-                guard text.allSatisfy(\.isWhitespace) else { throw parser.error("text inside <plist>") }
+                guard text.isXMLSpace else { throw parser.error("text inside <plist>") }
             case .start(let name, _):
                 guard value == nil else { throw parser.error("<plist> holds more than one value") }
                 value = try readValue(named: name, from: parser)
@@ -46,7 +46,7 @@ enum PropertyListXML {
         case "array": return try readArray(from: parser)
         case "string": return .string(try text(of: name, from: parser))
         case "true", "false":
-            guard try text(of: name, from: parser).allSatisfy(\.isWhitespace) else { throw parser.error("<\(name)/> holds text") }
+            guard try text(of: name, from: parser).isXMLSpace else { throw parser.error("<\(name)/> holds text") }
             return .bool(name == "true")
         case "integer":
             let text = try text(of: name, from: parser).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -75,7 +75,7 @@ enum PropertyListXML {
         while true {
             switch try parser.next() {
             case .text(let text):
-                guard text.allSatisfy(\.isWhitespace) else { throw parser.error("text inside <dict>") }
+                guard text.isXMLSpace else { throw parser.error("text inside <dict>") }
             case .start("key", _):
                 guard key == nil else { throw parser.error("two <key>s in a row in <dict>") }
                 key = try text(of: "key", from: parser)
@@ -98,7 +98,7 @@ enum PropertyListXML {
         while true {
             switch try parser.next() {
             case .text(let text):
-                guard text.allSatisfy(\.isWhitespace) else { throw parser.error("text inside <array>") }
+                guard text.isXMLSpace else { throw parser.error("text inside <array>") }
             case .start(let name, _):
                 result.append(try readValue(named: name, from: parser))
             case .end:

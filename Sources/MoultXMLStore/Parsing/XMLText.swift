@@ -2,8 +2,11 @@ import Foundation
 
 /// Escaping of text and attribute values for the writer.
 enum XMLText {
-    /// `text` with `&`, `<` and `>` written as entities, and the characters an XML reader would not give
-    /// back as they are (a carriage return, control characters) as character references.
+    /// `text` with `&`, `<`, `>` and `"` written as entities, and a carriage return (which an XML reader
+    /// turns into a line feed) and DEL as character references.
+    ///
+    /// The text must hold only characters XML 1.0 can carry (see ``firstUnrepresentable(in:)``): the
+    /// writer checks every value before this is called.
     static func escaped(_ text: String) -> String {
         guard text.utf8.contains(where: needsEscape) else { return text }
         var result = ""
@@ -14,9 +17,8 @@ enum XMLText {
             case "<": result += "&lt;"
             case ">": result += "&gt;"
             case "\"": result += "&quot;"
-            case "\n", "\t": result.unicodeScalars.append(scalar)
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                result += "&#x" + String(scalar.value, radix: 16, uppercase: true) + ";"
+            case "\r": result += "&#xD;"
+            case "\u{7F}": result += "&#x7F;"
             default: result.unicodeScalars.append(scalar)
             }
         }
@@ -25,7 +27,31 @@ enum XMLText {
 
     private static func needsEscape(_ byte: UInt8) -> Bool {
         byte == UInt8(ascii: "&") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "\"")
-            || (byte < 0x20 && byte != 0x0A && byte != 0x09) || byte == 0x7F
+            || byte == 0x0D || byte == 0x7F
+    }
+
+    /// Whether XML 1.0 can carry a character, raw or as a reference (its `Char` production: tab, line
+    /// feed, carriage return, U+0020–U+D7FF, U+E000–U+FFFD, U+10000 and above; a Swift string holds no
+    /// lone surrogate).
+    static func isCharacter(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x09, 0x0A, 0x0D, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: true
+        default: false
+        }
+    }
+
+    /// The first character of `text` that no XML 1.0 file can hold (U+0000, the other C0 controls but
+    /// tab, line feed and carriage return, U+FFFE, U+FFFF), or nil.
+    static func firstUnrepresentable(in text: String) -> Unicode.Scalar? {
+        // Only bytes below 0x20 and the lead byte 0xEF of U+FFFE/U+FFFF can start one.
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0xEF }) else { return nil }
+        return text.unicodeScalars.first { !isCharacter($0.value) }
+    }
+
+    /// How an unrepresentable character is named in a message: `U+0000`.
+    static func name(of scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 }
 
@@ -79,4 +105,9 @@ enum Base64 {
     static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
     }
+}
+
+extension StringProtocol {
+    /// Whether the text is only XML's white space (space, tab, line feed, carriage return), or empty.
+    var isXMLSpace: Bool { utf8.allSatisfy(XMLPullParser.isSpace) }
 }

@@ -51,7 +51,7 @@ public final class XMLStore {
     ///   - url: The XML store.
     ///   - layout: The layout of the model version whose hashes the store's metadata has.
     /// - Throws: ``XMLStoreError`` naming the line: a file that is not an XML store, malformed XML, an
-    ///   object the model does not allow, an object number used twice in one entity hierarchy.
+    ///   object the model does not allow, an object number used twice.
     public convenience init(url: URL, layout: StoreLayout) throws(XMLStoreError) {
         try self.init(indexing: XMLStoreReader(url: url), layout: layout) { () throws(XMLStoreError) in try XMLStoreReader(url: url) }
     }
@@ -109,21 +109,19 @@ public final class XMLStore {
         try XMLStore(sharingIndexOf: self)
     }
 
-    /// Refuses an object number used twice in one inheritance hierarchy: the two objects would have one
-    /// primary key (the conversion to SQLite refuses it too).
+    /// Refuses an object number used twice: each object of an XML store has its own, whatever its
+    /// entity (two in one hierarchy would also have one primary key).
     private func checkUniqueKeys() throws(XMLStoreError) {
-        for root in layout.entities where root.number == root.rootNumber {
-            var merged = entries(of: root.hierarchyNumbers, after: 0, through: nil)
-            var previous: Int64?
-            while let (entity, entry) = merged.next() {
-                if entry.key == previous {
-                    let name = layout.entity(number: entity)?.name
-                    throw XMLStoreError(
-                        .malformed, "the object id z\(entry.key) is used twice in the hierarchy of \(root.name)", path: path, entity: name,
-                        objectID: "z\(entry.key)")
-                }
-                previous = entry.key
-            }
+        var all: [(key: Int64, entity: Int32)] = []
+        all.reserveCapacity(index.values.reduce(0) { $0 + $1.count })
+        for (entity, entries) in index { for entry in entries { all.append((entry.key, entity)) } }
+        all.sort { $0.key < $1.key }
+        for position in all.indices.dropFirst() where all[position].key == all[position - 1].key {
+            let key = all[position].key
+            let names = [all[position - 1].entity, all[position].entity].compactMap { layout.entity(number: $0)?.name }
+            throw XMLStoreError(
+                .malformed, "the object id z\(key) is used twice (objects of \(names.joined(separator: " and "))): each object of an XML store has its own",
+                path: path, entity: names.last, objectID: "z\(key)")
         }
     }
 
@@ -203,6 +201,15 @@ public final class XMLStore {
     func row(_ entry: Entry, entity number: Int32, as read: EntityLayout) throws(StoreError) -> ObjectRow {
         let (object, layout) = try object(entry, entity: number)
         var values = object.values
+        for slot in layout.attributes.indices where layout.attributes[slot].type == .decimal && values[slot] != .null {
+            // A Decimal as the SQLite cursor gives it, so that a run reads the same values from either form.
+            guard let decimal = XMLValueCoding.foundationDecimal(values[slot]) else {
+                throw StoreError(
+                    .invalidValue, "attribute '\(layout.attributes[slot].name)' holds \(values[slot]), beyond the range of a Decimal",
+                    path: path, entity: layout.name, primaryKey: entry.key)
+            }
+            values[slot] = decimal
+        }
         for (index, toOne) in layout.toOneRelationships.enumerated() where toOne.entityColumn != nil {
             let slot = layout.attributes.count + index
             guard case .object(let target) = values[slot] else { continue }
