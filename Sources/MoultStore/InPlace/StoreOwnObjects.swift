@@ -9,7 +9,7 @@ import MoultModel
 ///
 /// An in-place migration keeps them, as Core Data does: a step by SQL leaves a table of the store's own
 /// as it is, and drops a trigger, view or index on an entity's table around its change and makes it
-/// again after, when every table and column it names is still there. ``fates(byStepFrom:to:renumbered:)``
+/// again after, when every table and column it names is still there. ``fates(byStepFrom:to:renumbered:rebuilt:)``
 /// says, per object, what a step does with it and why; the same answer drives `plan` and `migrate`.
 ///
 /// ```swift
