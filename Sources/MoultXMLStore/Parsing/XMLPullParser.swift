@@ -472,9 +472,17 @@ final class XMLPullParser {
     /// names are all ASCII: a name holding another character is refused.
     private func readName(what: String) throws(XMLStoreError) -> String {
         var bytes: [UInt8] = []
-        while let byte = try peek(), Self.isNameCharacter(byte) {
-            bytes.append(advance())
+        // A run of name characters at a time (a name holds no line end).
+        while try ensure(1) {
+            let start = position
+            var end = position
+            buffer.withUnsafeBufferPointer { bytes in
+                while end < bytes.count, Self.isNameCharacter(bytes[end]) { end += 1 }
+            }
+            bytes.append(contentsOf: buffer[start..<end])
+            position = end
             guard bytes.count <= 1024 else { throw error("a name is longer than 1024 bytes") }
+            if end < buffer.count { break }
         }
         guard let first = bytes.first else { throw error("a \(what) without a name") }
         guard Self.isNameStart(first) else { throw error("a \(what) that does not begin with a letter, '_' or ':'") }
@@ -559,7 +567,20 @@ final class XMLPullParser {
                 return try string(bytes)
             }
             if byte == UInt8(ascii: "<") { throw error("'<' inside an attribute value of <\(element)>") }
-            if byte == UInt8(ascii: "&") {
+            // Plain bytes a run at a time, up to the quote, markup, a reference or white space to normalize.
+            let start = position
+            var end = position
+            buffer.withUnsafeBufferPointer { bytes in
+                while end < bytes.count {
+                    let byte = bytes[end]
+                    if byte == quote || byte == UInt8(ascii: "<") || byte == UInt8(ascii: "&") || byte == 0x0D || byte == 0x0A || byte == 0x09 { break }
+                    end += 1
+                }
+            }
+            if end > start {
+                bytes.append(contentsOf: buffer[start..<end])
+                position = end
+            } else if byte == UInt8(ascii: "&") {
                 try appendReference(to: &bytes)
             } else if byte == 0x0D {
                 _ = advance()
