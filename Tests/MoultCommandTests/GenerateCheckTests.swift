@@ -5,7 +5,7 @@ import Testing
 /// Issue 39, item 4: generated stores obey their model (required one-to-ones on both sides, to-many
 /// minimum and maximum counts, uniqueness), and `moult generate --check` says so, or names what fails.
 @Suite struct GenerateCheckTests {
-    static let rooms = Fixtures.packageRoot.appending(path: "Tests/Fixtures/generator/Rooms.xcdatamodeld").path
+    static let rooms = Fixtures.packageRoot.appending(path: "Tests/GeneratorModels/Rooms.xcdatamodeld").path
 
     /// 40 objects over 3 entities once gave 14 rooms and 13 keys (a room without its required key), and
     /// rooms with one item of a minimum two.

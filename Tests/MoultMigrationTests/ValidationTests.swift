@@ -87,7 +87,9 @@ import Testing
         let error = try #require(throws: MigrationError.self) {
             try People.migrate(source, to: "v5", mappings: [MappingModel(contentsOf: file)], output: output)
         }
-        #expect(error.category.exitCode == 65, "\(error)")
+        // Issue 39: a validation failure (67) on every path, naming the entity, the attribute and the object.
+        #expect(error.category.exitCode == 67, "\(error)")
+        #expect(error.description.contains("Company: the uniqueness constraint on name is broken"), "\(error)")
         #expect(error.mapping == "AdultToCompany" && error.entity == "Company", "\(error)")
         #expect(error.description.contains("UNIQUE constraint failed: ZCOMPANY.ZNAME"), "\(error)")
         #expect(!FileManager.default.fileExists(atPath: output.path))
