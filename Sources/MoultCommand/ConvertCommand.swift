@@ -35,6 +35,7 @@ struct ConvertCommand: AsyncParsableCommand {
     /// Removes a conversion's file and its companions (a run stopped while writing it left them).
     static func remove(_ written: URL) {
         for suffix in ["", "-wal", "-shm", "-journal"] { FileOperations.remove(written.path(percentEncoded: false) + suffix) }
+        try? AbandonCommand.remove(ExternalDataReference.supportFolder(besideStore: written))
     }
 
     func validate() throws {
@@ -58,6 +59,10 @@ struct ConvertCommand: AsyncParsableCommand {
             defer { lock.release() }
             if FileManager.default.fileExists(atPath: output) {
                 throw MigrationError(.outputExists, "\(output) already exists; Moult never overwrites a store")
+            }
+            let support = ExternalDataReference.supportFolder(besideStore: destination)
+            if AbandonCommand.exists(support) {
+                throw MigrationError(.outputExists, "\(support.path(percentEncoded: false)) already exists; Moult never overwrites a store's external data")
             }
             // The source's identity before it is read, checked again before DEST appears: a store another
             // program wrote to meanwhile would give objects of two states of it.
@@ -96,6 +101,11 @@ struct ConvertCommand: AsyncParsableCommand {
             }
             let changes = changed()
             guard changes.isEmpty else { throw refuse(changes) }
+            // The external files written beside the conversion (XML → SQLite) go with it, their folder first.
+            let writtenSupport = ExternalDataReference.supportFolder(besideStore: written)
+            if AbandonCommand.exists(writtenSupport) {
+                try FileOperations.rename(writtenSupport.path(percentEncoded: false), to: support.path(percentEncoded: false), durable: true)
+            }
             try FileOperations.rename(written.path(percentEncoded: false), to: destination.path(percentEncoded: false), durable: true)
             print("converted \(store) (\(type), version \(version.name)) to \(output) (\(to)): \(count) objects")
         }

@@ -109,7 +109,7 @@ struct GenerateCommand: AsyncParsableCommand {
         guard !manager.fileExists(atPath: support.path) else {
             throw StoreError(.alreadyExists, "an external data folder is already there; moult generate does not overwrite it", path: support.path)
         }
-        let temporary = url.deletingLastPathComponent().appending(path: ".\(url.deletingPathExtension().lastPathComponent)-moult-\(UUID().uuidString).sqlite")
+        let temporary = RunNames.uniqueTemporary(for: url.deletingPathExtension().appendingPathExtension("sqlite"))
         let temporarySupport = ExternalDataReference.supportFolder(besideStore: temporary)
         func removeTemporary() {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? manager.removeItem(atPath: temporary.path + suffix) }

@@ -84,6 +84,7 @@ public enum RunNames {
         let folders = [work(forOutput: target), steps(forOutput: target), inPlaceWork(for: target), xmlWork(for: target), xmlWorkDone(for: target)]
         return folders + folders.map(removing) + [
             status(for: target), upToDateCopy(for: target), conversion(for: target), URL(filePath: temporary(for: target.path(percentEncoded: false))),
+            ExternalDataReference.supportFolder(besideStore: conversion(for: target)),
         ]
     }
 
