@@ -38,8 +38,8 @@ public struct MoultCommand: AsyncParsableCommand {
     public static var subcommands: [any ParsableCommand.Type] {
         [
             HashCommand.self, InspectCommand.self, CreateCommand.self, InferCommand.self, PlanCommand.self, MigrateCommand.self,
-            MappingCommand.self, FinishCommand.self, StatusCommand.self, VerifyCommand.self, FleetCommand.self, ModelCommand.self,
-            FaultPointsCommand.self, AbandonCommand.self,
+            MappingCommand.self, FinishCommand.self, StatusCommand.self, AbandonCommand.self, VerifyCommand.self, FleetCommand.self, ModelCommand.self,
+            FaultPointsCommand.self,
             ConvertCommand.self,
             GenerateCommand.self, GenerateModelsCommand.self,
             TestCommand.self,
