@@ -29,13 +29,15 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The Swift runtime linked in statically: the binaries start on a machine without the toolchain
+# (scripts/check-static.sh checks it; ldd names only the C libraries the README lists).
 release: deps
-	$(SWIFT) build -c release --product moult
-	$(SWIFT) build -c release --product moult-people
+	$(SWIFT) build -c release --static-swift-stdlib --product moult
+	$(SWIFT) build -c release --static-swift-stdlib --product moult-people
 
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 .build/release/moult .build/release/moult-people $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 -s .build/release/moult .build/release/moult-people $(DESTDIR)$(PREFIX)/bin/
 	@echo "installed moult and moult-people in $(DESTDIR)$(PREFIX)/bin"
 
 image:
