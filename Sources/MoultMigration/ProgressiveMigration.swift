@@ -201,7 +201,8 @@ public struct ProgressiveMigration {
         defer { lock.release() }
         // A rerun of a finished migration with the same arguments, of the source as it was: its output
         // says so, nothing is written.
-        let record = try runRecord()
+        let content = try sourceContent()
+        let record = try runRecord(content: content)
         if isFinishedOutput(output, record: record) { return [] }
         let (directory, existed, chainUnderWay) = try claimStepsDirectory(for: output, resume: resume)
         var reports: [StreamingMigrator.Report] = []
@@ -213,6 +214,8 @@ public struct ProgressiveMigration {
                 let isLast = offset == steps.count - 1
                 let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
                 let migrator = self.migrator(for: step, source: input, runRecord: isLast ? record : nil)
+                // The first step reads the store whose content was just read: not read again at its start.
+                if offset == 0 { migrator.knownSourceContent = content }
                 // An intermediate store made by SQL (see `intermediateBySQL`) is at its version as soon as it is there.
                 let finished = (!isLast || chainUnderWay || resume) && manager.fileExists(atPath: stepOutput.path)
                     && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
@@ -401,10 +404,15 @@ public struct ProgressiveMigration {
     /// chain's fingerprint and the source's content (``/MoultStore/StoreContentDigest``), the same for
     /// every run of these arguments on this state of the store, so that outputs stay identical, and
     /// another for any other state of it, whatever its times say.
-    func runRecord() throws -> String {
-        let content: StoreContentDigest
-        do { content = try StoreContentDigest(of: store) } catch { throw StreamingMigrator.classify(error) }
-        return RunArguments.hash(try chainFingerprintText() + "source-content \(content.hex)\n")
+    func runRecord() throws -> String { try runRecord(content: sourceContent()) }
+
+    func runRecord(content: StoreContentDigest) throws -> String {
+        RunArguments.hash(try chainFingerprintText() + "source-content \(content.hex)\n")
+    }
+
+    /// The source's content digest, read once a run (one pass over the store's pages).
+    func sourceContent() throws -> StoreContentDigest {
+        do { return try StoreContentDigest(of: store) } catch { throw StreamingMigrator.classify(error) }
     }
 
     /// Whether `output` is the finished result of this migration (its metadata holds `record`, see

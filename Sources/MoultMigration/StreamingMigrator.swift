@@ -45,6 +45,10 @@ public final class StreamingMigrator {
         get { job.externalDataHome }
         set { job.externalDataHome = newValue }
     }
+    /// The source's content digest when the caller has just read it (a chain's first step, whose store
+    /// the chain read for its run record): the run's start records it instead of reading the store again.
+    /// A source written between the two reads is still refused, by the check before the rename.
+    var knownSourceContent: StoreContentDigest?
     /// The store beside which the source's external files are.
     var externalDataSource: URL { job.externalDataSource }
 
@@ -105,7 +109,8 @@ public final class StreamingMigrator {
         try? FileManager.default.removeItem(at: Self.trashDirectory(for: paths.work))
         let source = try openSource()
         // The source's identity, its content included: a resume, and the swap, go on only from the same store.
-        let sourceState = try StoreFileState(of: sourceURL, content: true)
+        var sourceState = try StoreFileState(of: sourceURL, content: knownSourceContent == nil)
+        if let knownSourceContent { sourceState.content = knownSourceContent }
         let arguments = try job.fingerprintText(source: source)
         let fingerprint = RunArguments.hash(arguments)
         let mismatch = { self.mismatch(paths.work, arguments: arguments) }

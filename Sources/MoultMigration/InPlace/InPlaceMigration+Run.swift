@@ -239,6 +239,8 @@ extension InPlaceMigration {
                 events?(.inPlaceStep(stepEvent(offset, .started, streamedMethod, since: start)))
                 let streamed = stepOutput(offset, work: work, bySQL: false)
                 let migrator = chain.migrator(for: step, source: input)
+                // (The store's content was read when the chain began; a resume compares it all the same.)
+                if input == store { migrator.knownSourceContent = startState.content }
                 // The external files stay in the store's folder: read there, never carried into the work folder.
                 migrator.externalDataHome = store
                 if manager.fileExists(atPath: streamed.path) && !manager.fileExists(atPath: migrator.workDirectory(for: streamed).path) {
