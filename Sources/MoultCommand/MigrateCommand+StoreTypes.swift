@@ -45,14 +45,13 @@ extension MigrateCommand {
         let finished = RunNames.xmlWorkDone(for: final)
         let wasFinished = FileManager.default.fileExists(atPath: finished.path(percentEncoded: false))
         try? FileManager.default.removeItem(at: finished)
-        if outputOption == nil, source == .xml, try arguments.migration().isUpToDate {
+        if outputOption == nil, source == .xml, case let migration = try arguments.migration(), migration.isUpToDate {
             // In place on a store already at the target version: nothing is written, its backup and the
             // store stay as they are. (A run stopped after its new file was renamed over the store, its
             // backup made before, left its work folder: removed whole.)
             if (try? FileOperations.rename(work.path(percentEncoded: false), to: finished.path(percentEncoded: false), durable: false)) != nil {
                 try? FileManager.default.removeItem(at: finished)
             }
-            let migration = try arguments.migration()
             return try printUpToDate(
                 UpToDateReport(
                     store: store, inPlace: true, from: migration.sourceVersion.name, to: migration.targetVersion.name, nothingToMigrate: true, steps: []),
