@@ -80,7 +80,7 @@ struct ConvertCommand: AsyncParsableCommand {
             }
             do {
                 if type == .xml {
-                    version = try StoreTypeSupport.version(ofXML: store, in: versioned)
+                    version = try XMLStoreRun.version(ofXML: URL(filePath: store), in: versioned)
                     count = try XMLStoreConversion.sqlite(from: source, model: version.model, to: written)
                 } else {
                     let metadata = try StoreMetadata(contentsOf: URL(filePath: store))
@@ -88,7 +88,7 @@ struct ConvertCommand: AsyncParsableCommand {
                         throw MigrationError(
                             .incompatibleStore,
                             "no version of \(versioned.name) matches the store \(store):\n"
-                                + ProgressiveMigration.versionDifferences(versioned, metadata.entityHashes))
+                                + versioned.versionDifferences(from: metadata.entityHashes))
                     }
                     version = matching
                     count = try XMLStoreConversion.xml(from: source, model: version.model, to: written)

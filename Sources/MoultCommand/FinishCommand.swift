@@ -30,7 +30,7 @@ struct FinishCommand: AsyncParsableCommand {
             guard let version = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
                 throw MigrationError(
                     .incompatibleStore,
-                    "no version of \(versioned.name) matches the store \(store):\n" + ProgressiveMigration.versionDifferences(versioned, metadata.entityHashes))
+                    "no version of \(versioned.name) matches the store \(store):\n" + versioned.versionDifferences(from: metadata.entityHashes))
             }
             let done = try InPlaceMigration.finishPendingCleanup(of: url, layout: StoreLayout(model: version.model))
             print(done == 0 ? "nothing pending in \(store)" : "finished \(done) pending clean-up step(s) in \(store) (\(version.name))")

@@ -44,7 +44,7 @@ extension InspectCommand {
             throw MigrationError(
                 .incompatibleStore,
                 "no version of \(versioned.name) matches the store \(store):\n"
-                    + ProgressiveMigration.versionDifferences(versioned, metadata.entityHashes))
+                    + versioned.versionDifferences(from: metadata.entityHashes))
         }
         return true
     }

@@ -44,7 +44,7 @@ struct InspectCommand: AsyncParsableCommand {
                 throw MigrationError(
                     .incompatibleStore,
                     "no version of \(versioned.name) matches the store \(url.path):\n"
-                        + ProgressiveMigration.versionDifferences(versioned, inspection.metadata.entityHashes))
+                        + versioned.versionDifferences(from: inspection.metadata.entityHashes))
             }
         }
     }

@@ -26,7 +26,7 @@ extension MigrateCommand {
         if chain.isUpToDate {
             Self.removeStatusOfAFinishedRun(chain.store)
             log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
-            switch InPlaceMigration.cleanUp(chain.store) {
+            switch RunFolder.inPlace(chain.store).cleanUp() {
             case .missing(let backup)?:
                 printError("moult: warning: an earlier, interrupted run of this migration kept the original store as \(backup.path), which is no longer there; the store itself is complete at version \(chain.targetVersion.name)")
             case .present(let backup)?:
@@ -65,7 +65,7 @@ extension MigrateCommand {
                 lines.append(StepReport.line(index, step) + (result.ranBySQL[index] ? ": by SQL" : ": streamed, then swapped in"))
             }
             if let backup = report.backup {
-                let first = InPlaceMigration.backupURL(for: chain.store).path
+                let first = RunNames.backup(of: chain.store).path
                 lines.append("the original is kept as \(backup)" + (backup == first ? "" : " (\(first) is an earlier migration's original, left as it was)"))
             }
             let pending = (try? InPlaceMigration.pendingCleanup(in: StoreMetadata(contentsOf: chain.store))) ?? []

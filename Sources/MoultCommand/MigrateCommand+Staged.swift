@@ -35,7 +35,7 @@ extension MigrateCommand {
         if migration.isUpToDate {
             // What an earlier run killed after its last step left: its status file, lock file and work folder.
             Self.removeStatusOfAFinishedRun(URL(filePath: arguments.store))
-            _ = InPlaceMigration.cleanUp(URL(filePath: arguments.store))
+            _ = RunFolder.inPlace(URL(filePath: arguments.store)).cleanUp()
             log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
             return try printUpToDate(
                 UpToDateReport(store: arguments.store, staged: true, written: false, to: migration.targetVersion.name, stagesRun: []), log: log)

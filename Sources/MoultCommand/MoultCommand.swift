@@ -68,6 +68,8 @@ public struct MoultCommand: AsyncParsableCommand {
                   74  I/O failure (cannot read, write, lock or create a file)
                   75  interrupted but resumable (killed, cancelled, disk full):
                       run the same command again
+                64 to 67 and 73 leave every file as the run found it; 74 and 75
+                keep only the work a rerun resumes (moult abandon removes it).
                 """,
             version: version,
             // A command of the app's own with a name Moult uses (moult-people's People `generate`) takes its place.

@@ -29,7 +29,7 @@ struct StatusCommand: AsyncParsableCommand {
             let output = URL(filePath: destination)
             let live = StatusFile.read(output: output)
             // In place (DEST is the store itself): the streamed steps' checkpoints in its work folder too.
-            let checkpoints = MigrationCheckpointStatus.read(output: output) + InPlaceMigration.checkpoints(of: output)
+            let checkpoints = MigrationCheckpointStatus.read(output: output) + RunFolder.inPlace(output).checkpoints()
             let exists = FileManager.default.fileExists(atPath: output.path)
             // The run that holds DEST's lock, if one does (whatever its status file says).
             let holder = RunLock.holder(of: output)

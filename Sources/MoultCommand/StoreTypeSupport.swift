@@ -20,27 +20,9 @@ enum StoreTypeSupport {
         return type
     }
 
-    /// The version of a model whose entity hashes are an XML store's.
-    ///
-    /// - Throws: ``/MoultEngine/MigrationError`` (`.incompatibleStore`, exit 66) when no version matches.
-    static func version(ofXML path: String, in versioned: VersionedModel) throws -> VersionedModel.Version {
-        let metadata = try XMLStoreReader(url: URL(filePath: path)).info.storeMetadata()
-        guard let version = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
-            throw MigrationError(
-                .incompatibleStore,
-                "no version of \(versioned.name) matches the XML store \(path):\n"
-                    + ProgressiveMigration.versionDifferences(versioned, metadata.entityHashes))
-        }
-        return version
-    }
-
-    /// Converts an XML store into an SQLite store at `destination` (its model version found by its
-    /// hashes), unless a finished copy is already there (a resumed run).
+    /// Converts an XML store into an SQLite store at `destination` (``/MoultMigration/XMLStoreRun/sqliteCopy(ofXML:model:at:)``).
     static func sqliteCopy(ofXML path: String, model: String, at destination: URL) throws {
-        guard !FileManager.default.fileExists(atPath: destination.path(percentEncoded: false)) else { return }
-        let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: false)
-        let version = try version(ofXML: path, in: versioned)
-        try XMLStoreConversion.sqlite(from: URL(filePath: path), model: version.model, to: destination)
+        try XMLStoreRun.sqliteCopy(ofXML: URL(filePath: path), model: URL(filePath: model), at: destination)
     }
 
     /// Runs `body` with every XML store among `paths` replaced by an SQLite copy in a temporary folder

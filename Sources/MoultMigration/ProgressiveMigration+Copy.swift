@@ -14,7 +14,7 @@ extension ProgressiveMigration {
     ///   `.io`, `.interrupted` (the disk is full).
     public func copyUpToDate(to output: URL) throws -> Bool {
         precondition(isUpToDate, "copyUpToDate(to:) is for a store already at the target version")
-        let lock = try StreamingMigrator.runLock(for: output, purpose: "copying the store to it")
+        let lock = try RunFolder.claim(output, purpose: "copying the store to it")
         defer { lock.release() }
         let record = try runRecord()
         let manager = FileManager.default
@@ -51,7 +51,7 @@ extension ProgressiveMigration {
             try FileOperations.rename(temporary.path(percentEncoded: false), to: output.path(percentEncoded: false), durable: true)
         } catch {
             try? manager.removeItem(at: temporary)
-            throw StreamingMigrator.classify(error)
+            throw MigrationError.classifying(error)
         }
         return true
     }

@@ -46,7 +46,7 @@ extension ProgressiveMigration {
             defer { source.close() }
             try source.copy(to: copy)
         } catch {
-            let full = error.code == .diskFull || StreamingMigrator.isNearlyFull(output.deletingLastPathComponent())
+            let full = error.code == .diskFull || RunFiles.isNearlyFull(output.deletingLastPathComponent())
             removeCopy()
             if full {
                 throw MigrationError(.interrupted, "the disk is full: no room for a copy of \(input.path); free some space and run the same command again", underlying: error)
@@ -58,7 +58,7 @@ extension ProgressiveMigration {
         let ran: Bool
         var warnings: [String] = []
         do {
-            ran = try InPlaceMigration.runSQL(
+            ran = try SQLSteps.run(
                 script, step: step, store: copy, timeout: .seconds(2), durable: options.durable, scratch: true, externalData: home ?? input,
                 warn: { warnings.append($0) })
             if ran {
@@ -69,10 +69,10 @@ extension ProgressiveMigration {
             }
         } catch {
             removeCopy()
-            let code = StreamingMigrator.classify(error).code
+            let code = MigrationError.classifying(error).code
             // SQLite says "disk full" or fails to read a damaged copy: when the disk has room, the
             // input is to blame, and the streamed step says what is wrong with it.
-            if code == .interrupted || code == .io, !StreamingMigrator.isNearlyFull(output.deletingLastPathComponent()) { return false }
+            if code == .interrupted || code == .io, !RunFiles.isNearlyFull(output.deletingLastPathComponent()) { return false }
             throw error
         }
         guard ran else {
@@ -83,9 +83,9 @@ extension ProgressiveMigration {
         for warning in warnings { events?(.warning(MigrationEvent.Warning(message: warning))) }
         // In place (`home`), the files stay in the store's folder: checked there, not carried.
         try carryExternalData(of: copy, step: step, input: home ?? input, output: home ?? output, events: events)
-        if options.durable { try StreamingMigrator.syncFile(copy) }
-        try InPlaceMigration.rename(copy, to: output)
-        if options.durable { try StreamingMigrator.syncFile(output.deletingLastPathComponent()) }
+        if options.durable { try RunFiles.sync(copy) }
+        try RunFiles.rename(copy, to: output)
+        if options.durable { try RunFiles.sync(output.deletingLastPathComponent()) }
         event(.done)
         return true
     }

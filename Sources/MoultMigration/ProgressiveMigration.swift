@@ -3,6 +3,7 @@ public import Foundation
 public import MoultMapping
 public import MoultModel
 import MoultStore
+import MoultXMLStore
 
 /// Migrates a store from whichever version of a versioned model made it to a target version: each
 /// mapping model given is one step (or a pass of one), and each stretch between them is inferred by
@@ -101,7 +102,7 @@ public struct ProgressiveMigration {
         guard let source = model.version(matchingEntityHashes: metadata.entityHashes) else {
             throw MigrationError(
                 .incompatibleStore,
-                "no version of \(model.name) matches the store \(store.path):\n" + Self.versionDifferences(model, metadata.entityHashes))
+                "no version of \(model.name) matches the store \(store.path):\n" + model.versionDifferences(from: metadata.entityHashes))
         }
         sourceVersion = source
         let targetVersion = try target.map { name in
@@ -114,19 +115,6 @@ public struct ProgressiveMigration {
         self.targetVersion = targetVersion
         let labels = mappings.indices.map { $0 < mappingLabels.count ? mappingLabels[$0] : "mapping \($0 + 1)" }
         chainPlan = ChainPlan(steps: try Self.chain(model: model, from: source, to: targetVersion, mappings: mappings, labels: labels))
-    }
-
-    /// Each version's differences from a store's entity hashes, one line per version: what `migrate`
-    /// and `inspect` print when no version matches a store.
-    public static func versionDifferences(_ model: VersionedModel, _ storeHashes: [String: VersionHash]) -> String {
-        let lines = model.versions.map { version in
-            "  \(version.name): " + version.model.hashDifferences(from: storeHashes).map(\.description).joined(separator: "; ")
-        }
-        guard model.versions.count == 1 else { return lines.joined(separator: "\n") }
-        // A single .xcdatamodel given where its .xcdatamodeld was meant.
-        return (lines + [
-            "  the model has one version only: give the .xcdatamodeld folder that holds every version (not one .xcdatamodel in it), so that the store's own version is found"
-        ]).joined(separator: "\n")
     }
 
     /// The migrator of each step, given the store it reads.
@@ -197,7 +185,7 @@ public struct ProgressiveMigration {
         try checkPolicies()
         // One run per destination: a second one fails here (busy), having touched nothing. (The last
         // step's migrator takes the same lock again, on this thread.)
-        let lock = try StreamingMigrator.runLock(for: output, purpose: "migrating into it")
+        let lock = try RunFolder.claim(output, purpose: "migrating into it")
         defer { lock.release() }
         // A rerun of a finished migration with the same arguments, of the source as it was: its output
         // says so, nothing is written.
@@ -219,7 +207,7 @@ public struct ProgressiveMigration {
                 // An intermediate store made by SQL (see `intermediateBySQL`) is at its version as soon as it is there.
                 let finished = (!isLast || chainUnderWay || resume) && manager.fileExists(atPath: stepOutput.path)
                     && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
-                    && (migrator.isFinishedOutput(stepOutput) || (!isLast && Self.store(stepOutput, isAt: step.to)))
+                    && (migrator.isFinishedOutput(stepOutput) || (!isLast && step.to.holdsStore(at: stepOutput)))
                 if !finished {
                     reportLosses(of: step, offset: offset, in: input, losses: losses, events: events)
                     // (An XML input is streamed: the SQL works on an SQLite store's copy.)
@@ -266,7 +254,7 @@ public struct ProgressiveMigration {
             // temporary file). It is this run's to take.
             let entries = (try? manager.contentsOfDirectory(atPath: directory.path)) ?? []
             if !entries.contains(where: { $0.hasSuffix(".sqlite") || $0.hasSuffix(RunNames.workSuffix) }) {
-                StreamingMigrator.removeWorkDirectory(directory)
+                RunFolder.remove(directory)
                 existed = false
             }
         }
@@ -342,7 +330,7 @@ public struct ProgressiveMigration {
     /// a chain. A failure a resume could not fix leaves no work folder behind, nor does another
     /// migration's work found by a chain whose folder this run made.
     private func failure(_ error: any Error, inStep current: Int, directory: URL, existed: Bool) -> MigrationError {
-        var failure = StreamingMigrator.classify(error)
+        var failure = MigrationError.classifying(error)
         if steps.count > 1 {
             let step = steps[current]
             failure.message = "step \(current + 1) of \(steps.count) (\(step.from.name) → \(step.to.name)): " + failure.message
@@ -352,22 +340,16 @@ public struct ProgressiveMigration {
         }
         if steps.count > 1, failure.category != .interrupted, failure.category != .io, failure.code != .checkpointMismatch {
             // Nothing a resume could fix: leave nothing behind.
-            StreamingMigrator.removeWorkDirectory(directory)
+            RunFolder.remove(directory)
         } else if steps.count > 1, !existed, failure.code == .checkpointMismatch {
             // A step found another migration's work at its own work folder (the last step's is
             // beside the output): the chain folder made by this run holds only this run's work.
-            StreamingMigrator.removeWorkDirectory(directory)
+            RunFolder.remove(directory)
         }
         return failure
     }
 
     // MARK: - Intermediate stores by SQL
-
-    /// Whether a store is there, readable, and at a version (by its entity hashes).
-    static func store(_ url: URL, isAt version: VersionedModel.Version) -> Bool {
-        guard let metadata = try? StoreMetadata(contentsOf: url) else { return false }
-        return version.model.hashDifferences(from: metadata.entityHashes).isEmpty
-    }
 
     /// Checks that every policy the steps' mappings name can be had (registered, bound, or built in,
     /// and a built-in one fits its step's models), before anything runs.
@@ -412,7 +394,7 @@ public struct ProgressiveMigration {
 
     /// The source's content digest, read once a run (one pass over the store's pages).
     func sourceContent() throws -> StoreContentDigest {
-        do { return try StoreContentDigest(of: store) } catch { throw StreamingMigrator.classify(error) }
+        do { return try StoreContentDigest(of: store) } catch { throw MigrationError.classifying(error) }
     }
 
     /// Whether `output` is the finished result of this migration (its metadata holds `record`, see
@@ -423,6 +405,14 @@ public struct ProgressiveMigration {
             !manager.fileExists(atPath: migrator(for: steps[steps.count - 1], source: store).workDirectory(for: output).path),
             let recorded = try? StoreMetadata(contentsOf: output).runRecord
         else { return false }
+        return recorded == record
+    }
+
+    /// Whether `output`, an XML store, is the finished result of this migration: its metadata holds
+    /// this run's record (``runRecord()``: these arguments, this content of the source), carried from
+    /// the SQLite store it was written from.
+    public func isFinished(xmlOutput output: URL) -> Bool {
+        guard let recorded = try? XMLStoreReader(url: output).info.storeMetadata().runRecord, let record = try? runRecord() else { return false }
         return recorded == record
     }
 

@@ -104,9 +104,9 @@ public final class StreamingMigrator {
         let paths = RunPaths(work: workDirectory(for: output), output: output)
 
         // One run per destination: a second one fails here, having touched nothing.
-        let lock = try Self.runLock(for: output, purpose: "migrating into it")
+        let lock = try RunFolder.claim(output, purpose: "migrating into it")
         defer { lock.release() }
-        try? FileManager.default.removeItem(at: Self.trashDirectory(for: paths.work))
+        try? FileManager.default.removeItem(at: RunNames.removing(paths.work))
         let source = try openSource()
         // The source's identity, its content included: a resume, and the swap, go on only from the same store.
         var sourceState = try StoreFileState(of: sourceURL, content: knownSourceContent == nil)
@@ -144,6 +144,8 @@ public final class StreamingMigrator {
         var work: URL
         var output: URL
         var partial: URL { work.appending(path: "destination.sqlite") }
+        /// The step's run folder (its work folder, which a chain may place elsewhere than beside the output).
+        var folder: RunFolder { RunFolder(target: output, kind: .output, work: work) }
         var marker: URL { work.appending(path: "finished") }
     }
 
@@ -172,7 +174,7 @@ public final class StreamingMigrator {
             try rename(partial, to: output)
         }
         FaultInjection.reach(.afterRename)
-        Self.removeWorkDirectory(work)
+        RunFolder.remove(work)
         let plan = try Session(job: job, source: source, destination: nil).makePlan(fingerprint: fingerprint)
         let finished = try SQLiteStore(url: output, model: destinationModel, mode: .readOnly, configuration: databaseConfiguration)
         defer { finished.database.close() }
@@ -214,7 +216,7 @@ public final class StreamingMigrator {
                 } else {
                     // The work was made from one state of the source: never resume it from another.
                     do {
-                        try Self.checkRecordedSourceState(in: work, current: sourceState, source: sourceURL)
+                        try paths.folder.checkSource(current: sourceState, source: sourceURL)
                     } catch {
                         store.database.close()
                         throw error
@@ -243,7 +245,7 @@ public final class StreamingMigrator {
         // The plan first: a mapping that does not compile or names a missing policy fails here,
         // before anything is written.
         let plan = try Session(job: job, source: source, destination: nil).makePlan(fingerprint: fingerprint)
-        Self.removeWorkDirectory(work)
+        RunFolder.remove(work)
         do {
             try manager.createDirectory(at: work.deletingLastPathComponent(), withIntermediateDirectories: true)
             // A new folder of its own (never one a symbolic link at its name points to).
@@ -266,9 +268,8 @@ public final class StreamingMigrator {
         }
         try created.database.checkpointWAL()
         created.database.close()
-        try Self.syncFile(creating)
-        try FileOperations.writeAtomically(
-            Data(sourceState.text.utf8), to: work.appending(path: Self.sourceStateFile), durable: true)
+        try RunFiles.sync(creating)
+        try paths.folder.write(RunFolder.sourceStateRecord, sourceState.text)
         try rename(creating, to: partial)
         return try SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration)
     }
@@ -302,8 +303,8 @@ public final class StreamingMigrator {
             // register the policy and resume); a fresh run has nothing worth keeping.
             store.database.close()
             associations.close()
-            if !resumed { Self.removeWorkDirectory(work) }
-            throw Self.classify(error)
+            if !resumed { RunFolder.remove(work) }
+            throw MigrationError.classifying(error)
         }
 
         // Another program writing to the source while it is read would give a destination that no state
@@ -322,7 +323,7 @@ public final class StreamingMigrator {
                 chunksRun = try session.execute(plan, from: &position, progress: report, isCancelled: { watchSource() || isCancelled() })
             } catch {
                 // (The stop this check asked for is not the cause worth naming.)
-                if watchSource() { throw sourceChangedWhileRead(sourceWritten, underlying: Self.classify(error).code == .interrupted ? nil : error) }
+                if watchSource() { throw sourceChangedWhileRead(sourceWritten, underlying: MigrationError.classifying(error).code == .interrupted ? nil : error) }
                 throw error
             }
             let failures = try session.validateAndEnd(plan, position: &position, progress: report)
@@ -335,21 +336,21 @@ public final class StreamingMigrator {
             try session.finalize(plan, uuid: Self.storeUUID(fingerprint))
             let counts = try session.objectCounts()
             store.database.close()
-            try Self.syncFile(partial)
+            try RunFiles.sync(partial)
             try writeMarker(marker, fingerprint: fingerprint)
             FaultInjection.reach(.afterMarker)
             try carryExternalData(of: partial, to: output, emitter: emitter)
             try rename(partial, to: output)
             FaultInjection.reach(.afterRename)
             associations.close()
-            Self.removeWorkDirectory(work)
+            RunFolder.remove(work)
             emitter.enter(.done, total: plan.estimatedRows)
             return Report(plan: plan, resumed: resumed, chunksRun: chunksRun, objectCounts: counts, validationFailures: failures)
         } catch {
-            var failure = Self.classify(error)
+            var failure = MigrationError.classifying(error)
             // LMDB on some filesystems (tmpfs among them) reports a full disk as EIO from its commit:
             // an I/O error while the work directory's filesystem has no room left is a full disk.
-            if failure.category == .io, Self.isNearlyFull(work) {
+            if failure.category == .io, RunFiles.isNearlyFull(work) {
                 failure = MigrationError(
                     .interrupted, "the disk is full; free some space and run the same command again to resume", underlying: error)
             }
@@ -359,7 +360,7 @@ public final class StreamingMigrator {
             associations.close()
             if (failure.category != .interrupted && failure.category != .io) || failure.code == .sourceChangedWhileRead {
                 // Nothing a resume could fix: leave nothing behind.
-                Self.removeWorkDirectory(work)
+                RunFolder.remove(work)
             }
             throw failure
         }
@@ -424,29 +425,6 @@ public final class StreamingMigrator {
                 + "run again with that run's arguments to finish it, or give it up with `moult abandon` on the output (in place: on the store)")
     }
 
-    /// Takes the run lock of a store or destination (see `RunLock`); busy is ``MigrationError/Code/busy``.
-    static func runLock(for target: URL, purpose: String) throws -> RunLock {
-        do {
-            return try RunLock.acquire(for: target, purpose: purpose)
-        } catch {
-            throw classify(error)
-        }
-    }
-
-    /// The record, in a work folder, of the state of the source its work was made from.
-    static let sourceStateFile = "source-state"
-
-    /// Refuses to resume work made from another state of the source than the one at `source` now.
-    static func checkRecordedSourceState(in work: URL, file: String = sourceStateFile, current: StoreFileState, source: URL) throws {
-        let recorded = (try? String(contentsOf: work.appending(path: file), encoding: .utf8)).flatMap(StoreFileState.init(text:))
-        let changes = recorded.map { current.differences(from: $0) } ?? ["no record of the source's state is in the work folder"]
-        guard !changes.isEmpty else { return }
-        throw MigrationError(
-            .sourceChanged,
-            "the source \(source.path) changed since the interrupted run whose work is in \(work.path) (\(changes.joined(separator: ", "))): "
-                + "that work was made from another state of it and cannot be resumed; to start again, give that run up with `moult abandon` on the output (in place: on the store), which removes \(work.path)")
-    }
-
     private func sourceChangedWhileRead(_ changes: [String], underlying: (any Error)?) -> MigrationError {
         MigrationError(
             .sourceChangedWhileRead,
@@ -468,15 +446,6 @@ public final class StreamingMigrator {
         }
     }
 
-    /// Syncs a file (or a folder's entries) to the disk.
-    static func syncFile(_ url: URL) throws {
-        do {
-            try FileOperations.sync(url.path(percentEncoded: false))
-        } catch {
-            throw MigrationError(.interrupted, "syncing \(url.path) failed (\(error.message)); run again to resume")
-        }
-    }
-
     private func rename(_ from: URL, to: URL) throws {
         do {
             try FileOperations.rename(from.path(percentEncoded: false), to: to.path(percentEncoded: false), durable: true)
@@ -485,70 +454,6 @@ public final class StreamingMigrator {
         }
     }
 
-    /// Any error of a run as a ``MigrationError`` with the right category: a full disk or an
-    /// interruption is resumable.
-    /// Removes a work directory so that no kill leaves half of it: it is renamed away first (one atomic
-    /// step, after which it is gone as far as a resume can tell), then deleted. A leftover from a run
-    /// killed while deleting is deleted by the next run.
-    static func removeWorkDirectory(_ work: URL) {
-        let manager = FileManager.default
-        let trash = trashDirectory(for: work)
-        try? manager.removeItem(at: trash)
-        if (try? FileOperations.rename(work.path(percentEncoded: false), to: trash.path(percentEncoded: false), durable: false)) != nil {
-            try? manager.removeItem(at: trash)
-        } else {
-            try? manager.removeItem(at: work)
-        }
-    }
-
-    static func trashDirectory(for work: URL) -> URL {
-        RunNames.removing(work)
-    }
-
-    /// Whether the filesystem holding `directory` has less than 1 MiB (or 0.1%) left for this user.
-    static func isNearlyFull(_ directory: URL) -> Bool {
-        guard let (available, total) = FileOperations.space(of: directory.path(percentEncoded: false)) else { return false }
-        return available < 1 << 20 || (total > 0 && available < total / 1000)
-    }
-
-    static func classify(_ error: any Error) -> MigrationError {
-        if let error = error as? MigrationError {
-            if let underlying = error.underlying, case let inner = classify(underlying), inner.code == .interrupted {
-                var copy = error
-                copy.code = .interrupted
-                return copy
-            }
-            return error
-        }
-        if let store = error as? StoreError, store.code == .busy {
-            return MigrationError(.busy, (store.path.map { "\($0): " } ?? "") + store.message, underlying: error)
-        }
-        if let store = error as? StoreError, store.code == .diskFull {
-            return MigrationError(
-                .interrupted, "the disk is full; free some space and run the same command again to resume", underlying: error)
-        }
-        if let categorized = error as? any CategorizedError {
-            switch categorized.category {
-            case .interrupted:
-                return MigrationError(.interrupted, "stopped; run the same command again to resume", underlying: error)
-            case .io:
-                return MigrationError(.io, categorized.description, underlying: error)
-            case .badInput:
-                // A store's own content (a damaged file, a value its attribute cannot hold) is not the mapping's fault.
-                return MigrationError(
-                    error is StoreError || error is XMLStoreError ? .invalidStore : .invalidMapping, categorized.description, underlying: error)
-            case .incompatible:
-                return MigrationError(.incompatibleStore, categorized.description, underlying: error)
-            case .validationFailed:
-                return MigrationError(.validationFailed, categorized.description, underlying: error)
-            case .busy:
-                return MigrationError(.busy, categorized.description, underlying: error)
-            case .usage, .internalError:
-                break
-            }
-        }
-        return MigrationError(.io, "\(error)", underlying: error)
-    }
 }
 
 @available(*, unavailable)

@@ -91,7 +91,7 @@ import Testing
         #expect(inspect.standardOutput.contains("3 reference(s) in the store, 0 with no file"), "\(inspect.standardOutput)")
         let verified = try MoultProcess.run(["verify", backup.path, store.path] + Self.toV2 + mapping)
         #expect(verified.exitCode == 0, "\(verified.standardOutput)")
-        #expect(!FileManager.default.fileExists(atPath: InPlaceMigration.workFolder(for: store).path))
+        #expect(!FileManager.default.fileExists(atPath: RunNames.inPlaceWork(for: store).path))
     }
 
     /// Without a backup, the files go too, and no backup folder is made.

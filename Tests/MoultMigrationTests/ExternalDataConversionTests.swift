@@ -87,16 +87,16 @@ import Testing
     /// `version`, as a step writes it before its commit; then the removals completed.
     static func completeRemovals(of others: [String], recordedFor version: String, in directory: TemporaryDirectory) throws -> URL {
         let store = try Self.store("v2", in: directory)
-        let work = InPlaceMigration.workFolder(for: store)
-        try InPlaceMigration.makeWorkFolder(work)
+        let work = RunNames.inPlaceWork(for: store)
+        try RunFolder.make(work)
         try Data([1]).write(to: ExternalDataReference(fileName: unnamed)!.url(besideStore: store))
         let model = try #require(Self.model.version(named: version)).model
         let record = ExternalDataRemovals(
             version: VersionHashes.digest(StoreMetadata(model: model).entityHashes),
             columns: try StoreLayout(model: model).externalStorageTableColumns.map { [$0.table, $0.column] }, files: others + [unnamed])
-        try JSONEncoder().encode(record).write(to: work.appending(path: InPlaceMigration.externalDataRemovalsFile))
-        InPlaceMigration.completeExternalDataRemovals(of: store, work: work)
-        #expect(!FileManager.default.fileExists(atPath: work.appending(path: InPlaceMigration.externalDataRemovalsFile).path), "the record goes")
+        try JSONEncoder().encode(record).write(to: work.appending(path: ExternalDataBackup.removalsRecord))
+        ExternalDataBackup.completeRemovals(of: store, work: work)
+        #expect(!FileManager.default.fileExists(atPath: work.appending(path: ExternalDataBackup.removalsRecord).path), "the record goes")
         return store
     }
 

@@ -23,7 +23,7 @@ import Testing
             }
         }
         let correspondence = LayoutCorrespondence(entities: ["Person": "Person"], properties: ["Person": ["name": "name"]])
-        return InPlaceMigration.rulesTheStepCanBreak(correspondence, source: old, destination: new)["Person"] ?? []
+        return SQLSteps.rulesTheStepCanBreak(correspondence, source: old, destination: new)["Person"] ?? []
     }
 
     @Test func onlyNewAttributesWhoseValueCouldBreakARuleAreChecked() throws {

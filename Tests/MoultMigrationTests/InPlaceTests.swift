@@ -491,7 +491,7 @@ import Testing
         }
         try holder.executeScript("ROLLBACK")
         #expect(try StoreMetadata(contentsOf: store).entityHashes == People.version("v1").entityVersionHashes())
-        #expect(!FileManager.default.fileExists(atPath: InPlaceMigration.backupURL(for: store).path))
+        #expect(!FileManager.default.fileExists(atPath: RunNames.backup(of: store).path))
     }
 
     // MARK: - Deferred clean-up
@@ -597,12 +597,12 @@ import Testing
         #expect(model.current.model.isConfiguration(nil, compatibleWithStoreMetadata: try store.metadata()))
         #expect(try store.metadata().storeUUID == uuid)
         #expect(try store.count(of: "Person") == 40)
-        #expect(FileManager.default.fileExists(atPath: InPlaceMigration.backupURL(for: url).path))
+        #expect(FileManager.default.fileExists(atPath: RunNames.backup(of: url).path))
     }
 
     @Test func backupNamesFollowCoreData() {
-        #expect(InPlaceMigration.backupURL(for: URL(filePath: "/a/people.sqlite")).path == "/a/people~.sqlite")
-        #expect(InPlaceMigration.backupURL(for: URL(filePath: "/a/store")).path == "/a/store~")
-        #expect(InPlaceMigration.backupURL(for: URL(filePath: "/a/my.store.db")).path == "/a/my.store~.db")
+        #expect(RunNames.backup(of: URL(filePath: "/a/people.sqlite")).path == "/a/people~.sqlite")
+        #expect(RunNames.backup(of: URL(filePath: "/a/store")).path == "/a/store~")
+        #expect(RunNames.backup(of: URL(filePath: "/a/my.store.db")).path == "/a/my.store~.db")
     }
 }

@@ -129,7 +129,7 @@ import Testing
         #expect(try Self.scalar(resumed, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZDATECREATED IS NULL") == 0)
         #expect(try Self.scalar(resumed, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZDATECREATED = \(Self.start.timeIntervalSinceReferenceDate)") == nils)
         #expect(try Self.scalar(resumed, "SELECT COUNT(*) FROM ZATTACHMENT") == Int64(Self.objects))
-        #expect(FileManager.default.fileExists(atPath: InPlaceMigration.backupURL(for: resumed).path))
+        #expect(FileManager.default.fileExists(atPath: RunNames.backup(of: resumed).path))
     }
 
     @Test func uniquenessConstraintAddedAfterWillMigrateRemovedTheDuplicates() throws {
@@ -229,7 +229,7 @@ import Testing
         #expect(red > 0)
         #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZNOTE WHERE ZTITLE = 'red'") == red)
         #expect(try Self.scalar(store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Tag'") == 401)
-        #expect(!FileManager.default.fileExists(atPath: InPlaceMigration.backupURL(for: store).path))
+        #expect(!FileManager.default.fileExists(atPath: RunNames.backup(of: store).path))
     }
 
     /// A handler declared not resumable runs again from its start after an interruption: the second
@@ -466,7 +466,7 @@ import Testing
             let error = #expect(throws: MigrationError.self) { try StagedMigration(store: store, model: model, stages: stages).run() }
             #expect(error?.description.contains("Person.\(key) cannot be set by a handler") == true, "\(error?.description ?? "")")
             #expect(try checksum(store) == before)
-            #expect(!FileManager.default.fileExists(atPath: InPlaceMigration.backupURL(for: store).path))
+            #expect(!FileManager.default.fileExists(atPath: RunNames.backup(of: store).path))
         }
         // The to-one of an unordered to-many is set.
         let stages: [StagedMigration.Stage] = [
@@ -499,7 +499,7 @@ import Testing
         }
         #expect(error?.description.contains(expected) == true, "\(what): \(error?.description ?? "")")
         #expect(try checksum(store) == before)
-        #expect(!FileManager.default.fileExists(atPath: InPlaceMigration.backupURL(for: store).path))
+        #expect(!FileManager.default.fileExists(atPath: RunNames.backup(of: store).path))
     }
 
     @Test func aStoreInTheMiddleOfAnotherStagedMigrationIsRefused() throws {

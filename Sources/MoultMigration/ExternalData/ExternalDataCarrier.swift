@@ -102,7 +102,7 @@ enum ExternalDataCarrier {
                 FaultInjection.reach(.afterExternalFile)
             }
         } catch {
-            throw StreamingMigrator.classify(error)
+            throw MigrationError.classifying(error)
         }
         if changed {
             // The links, renames and folders made durable before the store is renamed into place.

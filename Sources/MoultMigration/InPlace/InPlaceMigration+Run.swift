@@ -12,57 +12,54 @@ import MoultStore
 ///   last step's result replaces the store by one rename. Until that rename, the store's files are not
 ///   opened for writing: a refusal leaves them byte for byte as they were.
 extension InPlaceMigration {
-    /// A step of an SQL chain's transaction found the store's schema is not its layout: the whole
-    /// transaction rolls back and the chain runs out of place (the step streamed).
-    struct SchemaNotLaidOut: Error {}
-
     func runSteps(
         progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool, beforeStep: (() -> Void)?, events: ((MigrationEvent) -> Void)?
     ) throws -> (Report, [String: Int]) {
         let store = chain.store
         let manager = FileManager.default
-        let work = Self.workFolder(for: store)
+        let folder = RunFolder.inPlace(store)
+        let work = folder.work
         // A link or a file at the work folder's name is refused before anything is read or written.
-        let foundWork = try Self.workFolderExists(work)
+        let foundWork = try folder.exists()
         // External files an earlier run left to remove once its step had committed.
-        if foundWork { Self.completeExternalDataRemovals(of: store, work: work) }
+        if foundWork { ExternalDataBackup.completeRemovals(of: store, work: work) }
         var madeBackup: URL?
         do {
             // What can be refused from a read-only view is refused before anything is written.
             try refuseLosingTheStoresOwnObjects(warn: { events?(.warning(MigrationEvent.Warning(message: "in place, \($0)"))) })
-            var backup = keepsBackup ? Self.recordedBackup(in: work) : nil
-            if methods.allSatisfy(\.isSQL), !Self.walHoldsData(store) {
-                try Self.checkpoint(store, timeout: lockTimeout)
+            var backup = keepsBackup ? folder.recordedBackup : nil
+            if methods.allSatisfy(\.isSQL), !RunFiles.walHoldsData(store) {
+                try RunFiles.checkpoint(store, timeout: lockTimeout)
                 try Self.finishPendingCleanup(of: store, layout: StoreLayout(model: chain.sourceVersion.model), timeout: lockTimeout)
                 beforeStep?()
                 if isCancelled() { throw stopped(before: 0) }
                 if keepsBackup && backup == nil {
                     // Its name recorded first: a rerun after a kill in the copy takes the same name.
-                    let target = Self.backupTarget(for: store, work: work)
-                    try Self.recordBackup(target, in: work)
-                    backup = try Self.copyBackup(of: store, to: target)
+                    let target = folder.backupTarget()
+                    try folder.recordBackup(target)
+                    backup = try RunFolder.copyBackup(of: store, to: target)
                     madeBackup = backup
                 }
-                if try keepingExternalData(backup: backup, work: work, { try runAllBySQL(isCancelled: isCancelled, events: events, beforeCommit: $0) }) {
-                    if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
+                if try keepingExternalData(backup: backup, folder: folder, { try runAllBySQL(isCancelled: isCancelled, events: events, beforeCommit: $0) }) {
+                    if manager.fileExists(atPath: work.path) { folder.remove() }
                     return (Report(ranBySQL: methods.map { _ in true }, backup: backup), [:])
                 }
             }
             let (ranBySQL, objects) = try runOutOfPlace(
-                work: work, backup: &backup, progress: progress, isCancelled: isCancelled, beforeStep: beforeStep, events: events)
-            if manager.fileExists(atPath: work.path) { StreamingMigrator.removeWorkDirectory(work) }
+                folder: folder, backup: &backup, progress: progress, isCancelled: isCancelled, beforeStep: beforeStep, events: events)
+            if manager.fileExists(atPath: work.path) { folder.remove() }
             return (Report(ranBySQL: ranBySQL, backup: backup), objects)
         } catch {
-            var classified = StreamingMigrator.classify(error)
+            var classified = MigrationError.classifying(error)
             // Refused (not resumable): the store was not changed, and nothing of this run is kept.
             if (classified.category != .interrupted && classified.category != .io) || classified.code == .sourceChangedWhileRead {
                 if let madeBackup {
                     try? manager.removeItem(at: madeBackup)
-                    Self.removeExternalData(besideCopy: madeBackup)
+                    ExternalDataBackup.remove(besideCopy: madeBackup)
                 }
                 // (Work made from a state of the store that is gone is of no use to a rerun either.)
                 if !foundWork || classified.code == .sourceChangedWhileRead, manager.fileExists(atPath: work.path) {
-                    StreamingMigrator.removeWorkDirectory(work)
+                    folder.remove()
                 }
                 let unchanged = "the store \(store.path) was not changed (still at version \(chain.sourceVersion.name))"
                 if classified.message.contains("nothing was written at the output") {
@@ -82,29 +79,23 @@ extension InPlaceMigration {
             "stopped before step \(offset + 1) (\(step.from.name) → \(step.to.name)); the store is at version \(chain.sourceVersion.name), as it was: run the same command again to go on")
     }
 
-    /// Whether the store's `-wal` holds frames not yet in its main file (the store in WAL mode).
-    static func walHoldsData(_ store: URL) -> Bool {
-        let size = (try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
-        return size > 0
-    }
-
     // MARK: - SQL chain, one transaction
 
     /// Every step by SQL, in one transaction on the store.
     ///
     /// - Returns: false (nothing changed) when a step finds the store's schema is not its layout.
     private func runAllBySQL(isCancelled: () -> Bool, events: ((MigrationEvent) -> Void)?, beforeCommit: (Database) throws -> Void) throws -> Bool {
-        var sqlSteps: [SQLStep] = []
+        var sqlSteps: [SQLSteps.Step] = []
         for (offset, (step, method)) in zip(chain.steps, methods).enumerated() {
             guard case .sql(var script) = method else { return false }
             var pending: [InPlaceCleanup] = []
             if defersCleanup && offset == chain.steps.count - 1 { (script, pending) = script.deferringCleanup() }
-            sqlSteps.append(SQLStep(script: script, pending: pending, step: step))
+            sqlSteps.append(SQLSteps.Step(script: script, pending: pending, step: step))
         }
         let start = ContinuousClock.now
         var stepStarts: [ContinuousClock.Instant] = []
         var warnings: [String] = []
-        let ran = try Self.runSQL(
+        let ran = try SQLSteps.run(
             sqlSteps, store: chain.store, timeout: lockTimeout, durable: chain.options.durable, warn: { warnings.append($0) },
             starting: { offset in
                 if offset > 0, isCancelled() { throw stopped(before: offset) }
@@ -151,7 +142,7 @@ extension InPlaceMigration {
         let manager = FileManager.default
         let step = chain.steps[offset]
         let copied = stepOutput(offset, work: work, bySQL: true)
-        if manager.fileExists(atPath: copied.path), ProgressiveMigration.store(copied, isAt: step.to) { return copied }
+        if manager.fileExists(atPath: copied.path), step.to.holdsStore(at: copied) { return copied }
         let streamed = stepOutput(offset, work: work, bySQL: false)
         let migrator = chain.migrator(for: step, source: input)
         if manager.fileExists(atPath: streamed.path), !manager.fileExists(atPath: migrator.workDirectory(for: streamed).path),
@@ -165,7 +156,7 @@ extension InPlaceMigration {
     /// Whether `result` is the chain's last result, its UUID already set to the store's (see ``swapIn``).
     private func hasTheStoresUUID(_ result: URL, at version: VersionedModel.Version) -> Bool {
         guard let mine = try? StoreMetadata(contentsOf: result), let theirs = try? StoreMetadata(contentsOf: chain.store) else { return false }
-        return mine.storeUUID == theirs.storeUUID && ProgressiveMigration.store(result, isAt: version)
+        return mine.storeUUID == theirs.storeUUID && version.holdsStore(at: result)
     }
 
     /// Gives the chain's result the store's UUID, as Core Data's migrations in place keep it (object IDs an
@@ -184,23 +175,19 @@ extension InPlaceMigration {
     /// Runs every step in the work folder, the first reading the store, each next one the result of
     /// the one before; then swaps the last result in. Resumes at the last step an earlier run finished.
     private func runOutOfPlace(
-        work: URL, backup: inout URL?, progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool, beforeStep: (() -> Void)?,
+        folder: RunFolder, backup: inout URL?, progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool, beforeStep: (() -> Void)?,
         events: ((MigrationEvent) -> Void)?
     ) throws -> ([Bool], [String: Int]) {
         let store = chain.store
+        let work = folder.work
         let manager = FileManager.default
-        try Self.makeWorkFolder(work)
+        try folder.make()
         // The store's state when the chain began reading it: a rerun never goes on from work made from
         // another state of it, and the swap never replaces a store another program wrote to meanwhile.
         // (Its content included: times and sizes may change with no write, as when a reader checkpoints
         // its `-wal`, and stay the same through one, as when an edit's time is put back.)
         let startState = try StoreFileState(of: store, content: true)
-        let stateRecord = work.appending(path: storeStateFile)
-        if manager.fileExists(atPath: stateRecord.path) {
-            try StreamingMigrator.checkRecordedSourceState(in: work, file: storeStateFile, current: startState, source: store)
-        } else {
-            try FileOperations.writeAtomically(Data(startState.text.utf8), to: stateRecord, durable: true)
-        }
+        try folder.recordOrCheckSource(record: storeStateFile, current: startState, source: store)
         var input = store
         var first = 0
         // The latest step an earlier run finished: the chain goes on from its result.
@@ -245,7 +232,7 @@ extension InPlaceMigration {
                 migrator.externalDataHome = store
                 if manager.fileExists(atPath: streamed.path) && !manager.fileExists(atPath: migrator.workDirectory(for: streamed).path) {
                     // A result left without its checkpoint and not finished: made again.
-                    Self.removeStore(streamed)
+                    RunFiles.removeStore(streamed)
                 }
                 objects = try migrator.run(
                     output: streamed,
@@ -268,7 +255,7 @@ extension InPlaceMigration {
             }
             ranBySQL.append(output == stepOutput(offset, work: work, bySQL: true))
             // The step before's result is not needed any more (a rerun goes on from this one).
-            if input != store { Self.removeStore(input) }
+            if input != store { RunFiles.removeStore(input) }
             input = output!
             // Object counts are those of a streamed last step (an SQL step reads no object).
             if offset < chain.steps.count - 1 { objects = [:] }
@@ -280,8 +267,8 @@ extension InPlaceMigration {
                 "another program wrote to the store \(store.path) while it was migrated (\(changes.joined(separator: ", "))): "
                     + "its migrated copy would lose those writes, so it was not swapped in; run again when nothing writes to the store (quit the app)")
         }
-        try keepingExternalData(swapping: input, backup: backup, work: work) {
-            try swapIn(input, backup: &backup, work: work, content: startState.content)
+        try keepingExternalData(swapping: input, backup: backup, folder: folder) {
+            try swapIn(input, backup: &backup, folder: folder, content: startState.content)
         }
         return (ranBySQL, objects)
     }
@@ -293,79 +280,29 @@ extension InPlaceMigration {
 
     /// Replaces the store by the chain's result: the store checkpointed (no other connection may hold
     /// a lock), the original kept by a hard link (its name appears at once, complete), one rename.
-    private func swapIn(_ result: URL, backup: inout URL?, work: URL, content: StoreContentDigest?) throws {
+    private func swapIn(_ result: URL, backup: inout URL?, folder: RunFolder, content: StoreContentDigest?) throws {
         let store = chain.store
         let manager = FileManager.default
         try keepTheStoresUUID(in: result)
-        try Self.checkpoint(result, timeout: lockTimeout)
+        try RunFiles.checkpoint(result, timeout: lockTimeout)
         // Only now, the run known to succeed, is the store opened for writing.
-        try Self.checkpoint(store, timeout: lockTimeout)
+        try RunFiles.checkpoint(store, timeout: lockTimeout)
         // Its checkpoint moved its -wal into its main file (the same content, other files): a rerun after
         // a kill from here on compares the store with this state (its content is the one checked above).
         var checkpointed = try StoreFileState(of: store)
         checkpointed.content = content
-        try FileOperations.writeAtomically(
-            Data(checkpointed.text.utf8), to: work.appending(path: storeStateFile), durable: chain.options.durable)
+        try folder.write(storeStateFile, checkpointed.text, durable: chain.options.durable)
         if keepsBackup && backup == nil {
             // Its name recorded first: a rerun after a kill here takes the same name.
-            let target = Self.backupTarget(for: store, work: work)
-            try Self.recordBackup(target, in: work)
-            let temporary = RunNames.temporaryBackup(for: target)
-            try? manager.removeItem(at: temporary)
-            if FileOperations.hardLink(store.path(percentEncoded: false), to: temporary.path(percentEncoded: false)) {
-                try Self.rename(temporary, to: target)
-            } else {
-                // A filesystem without hard links: a copy.
-                _ = try Self.copyBackup(of: store, to: target)
-            }
-            backup = target
+            backup = try folder.linkBackup(of: store)
         }
-        if chain.options.durable { try StreamingMigrator.syncFile(result) }
+        if chain.options.durable { try RunFiles.sync(result) }
         FaultInjection.reach(.inPlaceBeforeSwap)
-        try Self.rename(result, to: store)
-        if chain.options.durable { try StreamingMigrator.syncFile(store.deletingLastPathComponent()) }
+        try RunFiles.rename(result, to: store)
+        if chain.options.durable { try RunFiles.sync(store.deletingLastPathComponent()) }
         FaultInjection.reach(.inPlaceAfterSwap)
         for suffix in ["-wal", "-shm", "-journal"] {
             try? manager.removeItem(at: URL(filePath: result.path + suffix))
-        }
-    }
-
-    /// Removes a store of the work folder with its companion files.
-    private static func removeStore(_ url: URL) {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            try? FileManager.default.removeItem(at: URL(filePath: url.path + suffix))
-        }
-    }
-
-    // MARK: - The work folder
-
-    /// Whether the work folder is there, as a folder.
-    ///
-    /// - Throws: ``MigrationError`` `.io` when something else has its name (a symbolic link, which
-    ///   would make the run write into another folder, or a file); nothing is changed.
-    static func workFolderExists(_ work: URL) throws -> Bool {
-        var info = stat()
-        guard lstat(work.path, &info) == 0 else {
-            if errno == ENOENT { return false }
-            throw MigrationError(.io, "cannot examine the work folder \(work.path): \(String(cString: strerror(errno))); nothing was changed")
-        }
-        guard info.st_mode & S_IFMT == S_IFDIR else {
-            let what = info.st_mode & S_IFMT == S_IFLNK ? "a symbolic link" : "not a folder"
-            throw MigrationError(
-                .io, "the work folder \(work.path) is \(what), not a folder Moult made: move it away and run again; nothing was changed")
-        }
-        return true
-    }
-
-    /// Makes the work folder (a folder already there is used; a link or a file is refused).
-    static func makeWorkFolder(_ work: URL) throws {
-        do throws(StoreError) {
-            try FileOperations.makeNewDirectory(work.path(percentEncoded: false))
-            return
-        } catch {
-            guard error.code == .alreadyExists, try workFolderExists(work) else {
-                throw MigrationError(.io, "cannot create the work folder \(work.path): \(error.message)")
-            }
         }
     }
 }

@@ -110,7 +110,7 @@ extension InPlaceMigration {
     /// Drops the objects of the store's own a step by SQL must not have in its way (triggers, views,
     /// indexes on an entity's table), before its change; returns those to make again after it.
     ///
-    /// - Throws: ``SchemaNotLaidOut`` when the step cannot keep one of them.
+    /// - Throws: ``SQLSteps/SchemaNotLaidOut`` when the step cannot keep one of them.
     static func setAsideOwnObjects(
         _ database: Database, step: ProgressiveMigration.Step, old: StoreLayout, new: StoreLayout
     ) throws -> (again: [StoreOwnObjects.Object], history: InPlaceStatement?) {
@@ -120,7 +120,7 @@ extension InPlaceMigration {
         for (object, fate) in own.fates(byStepFrom: old, to: new, renumbered: renumbered) {
             switch fate {
             case .kept: continue
-            case .refused: throw SchemaNotLaidOut()
+            case .refused: throw SQLSteps.SchemaNotLaidOut()
             case .madeAgain: again.append(object)
             case .dropped: break
             }

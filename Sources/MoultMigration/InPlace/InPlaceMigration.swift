@@ -147,31 +147,6 @@ public struct InPlaceMigration {
         }
     }
 
-    /// `NAME~.EXT` beside the store: Core Data's name for the original kept by a migration; with a
-    /// `number` above 1, `NAME~2.EXT`, `NAME~3.EXT`…: the names of the originals later migrations keep.
-    public static func backupURL(for store: URL, number: Int = 1) -> URL {
-        RunNames.backup(of: store, number: number)
-    }
-
-    /// The name the next backup of `store` takes: `NAME~.EXT`, or when an earlier migration's backup
-    /// holds that name, the first free `NAME~N.EXT`. A backup is never replaced; a name anything holds
-    /// (a link, even one to nothing, included) is not free.
-    public static func freeBackupURL(for store: URL) -> URL {
-        var number = 1
-        // (Its support folder too: one already there, with files of its own, is not this run's to fill or remove.)
-        while (try? FileManager.default.attributesOfItem(atPath: backupURL(for: store, number: number).path)) != nil
-            || (try? FileManager.default.attributesOfItem(atPath: ExternalDataReference.supportFolder(besideStore: backupURL(for: store, number: number)).path)) != nil
-        {
-            number += 1
-        }
-        return backupURL(for: store, number: number)
-    }
-
-    /// The work folder of streaming steps: `.NAME.moult-inplace` beside the store.
-    public static func workFolder(for store: URL) -> URL {
-        RunNames.inPlaceWork(for: store)
-    }
-
     // MARK: - Run
 
     /// Runs every step. The store changes once, atomically, or not at all (see the in-place article):
@@ -199,7 +174,7 @@ public struct InPlaceMigration {
         let seconds = { (ContinuousClock.now - start) / .seconds(1) }
         do {
             // One run per store: a second one fails here (busy), having touched nothing.
-            let lock = try StreamingMigrator.runLock(for: chain.store, purpose: "migrating it in place")
+            let lock = try RunFolder.claim(chain.store, purpose: "migrating it in place")
             defer { lock.release() }
             let (report, objects) = try runSteps(progress: progress, isCancelled: isCancelled, beforeStep: beforeStep, events: events)
             events?(.finished(MigrationEvent.Finished(outcome: chain.steps.isEmpty ? .alreadyCurrent : .migrated, objects: objects, seconds: seconds())))
@@ -207,202 +182,6 @@ public struct InPlaceMigration {
         } catch {
             events?(.failed(MigrationEvent.Failure(error, seconds: seconds())))
             throw error
-        }
-    }
-
-    // MARK: - SQL steps
-
-    /// Opens the store for writing and checks that no other connection holds a lock, then checkpoints
-    /// its WAL into the main file (so that a copy of the main file is the whole store).
-    static func checkpoint(_ store: URL, timeout: Duration) throws {
-        let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 1024, busyTimeout: timeout))
-        defer { database.close() }
-        do {
-            try database.transaction(.immediate) {}
-        } catch let error as StoreError where error.code == .locked {
-            throw MigrationError(.io, "another process holds a lock on \(store.path); the store was not changed", underlying: error)
-        }
-        guard try database.checkpointWALIfInWALMode() else {
-            throw MigrationError(.io, "another process is reading \(store.path): its WAL cannot be checkpointed; the store was not changed")
-        }
-    }
-
-    /// Copies the checkpointed store to `NAME~.EXT` (through a temporary name, so the backup appears
-    /// whole or not at all), synced before the store changes.
-    static func copyBackup(of store: URL, to target: URL? = nil) throws -> URL {
-        let target = target ?? freeBackupURL(for: store)
-        let temporary = RunNames.temporaryBackup(for: target)
-        let manager = FileManager.default
-        try? manager.removeItem(at: temporary)
-        do {
-            try FileOperations.copyFile(store.path(percentEncoded: false), toNew: temporary.path(percentEncoded: false), durable: true)
-        } catch {
-            // Whether the disk is full is seen before the partial copy frees its space.
-            let full = StreamingMigrator.isNearlyFull(store.deletingLastPathComponent()) || error.code == .diskFull
-            try? manager.removeItem(at: temporary)
-            if full {
-                throw MigrationError(.interrupted, "the disk is full: no room for the backup \(target.path); the store was not changed", underlying: error)
-            }
-            throw MigrationError(.io, "cannot copy the store to \(target.path): \(error.localizedDescription)", underlying: error)
-        }
-        FaultInjection.reach(.inPlaceBackupCopied)
-        try rename(temporary, to: target)
-        return target
-    }
-
-    /// Renames `from` over `to`, the folder synced after it (a store swapped in, a backup named).
-    static func rename(_ from: URL, to: URL) throws {
-        do {
-            try FileOperations.rename(from.path(percentEncoded: false), to: to.path(percentEncoded: false), durable: true)
-        } catch {
-            throw MigrationError(.io, "cannot rename \(from.path) to \(to.path): \(error.message)")
-        }
-    }
-
-    /// Runs a step's SQL and writes the new metadata, in one transaction.
-    ///
-    /// - Returns: false (nothing changed) when the store's schema is not the layout the script was made
-    ///   for (a table, column or index Moult does not lay out, a trigger or a view).
-    ///
-    /// A `scratch` store is a copy Moult made (a chain's intermediate store): a refusal says that
-    /// nothing was written at the output, not that the store is unchanged.
-    static func runSQL(
-        _ script: InPlaceScript, pending: [InPlaceCleanup] = [], step: ProgressiveMigration.Step, store: URL, timeout: Duration,
-        durable: Bool = false, scratch: Bool = false, externalData: URL? = nil, warn: (String) -> Void = { _ in }
-    ) throws -> Bool {
-        try runSQL(
-            [SQLStep(script: script, pending: pending, step: step)], store: store, timeout: timeout, durable: durable, scratch: scratch,
-            externalData: externalData, warn: warn)
-    }
-
-    /// One step of an SQL chain: its script, the clean-up it leaves pending (deferred), and the step.
-    struct SQLStep {
-        var script: InPlaceScript
-        var pending: [InPlaceCleanup]
-        var step: ProgressiveMigration.Step
-    }
-
-    /// Runs the steps' SQL, each with its validation and new metadata, in one transaction: the store is
-    /// at the first step's version or at the last one's, never between.
-    ///
-    /// - Parameters:
-    ///   - externalData: the store beside which the external binary data files of the steps' input are
-    ///     (the store itself by default), read into the rows of an attribute that stops allowing
-    ///     external storage; `warn` is called with each value whose file is missing (it becomes nil).
-    ///   - starting: called inside the transaction before each step, with its offset; what it throws
-    ///     rolls the whole transaction back.
-    ///   - beforeCommit: called inside the transaction after the last step.
-    /// - Returns: false (nothing changed) when a step finds the store's schema is not the layout it was
-    ///   made for (a table, column or index Moult does not lay out, a trigger it cannot keep, a view).
-    static func runSQL(
-        _ steps: [SQLStep], store: URL, timeout: Duration, durable: Bool = false, scratch: Bool = false, externalData: URL? = nil,
-        warn: (String) -> Void = { _ in }, starting: (Int) throws -> Void = { _ in }, beforeCommit: (Database) throws -> Void = { _ in }
-    ) throws -> Bool {
-        let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 8 * 1024, busyTimeout: timeout))
-        defer { database.close() }
-        // Durable: the commit is on disk when it returns, even against a power loss (without it, a power
-        // loss may take the store back to the old version, whole).
-        if durable { try database.setSynchronous(.full) }
-        let folder = ExternalDataReference.folder(besideStore: externalData ?? store)
-        try database.registerExternalDataFunctions(folder: folder)
-        do {
-            try database.transaction(.immediate) {
-                for (offset, sqlStep) in steps.enumerated() {
-                    try starting(offset)
-                    warnAboutMissingInlinedFiles(sqlStep.step, database: database, folder: folder, warn: warn)
-                    try apply(sqlStep, database: database, store: store, scratch: scratch)
-                }
-                try beforeCommit(database)
-            }
-            return true
-        } catch is SchemaNotLaidOut {
-            return false
-        } catch let error as StoreError where error.code == .locked {
-            throw MigrationError(.io, "another process holds a lock on \(store.path); the store was not changed", underlying: error)
-        } catch let error as StoreError where error.code == .diskFull {
-            throw MigrationError(
-                .interrupted, "the disk is full; the store was not changed: free some space and run the same command again", underlying: error)
-        }
-    }
-
-    /// One step's SQL, validation and metadata, inside the caller's transaction.
-    ///
-    /// The store's own triggers never run inside Moult's SQL: they are dropped before the first
-    /// statement and made again last, after `Z_PRIMARYKEY` and the metadata are written.
-    ///
-    /// - Throws: ``SchemaNotLaidOut`` when the store's schema is not the step's old layout.
-    private static func apply(_ sqlStep: SQLStep, database: Database, store: URL, scratch: Bool) throws {
-        let (script, pending, step) = (sqlStep.script, sqlStep.pending, sqlStep.step)
-        let oldLayout = try StoreLayout(model: step.from.model)
-        let newLayout = try StoreLayout(model: step.to.model)
-        guard try database.isLaidOut(as: oldLayout) else { throw SchemaNotLaidOut() }
-        // The store's own objects (an application's triggers and views, indexes on entity tables):
-        // dropped around the change and made again, when every table and column they name is still
-        // there (an index that cannot be is dropped; anything else that cannot be makes the step a copy,
-        // which the run refuses). Its own tables (persistent history, R-trees) are left as they are.
-        let (again, history) = try setAsideOwnObjects(database, step: step, old: oldLayout, new: newLayout)
-        let metadata = try StoreMetadata(reading: database)
-        guard step.from.model.hashDifferences(from: metadata.entityHashes).isEmpty else {
-            throw MigrationError(.incompatibleStore, "the store \(store.path) is no longer at version \(step.from.name)")
-        }
-        for change in script.changes {
-            // A named point per kind of change (`inplace-change-rebuildTable`, …), for the crash harness.
-            FaultInjection.reach(.inPlaceChange, change.kind.rawValue)
-            for statement in change.statements {
-                FaultInjection.reach(.inPlaceStatement)
-                try database.execute(statement)
-            }
-        }
-        // Persistent history names entities by number: renumbered with them.
-        if let history { try database.execute(history) }
-        for object in again where object.kind != .trigger { try database.makeAgain(object) }
-        try validate(step, layout: newLayout, database: database, store: store, scratch: scratch)
-        var updated = metadata
-        let fresh = StoreMetadata(model: step.to.model)
-        updated.entityHashes = fresh.entityHashes
-        updated.hashesVersion = fresh.hashesVersion
-        updated.versionIdentifiers = fresh.versionIdentifiers
-        updated.hashesDigest = fresh.hashesDigest
-        updated.checksum = fresh.checksum
-        if pending.isEmpty {
-            updated.additionalKeys[pendingCleanupKey] = nil
-        } else {
-            // The records name the version they are for: a copy of the metadata into another
-            // store (a streamed output keeps an application's keys) finds them stale.
-            updated.additionalKeys[pendingCleanupKey] = .array(
-                [.string(versionRecordPrefix + VersionHashes.digest(fresh.entityHashes))] + pending.map { .string($0.record) })
-        }
-        try database.clearMetadata()
-        try updated.write(to: database)
-        // Last: nothing Moult writes after this point, so an application's trigger never fires on it.
-        FaultInjection.reach(.inPlaceForeignTriggers)
-        for object in again where object.kind == .trigger { try database.makeAgain(object) }
-        FaultInjection.reach(.inPlaceBeforeCommit)
-    }
-
-    /// Checks, before the step's transaction commits, the rules of the destination model the step can
-    /// break (``rulesTheStepCanBreak(_:source:destination:)``), as the streaming engine's stage 3 does.
-    ///
-    /// - Throws: ``MigrationError`` `.validationFailed` with the failures (up to a hundred listed); the
-    ///   transaction is rolled back, and the store is as it was.
-    static func validate(_ step: ProgressiveMigration.Step, layout: StoreLayout, database: Database, store: URL, scratch: Bool = false) throws {
-        guard case .success(let correspondence) = step.mapping.layoutCorrespondence(source: step.from.model, destination: step.to.model)
-        else { return }
-        let checked = rulesTheStepCanBreak(correspondence, source: step.from.model, destination: step.to.model)
-        guard !checked.isEmpty else { return }
-        var failures: [ValidationFailure] = []
-        let validator = Validator(
-            model: step.to.model, layout: layout, database: database, stopAtFirst: false,
-            report: { failure in if failures.count < 100 { failures.append(failure) } },
-            only: { entity, property in checked[entity]?.contains(property) == true })
-        let count = try validator.run()
-        guard count == 0 else {
-            throw MigrationError(
-                .validationFailed,
-                scratch
-                    ? "\(count) object(s) break version \(step.to.name)'s rules; nothing was written at the output"
-                    : "\(count) object(s) would break version \(step.to.name)'s rules; the store was not changed (still at version \(step.from.name))",
-                failures: failures)
         }
     }
 
@@ -473,7 +252,7 @@ public struct InPlaceMigration {
             throw MigrationError(
                 .interrupted, "the disk is full; the store was not changed: free some space and run the same command again", underlying: error)
         } catch {
-            throw StreamingMigrator.classify(error)
+            throw MigrationError.classifying(error)
         }
     }
 }

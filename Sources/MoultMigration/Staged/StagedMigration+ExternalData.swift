@@ -9,8 +9,8 @@ import MoultStore
 extension StagedMigration {
     /// Gives `original`, the copy of the store at `version` this run made, a support folder of its own.
     func keepExternalData(of original: URL, at version: VersionedModel.Version) throws {
-        guard let names = try InPlaceMigration.externalDataNames(of: store, model: version.model) else { return }
-        try InPlaceMigration.keepExternalData(of: store, model: version.model, for: original, referenced: names, links: options.linksExternalData)
+        guard let names = try ExternalDataBackup.names(of: store, model: version.model) else { return }
+        try ExternalDataBackup.keep(of: store, model: version.model, for: original, referenced: names, links: options.linksExternalData)
     }
 
     /// Before `original` is put back in place of the store: every file it names is linked back into the

@@ -114,7 +114,7 @@ public struct StagedMigration {
             guard record.fingerprint == fingerprint else {
                 throw MigrationError(
                     .checkpointMismatch,
-                    "\(store.path) is in the middle of another staged migration (other stages, versions, mappings or handlers): finish it with its own stages, or restore the original kept as \((record.backup.map { URL(filePath: $0) } ?? InPlaceMigration.backupURL(for: store)).lastPathComponent)")
+                    "\(store.path) is in the middle of another staged migration (other stages, versions, mappings or handlers): finish it with its own stages, or restore the original kept as \((record.backup.map { URL(filePath: $0) } ?? RunNames.backup(of: store)).lastPathComponent)")
             }
             self.record = record
         } else {
@@ -122,7 +122,7 @@ public struct StagedMigration {
             guard let storeVersion else {
                 throw MigrationError(
                     .incompatibleStore,
-                    "no version of \(model.name) matches the store \(store.path):\n" + ProgressiveMigration.versionDifferences(model, metadata.entityHashes))
+                    "no version of \(model.name) matches the store \(store.path):\n" + model.versionDifferences(from: metadata.entityHashes))
             }
             if storeVersion.name != self.stages.last!.versions.last!.name && Self.start(of: storeVersion, in: self.stages) == nil {
                 let path = self.stages.flatMap(\.versions).map(\.name)
@@ -210,21 +210,21 @@ public struct StagedMigration {
         }
         // One run per store: a second one fails here (busy), having touched nothing. (Its steps take the
         // same lock again, on this thread.)
-        let lock = try StreamingMigrator.runLock(for: store, purpose: "migrating it in stages")
+        let lock = try RunFolder.claim(store, purpose: "migrating it in stages")
         defer { lock.release() }
         // The copy of the store this run made before writing anything: what a refused run puts back.
         var original: URL?
         do {
-            try InPlaceMigration.checkpoint(store, timeout: lockTimeout)
+            try RunFiles.checkpoint(store, timeout: lockTimeout)
             var record: StagedRecord
             if let existing = self.record {
                 record = existing
-                let backup = existing.backup.map { URL(filePath: $0) } ?? InPlaceMigration.backupURL(for: store)
+                let backup = existing.backup.map { URL(filePath: $0) } ?? RunNames.backup(of: store)
                 if keepsBackup, FileManager.default.fileExists(atPath: backup.path) { report.backup = backup }
             } else {
                 guard let version = storeVersion, let (stage, phase) = Self.start(of: version, in: stages) else { return report }
                 // Without a backup, a private copy, removed when the run ends.
-                original = try keepsBackup ? Self.backupBeforeRecord(of: store) : InPlaceMigration.copyBackup(of: store, to: Self.originalURL(for: store))
+                original = try keepsBackup ? Self.backupBeforeRecord(of: store) : RunFolder.copyBackup(of: store, to: Self.originalURL(for: store))
                 try keepExternalData(of: original!, at: version)
                 record = StagedRecord(fingerprint: fingerprint, stage: stage, phase: phase, now: startDate ?? Date())
                 if keepsBackup { record.backup = original!.path }
@@ -268,15 +268,15 @@ public struct StagedMigration {
             }
             try writeRecord(nil)
             // A step's work folder that a run killed after that step's swap left behind.
-            _ = InPlaceMigration.cleanUp(store)
+            _ = RunFolder.inPlace(store).cleanUp()
             FaultInjection.reach(.stagedFinished)
             if keepsBackup { report.backup = report.backup ?? original }
             // The private copy of a run without a backup (this one's or a killed one's).
             try? FileManager.default.removeItem(at: Self.originalURL(for: store))
-            InPlaceMigration.removeExternalData(besideCopy: Self.originalURL(for: store))
+            ExternalDataBackup.remove(besideCopy: Self.originalURL(for: store))
             return report
         } catch {
-            var classified = StreamingMigrator.classify(error)
+            var classified = MigrationError.classifying(error)
             if let original, [.badInput, .incompatible, .validationFailed].contains(classified.category) {
                 classified = putBack(original, after: classified)
             }
@@ -292,15 +292,15 @@ public struct StagedMigration {
     /// record names; run again, it takes that one instead of a second `NAME~2.EXT`, as long as the
     /// backup is still the store byte for byte (else a new one, under a free name).
     static func backupBeforeRecord(of store: URL) throws -> URL {
-        let work = InPlaceMigration.workFolder(for: store)
-        var target = InPlaceMigration.backupTarget(for: store, work: work)
+        let folder = RunFolder.inPlace(store)
+        var target = folder.backupTarget()
         if FileManager.default.fileExists(atPath: target.path) {
             if FileManager.default.contentsEqual(atPath: target.path, andPath: store.path) { return target }
-            target = InPlaceMigration.freeBackupURL(for: store)
+            target = RunFolder.freeBackup(for: store)
         }
         do {
-            try InPlaceMigration.recordBackup(target, in: work)
-            return try InPlaceMigration.copyBackup(of: store, to: target)
+            try folder.recordBackup(target)
+            return try RunFolder.copyBackup(of: store, to: target)
         } catch {
             forgetBackupNote(of: store)
             throw error
@@ -309,9 +309,7 @@ public struct StagedMigration {
 
     /// Removes the note of ``backupBeforeRecord(of:)`` (and the work folder, when nothing else is in it).
     static func forgetBackupNote(of store: URL) {
-        let work = InPlaceMigration.workFolder(for: store)
-        try? FileManager.default.removeItem(at: work.appending(path: "backup"))
-        if (try? FileManager.default.contentsOfDirectory(atPath: work.path))?.isEmpty == true { StreamingMigrator.removeWorkDirectory(work) }
+        RunFolder.inPlace(store).forgetBackup()
     }
 
     // MARK: - A refused run
@@ -332,11 +330,11 @@ public struct StagedMigration {
         var error = error
         do {
             // The WAL emptied into the main file, so that no frame of this run applies to the copy.
-            try InPlaceMigration.checkpoint(store, timeout: lockTimeout)
+            try RunFiles.checkpoint(store, timeout: lockTimeout)
             FaultInjection.reach(.stagedBeforePutBack)
             try restoreExternalData(of: original)
-            try InPlaceMigration.rename(original, to: store)
-            InPlaceMigration.removeExternalData(besideCopy: original)
+            try RunFiles.rename(original, to: store)
+            ExternalDataBackup.remove(besideCopy: original)
             // Refused before its record named the backup, the run still had its name noted.
             Self.forgetBackupNote(of: store)
             error.message += "\nnothing was changed: the store is as it was before the run (no backup kept)"

@@ -180,7 +180,7 @@ struct InPlaceBuilder {
         // for them and leaves the link out. By SQL, the to-one columns and key columns that can hold
         // them are cleared and the join rows naming them are left out (see `keptCondition`). A required
         // relationship (or one with a minimum count) that may lose its object is checked before the
-        // step commits, as the copy's validation checks it (`InPlaceMigration.rulesTheStepCanBreak`).
+        // step commits, as the copy's validation checks it (`SQLSteps.rulesTheStepCanBreak`).
         let removed = Set(old.entities.map(\.name)).subtracting(claimed.keys)
         removedNumbers = Set(removed.compactMap { old.entity(named: $0)?.number })
     }

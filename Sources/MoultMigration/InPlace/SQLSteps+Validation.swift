@@ -1,7 +1,7 @@
 import MoultModel
 package import MoultStore
 
-extension InPlaceMigration {
+extension SQLSteps {
     /// The destination properties whose rules an SQL step must check before it commits: those whose
     /// rules are new or differ from the rules their source property had. A property whose rules are
     /// the source's was valid under them already; re-checking it would cost a scan of its table and
@@ -70,7 +70,7 @@ extension InPlaceMigration {
     package static func rowsRead(_ step: ProgressiveMigration.Step, script: InPlaceScript) -> [String] {
         var reads = script.changes.filter(\.touchesRows).map { "\($0.description): rewrites rows" }
         if case .success(let correspondence) = step.mapping.layoutCorrespondence(source: step.from.model, destination: step.to.model) {
-            let checked = rulesTheStepCanBreak(correspondence, source: step.from.model, destination: step.to.model)
+            let checked = SQLSteps.rulesTheStepCanBreak(correspondence, source: step.from.model, destination: step.to.model)
             for (entity, properties) in checked.sorted(by: { $0.key < $1.key }) {
                 let names = properties.sorted().map { "\(entity).\($0)" }.joined(separator: ", ")
                 reads.append("checks \(names) against \(step.to.name)'s rules: reads every \(entity) object")

@@ -1,0 +1,93 @@
+import Foundation
+import MoultTestSupport
+import Testing
+
+/// The XML paths and `convert`, stopped before each of their file operations in turn
+/// (`MOULT_FILE_CRASH`) and run again until they exit 0: each ends with the files an uninterrupted run
+/// makes (the output's bytes, the backup's, the folder's entries), nothing stray. The random-kill
+/// harness (`Benchmarks/scripts/run-folder-harness.sh`) kills the same paths at random instants.
+@Suite(.serialized) struct XMLKillPointTests {
+    static let model = Fixtures.peopleModel.path
+
+    enum Path: String, CaseIterable, CustomTestStringConvertible {
+        case xmlInPlace, xmlToSQLite, xmlToXML, sqliteToXML, convert
+        var testDescription: String { rawValue }
+    }
+
+    /// The path's input in `directory` and its command.
+    static func prepare(_ path: Path, in directory: TemporaryDirectory) throws -> [String] {
+        let sqlite = try MigrateCommandTests.generate("1", persons: 40, in: directory, name: "s.sqlite")
+        let xml = directory.appending("s.xml")
+        if path == .xmlInPlace || path == .xmlToSQLite || path == .xmlToXML {
+            let converted = try MoultProcess.run(["convert", sqlite.path, "--to", "xml", "--output", xml.path, "--model", model])
+            #expect(converted.exitCode == 0, "\(converted.standardError)")
+            try FileManager.default.removeItem(at: sqlite)
+        }
+        switch path {
+        case .xmlInPlace: return ["migrate", xml.path, "--model", model, "--to", "v2", "--chunk-size", "10", "--quiet"]
+        case .xmlToSQLite:
+            return ["migrate", xml.path, "--model", model, "--to", "v2", "--output", directory.appending("d.sqlite").path, "--output-type", "sqlite",
+                    "--chunk-size", "10", "--quiet"]
+        case .xmlToXML:
+            return ["migrate", xml.path, "--model", model, "--to", "v2", "--output", directory.appending("d.xml").path, "--chunk-size", "10", "--quiet"]
+        case .sqliteToXML:
+            return ["migrate", sqlite.path, "--model", model, "--to", "v2", "--output", directory.appending("d.xml").path, "--output-type", "xml",
+                    "--chunk-size", "10", "--quiet"]
+        case .convert: return ["convert", sqlite.path, "--to", "xml", "--output", directory.appending("d.xml").path, "--model", model]
+        }
+    }
+
+    /// The folder's entries and the bytes of every file but an SQLite store's (whose pages may be laid
+    /// out otherwise after a resume), compared by its rows and metadata (`sqlite3 .dump`) instead.
+    static func state(of directory: TemporaryDirectory) throws -> [String: String] {
+        var state: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) where name != "trace" {
+            let url = directory.appending(name)
+            if name.hasSuffix(".sqlite") {
+                state[name] = try dump(url)
+            } else if name.hasSuffix("-wal") || name.hasSuffix("-shm") {
+                state[name] = "companion"
+            } else {
+                state[name] = try MigrateCommandTests.digest(url)
+            }
+        }
+        return state
+    }
+
+    /// Every row of a store, as `sqlite3 .dump` writes it.
+    static func dump(_ url: URL) throws -> String {
+        let process = Process()
+        let pipe = Pipe()
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = ["sqlite3", "-readonly", url.path, ".dump"]
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test(arguments: Path.allCases)
+    func killedBeforeAnyFileOperationEndsAsTheUninterruptedRun(path: Path) throws {
+        let whole = try TemporaryDirectory()
+        defer { whole.remove() }
+        let wholeArguments = try Self.prepare(path, in: whole)
+        let trace = whole.appending("trace")
+        let uninterrupted = try MoultProcess.run(wholeArguments, environment: ["MOULT_FILE_TRACE": trace.path])
+        #expect(uninterrupted.exitCode == 0, "\(uninterrupted.standardError)")
+        let expected = try Self.state(of: whole)
+        let count = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").count
+        #expect(count >= 2, "\(path): the run writes through its file operations")
+        for operation in 1...count {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let arguments = try Self.prepare(path, in: directory)
+            let killed = try MoultProcess.run(arguments, environment: ["MOULT_FILE_CRASH": "\(operation)"])
+            #expect(killed.terminatedBySignal || killed.exitCode == 0, "\(path), operation \(operation): \(killed.standardError)")
+            var finished = try MoultProcess.run(arguments)
+            for _ in 0..<3 where finished.exitCode == 75 { finished = try MoultProcess.run(arguments) }
+            #expect(finished.exitCode == 0, "\(path), killed at operation \(operation): \(finished.standardError)")
+            #expect(try Self.state(of: directory) == expected, "\(path), killed at operation \(operation)")
+        }
+    }
+}
