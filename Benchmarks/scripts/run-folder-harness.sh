@@ -15,6 +15,10 @@
 #   staged     --stages: People v1 -> v3 staged (lightweight v1 -> v2, then the v2 -> v3 mapping), backup kept
 #   xml        in place on an XML store (v2 -> v3): the store converted to XML first
 #   xmlout     an XML store to SQLite (--output --output-type sqlite, v2 -> v3), read directly
+#   xmltoxml   an XML store to an XML DEST (--output, v2 -> v3)
+#   external   in place on a store with external binary data (`Removed` v1 -> v2 of the external-binary-
+#              storage fixture: the attribute stops allowing external storage, the files are inlined by
+#              SQL and removed after the commit, the backup keeps its own support folder)
 #   convert    convert SQLite -> XML, then that XML -> SQLite (each killed)
 #   fleet      a fleet of 6 stores (v2 -> v3 into out/), one shard, run again after each kill
 # Each kill is at a random instant within the uninterrupted run's wall time; odd kills are SIGKILL, even
@@ -26,7 +30,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-KILLS=50 SEED=1 OBJECTS=4000 PATHS="inplace4 inplace2 output4 staged xml xmlout convert fleet" BINARIES=""
+KILLS=50 SEED=1 OBJECTS=4000 PATHS="inplace4 inplace2 output4 staged xml xmlout xmltoxml convert fleet external" BINARIES=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --kills) KILLS=$2; shift 2 ;;
@@ -34,7 +38,7 @@ while [[ $# -gt 0 ]]; do
     --objects) OBJECTS=$2; shift 2 ;;
     --paths) PATHS=$2; shift 2 ;;
     --binaries) BINARIES=$2; shift 2 ;;
-    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
@@ -50,6 +54,29 @@ A=(--model "$M" --chunk-size 200 --quiet)
 "$MOULT" convert "$WORK/v2.sqlite" --to xml --output "$WORK/v2.xml" --model "$M" >/dev/null
 digest() { python3 "$SCRIPTS/store-digest.py" "$@"; }
 xmldigest() { sha256sum <"$1" | cut -c1-64; }
+# The external path's store: three rows naming files in its support folder, one inline value, one nil.
+EXTERNAL_MODEL="$ROOT/Tests/Fixtures/regressions/fidelity/external-binary-storage/Removed.xcdatamodeld"
+mkdir -p "$WORK/external-source"
+"$MOULT" create "$WORK/external-source/s.sqlite" --model "$EXTERNAL_MODEL" --model-version v1 >/dev/null
+python3 - "$WORK/external-source" <<'PY'
+import os, random, sqlite3, sys, uuid
+folder = sys.argv[1]
+files = os.path.join(folder, ".s_SUPPORT", "_EXTERNAL_DATA")
+os.makedirs(files, exist_ok=True)
+random.seed(5)
+db = sqlite3.connect(os.path.join(folder, "s.sqlite"))
+for key in range(1, 41):
+    if key % 10 == 0:
+        value = bytes([1]) + b"inline"
+    else:
+        name = str(uuid.UUID(int=random.getrandbits(128))).upper()
+        with open(os.path.join(files, name), "wb") as f:
+            f.write(random.randbytes(2000 + 1000 * key))
+        value = bytes([2]) + name.encode() + bytes([0])
+    db.execute("INSERT INTO ZBLOB (Z_PK, Z_ENT, Z_OPT, ZDATA, ZX) VALUES (?, 1, 1, ?, ?)", (key, value, key))
+db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 40 WHERE Z_NAME = 'Blob'")
+db.commit()
+PY
 
 # setup PATH DIR: the path's input files in DIR. command PATH DIR: the command (an array in CMD).
 setup() {
@@ -58,7 +85,8 @@ setup() {
     case "$path" in
     inplace4 | output4 | staged) cp "$WORK/v1.sqlite" "$dir/s.sqlite" ;;
     inplace2) cp "$WORK/v2.sqlite" "$dir/s.sqlite" ;;
-    xml | xmlout) cp "$WORK/v2.xml" "$dir/s.xml" ;;
+    xml | xmlout | xmltoxml) cp "$WORK/v2.xml" "$dir/s.xml" ;;
+    external) cp -a "$WORK/external-source/." "$dir/" ;;
     convert) cp "$WORK/v2.sqlite" "$dir/s.sqlite" ;;
     fleet)
         mkdir -p "$dir/in" "$dir/out"
@@ -79,6 +107,8 @@ command_of() {
         CMD=("$MOULT" migrate "$dir/s.sqlite" "${A[@]}" --stages "$dir/stages.json") ;;
     xml) CMD=("$MOULT" migrate "$dir/s.xml" "${A[@]}" --to v3 --mapping "$MAPPINGS/v2-to-v3.json") ;;
     xmlout) CMD=("$MOULT" migrate "$dir/s.xml" "${A[@]}" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --output "$dir/d.sqlite" --output-type sqlite) ;;
+    xmltoxml) CMD=("$MOULT" migrate "$dir/s.xml" "${A[@]}" --to v3 --mapping "$MAPPINGS/v2-to-v3.json" --output "$dir/d.xml") ;;
+    external) CMD=("$MOULT" migrate "$dir/s.sqlite" --model "$EXTERNAL_MODEL" --to v2 --chunk-size 200 --quiet) ;;
     convert) CMD=(sh -c "'$MOULT' convert '$dir/s.sqlite' --to xml --output '$dir/o.xml' --model '$M' >/dev/null && '$MOULT' convert '$dir/o.xml' --to sqlite --output '$dir/back.sqlite' --model '$M' >/dev/null") ;;
     fleet) CMD=(sh -c "cd '$dir' && '$MOULT' migrate --manifest fleet.jsonl --shard 0/1 --chunk-size 200 --quiet") ;;
     esac
@@ -99,8 +129,9 @@ state() {
         case "$f" in
         *.sqlite) echo "$f $(digest --ignore-uuid "$dir/$f" | sha256sum | cut -c1-16)" ;;
         *.xml) echo "$f $(grep -v -E 'NSStoreUUID|<database' "$dir/$f" | sha256sum | cut -c1-16)" ;;
+        *_EXTERNAL_DATA/*) echo "$f $(sha256sum <"$dir/$f" | cut -c1-16)" ;;
         esac
-    done < <(cd "$dir" && find . -type f \( -name '*.sqlite' -o -name '*.xml' \) | LC_ALL=C sort)
+    done < <(cd "$dir" && find . -type f \( -name '*.sqlite' -o -name '*.xml' -o -path '*_EXTERNAL_DATA/*' \) | LC_ALL=C sort)
 }
 
 FAILED=0 TOTAL=0

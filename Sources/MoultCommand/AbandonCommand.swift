@@ -35,6 +35,16 @@ struct AbandonCommand: AsyncParsableCommand {
                     "a staged run of \(target) is under way in the store itself (\(RunNames.stagedOriginal(for: url).lastPathComponent)): "
                         + "run the same command again to finish it; nothing was removed")
             }
+            // (With a backup, a staged run keeps no private copy: its record in the store's metadata says
+            // it is under way, and names the backup.)
+            if let metadata = try? StoreMetadata(contentsOf: url), metadata.additionalKeys[StagedMigration.recordKey] != nil {
+                let backup = RunFolder.inPlace(url).work.appending(path: "backup")
+                let kept = (try? String(contentsOf: backup, encoding: .utf8)).map { " (the original is kept as \(URL(filePath: $0).lastPathComponent))" } ?? ""
+                throw CommandFailure(
+                    .badInput,
+                    "a staged run of \(target) is under way in the store itself (its metadata records it)\(kept): "
+                        + "run the same command again to finish it; nothing was removed")
+            }
             let backup = (try? String(contentsOf: RunNames.inPlaceWork(for: url).appending(path: "backup"), encoding: .utf8)).map { URL(filePath: $0) }
             var removed: [String] = []
             for name in RunNames.leftBehind(by: url) where Self.exists(name) {

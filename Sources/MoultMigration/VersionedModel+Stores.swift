@@ -1,5 +1,5 @@
 public import MoultModel
-public import Foundation
+import Foundation
 import MoultStore
 
 extension VersionedModel {

@@ -42,4 +42,29 @@ import Testing
         let fresh = try MoultProcess.run(command)
         #expect(fresh.exitCode == 0, "\(fresh.standardError)")
     }
+
+    /// A staged run that keeps a backup, stopped between its stages, has changed the store itself (its
+    /// record is in the store's metadata): `abandon` refuses (65), removing nothing, and the same command
+    /// then finishes it.
+    @Test func aStagedRunWithABackupIsNotAbandoned() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.appending("s.sqlite")
+        let made = try MoultProcess.run(["generate", store.path, "--model-version", "1", "--objects", "100", "--model", Self.model], tool: .people)
+        try #require(made.exitCode == 0, "\(made.standardError)")
+        let stages = directory.appending("stages.json")
+        try Data(#"{"stages": [{"lightweight": ["v1", "v2"]}, {"custom": {"from": "v2", "to": "v3", "mapping": "\#(Self.mapping)"}}]}"#.utf8).write(to: stages)
+        let command = ["migrate", store.path, "--model", Self.model, "--stages", stages.path, "--quiet"]
+        let killed = try MoultProcess.run(command, environment: ["MOULT_FAULT": "staged-phase:2"])
+        #expect(killed.terminatedBySignal, "exit \(killed.exitCode): \(killed.standardError)")
+        // (The killed run's lock file, which nobody holds, is taken over and removed as any run does.)
+        let lockFile = "s.sqlite.moult-lock"
+        let before = try StoreRegressionTests.snapshot(directory.url).filter { $0.key != lockFile }
+        let abandoned = try MoultProcess.run(["abandon", store.path])
+        #expect(abandoned.exitCode == 65, "\(abandoned.standardError)")
+        #expect(abandoned.standardError.contains("staged run") && abandoned.standardError.contains("nothing was removed"), "\(abandoned.standardError)")
+        #expect(try StoreRegressionTests.snapshot(directory.url).filter { $0.key != lockFile } == before)
+        let finished = try MoultProcess.run(command)
+        #expect(finished.exitCode == 0, "\(finished.standardError)")
+    }
 }
