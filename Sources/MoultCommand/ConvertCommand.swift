@@ -38,6 +38,21 @@ struct ConvertCommand: AsyncParsableCommand {
         try? AbandonCommand.remove(ExternalDataReference.supportFolder(besideStore: written))
     }
 
+    /// Whether two files, or two folders (every file in them, by name and bytes), are the same; two
+    /// names holding nothing are the same. A link is never followed.
+    static func sameFiles(_ a: URL, _ b: URL) -> Bool {
+        let (pathA, pathB) = (a.path(percentEncoded: false), b.path(percentEncoded: false))
+        guard AbandonCommand.exists(a) || AbandonCommand.exists(b) else { return true }
+        guard !FileOperations.isSymbolicLink(pathA), !FileOperations.isSymbolicLink(pathB) else { return false }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: pathA, isDirectory: &isFolder) else { return false }
+        guard isFolder.boolValue else { return FileManager.default.contentsEqual(atPath: pathA, andPath: pathB) }
+        let listed = { (path: String) in (try? FileManager.default.subpathsOfDirectory(atPath: path).sorted()) ?? [] }
+        let names = listed(pathA)
+        guard names == listed(pathB) else { return false }
+        return names.allSatisfy { sameFiles(a.appending(path: $0), b.appending(path: $0)) }
+    }
+
     func validate() throws {
         if to == .binary { throw ValidationError("--to binary: Moult does not write Core Data's binary store; use xml or sqlite") }
     }
@@ -57,11 +72,11 @@ struct ConvertCommand: AsyncParsableCommand {
             // One run per destination, as for `migrate`: a second convert into DEST is busy (73) and touches nothing.
             let lock = try RunLock.acquire(for: destination, purpose: "converting a store into it")
             defer { lock.release() }
-            if FileManager.default.fileExists(atPath: output) {
-                throw MigrationError(.outputExists, "\(output) already exists; Moult never overwrites a store")
-            }
+            // DEST already there is refused, unless it is exactly what this conversion writes (a run
+            // killed after renaming it into place, before it ended): judged once the conversion is made.
+            let exists = FileManager.default.fileExists(atPath: output)
             let support = ExternalDataReference.supportFolder(besideStore: destination)
-            if AbandonCommand.exists(support) {
+            if !exists, AbandonCommand.exists(support) {
                 throw MigrationError(.outputExists, "\(support.path(percentEncoded: false)) already exists; Moult never overwrites a store's external data")
             }
             // The source's identity before it is read, checked again before DEST appears: a store another
@@ -103,6 +118,12 @@ struct ConvertCommand: AsyncParsableCommand {
             guard changes.isEmpty else { throw refuse(changes) }
             // The external files written beside the conversion (XML → SQLite) go with it, their folder first.
             let writtenSupport = ExternalDataReference.supportFolder(besideStore: written)
+            if exists {
+                guard Self.sameFiles(written, destination), Self.sameFiles(writtenSupport, support) else {
+                    throw MigrationError(.outputExists, "\(output) already exists; Moult never overwrites a store")
+                }
+                return print("already converted: \(output) is this conversion of \(store) (the same bytes); nothing was written")
+            }
             if AbandonCommand.exists(writtenSupport) {
                 try FileOperations.rename(writtenSupport.path(percentEncoded: false), to: support.path(percentEncoded: false), durable: true)
             }
