@@ -145,6 +145,22 @@ struct ChainArguments: ParsableArguments {
         }
     }
 
+    /// A store in WAL mode (its header says so) with no `-wal` beside it and no object in its main file:
+    /// most likely copied without its `-wal`, where an app's latest writes are until a checkpoint. It
+    /// migrates as the store it is (a store closed cleanly has no `-wal` either), with this said.
+    static func missingWALNote(_ store: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: store) else { return nil }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 20), header.count == 20, header.starts(with: Array("SQLite format 3".utf8)),
+            header[18] == 2, header[19] == 2, !FileManager.default.fileExists(atPath: store + "-wal"),
+            let database = try? Database(url: URL(filePath: store), mode: .readOnly)
+        else { return nil }
+        defer { database.close() }
+        guard case .int(0)? = try? database.scalar("SELECT COALESCE(SUM(Z_MAX), 0) FROM Z_PRIMARYKEY") else { return nil }
+        return "\(store) is in WAL mode, has no -wal beside it and holds no object: if it was copied, copy its -wal (and -shm) with it, "
+            + "or the app's latest writes, which a -wal holds until a checkpoint, are not in it"
+    }
+
     /// Whether a `--mapping` path is a folder to search (not an `.xcmappingmodel`, which is a folder too).
     static func isMappingFolder(_ url: URL) -> Bool {
         var isFolder: ObjCBool = false
@@ -209,6 +225,7 @@ struct ChainArguments: ParsableArguments {
         var versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil, settingAsideUnreadableVersions: true)
         try refuseNeedingUnreadableVersions(versioned)
         if to == nil, let note = versioned.currentVersionNote { printError("moult: note: \(note)") }
+        if let note = Self.missingWALNote(store) { printError("moult: note: \(note)") }
         // A target whose store cannot be written as Core Data would (an unconfirmed derivation or
         // composite attribute) is refused first (65): its entities would otherwise match any store by
         // presence and the run would claim there is nothing to migrate.

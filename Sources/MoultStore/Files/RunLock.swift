@@ -67,7 +67,14 @@ public final class RunLock: Sendable {
             }
             for _ in 0..<100 {
                 let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
-                guard descriptor >= 0 else { throw FileOperations.failure("cannot create the lock file", path) }
+                guard descriptor >= 0 else {
+                    if errno == ENOENT {
+                        let folder = URL(filePath: path).deletingLastPathComponent().path(percentEncoded: false)
+                        throw StoreError(
+                            .ioFailure, "the folder \(folder) does not exist: Moult writes there only in a folder that is; nothing was changed", path: targetPath)
+                    }
+                    throw FileOperations.failure("cannot create", path)
+                }
                 // A file at the lock's name that Moult did not make (a hard link to another file, a FIFO, a
                 // device) is never written: its other names would see the holder's text.
                 var made = stat()
