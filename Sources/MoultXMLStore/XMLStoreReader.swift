@@ -24,26 +24,26 @@ public final class XMLStoreReader {
 
     private let parser: XMLPullParser
     private var schema: XMLStoreSchema?
-    private var finished = false
+    @exclusivity(unchecked) private var finished = false
     /// The byte offset of the `<object>` element ``next()`` returned last (what ``XMLStore`` indexes).
-    private(set) var objectOffset: Int64 = 0
+    @exclusivity(unchecked) private(set) var objectOffset: Int64 = 0
     /// Whether attribute values are decoded (else their slots stay nil): a second pass over a file
     /// whose values the first pass read and checked reads only the relationships.
-    var decodesAttributes = true
+    @exclusivity(unchecked) var decodesAttributes = true
     /// The line of the `<object>` element ``next()`` returned last.
-    private(set) var objectLine = 0
+    @exclusivity(unchecked) private(set) var objectLine = 0
     /// The line of each relationship of the object ``next()`` returned last: its to-ones, then its
     /// to-manys, as the entity's layout orders them (0 for one the file does not write).
-    private(set) var relationshipLines: [Int] = []
+    @exclusivity(unchecked) private(set) var relationshipLines: [Int] = []
     /// The `type` of the object read last, and its entity.
-    private var lastType: [UInt8] = []
-    private var lastEntity: XMLEntityMap?
+    @exclusivity(unchecked) private var lastType: [UInt8] = []
+    @exclusivity(unchecked) private var lastEntity: XMLEntityMap?
     /// The generation (``generation``, one per object) each property of the object's entity was last met in.
-    private var seen: [Int] = []
-    private var generation = 0
+    @exclusivity(unchecked) private var seen: [Int] = []
+    @exclusivity(unchecked) private var generation = 0
     /// The text of the element read last; the object numbers of the relationship read last.
-    private var text: [UInt8] = []
-    private var numbers: [Int64] = []
+    @exclusivity(unchecked) private var text: [UInt8] = []
+    @exclusivity(unchecked) private var numbers: [Int64] = []
 
     /// Opens a store and reads its header.
     ///
@@ -202,11 +202,10 @@ public final class XMLStoreReader {
         }
         objectLine = parser.line
         relationshipLines.removeAll(keepingCapacity: true)
-        relationshipLines.append(contentsOf: repeatElement(0, count: layout.toOneRelationships.count + layout.toManyRelationships.count))
+        relationshipLines.append(contentsOf: repeatElement(0, count: entity.toOneCount + entity.toManyCount))
         var object = XMLStoreObject(
-            number: number, entity: layout.name,
-            values: [Value](repeating: .null, count: layout.attributes.count + layout.toOneRelationships.count),
-            toMany: [[Int64]](repeating: [], count: layout.toManyRelationships.count))
+            number: number, entity: layout.name, values: [Value](repeating: .null, count: entity.attributeCount + entity.toOneCount),
+            toMany: [[Int64]](repeating: [], count: entity.toManyCount))
         generation += 1
         if seen.count < entity.properties.count { seen += [Int](repeating: 0, count: entity.properties.count - seen.count) }
         var hint = 0
@@ -299,7 +298,7 @@ public final class XMLStoreReader {
         guard decodesAttributes else { return }
         do {
             object.values[slot] = try text.withUnsafeBufferPointer { bytes throws(XMLValueError) in
-                try XMLValueCoding.value(utf8: bytes, type: entity.layout.attributes[slot].type)
+                try XMLValueCoding.value(utf8: bytes, type: entity.attributeKinds[slot])
             }
         } catch {
             throw XMLStoreError(.invalidValue, "attribute '\(name)' (\(entity.attributeTypes[slot])): \(error.message)", path: path, line: line)
@@ -313,7 +312,7 @@ public final class XMLStoreReader {
             throw XMLStoreError(.unknownName, "the model's entity \(entity.layout.name) has no relationship '\(name.prefix(80))'", path: path, line: line)
         }
         let property = entity.properties[found]
-        let toOneCount = entity.layout.toOneRelationships.count
+        let toOneCount = entity.toOneCount
         numbers.removeAll(keepingCapacity: true)
         if let index = parser.attributeIndex("idrefs") {
             let bad: String? = parser.withAttributeValue(index) { idrefs in
@@ -340,7 +339,6 @@ public final class XMLStoreReader {
         let written = { typeIndex.map { self.parser.attributeString($0) }?.prefix(20) ?? "" }
         let destination: String
         if property.kind == .toOne {
-            let toOne = entity.layout.toOneRelationships[property.index]
             guard let typeIndex, parser.withAttributeValue(typeIndex, { $0.elementsEqual("1/1".utf8) }) else {
                 throw XMLStoreError(.invalidValue, "relationship '\(name)' has the type '\(written())' where the model's to-one is 1/1", path: path, line: line)
             }
@@ -348,9 +346,9 @@ public final class XMLStoreReader {
                 throw XMLStoreError(.invalidValue, "the to-one relationship '\(name)' refers to \(numbers.count) objects", path: path, line: line)
             }
             relationshipLines[property.index] = line
-            object.values[entity.layout.attributes.count + property.index] =
-                numbers.first.map { .object(ObjectID(entity: toOne.destinationNumber, primaryKey: $0)) } ?? .null
-            destination = toOne.destination
+            object.values[entity.attributeCount + property.index] =
+                numbers.first.map { .object(ObjectID(entity: entity.toOneDestinations[property.index], primaryKey: $0)) } ?? .null
+            destination = entity.layout.toOneRelationships[property.index].destination
         } else {
             guard let typeIndex, parser.withAttributeValue(typeIndex, { $0.elementsEqual("0/0".utf8) }) else {
                 throw XMLStoreError(.invalidValue, "relationship '\(name)' has the type '\(written())' where the model's to-many is 0/0", path: path, line: line)

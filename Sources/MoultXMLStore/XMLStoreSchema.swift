@@ -55,6 +55,12 @@ final class XMLEntityMap: Sendable {
     let attributeTypeBytes: [[UInt8]]
     /// Each to-one's, then each to-many's destination in capitals, as bytes.
     let destinationBytes: [[UInt8]]
+    /// Each attribute's type, by slot; each to-one's destination entity number.
+    let attributeKinds: [AttributeType]
+    let toOneDestinations: [Int32]
+    let attributeCount: Int
+    let toOneCount: Int
+    let toManyCount: Int
 
     init(layout: EntityLayout, attributes: [String: Int], toOnes: [String: Int], toManys: [String: Int], attributeNames: [String]) {
         self.layout = layout
@@ -71,6 +77,11 @@ final class XMLEntityMap: Sendable {
         properties.sort { ($0.kind.rawValue, $0.index) < ($1.kind.rawValue, $1.index) }
         self.properties = properties
         attributeTypeBytes = attributeTypes.map { Array($0.utf8) }
+        attributeKinds = layout.attributes.map(\.type)
+        toOneDestinations = layout.toOneRelationships.map(\.destinationNumber)
+        attributeCount = layout.attributes.count
+        toOneCount = layout.toOneRelationships.count
+        toManyCount = layout.toManyRelationships.count
         destinationBytes = (layout.toOneRelationships.map(\.destination) + layout.toManyRelationships.map(\.destination)).map { Array($0.uppercased().utf8) }
     }
 

@@ -311,6 +311,9 @@ public enum XMLStoreConversion {
             }
         }
 
+        /// What is subtracted from an object number of the hierarchy of `root` to make its key.
+        func offset(root: Int32) -> Int64 { offsets[root] ?? 0 }
+
         /// The key of the number `number` in the hierarchy of `root`; nil below its range.
         func key(of number: Int64, root: Int32) -> Int64? {
             let key = number - (offsets[root] ?? 0)

@@ -51,7 +51,7 @@ final class XMLPullParser {
 
     let path: String?
     /// The byte offset in the input at which the token ``nextToken()`` returned last begins.
-    private(set) var eventOffset: Int64 = 0
+    @exclusivity(unchecked) private(set) var eventOffset: Int64 = 0
 
     // MARK: The block
 
@@ -61,21 +61,21 @@ final class XMLPullParser {
     @exclusivity(unchecked) private var position = 0
     @exclusivity(unchecked) private var end = 0
     /// The bytes of the input before `storage`'s first (dropped as the file is read).
-    private var consumed: Int64 = 0
+    @exclusivity(unchecked) private var consumed: Int64 = 0
     private let handle: FileHandle?
     /// Bytes in memory read as if from a file, `chunkSize` at a time (how tests cross block ends).
     private let source: [UInt8]?
-    private var sourceOffset = 0
+    @exclusivity(unchecked) private var sourceOffset = 0
     private let chunkSize: Int
-    private var atEndOfInput = false
+    @exclusivity(unchecked) private var atEndOfInput = false
     /// How much the next read asks for: small after a seek (one object is wanted), growing to a block.
-    private var readSize = XMLPullParser.blockSize
+    @exclusivity(unchecked) private var readSize = XMLPullParser.blockSize
 
     // MARK: Lines
 
     /// The line of `storage[countedTo]`: line feeds are counted when ``line`` is asked or the bytes dropped.
-    private var lineAtCounted = 1
-    private var countedTo = 0
+    @exclusivity(unchecked) private var lineAtCounted = 1
+    @exclusivity(unchecked) private var countedTo = 0
 
     // MARK: The token
 
@@ -97,14 +97,14 @@ final class XMLPullParser {
     /// Decoded text and attribute values (those holding references or line ends), and a pending end's name.
     @exclusivity(unchecked) private var scratch: [UInt8] = []
     /// The names of the open elements, one after the other, and where each ends in `openBytes`.
-    private var openBytes: [UInt8] = []
-    private var openEnds: [Int] = []
-    private var sawRoot = false
+    @exclusivity(unchecked) private var openBytes: [UInt8] = []
+    @exclusivity(unchecked) private var openEnds: [Int] = []
+    @exclusivity(unchecked) private var sawRoot = false
     /// The end of an empty element (`<a/>`) comes next; its name is `pendingName`.
-    private var pendingEnd = false
-    private var pendingName: [UInt8] = []
-    private var sawDoctype = false
-    private var sawByteOrderMark = false
+    @exclusivity(unchecked) private var pendingEnd = false
+    @exclusivity(unchecked) private var pendingName: [UInt8] = []
+    @exclusivity(unchecked) private var sawDoctype = false
+    @exclusivity(unchecked) private var sawByteOrderMark = false
 
     /// Reads the file at `url`, block by block.
     init(url: URL) throws(XMLStoreError) {
@@ -163,9 +163,22 @@ final class XMLPullParser {
         return lineAtCounted
     }
 
+    /// The line feeds among `count` bytes, eight at a time: a byte of `word ^ 0x0A…` is zero where a
+    /// line feed is, and `((x & 0x7F…) + 0x7F…) | x` has its high bit clear exactly there.
     private static func lineFeeds(in bytes: UnsafePointer<UInt8>, count: Int) -> Int {
         var lines = 0
-        for index in 0..<count { lines &+= bytes[index] == 0x0A ? 1 : 0 }
+        var index = 0
+        let raw = UnsafeRawPointer(bytes)
+        while index + 8 <= count {
+            let x = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ 0x0A0A_0A0A_0A0A_0A0A
+            let t = ((x & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x7F7F_7F7F_7F7F_7F7F) | x
+            lines &+= (~t & 0x8080_8080_8080_8080).nonzeroBitCount
+            index += 8
+        }
+        while index < count {
+            lines &+= bytes[index] == 0x0A ? 1 : 0
+            index += 1
+        }
         return lines
     }
 
@@ -567,6 +580,12 @@ extension XMLPullParser {
                 return nil
             }
             return try scanText(&c)
+        }
+        // Most markup is a tag: told by the byte after '<' without looking further.
+        if c.end - c.p >= 2 {
+            let second = c.base[c.p + 1]
+            if Self.characterClasses[Int(second)] & Self.nameStart != 0 { return try scanStartTag(&c) }
+            if second == UInt8(ascii: "/") { return try scanEndTag(&c) }
         }
         if try has(&c, "<?") {
             try scanProcessingInstruction(&c, atStart: atStart || (sawByteOrderMark && eventOffset == 3))
