@@ -266,12 +266,13 @@ public final class XMLStoreReader {
         return (found, entity.properties[found].name)
     }
 
-    /// The text of the element whose start tag was just read, up to its end tag, into `text`.
-    private func readText(of element: String) throws(XMLStoreError) {
+    /// The text of the element whose start tag was just read, up to its end tag, into `text` (unless
+    /// `keep` is false: the text is then read and checked, not kept).
+    private func readText(of element: String, keep: Bool = true) throws(XMLStoreError) {
         text.removeAll(keepingCapacity: true)
         while true {
             switch try parser.nextToken() {
-            case .text: parser.withText { text.append(contentsOf: $0) }
+            case .text: if keep { parser.withText { text.append(contentsOf: $0) } }
             case .end: return
             case .start: throw parser.error("<\(element)> holds an element <\(parser.name)> where text was expected")
             case .endOfDocument: throw parser.error("the file ends inside <\(element)>")
@@ -294,7 +295,7 @@ public final class XMLStoreReader {
                 path: path, line: parser.line)
         }
         let line = parser.line
-        try readText(of: "attribute")
+        try readText(of: "attribute", keep: decodesAttributes)
         guard decodesAttributes else { return }
         do {
             object.values[slot] = try text.withUnsafeBufferPointer { bytes throws(XMLValueError) in

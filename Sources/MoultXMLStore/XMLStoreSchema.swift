@@ -135,8 +135,9 @@ struct XMLPropertyKey: Sendable {
     }
 }
 
-/// The map from a model's layout to the names an XML store uses.
-struct XMLStoreSchema: Sendable {
+/// The map from a model's layout to the names an XML store uses (a class: the reader holds it for
+/// every object without copying it).
+final class XMLStoreSchema: Sendable {
     let layout: StoreLayout
     let entities: [XMLEntityMap]
     private let byType: [String: Int]
