@@ -1,4 +1,5 @@
 import Foundation
+import MoultStore
 
 /// A small streaming XML parser: the file is read in blocks and handed out one token at a time, so
 /// memory holds one block and the token being read, whatever the size of the file.
@@ -224,20 +225,18 @@ final class XMLPullParser {
             end += count
             return true
         }
-        let data: Data?
+        guard let handle else { return false }
+        let count: Int
         do {
-            data = try handle?.read(upToCount: want)
+            count = try FileOperations.read(into: UnsafeMutableRawBufferPointer(start: storage + end, count: want), from: handle.fileDescriptor, path: path ?? "")
         } catch {
-            throw XMLStoreError(.ioFailure, "reading the file failed: \(error.localizedDescription)", path: path, line: line)
+            throw XMLStoreError(.ioFailure, "reading the file failed: \(error.message)", path: path, line: line)
         }
-        guard let data, !data.isEmpty else {
+        guard count > 0 else {
             atEndOfInput = true
             return false
         }
-        data.withUnsafeBytes { bytes in
-            (storage + end).update(from: bytes.bindMemory(to: UInt8.self).baseAddress!, count: bytes.count)
-        }
-        end += data.count
+        end += count
         return true
     }
 
