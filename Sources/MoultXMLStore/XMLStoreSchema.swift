@@ -35,7 +35,7 @@ public struct XMLStoreObject: Sendable, Hashable {
 
 /// How one entity of a model appears in an XML store: its `type` (the name in capitals) and its
 /// properties' names in lower case, which is how Core Data writes them.
-struct XMLEntityMap: Sendable {
+final class XMLEntityMap: Sendable {
     let layout: EntityLayout
     /// The object element's `type`.
     let type: String
@@ -49,10 +49,95 @@ struct XMLEntityMap: Sendable {
     let attributeTypes: [String]
     /// Lower-case names, in slot order, for writing.
     let attributeNames: [String]
+    /// Every property as the reader looks it up by the bytes of its name: attributes, to-ones, to-manys.
+    let properties: [XMLPropertyKey]
+    /// Each attribute's `type` in the file, as bytes.
+    let attributeTypeBytes: [[UInt8]]
+    /// Each to-one's, then each to-many's destination in capitals, as bytes.
+    let destinationBytes: [[UInt8]]
+    /// Each attribute's type, by slot; each to-one's destination entity number.
+    let attributeKinds: [AttributeType]
+    let toOneDestinations: [Int32]
+    let attributeCount: Int
+    let toOneCount: Int
+    let toManyCount: Int
+
+    init(layout: EntityLayout, attributes: [String: Int], toOnes: [String: Int], toManys: [String: Int], attributeNames: [String]) {
+        self.layout = layout
+        type = layout.name.uppercased()
+        self.attributes = attributes
+        self.toOnes = toOnes
+        self.toManys = toManys
+        attributeTypes = layout.attributes.map { XMLValueCoding.typeName($0.type) }
+        self.attributeNames = attributeNames
+        var properties: [XMLPropertyKey] = []
+        for (name, slot) in attributes { properties.append(XMLPropertyKey(name: name, kind: .attribute, index: slot)) }
+        for (name, index) in toOnes { properties.append(XMLPropertyKey(name: name, kind: .toOne, index: index)) }
+        for (name, index) in toManys { properties.append(XMLPropertyKey(name: name, kind: .toMany, index: index)) }
+        properties.sort { ($0.kind.rawValue, $0.index) < ($1.kind.rawValue, $1.index) }
+        self.properties = properties
+        attributeTypeBytes = attributeTypes.map { Array($0.utf8) }
+        attributeKinds = layout.attributes.map(\.type)
+        toOneDestinations = layout.toOneRelationships.map(\.destinationNumber)
+        attributeCount = layout.attributes.count
+        toOneCount = layout.toOneRelationships.count
+        toManyCount = layout.toManyRelationships.count
+        destinationBytes = (layout.toOneRelationships.map(\.destination) + layout.toManyRelationships.map(\.destination)).map { Array($0.uppercased().utf8) }
+    }
+
+    /// The position in ``properties`` of the property whose name, in lower case, is `name`'s; `hint`
+    /// (the position after the one found last, as a file writes an entity's properties in one order) is
+    /// tried first.
+    func property(named name: UnsafeBufferPointer<UInt8>, hint: inout Int) -> Int? {
+        guard name.allSatisfy({ $0 < 0x80 }) else {
+            // Lower case beyond ASCII (the Kelvin sign's is a Latin k): as Swift's.
+            let lower = Array(String(decoding: name, as: UTF8.self).lowercased().utf8)
+            return lower.withUnsafeBufferPointer { lower in properties.firstIndex { $0.matches(lower) } }
+        }
+        if hint < properties.count, properties[hint].matches(name) {
+            hint += 1
+            return hint - 1
+        }
+        guard let found = properties.firstIndex(where: { $0.matches(name) }) else { return nil }
+        hint = found + 1
+        return found
+    }
 }
 
-/// The map from a model's layout to the names an XML store uses.
-struct XMLStoreSchema: Sendable {
+/// A property of an ``XMLEntityMap`` with its name's bytes, in lower case.
+struct XMLPropertyKey: Sendable {
+    enum Kind: Int, Sendable {
+        case attribute, toOne, toMany
+    }
+
+    let name: String
+    let bytes: [UInt8]
+    let kind: Kind
+    /// The attribute's slot, or the relationship's index among the to-ones or to-manys.
+    let index: Int
+
+    init(name: String, kind: Kind, index: Int) {
+        self.name = name
+        bytes = Array(name.utf8)
+        self.kind = kind
+        self.index = index
+    }
+
+    /// Whether ASCII `name` (any case) is this property's name.
+    func matches(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count == bytes.count else { return false }
+        for index in 0..<name.count {
+            var byte = name[index]
+            if byte >= UInt8(ascii: "A"), byte <= UInt8(ascii: "Z") { byte |= 0x20 }
+            if byte != bytes[index] { return false }
+        }
+        return true
+    }
+}
+
+/// The map from a model's layout to the names an XML store uses (a class: the reader holds it for
+/// every object without copying it).
+final class XMLStoreSchema: Sendable {
     let layout: StoreLayout
     let entities: [XMLEntityMap]
     private let byType: [String: Int]
@@ -99,13 +184,14 @@ struct XMLStoreSchema: Sendable {
         for (index, toOne) in entity.toOneRelationships.enumerated() { toOnes[try lower(toOne.name)] = index }
         var toManys: [String: Int] = [:]
         for (index, toMany) in entity.toManyRelationships.enumerated() { toManys[try lower(toMany.name)] = index }
-        return XMLEntityMap(
-            layout: entity, type: entity.name.uppercased(), attributes: attributes, toOnes: toOnes, toManys: toManys,
-            attributeTypes: entity.attributes.map { XMLValueCoding.typeName($0.type) }, attributeNames: names)
+        return XMLEntityMap(layout: entity, attributes: attributes, toOnes: toOnes, toManys: toManys, attributeNames: names)
     }
 
     /// The entity whose objects have this `type`.
     func entity(type: String) -> XMLEntityMap? { byType[type.uppercased()].map { entities[$0] } }
+
+    /// The number of properties of the entity that has the most.
+    var largestPropertyCount: Int { entities.map(\.properties.count).max() ?? 0 }
 
     /// The entity of this name in the model.
     func entity(named name: String) -> XMLEntityMap? { byName[name].map { entities[$0] } }

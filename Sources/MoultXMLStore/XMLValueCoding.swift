@@ -107,7 +107,7 @@ enum XMLValueCoding {
         case .integer32: return .int(try integer(text, in: Int64(Int32.min)...Int64(Int32.max), type))
         case .integer64: return .int(try integer(text, in: Int64.min...Int64.max, type))
         case .boolean:
-            switch text.trimmingCharacters(in: .whitespacesAndNewlines) {
+            switch trimmed(text) {
             case "1", "YES", "true": return .bool(true)
             case "0", "NO", "false": return .bool(false)
             default: throw XMLValueError("'\(text.prefix(40))' is not a boolean (1 or 0)")
@@ -117,7 +117,7 @@ enum XMLValueCoding {
         case .decimal: return try decimal(text)
         case .string, .uri, .objectID: return .string(text)
         case .uuid:
-            guard let uuid = UUID(uuidString: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            guard let uuid = UUID(uuidString: trimmed(text)) else {
                 throw XMLValueError("'\(text.prefix(40))' is not a UUID")
             }
             return .uuid(uuid)
@@ -127,15 +127,63 @@ enum XMLValueCoding {
         }
     }
 
+    /// The value of an attribute element's text given as its UTF-8 bytes (valid UTF-8, as the parser
+    /// gives them): as ``value(_:type:)``, an integer's and a boolean's plain digits read without a string.
+    ///
+    /// - Throws: A message saying why the text is not a value of the type.
+    static func value(utf8 bytes: UnsafeBufferPointer<UInt8>, type: AttributeType) throws(XMLValueError) -> Value {
+        switch type {
+        case .integer16, .integer32, .integer64:
+            let range: ClosedRange<Int64> =
+                switch type {
+                case .integer16: Int64(Int16.min)...Int64(Int16.max)
+                case .integer32: Int64(Int32.min)...Int64(Int32.max)
+                default: Int64.min...Int64.max
+                }
+            if let value = plainInteger(bytes), range.contains(value) { return .int(value) }
+        case .boolean:
+            if bytes.count == 1, bytes[0] == UInt8(ascii: "1") || bytes[0] == UInt8(ascii: "0") { return .bool(bytes[0] == UInt8(ascii: "1")) }
+        case .binary, .transformable, .composite, .undefined:
+            guard let decoded = Base64.decode(bytes) else { throw XMLValueError("the text is not base64") }
+            return .data(decoded)
+        default:
+            break
+        }
+        return try value(String(decoding: bytes, as: UTF8.self), type: type)
+    }
+
+    /// `-12`, `305`: an optional sign and up to 18 digits, nothing else; nil for anything else (read
+    /// then as ``value(_:type:)`` reads it).
+    private static func plainInteger(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard let first = bytes.first else { return nil }
+        let negative = first == UInt8(ascii: "-")
+        let digits = bytes.dropFirst(negative || first == UInt8(ascii: "+") ? 1 : 0)
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var value: Int64 = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        return negative ? -value : value
+    }
+
+    /// `text` without leading and trailing white space and line ends (Foundation's
+    /// `.whitespacesAndNewlines`), without Foundation when its ends are plain ASCII.
+    static func trimmed(_ text: String) -> String {
+        guard let first = text.utf8.first, let last = text.utf8.last else { return text }
+        if first > 0x20, first < 0x7F, last > 0x20, last < 0x7F { return text }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     private static func integer(_ text: String, in range: ClosedRange<Int64>, _ type: AttributeType) throws(XMLValueError) -> Int64 {
-        guard let value = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)), range.contains(value) else {
+        guard let value = Int64(trimmed(text)), range.contains(value) else {
             throw XMLValueError("'\(text.prefix(40))' is not an integer that fits \(type.rawValue)")
         }
         return value
     }
 
     private static func real(_ text: String) throws(XMLValueError) -> Double {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = trimmed(text)
         guard !trimmed.isEmpty, trimmed.utf8.count < 400, let value = Double(trimmed) else {
             throw XMLValueError("'\(text.prefix(40))' is not a number")
         }
@@ -145,7 +193,7 @@ enum XMLValueCoding {
     /// A Decimal as SQLite holds it: digits that fit 64 bits as an integer, any other number as a REAL
     /// (what SQLite's numeric affinity makes of that text, correctly rounded).
     private static func decimal(_ text: String) throws(XMLValueError) -> Value {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = trimmed(text)
         if let integer = Int64(trimmed) { return .int(integer) }
         guard isDecimalNumber(trimmed) || ["inf", "-inf"].contains(trimmed), let value = Double(trimmed) else {
             throw XMLValueError("'\(text.prefix(40))' is not a decimal number")

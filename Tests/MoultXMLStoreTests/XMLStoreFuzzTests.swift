@@ -2,7 +2,7 @@ import Foundation
 import MoultModel
 import MoultStore
 import MoultTestSupport
-import MoultXMLStore
+@testable import MoultXMLStore
 import Testing
 
 /// The XML store reader on mutated stores: every input ends in objects or a categorized error (65),
@@ -25,6 +25,24 @@ import Testing
     }
 
     struct RoundTripMismatch: Error {}
+
+    /// The reading of a store a few bytes at a time is not its reading whole (an uncategorized error:
+    /// the harness reports it as a finding).
+    struct ChunkedReadingDiffers: Error {
+        var whole: String
+        var chunked: String
+    }
+
+    /// A store's objects (the first 200) and header, read whole or a few bytes at a time.
+    static func read(_ bytes: [UInt8], layout: StoreLayout, chunkSize: Int? = nil) throws -> ([XMLStoreObject], XMLStoreInfo) {
+        let reader = try chunkSize.map { try XMLStoreReader(bytes: bytes, chunkSize: $0) } ?? XMLStoreReader(bytes: bytes)
+        try reader.bind(to: layout)
+        var objects: [XMLStoreObject] = []
+        while let object = try reader.next() {
+            if objects.count < 200 { objects.append(object) }
+        }
+        return (objects, reader.info)
+    }
 
     /// Fragments of the format the mutations insert.
     static let dictionary = [
@@ -49,24 +67,28 @@ import Testing
         let copy = directory.appending("again.xml")
         let report = Fuzzer(name: "XML store", corpus: corpus, dictionary: dictionary).run(smokeIterations: 150) { bytes in
             let layout = Self.layout(for: bytes, layouts)
-            let reader = try XMLStoreReader(bytes: bytes)
-            try reader.bind(to: layout)
-            var objects: [XMLStoreObject] = []
-            while let object = try reader.next() {
-                if objects.count < 200 { objects.append(object) }
+            // Read as from a file a few bytes at a time (every token crosses a block's end): the same
+            // objects, or the same error.
+            let chunked = Result { try Self.read(bytes, layout: layout, chunkSize: 1 + bytes.count % 13) }
+            let whole = Result { try Self.read(bytes, layout: layout) }
+            switch (whole, chunked) {
+            case (.success(let a), .success(let b)) where a.0 == b.0 && a.1 == b.1: break
+            case (.failure(let a), .failure(let b)) where "\(a)" == "\(b)": break
+            default: throw ChunkedReadingDiffers(whole: "\(whole)", chunked: "\(chunked)")
             }
-            _ = try reader.info.storeMetadata()
+            let (objects, info) = try whole.get()
+            _ = try info.storeMetadata()
             guard objects.count < 200 else { return }
             // What reads must write and read back to the same header and objects.
             try? FileManager.default.removeItem(at: copy)
-            let writer = try XMLStoreWriter(url: copy, layout: layout, info: reader.info)
+            let writer = try XMLStoreWriter(url: copy, layout: layout, info: info)
             for object in objects { try writer.write(object) }
             try writer.finish(durable: false)
             let again = try XMLStoreReader(url: copy)
             try again.bind(to: layout)
             var readAgain: [XMLStoreObject] = []
             while let object = try again.next() { readAgain.append(object) }
-            if readAgain != objects || again.info != reader.info { throw RoundTripMismatch() }
+            if readAgain != objects || again.info != info { throw RoundTripMismatch() }
         }
         for finding in report.findings { Issue.record(Comment(rawValue: finding)) }
         #expect(report.exitCodes[0, default: 0] >= corpus.count)

@@ -140,4 +140,87 @@ import Testing
         let error = try #require(throws: XMLStoreError.self) { _ = try XMLStore(url: cut, layout: layout) }
         #expect(error.code == .malformed && error.line != nil)
     }
+
+    /// A reference to an object the file does not hold, or to an object of another entity, is refused
+    /// when the store is opened (65), naming the line, the object and the id, as the conversion refuses
+    /// it: a to-one, an ordered to-many, a many-to-many.
+    @Test(arguments: ["to-one", "to-many", "many-to-many", "other entity"])
+    func aDanglingReferenceIsRefusedWhenOpened(_ damage: String) throws {
+        let model = try XMLTestModels.everyKindModel()
+        let layout = try StoreLayout(model: model)
+        var objects = try XMLStoreRoundTripTests.objects(layout: layout)
+        let person = try #require(objects.firstIndex { $0.entity == "Person" })
+        let tag = try #require(objects.lastIndex { $0.entity == "Tag" })
+        let damaged: Int
+        switch damage {
+        case "to-one":
+            damaged = try #require(objects.firstIndex { $0.entity == "Animal" })
+            let keeper = layout.entity(named: "Animal")!.attributes.count
+            objects[damaged].values[keeper] = .object(ObjectID(entity: layout.entity(named: "Person")!.number, primaryKey: 999))
+        case "to-many":
+            damaged = person
+            objects[person].toMany[0] = [103, 999]
+        case "many-to-many":
+            damaged = tag
+            objects[tag].toMany[0] = [102, 999]
+        default:
+            // The person's items name a tag.
+            damaged = person
+            objects[person].toMany[0] = [103, objects[tag].number]
+        }
+        let directory = try TemporaryDirectory("xml-index-dangling")
+        defer { directory.remove() }
+        let url = directory.appending("dangling.xml")
+        try XMLStoreRoundTripTests.write(objects, to: url, layout: layout, info: XMLStoreInfo(converting: StoreMetadata(model: model), nextObjectID: 120))
+        let error = try #require(throws: XMLStoreError.self) { _ = try XMLStore(url: url, layout: layout) }
+        #expect(error.category == .badInput && error.code == .invalidValue)
+        #expect(error.objectID == objects[damaged].id && error.entity == objects[damaged].entity, "\(error)")
+        let line = try #require(error.line)
+        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines[line - 1].contains("<relationship"), "\(error)")
+        if damage == "other entity" {
+            #expect(error.message.contains("z\(objects[tag].number)") && error.message.contains("not an object of Item"), "\(error)")
+        } else {
+            #expect(error.message.contains("z999") && error.message.contains("does not hold"), "\(error)")
+        }
+        // The conversion refuses the same file.
+        #expect(throws: XMLStoreError.self) { try XMLStoreConversion.sqlite(from: url, model: model, to: directory.appending("s.sqlite")) }
+    }
+
+    /// A store written from an SQLite store whose keys repeat across inheritance roots (its metadata
+    /// records each root's range) is read with the SQLite store's keys, as its conversion back gives them.
+    @Test func keysComeBackAsTheSQLiteStoreHadThem() throws {
+        let model = try XMLTestModels.everyKindModel()
+        let layout = try StoreLayout(model: model)
+        let directory = try TemporaryDirectory("xml-index-ranges")
+        defer { directory.remove() }
+        let sqlite = directory.appending("store.sqlite")
+        let store = try SQLiteStore.create(at: sqlite, model: model)
+        let writer = try store.makeWriter()
+        try writer.write {
+            let red = try writer.insert("Tag", ["label": "red"])
+            let blue = try writer.insert("Tag", ["label": "blue"])
+            let person = try writer.insert("Person", ["name": "Ada"])
+            let item = try writer.insert("Item", ["title": "x", "owner": .object(person)])
+            try writer.relate("tags", item, to: [blue, red])
+            try writer.relate("items", person, to: [item])
+        }
+        let xml = directory.appending("store.xml")
+        try XMLStoreConversion.xml(from: sqlite, model: model, to: xml)
+        let read = try XMLStore(url: xml, layout: layout)
+        for entity in layout.entities {
+            let expected = try Self.rows(store, entity.name, subentities: true)
+            #expect(try Self.rows(read, entity.name, subentities: true) == expected, "\(entity.name)")
+            let keys = expected.map(\.id.primaryKey)
+            for toMany in entity.toManyRelationships {
+                #expect(
+                    try read.toManyDestinations(toMany.name, of: entity.name, sources: keys) == store.toManyDestinations(toMany.name, of: entity.name, sources: keys),
+                    "\(entity.name).\(toMany.name)")
+            }
+        }
+        // The keys repeat across roots (each counts from 1): the object numbers do not.
+        #expect(try Self.rows(read, "Tag", subentities: false).map(\.id.primaryKey) == [1, 2])
+        #expect(try Self.rows(read, "Item", subentities: false).map(\.id.primaryKey) == [1])
+        store.database.close()
+    }
 }

@@ -71,11 +71,21 @@ extension MigrationVerifier {
                 result.skipped.append("the sample of \(reservoir.name): no attribute to compare")
                 continue
             }
+            // A value that may be kept in a file is compared by its bytes, on both sides (as in one step's sample).
+            let external = Set(positions.indices.filter { index in
+                store.layout.model.attribute(named: layout.attributes[positions[index]].name, of: reservoir.entity)?.allowsExternalBinaryDataStorage == true
+            })
+            func content(_ values: [Value], besideStore store: URL) throws -> [Value] {
+                guard !external.isEmpty else { return values }
+                return try values.indices.map { index in
+                    external.contains(index) ? try Self.content(values[index], folder: ExternalDataReference.folder(besideStore: store)) : values[index]
+                }
+            }
             var missing: [[Value]: [String]] = [:]
-            for item in reservoir.items { missing[item.values, default: []].append(item.root) }
+            for item in reservoir.items { missing[try content(item.values, besideStore: migration.store), default: []].append(item.root) }
             let cursor = try store.objects(of: reservoir.entity, includingSubentities: false)
             while !missing.isEmpty, let row = try cursor.next() {
-                missing[positions.map { row[$0] }] = nil
+                missing[try content(positions.map { row[$0] }, besideStore: destination)] = nil
             }
             result.sampled += reservoir.items.count
             result.checked[.sample, default: 0] += reservoir.items.count

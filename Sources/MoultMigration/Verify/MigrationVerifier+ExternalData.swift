@@ -1,4 +1,5 @@
 import Foundation
+import MoultModel
 import MoultStore
 
 extension MigrationVerifier {
@@ -58,5 +59,16 @@ extension MigrationVerifier {
                 "\(uncheckedCount) external data reference(s) with no file in the source to compare with, first "
                     + unchecked.joined(separator: "; "))
         }
+    }
+
+    /// A Binary value of an attribute that allows external storage, as its bytes: a reference's file read
+    /// from `folder`, a value kept in the row without its marker; any other value (and a reference whose
+    /// file is not there) as it is. The sample compares these, not the column's encoding: a store made
+    /// from an XML store (whose values are inline) names its files anew.
+    ///
+    /// - Throws: ``/MoultStore/StoreError`` when a file cannot be read.
+    static func content(_ value: Value, folder: URL) throws -> Value {
+        guard case .data(let bytes) = value, case .bytes(let content) = try ExternalDataReference.inlined(bytes, folder: folder) else { return value }
+        return .data(content)
     }
 }

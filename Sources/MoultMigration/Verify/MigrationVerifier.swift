@@ -316,13 +316,20 @@ public struct MigrationVerifier {
         let positions = compared.indices.filter { index in
             compared[index].optional || !sample.items.contains { $0.values[index].isNull }
         }
+        // A value that may be kept in a file is compared by its bytes, on both sides.
+        let external = Set(compared.indices.filter { step.to.model.attribute(named: compared[$0].column.name, of: destinationName)?.allowsExternalBinaryDataStorage == true })
         var missing: [[Value]: [Int64]] = [:]
-        for item in sample.items { missing[positions.map { item.values[$0] }, default: []].append(item.key) }
+        for item in sample.items {
+            let values = try positions.map { index in
+                external.contains(index) ? try Self.content(item.values[index], folder: ExternalDataReference.folder(besideStore: migration.store)) : item.values[index]
+            }
+            missing[values, default: []].append(item.key)
+        }
         let cursorOut = try store.objects(of: destinationName, includingSubentities: false)
         while !missing.isEmpty, let row = try cursorOut.next() {
-            let values = positions.map { index -> Value in
+            let values = try positions.map { index -> Value in
                 guard let slot = cursorOut.shape.slot(of: compared[index].column.name) else { return .null }
-                return row[slot]
+                return external.contains(index) ? try Self.content(row[slot], folder: ExternalDataReference.folder(besideStore: self.destination)) : row[slot]
             }
             missing[values] = nil
         }

@@ -181,6 +181,24 @@ public enum FileOperations {
         return 0
     }
 
+    /// Reads up to `buffer.count` bytes of an open file into `buffer`, again after an interruption
+    /// (`EINTR`): a streamed reader's block, with no allocation.
+    ///
+    /// ```swift
+    /// let count = try FileOperations.read(into: block, from: handle.fileDescriptor, path: path)
+    /// ```
+    ///
+    /// - Returns: The number of bytes read; 0 at the end of the file.
+    /// - Throws: ``StoreError`` (`.ioFailure`) naming `path` when the read fails.
+    public static func read(into buffer: UnsafeMutableRawBufferPointer, from descriptor: Int32, path: String) throws(StoreError) -> Int {
+        while true {
+            let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            throw failure("cannot read", path)
+        }
+    }
+
     // MARK: - Syncs, renames, removals
 
     /// Syncs a file's content to the disk.

@@ -91,10 +91,12 @@ public enum XMLStoreConversion {
         let marked = externalStorageSlots(layout)
         var externalFiles = ExternalDataWriter(store: destination)
         var objects = ObjectTable(path: path, expected: reader.info.nextObjectID - XMLStoreInfo.firstObjectNumber + 1, fileSize: fileSize(source))
+        var references = false
         try forEachObject(of: reader, in: writer) { object in
             var object = object
             let entity = layout.entity(named: object.entity)!
             objects.add(object.number, entity: entity.number, line: reader.objectLine)
+            if !references { references = object.toMany.contains { !$0.isEmpty } || object.values[entity.attributes.count...].contains { $0 != .null } }
             for (index, toOne) in entity.toOneRelationships.enumerated() {
                 let slot = entity.attributes.count + index
                 guard case .object(let target) = object.values[slot] else { continue }
@@ -117,7 +119,8 @@ public enum XMLStoreConversion {
         }
         // Two objects of different hierarchies with one number are found once every number is known.
         try objects.seal()
-        try relate(from: source, store: store, writer: writer, keys: keys, objects: objects)
+        // A file whose objects refer to none has no reference to check or write: no second pass.
+        if references { try relate(from: source, store: store, writer: writer, keys: keys, objects: objects) }
         try store.database.write { try store.raiseRootPrimaryKeyMaxima(to: reader.info.nextObjectID, except: Array(keys.maxima.keys)) }
         return objects.count
     }
@@ -310,6 +313,9 @@ public enum XMLStoreConversion {
                 maxima[root.number] = maximum
             }
         }
+
+        /// What is subtracted from an object number of the hierarchy of `root` to make its key.
+        func offset(root: Int32) -> Int64 { offsets[root] ?? 0 }
 
         /// The key of the number `number` in the hierarchy of `root`; nil below its range.
         func key(of number: Int64, root: Int32) -> Int64? {

@@ -67,13 +67,16 @@ enum Base64 {
     }()
 
     /// The bytes `text` encodes, or nil when it is not base64.
-    static func decode(_ text: String) -> [UInt8]? {
+    static func decode(_ text: String) -> [UInt8]? { decode(text.utf8) }
+
+    /// The bytes the base64 text `utf8` encodes, or nil when it is not base64.
+    static func decode(_ utf8: some Collection<UInt8>) -> [UInt8]? {
         var result: [UInt8] = []
-        result.reserveCapacity(text.utf8.count * 3 / 4)
+        result.reserveCapacity(utf8.count * 3 / 4)
         var accumulator: UInt32 = 0
         var count = 0
         var padding = 0
-        for byte in text.utf8 {
+        for byte in utf8 {
             switch byte {
             case 0x20, 0x09, 0x0A, 0x0D: continue
             case UInt8(ascii: "="):

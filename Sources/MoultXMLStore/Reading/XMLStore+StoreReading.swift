@@ -37,8 +37,8 @@ extension XMLStore: StoreReading {
     }
 
     /// The destinations of a to-many relationship, read from each source object's element: in the
-    /// file's order for an ordered relationship, else by key; a destination the store does not hold is
-    /// left out, as SQLite's join leaves it out.
+    /// file's order for an ordered relationship, else by key (every destination is one the store holds:
+    /// opening it checked).
     ///
     /// - Throws: ``/MoultStore/StoreError`` (`.unknownName` for a relationship the entity does not have,
     ///   `.corrupt` for an object that no longer reads).
@@ -52,8 +52,11 @@ extension XMLStore: StoreReading {
             guard let found = locate(key, in: entity.hierarchyNumbers) else { continue }
             let (object, layout) = try object(found.entry, entity: found.entity)
             guard let position = layout.toManyRelationships.firstIndex(where: { $0.name == relationship }) else { continue }
-            var destinations = object.toMany[position].compactMap { number in
-                locate(number, in: destination.hierarchyNumbers).map { ObjectID(entity: $0.entity, primaryKey: number) }
+            // Every destination was checked when the store was opened: only a file changed since fails here.
+            var destinations = try changedFile(found.entry) { () throws(XMLStoreError) in
+                try object.toMany[position].map { number throws(XMLStoreError) in
+                    try resolve(number, to: destination.number, by: relationship, of: object, line: 0)
+                }
             }
             if !toMany.isOrdered { destinations.sort { $0.primaryKey < $1.primaryKey } }
             if !destinations.isEmpty { result[key] = destinations }

@@ -19,9 +19,13 @@ public import MoultStore
 /// while let person = try cursor.next() { print(person.id, person["name"] ?? .null) }
 /// ```
 ///
-/// Keys are the file's object numbers (`z102` is 102), as in the SQLite store the conversion makes
-/// (``XMLStoreConversion``); a to-one into an entity with sub-entities names the entity its object is
-/// of. A store is confined to one thread.
+/// Keys are those of the SQLite store the conversion makes (``XMLStoreConversion``): the file's object
+/// numbers (`z102` is 102), less the offset of the object's inheritance root when the store was written
+/// from an SQLite store whose keys repeat across roots (``XMLStoreConversion/primaryKeyRangesKey``); a
+/// to-one into an entity with sub-entities names the entity its object is of. Opening the store checks
+/// every reference as the conversion does, in a second pass over the file that reads relationships only:
+/// one to an object the file does not hold, or not of the relationship's destination, is refused. A
+/// store is confined to one thread.
 public final class XMLStore {
     /// The layout of the store's model.
     public let layout: StoreLayout
@@ -44,6 +48,8 @@ public final class XMLStore {
     private let objectReader: XMLStoreReader
     /// Each entity's row shape, by number.
     private let shapes: [Int32: ObjectShape]
+    /// How object numbers become keys.
+    private let keys: XMLStoreConversion.PrimaryKeyRanges
 
     /// Opens an XML store and indexes its objects.
     ///
@@ -79,14 +85,17 @@ public final class XMLStore {
         let objects = try openReader()
         objectReader = objects
         shapes = Dictionary(uniqueKeysWithValues: layout.entities.map { ($0.number, ObjectShape(layoutOf: $0)) })
+        keys = try XMLStoreConversion.PrimaryKeyRanges(info: indexing.info, layout: layout, path: indexing.path)
         try indexing.bind(to: layout)
         try objects.bind(to: layout)
         while let object = try indexing.next() {
             guard let entity = layout.entity(named: object.entity) else { continue }
-            index[entity.number, default: []].append(Entry(key: object.number, offset: indexing.objectOffset))
+            let key = try keys.ownKey(of: object, root: entity.rootNumber, line: indexing.objectLine)
+            index[entity.number, default: []].append(Entry(key: key, offset: indexing.objectOffset))
         }
         for number in Array(index.keys) { index[number]!.sort { $0.key < $1.key } }
-        try checkUniqueKeys()
+        try checkUniqueNumbers()
+        try checkReferences(try openReader())
     }
 
     /// A second store over the same file sharing this one's index (no second indexing pass), with a
@@ -98,6 +107,7 @@ public final class XMLStore {
         openReader = store.openReader
         index = store.index
         shapes = store.shapes
+        keys = store.keys
         objectReader = try openReader()
         try objectReader.bind(to: layout)
     }
@@ -111,18 +121,64 @@ public final class XMLStore {
 
     /// Refuses an object number used twice: each object of an XML store has its own, whatever its
     /// entity (two in one hierarchy would also have one primary key).
-    private func checkUniqueKeys() throws(XMLStoreError) {
-        var all: [(key: Int64, entity: Int32)] = []
+    private func checkUniqueNumbers() throws(XMLStoreError) {
+        var all: [(number: Int64, entity: Int32)] = []
         all.reserveCapacity(index.values.reduce(0) { $0 + $1.count })
-        for (entity, entries) in index { for entry in entries { all.append((entry.key, entity)) } }
-        all.sort { $0.key < $1.key }
-        for position in all.indices.dropFirst() where all[position].key == all[position - 1].key {
-            let key = all[position].key
+        for (entity, entries) in index {
+            let offset = keys.offset(root: layout.entity(number: entity)?.rootNumber ?? entity)
+            for entry in entries { all.append((entry.key + offset, entity)) }
+        }
+        all.sort { $0.number < $1.number }
+        for position in all.indices.dropFirst() where all[position].number == all[position - 1].number {
+            let number = all[position].number
             let names = [all[position - 1].entity, all[position].entity].compactMap { layout.entity(number: $0)?.name }
             throw XMLStoreError(
-                .malformed, "the object id z\(key) is used twice (objects of \(names.joined(separator: " and "))): each object of an XML store has its own",
-                path: path, entity: names.last, objectID: "z\(key)")
+                .malformed, "the object id z\(number) is used twice (objects of \(names.joined(separator: " and "))): each object of an XML store has its own",
+                path: path, entity: names.last, objectID: "z\(number)")
         }
+    }
+
+    /// The second pass, as the conversion's: every to-one and to-many of every object names an object
+    /// the file holds, of the relationship's destination (an entity of its hierarchy).
+    ///
+    /// - Throws: ``XMLStoreError`` (`.invalidValue`, exit 65) naming the line, the object and the id.
+    private func checkReferences(_ reader: XMLStoreReader) throws(XMLStoreError) {
+        try reader.bind(to: layout)
+        reader.decodesAttributes = false
+        while let object = try reader.next() {
+            guard let entity = layout.entity(named: object.entity) else { continue }
+            for (index, toOne) in entity.toOneRelationships.enumerated() {
+                guard case .object(let target) = object.values[entity.attributes.count + index] else { continue }
+                _ = try resolve(target.primaryKey, to: toOne.destinationNumber, by: toOne.name, of: object, line: reader.relationshipLines[index])
+            }
+            for (index, toMany) in entity.toManyRelationships.enumerated() {
+                let line = reader.relationshipLines[entity.toOneRelationships.count + index]
+                guard let destination = layout.entity(named: toMany.destination) else { continue }
+                for number in object.toMany[index] { _ = try resolve(number, to: destination.number, by: toMany.name, of: object, line: line) }
+            }
+        }
+    }
+
+    /// The object numbered `number`, which a relationship (`name`, of `object`, on `line`) to entity
+    /// `destination` names: its key and entity (of `destination`'s hierarchy).
+    ///
+    /// - Throws: ``XMLStoreError`` (`.invalidValue`) when the file holds no such object, or one of another entity.
+    func resolve(_ number: Int64, to destination: Int32, by name: String, of object: XMLStoreObject, line: Int) throws(XMLStoreError)
+        -> ObjectID
+    {
+        let target = layout.entity(number: destination)
+        let root = target?.rootNumber ?? destination
+        if let key = keys.key(of: number, root: root), let found = locate(key, in: target?.hierarchyNumbers ?? [destination]) {
+            return ObjectID(entity: found.entity, primaryKey: key)
+        }
+        // Another entity's object, or none.
+        let other = layout.entities.first { entity in
+            keys.key(of: number, root: entity.rootNumber).map { locate($0, in: [entity.number]) != nil } ?? false
+        }
+        let message =
+            other.map { "relationship '\(name.lowercased())' refers to z\(number), an object of \($0.name), which is not an object of \(target?.name ?? "its destination")" }
+            ?? "relationship '\(name.lowercased())' refers to z\(number), which the store does not hold"
+        throw XMLStoreError(.invalidValue, message, path: path, line: line, entity: object.entity, objectID: object.id)
     }
 
     // MARK: - The index
@@ -174,20 +230,26 @@ public final class XMLStore {
 
     // MARK: - Objects
 
-    /// The object of entity `number` whose element begins at `entry`'s offset, read again.
-    ///
-    /// - Throws: ``/MoultStore/StoreError`` (`.corrupt`) when it no longer reads as it did when indexed
-    ///   (the file changed since).
-    func object(_ entry: Entry, entity number: Int32) throws(StoreError) -> (XMLStoreObject, EntityLayout) {
-        let object: XMLStoreObject
+    /// `body`'s result; its error as a file changed since it was indexed (``/MoultStore/StoreError``, `.corrupt`).
+    func changedFile<T>(_ entry: Entry, _ body: () throws(XMLStoreError) -> T) throws(StoreError) -> T {
         do {
-            object = try objectReader.object(at: entry.offset)
+            return try body()
         } catch {
             throw StoreError(
                 .corrupt, "\(error.message) (in the object at byte \(entry.offset), read again after the file was indexed)", path: path,
                 entity: error.entity, primaryKey: entry.key)
         }
-        guard object.number == entry.key, let layout = layout.entity(named: object.entity), layout.number == number else {
+    }
+
+    /// The object of entity `number` whose element begins at `entry`'s offset, read again.
+    ///
+    /// - Throws: ``/MoultStore/StoreError`` (`.corrupt`) when it no longer reads as it did when indexed
+    ///   (the file changed since).
+    func object(_ entry: Entry, entity number: Int32) throws(StoreError) -> (XMLStoreObject, EntityLayout) {
+        let object = try changedFile(entry) { () throws(XMLStoreError) in try objectReader.object(at: entry.offset) }
+        guard let layout = layout.entity(named: object.entity), layout.number == number,
+            keys.key(of: object.number, root: layout.rootNumber) == entry.key
+        else {
             throw StoreError(
                 .corrupt, "the object at byte \(entry.offset) is not z\(entry.key) any more: the file changed after it was indexed", path: path,
                 primaryKey: entry.key)
@@ -210,16 +272,14 @@ public final class XMLStore {
             }
             values[slot] = decimal
         }
-        for (index, toOne) in layout.toOneRelationships.enumerated() where toOne.entityColumn != nil {
+        for (index, toOne) in layout.toOneRelationships.enumerated() {
             let slot = layout.attributes.count + index
             guard case .object(let target) = values[slot] else { continue }
-            let hierarchy = self.layout.entity(number: toOne.destinationNumber)?.hierarchyNumbers ?? [toOne.destinationNumber]
-            guard let found = locate(target.primaryKey, in: hierarchy) else {
-                throw StoreError(
-                    .invalidValue, "relationship '\(toOne.name.lowercased())' refers to z\(target.primaryKey), which the store does not hold",
-                    path: path, entity: layout.name, primaryKey: entry.key)
+            // Checked when the store was opened: only a file changed since fails here.
+            let found = try changedFile(entry) { () throws(XMLStoreError) in
+                try resolve(target.primaryKey, to: toOne.destinationNumber, by: toOne.name, of: object, line: 0)
             }
-            values[slot] = .object(ObjectID(entity: found.entity, primaryKey: target.primaryKey))
+            values[slot] = .object(toOne.entityColumn == nil ? ObjectID(entity: toOne.destinationNumber, primaryKey: found.primaryKey) : found)
         }
         let id = ObjectID(entity: number, primaryKey: entry.key)
         guard read.number != number, let shape = shapes[read.number], let own = shapes[number] else {
