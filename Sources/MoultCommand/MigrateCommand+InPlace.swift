@@ -48,6 +48,8 @@ extension MigrateCommand {
         let observer = self.observer(status: StatusFile(output: chain.store), log: log)
         // In place, the steps run in one go: what they drop is said before they start.
         observer.warn(about: losses)
+        let dangling = DanglingReferences(store: chain.store, model: chain.sourceVersion.model)
+        if let line = dangling.warning(kept: migration.methods[0].isSQL) { observer.warn(line) }
         let result = try migration.run(isCancelled: { observer.isCancelled }, beforeStep: observer.waitWhilePaused, events: observer.handle)
         let seconds = observer.finish()
         MetricsFile.current?.recordBytes(of: chain.store)
