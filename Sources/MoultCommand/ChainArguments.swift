@@ -185,7 +185,7 @@ struct ChainArguments: ParsableArguments {
             if Self.isMappingFolder(url) {
                 given += try folders.candidates(in: url).map(\.mapping)
             } else {
-                given.append(try MappingModel(contentsOf: url))
+                given.append(try folders.mapping(at: url))
             }
         }
         return VersionOrder.following(given, in: versioned)
@@ -210,7 +210,7 @@ struct ChainArguments: ParsableArguments {
                     labels.append(candidate.url.path)
                 }
             } else {
-                models.append(try MappingModel(contentsOf: url))
+                models.append(try folders.mapping(at: url))
                 labels.append(path)
             }
         }

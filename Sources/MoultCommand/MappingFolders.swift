@@ -1,4 +1,5 @@
 import Foundation
+import MoultMapping
 import MoultMigration
 import MoultModel
 
@@ -25,5 +26,16 @@ final class MappingFolders {
         }
         found[folder.path] = candidates
         return candidates
+    }
+
+    private var files: [String: MappingModel] = [:]
+
+    /// The mapping model of a `--mapping` file, read once however often the chain's planning asks
+    /// (the order of versions, then the steps).
+    func mapping(at url: URL) throws -> MappingModel {
+        if let known = files[url.path] { return known }
+        let mapping = try MappingModel(contentsOf: url)
+        files[url.path] = mapping
+        return mapping
     }
 }

@@ -48,11 +48,14 @@ extension MigrateCommand {
         let observer = self.observer(status: StatusFile(output: chain.store), log: log)
         // In place, the steps run in one go: what they drop is said before they start.
         observer.warn(about: losses)
+        let dangling = DanglingReferences(store: chain.store, model: chain.sourceVersion.model)
+        if let line = dangling.warning(kept: migration.methods[0].isSQL) { observer.warn(line) }
         let result = try migration.run(isCancelled: { observer.isCancelled }, beforeStep: observer.waitWhilePaused, events: observer.handle)
         let seconds = observer.finish()
         MetricsFile.current?.recordBytes(of: chain.store)
-        let steps = zip(chain.steps, result.ranBySQL).map { step, bySQL in
-            InPlaceMigrationReport.Step(from: step.from.name, to: step.to.name, method: bySQL ? "sql" : "streaming")
+        let reasons = chain.steps.indices.map { InPlaceReport.streamedBecause(migration.methods[$0], ranBySQL: result.ranBySQL[$0]) }
+        let steps = zip(chain.steps, zip(result.ranBySQL, reasons)).map { step, ran in
+            InPlaceMigrationReport.Step(from: step.from.name, to: step.to.name, method: ran.0 ? "sql" : "streaming", reasons: ran.1)
         }
         let report = InPlaceMigrationReport(
             store: arguments.store, from: chain.sourceVersion.name, to: chain.targetVersion.name, backup: result.backup?.path, steps: steps,
@@ -62,7 +65,8 @@ extension MigrateCommand {
                 "migrated \(arguments.store) (\(report.from)) to \(report.to) in place, \(chain.steps.count) step(s), \(String(format: "%.3f", seconds)) s"
             ]
             for (index, step) in chain.steps.enumerated() {
-                lines.append(StepReport.line(index, step) + (result.ranBySQL[index] ? ": by SQL" : ": streamed, then swapped in"))
+                let streamed = ": streamed, then swapped in" + (reasons[index].map { ", because " + $0.joined(separator: "; ") } ?? "")
+                lines.append(StepReport.line(index, step) + (result.ranBySQL[index] ? ": by SQL" : streamed))
             }
             if let backup = report.backup {
                 let first = RunNames.backup(of: chain.store).path
@@ -79,9 +83,9 @@ extension MigrateCommand {
 enum InPlaceReport {
     /// What an in-place run does with what the store holds beyond its model (one line each), or why
     /// that could not be read.
-    static func ownObjectLines(_ chain: ProgressiveMigration) -> [String] {
+    static func ownObjectLines(_ chain: ProgressiveMigration, inPlace: InPlaceMigration? = nil) -> [String] {
         do {
-            let outcomes = try InPlaceMigration(chain: chain).ownObjectOutcomes()
+            let outcomes = try (inPlace ?? InPlaceMigration(chain: chain)).ownObjectOutcomes()
             guard !outcomes.isEmpty else { return [] }
             // What is kept, counted by kind; what is dropped or cannot be kept, one line each with why.
             let kept = outcomes.filter { $0.fate == .kept || $0.fate == .madeAgain }
@@ -98,8 +102,10 @@ enum InPlaceReport {
         }
     }
 
-    static func lines(_ step: ProgressiveMigration.Step) -> [String] {
-        guard let method = try? InPlaceMigration.method(for: step) else { return [] }
+    /// How `step` runs in place: `method` when it was judged on the store (``/MoultMigration/InPlaceMigration/methods``),
+    /// else as its models say.
+    static func lines(_ step: ProgressiveMigration.Step, method: InPlaceMigration.Method? = nil) -> [String] {
+        guard let method = method ?? (try? InPlaceMigration.method(for: step)) else { return [] }
         switch method {
         case .sql(let script):
             let reads = InPlaceMigration.rowsRead(step, script: script)
@@ -115,6 +121,14 @@ enum InPlaceReport {
 }
 
 extension InPlaceReport {
+    /// Why a step of a run streamed: the reasons its method gives, or, for a step planned by SQL that
+    /// streamed all the same, what the run found; nil for a step that ran by SQL.
+    static func streamedBecause(_ method: InPlaceMigration.Method, ranBySQL: Bool) -> [String]? {
+        guard !ranBySQL else { return nil }
+        if case .streaming(let reasons) = method { return reasons }
+        return ["the store's schema was not the layout of its version when the step ran (a trigger, view, table or column of its own)"]
+    }
+
     /// How a step runs in place, as `--json` gives it: by SQL, with its changes, or streamed, with why.
     struct Method: Encodable {
         /// `sql` or `streaming`.
@@ -127,9 +141,10 @@ extension InPlaceReport {
         /// By SQL: what it reads object by object, and why (empty: its time does not grow with the objects).
         var rowsRead: [String]?
 
-        /// Nil when the step's method cannot be found (the plan says why).
-        init?(_ step: ProgressiveMigration.Step) {
-            guard let method = try? InPlaceMigration.method(for: step) else { return nil }
+        /// Nil when the step's method cannot be found (the plan says why); `method` when it was judged
+        /// on the store.
+        init?(_ step: ProgressiveMigration.Step, method: InPlaceMigration.Method? = nil) {
+            guard let method = method ?? (try? InPlaceMigration.method(for: step)) else { return nil }
             switch method {
             case .sql(let script):
                 self.method = "sql"

@@ -66,6 +66,8 @@ struct InPlaceMigrationReport: JSONReport {
         var from: String
         var to: String
         var method: String
+        /// Streamed: why (nil, and absent, for a step by SQL).
+        var reasons: [String]?
     }
 
     var store: String

@@ -153,6 +153,7 @@ struct MigrateCommand: AsyncParsableCommand {
             printError("moult: nothing to resume for \(self.output); starting")
         }
         let observer = self.observer(status: StatusFile(output: output), log: log)
+        if let line = DanglingReferences(store: migration.store, model: migration.sourceVersion.model).warning(kept: false) { observer.warn(line) }
         let reports = try migration.run(
             output: output, resume: resume, isCancelled: { observer.isCancelled },
             losses: { observer.stepLosses($0, $1, of: migration.steps) }, events: observer.handle)

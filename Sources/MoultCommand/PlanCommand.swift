@@ -65,10 +65,13 @@ struct PlanCommand: AsyncParsableCommand {
             for index in steps.indices { if let event = lossGuard.event(step: index, losses[index]) { log.write(event) } }
             log.write(.finished(MigrationEvent.Finished(outcome: .planned, seconds: log.seconds)))
         }
+        // How each step runs in place, judged on this store as `migrate` judges it (nil: cannot be found).
+        let inPlace = try? InPlaceMigration(chain: migration)
+        let methods = migration.steps.indices.map { index in inPlace?.methods[index] }
         if json {
             try Report(
                 from: migration.sourceVersion.name, to: migration.targetVersion.name, steps: zip(migration.steps, losses).map(StepReport.Step.init),
-                plan: first, inPlace: migration.steps.map(InPlaceReport.Method.init)
+                plan: first, inPlace: zip(migration.steps, methods).map { InPlaceReport.Method($0, method: $1) }
             ).printJSON()
             if arguments.strict { try lossGuard.refuseUnderStrict() }
             return
@@ -77,9 +80,9 @@ struct PlanCommand: AsyncParsableCommand {
         for (index, step) in migration.steps.enumerated() {
             print(StepReport.line(index, step))
             for line in StepReport.details(step, losses: losses[index]) { print(line) }
-            for line in InPlaceReport.lines(step) { print(line) }
+            for line in InPlaceReport.lines(step, method: methods[index]) { print(line) }
         }
-        for line in InPlaceReport.ownObjectLines(migration) { print(line) }
+        for line in InPlaceReport.ownObjectLines(migration, inPlace: inPlace) { print(line) }
         print(first)
         if arguments.strict { try lossGuard.refuseUnderStrict() }
     }

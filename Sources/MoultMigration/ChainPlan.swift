@@ -1,3 +1,4 @@
+import Foundation
 import MoultModel
 
 /// A chain planned once: the steps from a store's version to the target (which versions each
@@ -18,21 +19,36 @@ import MoultModel
 public struct ChainPlan {
     /// The steps, in order; empty when the store is at the target.
     public let steps: [ProgressiveMigration.Step]
-    /// How each step runs in place, found once per step; a failure is kept and thrown by
+    /// How each step runs in place, found the first time it is asked for (a chain of hundreds of
+    /// steps whose run never asks pays nothing); a failure is kept and thrown by
     /// ``inPlaceMethod(ofStep:)``.
-    private let inPlaceMethods: [Result<InPlaceMigration.Method, any Error>]
+    private let inPlaceMethods = MethodMemo()
 
-    /// Plans how each of `steps` runs in place.
+    /// The chain of `steps`; how each runs in place is found when first asked.
     init(steps: [ProgressiveMigration.Step]) {
         self.steps = steps
-        inPlaceMethods = steps.map { step in Result { try InPlaceMigration.method(for: step) } }
     }
 
     /// How step `index` runs in place: by SQL when its mapping is lightweight and the layouts'
-    /// difference is SQL, else streamed (with the reasons).
+    /// difference is SQL, else streamed (with the reasons). Judged on the models alone: what the store
+    /// itself holds may still stream a step (``InPlaceMigration/methods``).
     ///
     /// - Throws: what finding it threw (a model whose store layout cannot be made).
     public func inPlaceMethod(ofStep index: Int) throws -> InPlaceMigration.Method {
-        try inPlaceMethods[index].get()
+        try inPlaceMethods.result(index) { Result { try InPlaceMigration.method(for: steps[index]) } }.get()
+    }
+
+    /// Each step's method, found once.
+    private final class MethodMemo: @unchecked Sendable {
+        // (Guarded by `lock`: a chain's drivers may ask from a second thread.)
+        private let lock = NSLock()
+        private var results: [Int: Result<InPlaceMigration.Method, any Error>] = [:]
+
+        func result(_ index: Int, _ find: () -> Result<InPlaceMigration.Method, any Error>) -> Result<InPlaceMigration.Method, any Error> {
+            if let known = lock.withLock({ results[index] }) { return known }
+            let found = find()
+            lock.withLock { results[index] = found }
+            return found
+        }
     }
 }

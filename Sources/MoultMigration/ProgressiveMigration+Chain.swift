@@ -155,46 +155,98 @@ extension ProgressiveMigration {
     }
 
     /// The inferred steps across a stretch with no given mapping: one step straight across when it
-    /// can be inferred (Core Data's rule), else from each version the longest step that can be.
+    /// can be inferred (Core Data's rule), else a path of inferred steps, each as long as the search
+    /// finds (``farthestInferable(from:toward:infer:)``).
+    ///
+    /// An inference is tried only on the edges the search explores, each once: a stretch inferable
+    /// straight across costs one inference; one that is not costs a few per step (a number that grows
+    /// with the logarithm of the stretch's length), and a stretch with no path is refused after
+    /// trying, from the version where it is stuck, each version beyond it once.
     private static func inferStretch(_ model: VersionedModel, from start: Int, to end: Int) throws -> [Step] {
-        let direction = end > start ? 1 : -1
         let versions = model.versions
-        var directProblem: MappingError?
+        var tried: [Int: Result<InferredMapping, MappingError>] = [:]
+        // Renames followed through the versions between once, however many pairs the search tries.
+        let cache = InferenceCache(model)
+        func infer(_ from: Int, _ to: Int) -> Result<InferredMapping, MappingError> {
+            let key = from * versions.count + to
+            if let known = tried[key] { return known }
+            let result = Result { () throws(MappingError) in
+                try MappingModel.inference(from: versions[from].name, to: versions[to].name, in: model, cache: cache)
+            }
+            tried[key] = result
+            return result
+        }
+        func step(_ from: Int, _ to: Int, _ inferred: InferredMapping) -> Step {
+            Step(
+                from: versions[from], to: versions[to], mappings: [inferred.mapping], inferred: true, mappingLabels: ["inferred"],
+                warnings: inferred.warnings)
+        }
+        let directProblem: MappingError
+        switch infer(start, end) {
+        case .success(let inferred): return [step(start, end, inferred)]
+        case .failure(let error): directProblem = error
+        }
+        let direction = end > start ? 1 : -1
         var steps: [Step] = []
         var position = start
         while position != end {
-            var made: (Int, InferredMapping)?
-            var candidate = end
-            var firstProblem: MappingError?
-            while candidate != position {
-                do {
-                    made = (candidate, try MappingModel.inference(from: versions[position].name, to: versions[candidate].name, in: model))
-                    break
-                } catch {
-                    if position == start && candidate == end { directProblem = error }
-                    firstProblem = error
-                }
-                candidate -= direction
-            }
-            guard let (reached, inferred) = made else {
+            guard let reached = farthestInferable(from: position, toward: end, infer: { (try? infer($0, $1).get()) != nil }),
+                case .success(let inferred) = infer(position, reached)
+            else {
                 let stuck = versions[position].name, next = versions[position + direction].name
                 var message = "no mapping model was given from \(versions[start].name) to \(versions[end].name), and none can be inferred"
                 if position != start || end != position + direction {
                     message += ", directly or through the versions between (stuck at \(stuck) → \(next))"
                 }
-                throw MigrationError(.noMigrationPath, message, underlying: directProblem ?? firstProblem)
+                throw MigrationError(.noMigrationPath, message, underlying: directProblem)
             }
-            steps.append(
-                Step(
-                    from: versions[position], to: versions[reached], mappings: [inferred.mapping], inferred: true,
-                    mappingLabels: ["inferred"], warnings: inferred.warnings))
+            steps.append(step(position, reached, inferred))
             position = reached
         }
-        if steps.count > 1, let directProblem {
-            let problems = directProblem.issues.map(\.description).joined(separator: "; ")
-            let note = "\(versions[start].name) → \(versions[end].name) cannot be inferred directly (\(problems)); inferred in \(steps.count) steps instead"
-            for index in steps.indices { steps[index].chainedInference = note }
-        }
+        let problems = directProblem.issues.map(\.description).joined(separator: "; ")
+        let note = "\(versions[start].name) → \(versions[end].name) cannot be inferred directly (\(problems)); inferred in \(steps.count) steps instead"
+        for index in steps.indices { steps[index].chainedInference = note }
         return steps
+    }
+
+    /// The version farthest from `position` toward `end` (indexes in the model's order) that one
+    /// inferred step reaches, nil when none does.
+    ///
+    /// The next version first; from a reachable one, versions twice as far each time until one is not
+    /// reachable, then halving the gap between the farthest reachable and the nearest unreachable: a
+    /// step of length n costs about 2 log₂ n inferences. (A change and its reversal further on, such as
+    /// an attribute retyped and retyped back, can make a farther version reachable past an unreachable
+    /// one; the halving then keeps the nearer one, and the path has one step more. Core Data infers
+    /// only straight across, which is tried before.) When the next version is not reachable, the
+    /// versions beyond are tried in order, and the first reachable one is gone on from.
+    static func farthestInferable(from position: Int, toward end: Int, infer: (Int, Int) -> Bool) -> Int? {
+        let direction = end > position ? 1 : -1
+        let distance = abs(end - position)
+        guard distance > 0 else { return nil }
+        func at(_ length: Int) -> Int { position + direction * length }
+        var reached = 1
+        if !infer(position, at(1)) {
+            guard let skip = (2...max(distance, 2)).first(where: { $0 <= distance && infer(position, at($0)) }) else { return nil }
+            reached = skip
+        }
+        var gap = 1
+        var unreachable: Int?
+        while reached < distance {
+            let probe = min(reached + gap, distance)
+            if infer(position, at(probe)) {
+                reached = probe
+                gap *= 2
+            } else {
+                unreachable = probe
+                break
+            }
+        }
+        if var unreachable {
+            while unreachable - reached > 1 {
+                let middle = (reached + unreachable) / 2
+                if infer(position, at(middle)) { reached = middle } else { unreachable = middle }
+            }
+        }
+        return at(reached)
     }
 }

@@ -513,7 +513,10 @@ import Testing
         try created.database.executeScript(trigger)
         created.database.close()
         let migration = try InPlaceMigration(store: store, model: model, to: "v2", keepsBackup: false)
-        #expect(migration.methods[0].isSQL)
+        // Judged on the store (issue 40, item 7): a column of the application's own makes the step a
+        // copy, whatever else the store holds.
+        let hasOwnColumn = try InPlaceSQLKindsTests.rows(store, "SELECT name FROM pragma_table_info('ZBOOK') WHERE name = 'app_note'") == ["app_note"]
+        #expect(migration.methods[0].isSQL == !hasOwnColumn)
         return (try migration.run(), store)
     }
 

@@ -73,16 +73,19 @@ private struct BinaryPropertyListWriter {
         // than 65,535 objects.
         let referenceSize = max(2, Self.width(of: UInt64(objects.count)))
         var bytes = Array("bplist00".utf8)
+        // (Sized once: a model cache of a large model has tens of thousands of objects.)
+        bytes.reserveCapacity(8 + objects.reduce(0) { $0 + $1.count } + pendingReferences.values.reduce(0) { $0 + $1.count } * referenceSize + 32)
         var offsets: [Int] = []
         offsets.reserveCapacity(objects.count)
         for (index, object) in objects.enumerated() {
             offsets.append(bytes.count)
             bytes += object
-            for reference in pendingReferences[index] ?? [] { bytes += Self.bigEndian(UInt64(reference), bytes: referenceSize) }
+            for reference in pendingReferences[index] ?? [] { Self.appendBigEndian(UInt64(reference), bytes: referenceSize, to: &bytes) }
         }
         let tableOffset = bytes.count
         let offsetSize = Self.width(of: UInt64(max(tableOffset, 1)))
-        for offset in offsets { bytes += Self.bigEndian(UInt64(offset), bytes: offsetSize) }
+        bytes.reserveCapacity(bytes.count + offsets.count * offsetSize + 32)
+        for offset in offsets { Self.appendBigEndian(UInt64(offset), bytes: offsetSize, to: &bytes) }
         bytes += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)]
         bytes += Self.bigEndian(UInt64(objects.count), bytes: 8)
         bytes += Self.bigEndian(UInt64(top), bytes: 8)
@@ -120,6 +123,18 @@ private struct BinaryPropertyListWriter {
     }
 
     private static func bigEndian(_ value: UInt64, bytes count: Int) -> [UInt8] {
-        (0..<count).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        appendBigEndian(value, bytes: count, to: &bytes)
+        return bytes
+    }
+
+    /// `value`'s last `count` bytes, most significant first, appended to `bytes`.
+    private static func appendBigEndian(_ value: UInt64, bytes count: Int, to bytes: inout [UInt8]) {
+        var shift = 8 * (count - 1)
+        while shift >= 0 {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            shift -= 8
+        }
     }
 }

@@ -51,6 +51,12 @@ extension MappingModel {
         sourceName: String? = nil, destinationName: String? = nil
     ) throws(MappingError) -> InferredMapping {
         var inference = Inference(source: source, destination: destination, chain: [source] + intermediates + [destination])
+        return try finish(&inference, sourceName: sourceName, destinationName: destinationName)
+    }
+
+    /// Runs an inference's rules: its mapping and warnings, or the issues that prevent it.
+    static func finish(_ inference: inout Inference, sourceName: String?, destinationName: String?) throws(MappingError) -> InferredMapping {
+        let (source, destination) = (inference.source, inference.destination)
         let mappings = inference.run()
         if !inference.issues.isEmpty {
             let count = inference.issues.count
@@ -108,7 +114,7 @@ public struct InferredMapping: Sendable, Hashable {
 // MARK: - Correspondence
 
 /// Which source element each destination element comes from, over one step between two versions.
-private struct Correspondence {
+struct Correspondence {
     /// Destination entity → source entity.
     var entities: [String: String] = [:]
     /// Destination entity → (destination property → source property), over all properties, inherited
@@ -159,13 +165,17 @@ private func match(
     return result
 }
 
-private struct Inference {
+struct Inference {
     let source: ObjectModel
     let destination: ObjectModel
     let chain: [ObjectModel]
     var issues: [MappingIssue] = []
     /// What is inferred but may fail at validation.
     var warnings: [MappingIssue] = []
+
+    /// The chain's correspondence composed beforehand (by an ``InferenceCache``), with the
+    /// ambiguities of its last step; nil to compose it here.
+    var precomposed: (correspondence: Correspondence, ambiguities: [MappingIssue])?
 
     init(source: ObjectModel, destination: ObjectModel, chain: [ObjectModel]) {
         self.source = source
@@ -174,6 +184,14 @@ private struct Inference {
     }
 
     private mutating func step(from older: ObjectModel, to newer: ObjectModel, reportAmbiguity: Bool) -> Correspondence {
+        let (result, ambiguities) = Self.correspondence(from: older, to: newer)
+        if reportAmbiguity { issues += ambiguities }
+        return result
+    }
+
+    /// Which element of `older` each element of `newer` is (by renaming identifier, then by name), and
+    /// the renames that are ambiguous.
+    static func correspondence(from older: ObjectModel, to newer: ObjectModel) -> (Correspondence, [MappingIssue]) {
         var result = Correspondence()
         var ambiguities: [MappingIssue] = []
         result.entities = match(
@@ -210,12 +228,25 @@ private struct Inference {
                         entity: newEntity, property: destinationName))
             }
         }
-        if reportAmbiguity { issues += ambiguities }
-        return result
+        return (result, ambiguities)
     }
 
     /// The correspondence from the last model of the chain to the first, composed step by step.
     private mutating func composed() -> Correspondence {
+        var result: Correspondence
+        if let precomposed {
+            // The chain composed already (``InferenceCache``), its last step's ambiguities with it.
+            result = precomposed.correspondence
+            issues += precomposed.ambiguities
+        } else {
+            result = composedChain()
+        }
+        guard chain.count > 2 else { return result }
+        return withDirectCorrespondences(result)
+    }
+
+    /// The steps of the chain composed, from its last model to its first.
+    private mutating func composedChain() -> Correspondence {
         var steps: [Correspondence] = []
         for index in 1..<chain.count {
             steps.append(step(from: chain[index - 1], to: chain[index], reportAmbiguity: index == chain.count - 1 || chain.count == 2))
@@ -234,11 +265,16 @@ private struct Inference {
             }
             result = next
         }
-        guard chain.count > 2 else { return result }
+        return result
+    }
+
+    /// `result` with what the first and last models' direct correspondence adds.
+    private func withDirectCorrespondences(_ chained: Correspondence) -> Correspondence {
+        var result = chained
         // Core Data compares the two models only: an element with no source through the versions
         // between (removed in one, added back later) still corresponds by name or renaming
         // identifier directly, when that source element is not claimed through the chain.
-        let direct = step(from: chain[0], to: chain[chain.count - 1], reportAmbiguity: false)
+        let direct = Self.correspondence(from: chain[0], to: chain[chain.count - 1]).0
         let claimedEntities = Set(result.entities.values)
         for (destinationEntity, sourceEntity) in direct.entities
         where result.entities[destinationEntity] == nil && !claimedEntities.contains(sourceEntity) {

@@ -75,6 +75,9 @@ enum ExpressionScanner {
 
 
     static func sourceKeys(in text: String, implicit: Bool) -> [String] {
+        // The plain copy, `$source.name` (nearly every property mapping of a long history): its key,
+        // without scanning.
+        if let key = plainSourceKey(text) { return [key] }
         let tokens = tokens(text).tokens
         var keys: [String] = []
         for (index, token) in tokens.enumerated() {
@@ -97,6 +100,18 @@ enum ExpressionScanner {
             }
         }
         return keys
+    }
+
+    /// `name` when `text` is `$source.name` with an ASCII name (letters, digits, `_`, not starting with a
+    /// digit), nil otherwise.
+    static func plainSourceKey(_ text: String) -> String? {
+        let utf8 = text.utf8
+        let prefix = "$source.".utf8
+        guard utf8.count > prefix.count, utf8.starts(with: prefix) else { return nil }
+        let key = utf8.dropFirst(prefix.count)
+        func isLetter(_ byte: UInt8) -> Bool { (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || byte == 95 }
+        guard let first = key.first, isLetter(first), key.allSatisfy({ isLetter($0) || ($0 >= 48 && $0 <= 57) }) else { return nil }
+        return String(decoding: key, as: UTF8.self)
     }
 
     static func entityMappingNames(in text: String) -> [String] {

@@ -86,8 +86,26 @@ public struct InPlaceMigration {
     public init(chain: ProgressiveMigration, keepsBackup: Bool = true) throws {
         self.chain = chain
         self.keepsBackup = keepsBackup
-        let planned = try chain.steps.indices.map { try chain.chainPlan.inPlaceMethod(ofStep: $0) }
+        var planned = try chain.steps.indices.map { try chain.chainPlan.inPlaceMethod(ofStep: $0) }
+        // The first step reads the store itself: judged on it, as the run will find it.
+        if let first = planned.first, first.isSQL, let why = Self.schemaDifference(of: chain) {
+            planned[0] = .streaming([Self.notLaidOutReason(why, version: chain.sourceVersion.name)])
+        }
         methods = try Self.methods(planned, steps: chain.steps, declaredOtherwise: Self.tablesDeclaredOtherwise(in: chain))
+    }
+
+    /// How the store's tables differ from the layout of its version (`Database.differenceFromLayout(_:)`),
+    /// nil when they do not, or when the store cannot be read (the run says why).
+    private static func schemaDifference(of chain: ProgressiveMigration) -> String? {
+        guard let database = try? Database(url: chain.store, mode: .readOnly) else { return nil }
+        defer { database.close() }
+        guard let layout = try? StoreLayout(model: chain.sourceVersion.model) else { return nil }
+        return (try? database.differenceFromLayout(layout)) ?? nil
+    }
+
+    /// Why a step the models would run by SQL streams: the store's schema is not its version's layout.
+    static func notLaidOutReason(_ why: String, version: String) -> String {
+        "the store's schema is not the one version \(version) lays out (\(why)): SQL made for that layout cannot run on it"
     }
 
     /// The entity tables of the store whose declaration holds constraints beyond the layout of its

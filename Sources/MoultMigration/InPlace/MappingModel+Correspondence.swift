@@ -73,11 +73,14 @@ extension MappingModel {
         let (destination, destinationName) = destination
         let type = mapping.effectiveType
         let sourceAttributes = source.attributes(of: sourceName).filter { !$0.isTransient }.map(\.name)
+        // `$source.<name>` → name: an expression that is a source attribute's plain value, found without
+        // writing every attribute's expression for every destination attribute.
+        let plainValues = Dictionary(sourceAttributes.map { (PropertyMapping.sourceValue($0), $0) }, uniquingKeysWith: { first, _ in first })
         for attribute in destination.attributes(of: destinationName) where !attribute.isTransient {
             let propertyMapping = mapping.attributeMapping(named: attribute.name)
             var from: String?
             if let text = propertyMapping?.valueExpression {
-                guard let name = sourceAttributes.first(where: { PropertyMapping.sourceValue($0) == text }) else {
+                guard let name = plainValues[text] else {
                     reasons.append("\(mapping.name): the value of \(attribute.name) is an expression (\(text))")
                     continue
                 }
@@ -85,7 +88,7 @@ extension MappingModel {
             } else if propertyMapping != nil || type == .copy {
                 // A mapping without a value (or none, in a copy) takes the source's property of the
                 // same name, as the streaming engine does (`$source.<name>`).
-                if sourceAttributes.contains(attribute.name) {
+                if plainValues[PropertyMapping.sourceValue(attribute.name)] == attribute.name {
                     from = attribute.name
                 } else if propertyMapping != nil, source.relationship(named: attribute.name, of: sourceName) != nil {
                     reasons.append("\(mapping.name): the value of \(attribute.name) is the source's relationship of that name")

@@ -14,13 +14,15 @@ public struct ObjectModel: Sendable, Hashable {
     /// The entities in the order the model lists them.
     public private(set) var entities: [EntityDescription]
     /// The developer's version identifier (`userDefinedModelVersionIdentifier`), a hint only.
-    public var versionIdentifier: String?
-    public var configurations: [ConfigurationDescription]
-    public var fetchRequests: [FetchRequestTemplate]
+    public var versionIdentifier: String? { didSet { derivedMemo = DerivedValueMemo() } }
+    public var configurations: [ConfigurationDescription] { didSet { derivedMemo = DerivedValueMemo() } }
+    public var fetchRequests: [FetchRequestTemplate] { didSet { derivedMemo = DerivedValueMemo() } }
 
     private var resolution: Resolution
     /// Each entity's version hash, computed once: the entities never change after `init`.
     let hashMemo = VersionHashMemo()
+    /// The values derived from the whole model (``memoized(_:_:)``), made again when a property changes.
+    private(set) var derivedMemo = DerivedValueMemo()
 
     /// Creates a model and resolves its inheritance.
     ///
@@ -133,22 +135,25 @@ public struct ObjectModel: Sendable, Hashable {
 
     /// The attribute with this name on the entity, inherited ones included.
     public func attribute(named name: String, of entityName: String) -> AttributeDescription? {
-        nearestDeclaration(of: name, in: entityName, \.attributes, name: \.name)
+        nearestDeclaration(of: name, in: entityName, \.attributePositions).map { entities[$0.entity].attributes[$0.property] }
     }
 
     /// The relationship with this name on the entity, inherited ones included.
     public func relationship(named name: String, of entityName: String) -> RelationshipDescription? {
-        nearestDeclaration(of: name, in: entityName, \.relationships, name: \.name)
+        nearestDeclaration(of: name, in: entityName, \.relationshipPositions).map { entities[$0.entity].relationships[$0.property] }
     }
 
-    /// The property named so that the entity declares, else its nearest ancestor: the one
-    /// ``attributes(of:)`` and ``relationships(of:)`` list, found without listing them all.
-    private func nearestDeclaration<P>(
-        of propertyName: String, in entityName: String, _ declared: (EntityDescription) -> [P], name: (P) -> String
-    ) -> P? {
-        guard let entity = entity(named: entityName) else { return nil }
-        for owner in [entity] + ancestors(of: entityName) {
-            if let property = declared(owner).first(where: { name($0) == propertyName }) { return property }
+    /// Where the property named so is declared: by the entity, else by its nearest ancestor (the one
+    /// ``attributes(of:)`` and ``relationships(of:)`` list), found by the entities' indexes of their
+    /// properties, without listing them (models of hundreds of attributes are asked for each).
+    private func nearestDeclaration(
+        of propertyName: String, in entityName: String, _ positions: KeyPath<Resolution, [[String: Int]]>
+    ) -> (entity: Int, property: Int)? {
+        var current = resolution.index[entityName]
+        // (Parent cycles are refused when the model is made: the walk ends.)
+        while let entity = current {
+            if let property = resolution[keyPath: positions][entity][propertyName] { return (entity, property) }
+            current = entities[entity].parentName.flatMap { resolution.index[$0] }
         }
         return nil
     }
@@ -190,6 +195,10 @@ extension ObjectModel {
         var index: [String: Int] = [:]
         var children: [String: [Int]] = [:]
         var byteOrderedNames: [String] = []
+        /// Per entity (by position), the position of each attribute it declares, by name (the first of a name).
+        var attributePositions: [[String: Int]] = []
+        /// Per entity (by position), the position of each relationship it declares, by name.
+        var relationshipPositions: [[String: Int]] = []
         /// What Core Data accepts and Moult reads, said once (``ObjectModel/warnings``).
         var warnings: [String] = []
 
@@ -200,6 +209,11 @@ extension ObjectModel {
                     throw ModelError(.duplicateEntity, "two entities are named '\(entity.name)'", entity: entity.name)
                 }
             }
+            func positions(_ names: [String]) -> [String: Int] {
+                Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+            }
+            attributePositions = entities.map { positions($0.attributes.map(\.name)) }
+            relationshipPositions = entities.map { positions($0.relationships.map(\.name)) }
             for (position, entity) in entities.enumerated() {
                 if let parent = entity.parentName {
                     guard index[parent] != nil else {

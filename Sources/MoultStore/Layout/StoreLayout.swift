@@ -40,8 +40,11 @@ public struct StoreLayout: Sendable, Hashable {
     ///
     /// - Throws: ``StoreError`` (``StoreError/Code/unknownName``) when a uniqueness constraint or fetch
     ///   index names a property that has no column.
+    ///
+    /// Laid out once per model (``/MoultModel/ObjectModel/memoized(_:_:)``): a chain asks each version for
+    /// its layout at every step it takes part in.
     public init(model: ObjectModel) throws(StoreError) {
-        try self.init(model: model, numbers: nil)
+        self = try model.memoized("StoreLayout") { () throws(StoreError) in try StoreLayout(model: model, numbers: nil) }
     }
 
     /// Lays out a model with the entity numbers a store gives it (its `Z_PRIMARYKEY`) rather than

@@ -20,7 +20,8 @@ extension ModelCache {
     ///   numbers, Booleans, strings and dates, a derivation Moult does not read, composite and
     ///   object ID attributes, and an undefined attribute that is not transient.
     public static func encoded(_ model: ObjectModel) throws(Unencodable) -> [UInt8] {
-        compressed(try archive(model))
+        // Once per model: an in-place plan of a long chain asks every version for it.
+        try model.memoized("ModelCache.encoded") { () throws(Unencodable) in compressed(try archive(model)) }
     }
 
     /// The NSKeyedArchiver archive of a model, uncompressed.

@@ -20,6 +20,19 @@ extension Database {
     ///
     /// - Throws: ``StoreError`` from SQLite.
     package func isLaidOut(as layout: StoreLayout) throws -> Bool {
+        try differenceFromLayout(layout) == nil
+    }
+
+    /// How the store's tables differ from `layout` (the first difference found, in words), or nil when
+    /// it is laid out so (``isLaidOut(as:)``): what makes a migration in place stream a step the models
+    /// alone would run by SQL.
+    ///
+    /// ```swift
+    /// if let why = try database.differenceFromLayout(oldLayout) { print("streamed: \(why)") }
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` from SQLite.
+    package func differenceFromLayout(_ layout: StoreLayout) throws -> String? {
         var tables: Set<String> = []
         try forEachRow("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") { row in
             tables.insert(row.string(at: 0) ?? "")
@@ -36,13 +49,26 @@ extension Database {
             expected[rTree.name + "_parent"] = ["nodeno", "parentnode"]
             expected[rTree.name + "_rowid"] = ["rowid", "nodeno"]
         }
-        for (name, columns) in expected {
-            guard tables.contains(name), Set(try self.columns(of: name)) == columns else { return false }
+        // (In name order: the same store gives the same reason.)
+        for (name, columns) in expected.sorted(by: { $0.key < $1.key }) {
+            guard tables.contains(name) else { return "it has no table \(name)" }
+            let found = Set(try self.columns(of: name))
+            guard found != columns else { continue }
+            let extra = found.subtracting(columns).sorted(), missing = columns.subtracting(found).sorted()
+            var parts: [String] = []
+            if !extra.isEmpty { parts.append("column\(extra.count == 1 ? "" : "s") \(extra.joined(separator: ", ")) of its own") }
+            if !missing.isEmpty { parts.append("no column\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", "))") }
+            return "its table \(name) has " + parts.joined(separator: " and ")
         }
         // Entity numbers: a store numbered otherwise than the layout (by an older Moult) is streamed,
         // whose reading takes the store's own numbers, rather than rewritten with the layout's.
         let numbers = try query("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < 16000") { ($0.int64(at: 0), $0.string(at: 1) ?? "") }
-        return numbers.allSatisfy { number, name in layout.entity(named: name).map { Int64($0.number) == number } ?? true }
+        for (number, name) in numbers.sorted(by: { $0.0 < $1.0 }) {
+            if let entity = layout.entity(named: name), Int64(entity.number) != number {
+                return "it numbers the entity \(name) \(number) where the model numbers it \(entity.number)"
+            }
+        }
+        return nil
     }
 
     // MARK: - Triggers and the store's own objects
