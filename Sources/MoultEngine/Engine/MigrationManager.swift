@@ -69,6 +69,12 @@ public final class MigrationManager {
     /// The compiled mapping being run.
     private(set) var currentCompiled: CompiledMapping?
 
+    /// What a layer over the manager keeps for the manager's life (the CoreData module's
+    /// `NSMigrationManager`; see `MigrationManager+ObjectGraph`).
+    package var attachment: AnyObject?
+    /// Counts the chunks begun: a layer that caches objects drops them when it changes.
+    package private(set) var evaluationGeneration = 0
+
     /// The chunk being evaluated: what policies and mappings create, relate, set and remember is
     /// recorded there, not written (see ``EvaluatedChunk``).
     let evaluation = ChunkEvaluation()
@@ -125,6 +131,7 @@ public final class MigrationManager {
 
     /// Starts evaluating a chunk: primary keys continue from the writer's.
     func beginEvaluation() {
+        evaluationGeneration &+= 1
         let (writer, layout) = (writer, destinationLayout)
         evaluation.begin(mapping: currentMapping?.name) { root in
             (try? layout.entity(number: root).map { try writer.lastPrimaryKey(for: $0.name) } ?? 0) ?? 0
