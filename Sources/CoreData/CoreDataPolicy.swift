@@ -50,7 +50,7 @@ struct CoreDataPolicy: EntityMigrationPolicy, ExpressionFunctionHost {
     let functions: FunctionTable
 
     private func run(_ manager: MigrationManager, source: MigrationObject? = nil, _ body: (NSMigrationManager) throws -> Void) throws {
-        let bridge = NSMigrationManager.over(manager)
+        let bridge = try NSMigrationManager.over(manager)
         policy.bridge = bridge
         policy.engineSource = source
         defer { policy.engineSource = nil }

@@ -41,11 +41,55 @@ open class NSMigrationManager: NSObject {
     }
 
     /// The manager over an engine's manager: made once, kept by the engine's manager for its life.
-    static func over(_ engine: MigrationManager) -> NSMigrationManager {
+    static func over(_ engine: MigrationManager) throws -> NSMigrationManager {
         if let known = engine.attachment as? NSMigrationManager { return known }
         let manager = NSMigrationManager(engine: engine)
+        try manager.restoreUserInfo()
         engine.attachment = manager
+        engine.willTakeEvaluation = { [unowned manager] in try manager.recordUserInfo() }
         return manager
+    }
+
+    // MARK: - userInfo across chunks and resumes
+
+    /// What ``recordUserInfo()`` last recorded.
+    private var recordedUserInfo = "null"
+    /// Where `userInfo` first held a value Moult cannot record, once it did.
+    private var unrecordable: UserInfoRecord.Unrecordable?
+
+    /// The `userInfo` the committed chunks recorded, on a resume; refuses a resume past a chunk whose
+    /// `userInfo` could not be recorded.
+    private func restoreUserInfo() throws {
+        let state = engine.state(UserInfoRecord.namespace)
+        if case .string(let reason)? = try state.value(forKey: UserInfoRecord.unrecordableKey) {
+            throw MigrationError(
+                .checkpointMismatch,
+                """
+                this run cannot be resumed: in the interrupted run, the policy's NSMigrationManager.userInfo came to hold                 what Moult cannot record with a chunk (\(reason)), so the chunks after it would not see what the policy                 remembered. Start the migration afresh (remove its work folder, or `moult abandon`); to make it resumable,                 keep property-list values and managed objects in userInfo
+                """,
+                mapping: engine.currentMapping?.name)
+        }
+        if case .string(let text)? = try state.value(forKey: UserInfoRecord.key) {
+            recordedUserInfo = text
+            userInfo = UserInfoRecord.decode(text, manager: self)
+        }
+    }
+
+    /// Records `userInfo` with the chunk being handed to the writer, when it changed.
+    func recordUserInfo() throws {
+        guard unrecordable == nil else { return }
+        do {
+            let text = try UserInfoRecord.encode(userInfo)
+            guard text != recordedUserInfo else { return }
+            try engine.state(UserInfoRecord.namespace).set(.string(text), forKey: UserInfoRecord.key)
+            recordedUserInfo = text
+        } catch let error as UserInfoRecord.Unrecordable {
+            unrecordable = error
+            try engine.state(UserInfoRecord.namespace).set(.string(error.description), forKey: UserInfoRecord.unrecordableKey)
+            let warning = "moult: warning: \(error.description), which Moult cannot record with a chunk: this run goes on in this "
+                + "process with userInfo as the policy left it, but cannot be resumed if interrupted\n"
+            FileHandle.standardError.write(Data(warning.utf8))
+        }
     }
 
     func entityMapping(_ mapping: EntityMapping) -> NSEntityMapping {

@@ -74,6 +74,9 @@ public final class MigrationManager {
     package var attachment: AnyObject?
     /// Counts the chunks begun: a layer that caches objects drops them when it changes.
     package private(set) var evaluationGeneration = 0
+    /// Called before each evaluation is handed to the chunk writer: a layer records there what must
+    /// commit with the chunk (the CoreData module's `userInfo`).
+    package var willTakeEvaluation: (() throws -> Void)?
 
     /// The chunk being evaluated: what policies and mappings create, relate, set and remember is
     /// recorded there, not written (see ``EvaluatedChunk``).
@@ -139,8 +142,9 @@ public final class MigrationManager {
     }
 
     /// What was evaluated since ``beginEvaluation()``, handed to the chunk writer.
-    func takeEvaluated() -> EvaluatedChunk {
-        evaluation.take()
+    func takeEvaluated() throws -> EvaluatedChunk {
+        try willTakeEvaluation?()
+        return evaluation.take()
     }
 
     func enter(_ mapping: CompiledMapping?, stage: MigrationStage) {
