@@ -22,12 +22,13 @@ extension PolicyRegistry {
     ///   - policy: The class.
     ///   - module: The app's module, as Xcode qualifies the class name in a mapping model; nil for none.
     ///   - functions: The methods value expressions call, by selector (`destinationTitleForSourceBookTitle:manager:`).
+    ///   - name: The class name, when the mapping names it otherwise than the Swift class (as `@objc(Name)` does).
     public mutating func register<Policy: NSEntityMigrationPolicy>(
-        _ policy: Policy.Type, module: String?, functions: [String: NSEntityMigrationPolicyFunction] = [:]
+        _ policy: Policy.Type, module: String?, functions: [String: NSEntityMigrationPolicyFunction] = [:], as name: String? = nil
     ) {
-        let name = String(describing: policy)
+        let name = name ?? String(describing: policy)
         let table = FunctionTable(functions)
-        let factory: Factory = { CoreDataPolicy(policy: Policy(), functions: table) }
+        let factory: Factory = { CoreDataPolicy(policy: policy.init(), functions: table) }
         register(name, factory: factory)
         if let module, !module.isEmpty { register("\(module).\(name)", factory: factory) }
     }
