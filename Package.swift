@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "MoultPeople", targets: ["MoultPeople"]),
         .library(name: "MoultGenerate", targets: ["MoultGenerate"]),
         .library(name: "MoultTesting", targets: ["MoultTesting"]),
+        // Core Data's migration API over the engine: an app's `import CoreData` resolves to it on Linux.
+        .library(name: "CoreData", targets: ["CoreData"]),
         .executable(name: "moult", targets: ["moult"]),
         .executable(name: "moult-people", targets: ["moult-people"]),
     ],
@@ -103,7 +105,7 @@ let package = Package(
                 "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultXMLStore", "MoultAssociations", "MoultEngine", "MoultMigration", "MoultFleet",
                 "MoultTelemetry", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
-                "MoultGenerate", "MoultTesting",
+                "MoultGenerate", "MoultTesting", "MoultPolicyBuild",
             ]
         ),
         .target(
@@ -113,6 +115,13 @@ let package = Package(
                 "MoultTelemetry", "MoultXMLStore",
             ]
         ),
+        // Core Data's migration API (NSEntityMigrationPolicy, NSMigrationManager, NSManagedObject…) over
+        // the engine, so an app's policy files compile unchanged on Linux.
+        .target(name: "CoreData", dependencies: ["MoultEngine", "MoultModel", "MoultMapping", "MoultExpressions", "MoultStore"]),
+        // `moult policies`: an app's policy files rewritten where Linux's compiler refuses them, and registered.
+        .target(name: "MoultPolicyBuild", dependencies: ["MoultModel"]),
+        // The policy build inside this package, for a target listing app policy files (CoreDataPolicyTests).
+        .plugin(name: "PolicyBuildPlugin", capability: .buildTool(), dependencies: ["moult"]),
         .executableTarget(
             name: "moult",
             dependencies: ["MoultCommand", .product(name: "ArgumentParser", package: "swift-argument-parser")]
@@ -156,13 +165,20 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The five public policy files, built by the policy build (the plugin) against the CoreData module, and run.
+        .testTarget(
+            name: "CoreDataPolicyTests",
+            dependencies: ["CoreData", "MoultEngine", "MoultMigration", "MoultModel", "MoultStore", "MoultPolicyBuild", "MoultGenerate", "MoultTestSupport"],
+            exclude: ["policy-sources.txt"],
+            plugins: ["PolicyBuildPlugin"]
+        ),
         .testTarget(name: "MoultGenerateTests", dependencies: ["MoultGenerate", "MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultTestingTests", dependencies: ["MoultTesting", "MoultGenerate", "MoultStore", "MoultModel", "MoultTestSupport"]),
     ]
 )
 
 // Swift 6 language mode and the upcoming features, for every target.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))

@@ -43,6 +43,7 @@ public struct MoultCommand: AsyncParsableCommand {
             ConvertCommand.self,
             GenerateCommand.self, GenerateModelsCommand.self,
             TestCommand.self,
+            PoliciesCommand.self,
         ]
     }
 

@@ -69,6 +69,15 @@ public final class MigrationManager {
     /// The compiled mapping being run.
     private(set) var currentCompiled: CompiledMapping?
 
+    /// What a layer over the manager keeps for the manager's life (the CoreData module's
+    /// `NSMigrationManager`; see `MigrationManager+ObjectGraph`).
+    package var attachment: AnyObject?
+    /// Counts the chunks begun: a layer that caches objects drops them when it changes.
+    package private(set) var evaluationGeneration = 0
+    /// Called before each evaluation is handed to the chunk writer: a layer records there what must
+    /// commit with the chunk (the CoreData module's `userInfo`).
+    package var willTakeEvaluation: (() throws -> Void)?
+
     /// The chunk being evaluated: what policies and mappings create, relate, set and remember is
     /// recorded there, not written (see ``EvaluatedChunk``).
     let evaluation = ChunkEvaluation()
@@ -125,6 +134,7 @@ public final class MigrationManager {
 
     /// Starts evaluating a chunk: primary keys continue from the writer's.
     func beginEvaluation() {
+        evaluationGeneration &+= 1
         let (writer, layout) = (writer, destinationLayout)
         evaluation.begin(mapping: currentMapping?.name) { root in
             (try? layout.entity(number: root).map { try writer.lastPrimaryKey(for: $0.name) } ?? 0) ?? 0
@@ -132,8 +142,9 @@ public final class MigrationManager {
     }
 
     /// What was evaluated since ``beginEvaluation()``, handed to the chunk writer.
-    func takeEvaluated() -> EvaluatedChunk {
-        evaluation.take()
+    func takeEvaluated() throws -> EvaluatedChunk {
+        try willTakeEvaluation?()
+        return evaluation.take()
     }
 
     func enter(_ mapping: CompiledMapping?, stage: MigrationStage) {

@@ -30,7 +30,7 @@ extension Session {
                 // What `begin` creates or remembers is written at once, outside the chunks, as it always was.
                 manager.beginEvaluation()
                 try compiled.policy.begin(mapping: compiled.mapping, manager: manager)
-                try writer.apply(manager.takeEvaluated())
+                try writer.apply(try manager.takeEvaluated())
             }
             let chunkCount = max(pass.chunks.count, 1)
             var mappingDone = pass.chunks.prefix(position.chunk).reduce(0) { $0 + $1.estimatedRows }
@@ -247,7 +247,7 @@ extension Session {
         case .createObjects: try createObjects(step, objects, manager: manager)
         case .createRelationships: try createRelationships(step, objects, manager: manager)
         }
-        return manager.takeEvaluated()
+        return try manager.takeEvaluated()
     }
 
     /// Stage 1 of a chunk, object by object through the policy.

@@ -185,7 +185,7 @@ package final class Session {
             manager.enter(compiled, stage: .validate)
             manager.beginEvaluation()
             try compiled.policy.performCustomValidation(mapping: compiled.mapping, manager: manager)
-            try chunkWriter?.apply(manager.takeEvaluated())
+            try chunkWriter?.apply(try manager.takeEvaluated())
         }
         guard manager.failureCount == 0 else {
             throw MigrationError(
@@ -198,7 +198,7 @@ package final class Session {
                 manager.enter(compiled, stage: .finishing)
                 manager.beginEvaluation()
                 try compiled.policy.end(mapping: compiled.mapping, manager: manager)
-                try chunkWriter?.apply(manager.takeEvaluated())
+                try chunkWriter?.apply(try manager.takeEvaluated())
             }
             position.stage = .validated
             try Checkpoint.save(position, in: destination.database)

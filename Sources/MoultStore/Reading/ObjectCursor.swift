@@ -97,6 +97,12 @@ public final class ObjectCursor {
         self.sql = "SELECT \(columns.joined(separator: ", ")) FROM \(entity.table) WHERE \(clauses.joined(separator: " AND ")) ORDER BY Z_PK LIMIT \(self.batchSize)"
     }
 
+    // A cursor left before its end resets its cached statement, which would otherwise keep a read open
+    // on the connection (and refuse a DETACH there).
+    deinit {
+        statement?.reset()
+    }
+
     /// The next object, or nil at the end.
     ///
     /// - Throws: ``StoreError`` with the SQL and entity: locked, corrupt, or a value of the wrong type.
