@@ -12,7 +12,7 @@ extension ObjectModel {
     /// may both compute it; both get an equal value.
     ///
     /// ```swift
-    /// let layout = try model.memoized("StoreLayout") { () throws(StoreError) in try StoreLayout(computing: model) }
+    /// let names = model.memoized("entity names by root") { Dictionary(grouping: model.entities.map(\.name)) { model.root(of: $0)?.name ?? $0 } }
     /// ```
     ///
     /// - Parameters:
