@@ -107,8 +107,16 @@ import Testing
         #expect(report["storeType"] as? String == "XML" && report["matchingVersion"] as? String == "v3")
         #expect((report["entities"] as? [String: [String: Int]])?["Person"]?["count"] == 30)
 
-        let exists = try MoultProcess.run(["convert", sqlite.path, "--to", "xml", "--output", again.path, "--model", Self.model])
+        // DEST already this conversion (a run killed after renaming it into place): already converted.
+        let done = try MoultProcess.run(["convert", sqlite.path, "--to", "xml", "--output", again.path, "--model", Self.model])
+        #expect(done.exitCode == 0 && done.standardOutput.contains("already converted"), "\(done.standardError)")
+        #expect(try Data(contentsOf: again) == Data(contentsOf: xml))
+        // Any other file at DEST is never overwritten.
+        let other = directory.appending("other.xml")
+        try Data("not this conversion".utf8).write(to: other)
+        let exists = try MoultProcess.run(["convert", sqlite.path, "--to", "xml", "--output", other.path, "--model", Self.model])
         #expect(exists.exitCode == 74)
+        #expect(try Data(contentsOf: other) == Data("not this conversion".utf8))
         let same = try MoultProcess.run(["convert", xml.path, "--to", "xml", "--output", directory.appending("x.xml").path, "--model", Self.model])
         #expect(same.exitCode == 64)
     }
