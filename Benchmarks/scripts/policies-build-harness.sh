@@ -50,10 +50,11 @@ echo "policies-build-harness: built $BUILT in $(( $(date +%s) - start ))s"
 SAMPLE="$FIXTURES/alemar11__CoreDataPlus/Tests/Resources/SampleModel"
 SOURCE="$WORK/runs/source.sqlite"
 cp "$SAMPLE/Fixtures/SampleModel_V2.sqlite" "$SOURCE"
-migrate() { # OUTPUT CHUNK [extra]
-    "$BUILT" migrate "$SOURCE" --model "$SAMPLE/SampleModel.xcdatamodeld" --to SampleModel3 \
-        --mapping "$SAMPLE/MappingModels/V2toV3.xcmappingmodel" --output "$1" --chunk-size "$2" --quiet "${@:3}"
+arguments() { # OUTPUT CHUNK: the migration's command line
+    ARGS=("$BUILT" migrate "$SOURCE" --model "$SAMPLE/SampleModel.xcdatamodeld" --to SampleModel3
+        --mapping "$SAMPLE/MappingModels/V2toV3.xcmappingmodel" --output "$1" --chunk-size "$2" --quiet)
 }
+migrate() { arguments "$1" "$2"; "${ARGS[@]}"; }
 digest() { python3 "$SCRIPTS/store-digest.py" --ignore-uuid "$1"; }
 # Every table's rows and the schema, without the metadata (which records the run's arguments, the chunk size among them).
 rows() { digest "$1" | grep -v '^metadata'; }
@@ -83,9 +84,11 @@ for k in $(seq 1 "$KILLS"); do
     mkdir -p "$WORK/runs/kill-$k"
     out="$WORK/runs/kill-$k/out.sqlite"
     delay_ms=$(( (RANDOM % (wall_ms > 0 ? wall_ms : 1)) ))
-    migrate "$out" 5 >"$WORK/runs/kill-$k.log" 2>&1 & pid=$!
+    # moult itself in the background (not a shell around it), so that the kill reaches it.
+    arguments "$out" 5
+    "${ARGS[@]}" >"$WORK/runs/kill-$k.log" 2>&1 & pid=$!
     sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
-    kill -9 "$pid" 2>/dev/null || true
+    killed=yes; kill -9 "$pid" 2>/dev/null || killed="no (it had finished)"
     wait "$pid" 2>/dev/null || true
     reruns=0
     until [[ -f "$out" ]] && [[ ! -d "$out.moult" ]]; do
@@ -93,7 +96,7 @@ for k in $(seq 1 "$KILLS"); do
         migrate "$out" 5 >>"$WORK/runs/kill-$k.log" 2>&1 || true
     done
     if [[ -f "$out" ]] && diff -q <(digest "$out") "$WORK/runs/uninterrupted.digest" >/dev/null; then
-        echo "  kill $k after ${delay_ms}ms: identical after $reruns rerun(s)"
+        echo "  kill $k after ${delay_ms}ms (killed: $killed): identical after $reruns rerun(s)"
     else
         FAILED+=("kill $k"); echo "  kill $k after ${delay_ms}ms: DIFFERS or unfinished (log: $WORK/runs/kill-$k.log)"
     fi
