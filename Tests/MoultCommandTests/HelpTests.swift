@@ -44,7 +44,7 @@ import Testing
     /// `help` naming no subcommand is bad usage, at any depth, for both commands.
     @Test func helpForAnUnknownSubcommandIsBadUsage() throws {
         let cases: [([String], MoultProcess.Tool, String)] = [
-            (["help", "nosuch"], .moult, "'moult' has no subcommand 'nosuch' (it has: hash, inspect, create, infer, plan, migrate, mapping, finish, status, abandon, verify, fleet, model, convert, generate, test)"),
+            (["help", "nosuch"], .moult, "'moult' has no subcommand 'nosuch' (it has: hash, inspect, create, infer, plan, migrate, mapping, finish, status, abandon, verify, fleet, model, convert, generate, test, policies)"),
             (["help", "migrate", "nosuch"], .moult, "'moult migrate' has no subcommand 'nosuch'"),
             (["help", "generate", "nosuch"], .moult, "'moult generate' has no subcommand 'nosuch'"),
             (["help", "nosuch"], .people, "'moult-people' has no subcommand 'nosuch'"),
