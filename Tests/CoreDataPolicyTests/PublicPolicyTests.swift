@@ -32,7 +32,11 @@ import Testing
     /// CoreDataPlus's book policy offers value expressions under its selector.
     @Test func theBuildRegisteredTheFiveClasses() throws {
         let names = CoreDataPolicyTestsPolicies.classes.map(\.name)
-        #expect(names == ["Post2ToPost3MigrationPolicy", "V2to3MakerPolicy", "BookCoverToCoverMigrationPolicy", "NoteToNotePolicy", "ImageToImagePolicy"])
+        #expect(
+            names == [
+                "Post2ToPost3MigrationPolicy", "V2to3MakerPolicy", "BookCoverToCoverMigrationPolicy", "NoteToNotePolicy", "ImageToImagePolicy",
+                "AdultToCompanyPolicy",
+            ])
         let book = try #require(CoreDataPolicyTestsPolicies.classes.first { $0.name == "BookCoverToCoverMigrationPolicy" })
         #expect(book.selectors == ["destinationTitleForSourceBookTitle:manager:"])
         let registry = Self.policies

@@ -1,7 +1,7 @@
-import CoreData
-
 // The complete example of the article "Bringing your app's policies" (Sources/CoreData/CoreData.docc),
 // compiled here and run by `PublicPolicyTests.theArticlesExampleRuns` on wibosco's store.
+import CoreData
+
 final class SectionPolicy: NSEntityMigrationPolicy {
     override func createDestinationInstances(forSource sourceInstance: NSManagedObject,
                                              in mapping: NSEntityMapping,
