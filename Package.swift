@@ -168,7 +168,7 @@ let package = Package(
         // The five public policy files, built by the policy build (the plugin) against the CoreData module, and run.
         .testTarget(
             name: "CoreDataPolicyTests",
-            dependencies: ["CoreData", "MoultEngine", "MoultMigration", "MoultModel", "MoultStore", "MoultPolicyBuild", "MoultGenerate", "MoultTestSupport"],
+            dependencies: ["CoreData", "MoultEngine", "MoultMigration", "MoultModel", "MoultStore", "MoultPolicyBuild", "MoultGenerate", "MoultPeople", "MoultTestSupport"],
             exclude: ["policy-sources.txt"],
             plugins: ["PolicyBuildPlugin"]
         ),

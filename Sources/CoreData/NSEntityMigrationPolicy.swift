@@ -16,7 +16,7 @@ import MoultModel
 /// }
 /// ```
 ///
-/// A subclass is registered with ``/MoultEngine/PolicyRegistry/register(_:module:functions:)``, which
+/// A subclass is registered with `PolicyRegistry.register(_:module:functions:as:)` (this module's), which
 /// the policy build (`moult policies build`) writes for each class.
 open class NSEntityMigrationPolicy: NSObject {
     /// The source object of the call being run, for `super.createDestinationInstances` and

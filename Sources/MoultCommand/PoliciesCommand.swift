@@ -51,7 +51,7 @@ struct PoliciesCommand: AsyncParsableCommand {
     struct Generate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "generate",
-            abstract: "Write the rewritten policy files and the source file that registers them into a folder.")
+            abstract: "Write the rewritten policy files and the file registering their classes into a folder.")
 
         @OptionGroup var sources: Sources
 

@@ -18,7 +18,7 @@ import Testing
     }
 
     static func migrate(
-        _ store: URL, model: String, to target: String, mapping: String, chunkSize: Int, output: URL
+        _ store: URL, model: String, to target: String, mapping: String, chunkSize: Int, output: URL, policies: PolicyRegistry = policies
     ) throws {
         let versioned = try VersionedModel(contentsOf: Fixtures.url(model))
         let mappingModel = try MappingModel(contentsOf: Fixtures.url(mapping))
@@ -32,7 +32,11 @@ import Testing
     /// CoreDataPlus's book policy offers value expressions under its selector.
     @Test func theBuildRegisteredTheFiveClasses() throws {
         let names = CoreDataPolicyTestsPolicies.classes.map(\.name)
-        #expect(names == ["Post2ToPost3MigrationPolicy", "V2to3MakerPolicy", "BookCoverToCoverMigrationPolicy", "NoteToNotePolicy", "ImageToImagePolicy"])
+        #expect(
+            names == [
+                "Post2ToPost3MigrationPolicy", "V2to3MakerPolicy", "BookCoverToCoverMigrationPolicy", "NoteToNotePolicy", "ImageToImagePolicy",
+                "AdultToCompanyPolicy",
+            ])
         let book = try #require(CoreDataPolicyTestsPolicies.classes.first { $0.name == "BookCoverToCoverMigrationPolicy" })
         #expect(book.selectors == ["destinationTitleForSourceBookTitle:manager:"])
         let registry = Self.policies
@@ -80,6 +84,18 @@ import Testing
     /// wibosco's model 2 → 3: every post keeps its values and gets one section whose body is the post's
     /// content, whose title is the content's first four characters and "...", at index 0.
     @Test func eachPostGetsItsSection() throws {
+        try Self.checkSections(policies: Self.policies)
+    }
+
+    /// The article's complete example (`SectionPolicy`, written like wibosco's policy), registered under
+    /// the class name wibosco's mapping gives: the same store.
+    @Test func theArticlesExampleRuns() throws {
+        var policies = PolicyRegistry()
+        policies.register(SectionPolicy.self, module: "MyApp", as: "Post2ToPost3MigrationPolicy")
+        try Self.checkSections(policies: policies)
+    }
+
+    static func checkSections(policies: PolicyRegistry) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let source = try directory.copyStore(
@@ -92,7 +108,7 @@ import Testing
                 source, model: "\(Self.wibosco)/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld",
                 to: "CoreDataMigration_Example 3",
                 mapping: "\(Self.wibosco)/CoreDataMigration-Example/CoreData/Migration/Mappings/Migration2to3ModelMapping.xcmappingmodel",
-                chunkSize: chunkSize, output: output)
+                chunkSize: chunkSize, output: output, policies: policies)
             let sections = try StoreRows.query(
                 output,
                 """

@@ -15,8 +15,9 @@ enum StoreRows {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
-        return String(decoding: data, as: UTF8.self).split(separator: "\u{1e}", omittingEmptySubsequences: true)
-            .map { $0.split(separator: "\u{1f}", omittingEmptySubsequences: false).map(String.init) }
+        var rows = String(decoding: data, as: UTF8.self).split(separator: "\u{1e}", omittingEmptySubsequences: false)
+        if rows.last?.isEmpty == true { rows.removeLast() }
+        return rows.map { $0.split(separator: "\u{1f}", omittingEmptySubsequences: false).map(String.init) }
     }
 
     /// The whole store as `.dump` gives it, without `Z_METADATA` (whose UUID differs from run to run).

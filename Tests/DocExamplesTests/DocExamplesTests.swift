@@ -11,6 +11,8 @@ import Testing
     /// Where the documentation's examples are kept as code the package compiles.
     static let compiled = [
         "Examples/DocExamples/Examples.swift", "Datasets/People/CLI/PeopleCommand.swift",
+        // The CoreData article's policy, compiled into CoreDataPolicyTests and run there.
+        "Tests/CoreDataPolicyTests/SectionPolicy.swift",
     ]
 
     /// The README and every DocC article.

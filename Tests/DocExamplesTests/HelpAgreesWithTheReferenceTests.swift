@@ -9,6 +9,7 @@ import Testing
     static let commands = [
         ["hash"], ["inspect"], ["create"], ["infer"], ["plan"], ["migrate"], ["mapping", "show"], ["mapping", "convert"], ["finish"],
         ["status"], ["verify"], ["convert"], ["generate"], ["test"], ["fleet", "migrate"], ["fleet", "report"], ["model", "extract"],
+        ["policies", "generate"], ["policies", "build"],
     ]
 
     /// The long options a help text lists (`--name`), `--help` and `--version` aside.
