@@ -108,6 +108,25 @@ import Testing
         try Self.roundTrip(Fixtures.url(fixture.store), model: Fixtures.url(fixture.model).path, in: directory, fixture.description)
     }
 
+    /// Apple's Photos 10.15.1 store (380 objects, under 2 s): the two XML files byte for byte the same.
+    /// The store back is not yet row for row the source (issue 38, open): `Z_OPT` comes back 1 (the XML
+    /// store keeps no optimistic-locking version), an ordered relationship's order numbers are
+    /// renumbered (the order kept), and the persistent-history tables are not carried.
+    @Test func photosComesBackByteForByteInXML() throws {
+        let directory = try TemporaryDirectory("xml-round-trip-photos")
+        defer { directory.remove() }
+        let source = Fixtures.url("osxphotos__Photos-10.15.1/Photos.sqlite")
+        let model = Fixtures.url("osxphotos__Photos-10.15.1/Photos.xcdatamodel").path
+        let (first, back, second) = (directory.appending("1.xml"), directory.appending("back.sqlite"), directory.appending("2.xml"))
+        for (from, to, type) in [(source, first, "xml"), (first, back, "sqlite"), (back, second, "xml")] {
+            let result = try Self.moult(["convert", from.path, "--to", type, "--output", to.path, "--model", model])
+            try #require(result.status == 0, "convert \(from.lastPathComponent) → \(type): \(result.output)")
+        }
+        #expect(try Data(contentsOf: first) == (try Data(contentsOf: second)))
+        // (The rows are compared by hand in issue 38's note: this suite's dump script stops on the store's
+        // values holding a NUL byte, and `Z_OPT` and the order numbers differ as said above.)
+    }
+
     @Test(arguments: [("v1", 7), ("v2", 11)])
     func generatedEverythingStoresComeBack(_ version: String, _ seed: Int) throws {
         let model = Fixtures.datasets.appending(path: "Everything/Everything.xcdatamodeld").path
