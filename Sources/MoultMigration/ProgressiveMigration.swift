@@ -410,7 +410,7 @@ public struct ProgressiveMigration {
     }
 
     /// Whether `output`, an XML store, is the finished result of this migration: its metadata holds
-    /// this run's record (``runRecord()``: these arguments, this content of the source), carried from
+    /// this run's record (`runRecord()`: these arguments, this content of the source), carried from
     /// the SQLite store it was written from.
     public func isFinished(xmlOutput output: URL) -> Bool {
         guard let recorded = try? XMLStoreReader(url: output).info.storeMetadata().runRecord, let record = try? runRecord() else { return false }

@@ -88,7 +88,7 @@ public struct RunFolder: Sendable, Hashable {
         }
     }
 
-    /// Removes the folder whole (see ``remove(_:)``).
+    /// Removes the folder whole (see `remove(_:)`).
     public func remove() { Self.remove(work) }
 
     /// Removes a work folder so that no kill leaves half of it: it is renamed away first (one atomic

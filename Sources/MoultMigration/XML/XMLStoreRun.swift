@@ -6,7 +6,7 @@ public import MoultXMLStore
 /// A migration whose source or destination is a Core Data XML store: the driver that puts the XML
 /// around an SQLite migration, and the run folder it keeps for that.
 ///
-/// The engine reads an XML source directly when the run streams into `--output` (``readsXMLDirectly``);
+/// The engine reads an XML source directly when the run streams into `--output` (`readsXMLDirectly`);
 /// otherwise (in place, or a store already at the target version) the source is first streamed into an
 /// SQLite copy in the run's work folder (`.DEST.moult-xml/`, or `.STORE.moult-xml/` in place), and the
 /// SQLite migration runs from it. An XML destination is migrated into an SQLite store in that folder,
@@ -15,7 +15,7 @@ public import MoultXMLStore
 /// backup. A run stopped anywhere resumes: the copy is made once, the SQLite migration resumes from its
 /// own run folder, and the XML is written again.
 ///
-/// The SQLite migration itself is the caller's (``run(isUpToDate:refused:migrate:)``'s `migrate`): the
+/// The SQLite migration itself is the caller's (``run(isUpToDate:isFinished:refused:note:migrate:)``'s `migrate`): the
 /// command line runs its own, with its reports, lock, source identity and resume, on the paths this
 /// driver gives it.
 public struct XMLStoreRun {
