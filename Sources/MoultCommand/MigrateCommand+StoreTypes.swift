@@ -36,9 +36,18 @@ extension MigrateCommand {
             store: URL(filePath: store), output: outputOption.map { URL(filePath: $0) }, source: source, target: target,
             model: URL(filePath: arguments.model), keepsBackup: !noBackup)
         let refused: [FailureCategory] = [.usage, .badInput, .incompatible, .validationFailed]
+        // The outer migration (the user's store to the target), built once: its model read, chain planned
+        // and notes said once, whatever the driver asks of it.
+        var built: ProgressiveMigration?
+        let migration = { () throws -> ProgressiveMigration in
+            if let built { return built }
+            let made = try arguments.migration()
+            built = made
+            return made
+        }
         let outcome = try await run.run(
-            isUpToDate: { try arguments.migration().isUpToDate },
-            isFinished: { dest in (try? arguments.migration().isFinished(xmlOutput: dest)) ?? false },
+            isUpToDate: { try migration().isUpToDate },
+            isFinished: { dest in (try? migration().isFinished(xmlOutput: dest)) ?? false },
             refused: { error in Self.exitCode(of: error).map { code in refused.map(\.exitCode).contains(code) } ?? false },
             note: { note in if !quiet, !json { printError("moult: note: \(note)") } },
             migrate: { sqlite in
@@ -56,7 +65,7 @@ extension MigrateCommand {
             })
         switch outcome {
         case .upToDateInPlace:
-            let migration = try arguments.migration()
+            let migration = try migration()
             try printUpToDate(
                 UpToDateReport(
                     store: store, inPlace: true, from: migration.sourceVersion.name, to: migration.targetVersion.name, nothingToMigrate: true, steps: []),
