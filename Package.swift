@@ -161,7 +161,7 @@ let package = Package(
         .testTarget(
             name: "MoultTelemetryTests",
             dependencies: [
-                "MoultTelemetry", "MoultEngine", "MoultModel", "MoultTestSupport", .product(name: "Metrics", package: "swift-metrics"),
+                "MoultTelemetry", "MoultEngine", "MoultMapping", "MoultModel", "MoultTestSupport", .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -32,6 +32,9 @@ struct ChainArguments: ParsableArguments {
     @Option(name: .customLong("mapping"), help: "A mapping model (.json or .xcmappingmodel), or a folder searched for the steps' mappings; repeat for several steps or passes.")
     var mappings: [String] = []
 
+    @Flag(help: "Infer every step: without --mapping, the mapping models of the model's project are not looked for.")
+    var infer = false
+
     @Option(
         help: ArgumentHelp(
             "The versions in the order the chain follows, oldest first (default: the order the mapping models give, "
@@ -122,8 +125,11 @@ struct ChainArguments: ParsableArguments {
     /// The `--mapping` models with their labels: a file is read; a folder (not an `.xcmappingmodel`)
     /// is searched for the mappings of the migration's steps (``MappingDiscovery``).
     func mappingModels(_ versioned: VersionedModel, folders: MappingFolders = MappingFolders()) throws -> ([MappingModel], [String]) {
-        try Self.mappingModels(mappings, store: store, to: to, versioned, folders: folders)
+        try Self.mappingModels(mappings, store: store, to: to, versioned, folders: folders, besideModel: findsMappings ? URL(filePath: model) : nil)
     }
+
+    /// Whether the app's mapping models are looked for beside the model: no `--mapping`, no `--infer`.
+    var findsMappings: Bool { mappings.isEmpty && !infer }
 
     /// A version of the model that cannot be read stops only a migration that needs it, as Core Data
     /// reads a version only then: the target, or the store's own version (bad input, 65, with why it
@@ -179,7 +185,7 @@ struct ChainArguments: ParsableArguments {
                 throw ValidationError("--order: \(error.message)")
             }
         }
-        var given: [MappingModel] = []
+        var given: [MappingModel] = findsMappings ? folders.besideModel(URL(filePath: model), versioned).map(\.mapping) : []
         for path in mappings {
             let url = URL(filePath: path)
             if Self.isMappingFolder(url) {
@@ -194,10 +200,29 @@ struct ChainArguments: ParsableArguments {
     /// Mapping files and folders (as `--mapping` takes them) for a migration of `store` to `to`; a
     /// manifest's `mappings` too. `folders` keeps what each folder holds, for a fleet whose stores share it.
     static func mappingModels(
-        _ paths: [String], store: String, to: String?, _ versioned: VersionedModel, folders: MappingFolders = MappingFolders()
+        _ paths: [String], store: String, to: String?, _ versioned: VersionedModel, folders: MappingFolders = MappingFolders(),
+        besideModel model: URL? = nil
     ) throws -> ([MappingModel], [String]) {
         var models: [MappingModel] = []
         var labels: [String] = []
+        // None given: the app's own, found beside the model, as Core Data looks for them before it infers.
+        if let model, paths.isEmpty {
+            let found = folders.besideModel(model, versioned)
+            guard !found.isEmpty, let source = MappingDiscovery.version(of: URL(filePath: store), in: versioned),
+                let target = versioned.version(named: to ?? versioned.currentVersionName)
+            else { return ([], []) }
+            let chosen: [MappingDiscovery.Candidate]
+            do {
+                chosen = try MappingDiscovery.select(found, model: versioned, from: source, to: target)
+            } catch var error as MigrationError {
+                error.message += " (or give --infer to infer every step)"
+                throw error
+            }
+            for candidate in chosen {
+                printError("moult: note: using the mapping model \(candidate.url.path), found beside the model (--infer infers instead)")
+            }
+            return (chosen.map(\.mapping), chosen.map(\.url.path))
+        }
         for path in paths {
             let url = URL(filePath: path)
             if Self.isMappingFolder(url) {

@@ -61,6 +61,9 @@ struct FleetOptions: ParsableArguments {
     @Flag(help: "Refuse (66) every store whose migration would drop data, as `moult migrate --strict` does (a manifest line's \"strict\": true does so for its store).")
     var strict = false
 
+    @Flag(help: "Infer every step of a store whose line gives no mappings: the mapping models of its model's project are not looked for.")
+    var infer = false
+
     func validate() throws {
         guard chunkSize >= 1 else { throw ValidationError("--chunk-size must be at least 1") }
     }
@@ -84,7 +87,7 @@ struct FleetOptions: ParsableArguments {
         let refused = (givesStore ? ["STORE"] : []) + options
         if !refused.isEmpty {
             throw ValidationError(
-                "--manifest migrates each store as its manifest line says (with --chunk-size, --quiet, --strict and --metrics only): \(refused.joined(separator: ", ")) cannot be given with it")
+                "--manifest migrates each store as its manifest line says (with --chunk-size, --quiet, --strict, --infer and --metrics only): \(refused.joined(separator: ", ")) cannot be given with it")
         }
         return parsed.options
     }
@@ -149,7 +152,8 @@ struct FleetShardRun {
             }
             // Files and folders, as `--mapping` takes them.
             let (mappings, labels) = try ChainArguments.mappingModels(
-                entry.mappings.map(\.path), store: entry.store.path, to: entry.to, model, folders: folders)
+                entry.mappings.map(\.path), store: entry.store.path, to: entry.to, model, folders: folders,
+                besideModel: entry.mappings.isEmpty && !options.infer ? entry.model : nil)
             let migration = try ProgressiveMigration(
                 store: entry.store, model: model, to: entry.to, mappings: mappings, policies: MoultCommand.policies,
                 options: MigrationOptions(chunkSize: options.chunkSize), mappingLabels: labels)

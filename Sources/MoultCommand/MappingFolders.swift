@@ -28,6 +28,29 @@ final class MappingFolders {
         return candidates
     }
 
+    private var besideModels: [String: [MappingDiscovery.Candidate]] = [:]
+
+    /// The app's own mapping models, found beside `model` as Core Data finds them in the app's bundle
+    /// (``/MoultMigration/MappingDiscovery/candidates(besideModel:unreadable:tooLarge:)``): those whose
+    /// recorded entity hashes are two versions of `versioned` (a mapping of another model, or of an
+    /// edited version, is not this model's). Searched once per model.
+    func besideModel(_ model: URL, _ versioned: VersionedModel) -> [MappingDiscovery.Candidate] {
+        let key = model.standardizedFileURL.path
+        if let known = besideModels[key] { return known }
+        let (_, found) = MappingDiscovery.candidates(
+            besideModel: model,
+            unreadable: { url, reason in printError("moult: warning: the mapping model \(url.path) found beside the model cannot be read, so it is not used: \(reason)") },
+            tooLarge: { root in printError("moult: warning: \(root.path) holds more than \(MappingDiscovery.mostFoldersSearched) folders: mapping models were looked for in the first ones only (give them with --mapping)") })
+        let fitting = found.filter { candidate in
+            [MappingSide.source, .destination].allSatisfy { side in
+                let match = candidate.mapping.matchingVersions(side, in: versioned)
+                return match.basis == .hashes && !match.versions.isEmpty
+            }
+        }
+        besideModels[key] = fitting
+        return fitting
+    }
+
     private var files: [String: MappingModel] = [:]
 
     /// The mapping model of a `--mapping` file, read once however often the chain's planning asks

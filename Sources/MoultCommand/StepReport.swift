@@ -27,17 +27,7 @@ enum StepReport {
         return lines
     }
 
-    static func describe(_ loss: DataLoss) -> String {
-        let count: String
-        switch (loss.what.kind, loss.count) {
-        case (.entity, let n?): count = "\(n) object\(n == 1 ? "" : "s")"
-        case (_, let n?): count = "\(n) non-nil value\(n == 1 ? "" : "s")"
-        case (.entity, nil): count = "objects not counted yet"
-        case (_, nil): count = "values not counted yet"
-        }
-        let kind = loss.what.kind == .entity ? "every object" : loss.what.kind.rawValue
-        return "\(loss.what.name) (\(kind), \(count))"
-    }
+    static func describe(_ loss: DataLoss) -> String { loss.description }
 
     /// The warning for each loss a step counted: the objects of an entity, or the non-nil values of a
     /// property, that it drops.

@@ -36,6 +36,9 @@ struct TestCommand: AsyncParsableCommand {
     @Option(name: .customLong("mapping"), help: "A mapping model or a folder of them, as for migrate; repeat.")
     var mappings: [String] = []
 
+    @Flag(help: "Infer every step: without --mapping, the mapping models of the model's project are not looked for.")
+    var infer = false
+
     @Option(help: "The version every store is migrated to (default: the model's current version).")
     var to: String?
 
@@ -159,7 +162,7 @@ struct TestCommand: AsyncParsableCommand {
 
     /// The arguments every child `migrate` and `verify` gets: the model, the target, the mappings, the policies.
     var migrationArguments: [String] {
-        ["--model", model] + (to.map { ["--to", $0] } ?? []) + mappings.flatMap { ["--mapping", $0] } + policyBindings.flatMap { ["--policy", $0] }
+        ["--model", model] + (to.map { ["--to", $0] } ?? []) + mappings.flatMap { ["--mapping", $0] } + (infer ? ["--infer"] : []) + policyBindings.flatMap { ["--policy", $0] }
     }
 
     private func workFolder() throws -> URL {

@@ -3,8 +3,9 @@ public import MoultEngine
 public import MoultModel
 public import Metrics
 
-/// A run's events as a server expects a library to report them: messages through swift-log (debug and
-/// trace only: a library does not decide what a service prints) and metrics through swift-metrics, to
+/// A run's events as a server expects a library to report them: messages through swift-log (warnings,
+/// of data a step drops among them, at `.warning`; the rest at debug and trace: a library does not
+/// decide what a service prints) and metrics through swift-metrics, to
 /// whichever backend the process bootstrapped (Prometheus, StatsD, …; none: they cost nothing).
 ///
 /// Give ``record(_:)`` as the `events` handler of a run, or call it from a handler of your own:
@@ -37,7 +38,8 @@ public final class MigrationTelemetry: Sendable {
     private let lastElapsed = LockedValue<Double?>(nil)
 
     /// - Parameters:
-    ///   - logger: where the run's messages go (at `.debug` and `.trace`).
+    ///   - logger: where the run's messages go: what a run warns of (data a step drops, a file it could
+    ///     not read) at `.warning`, the rest at `.debug` and `.trace`.
     ///   - dimensions: labels added to every metric (a shard, a job), never one per store.
     ///   - factory: the metrics backend (by default the one the process bootstrapped).
     public init(logger: Logger = Logger(label: "moult"), dimensions: [(String, String)] = [], factory: any MetricsFactory = MetricsSystem.factory) {
@@ -69,7 +71,10 @@ public final class MigrationTelemetry: Sendable {
         case .stage(let stage):
             logger.debug("stage", metadata: ["step": "\(stage.step)/\(stage.steps)", "stage": "\(stage.stage.rawValue)"])
         case .warning(let warning):
-            logger.debug("warning", metadata: ["message": "\(warning.message)"])
+            // What a run warns of is data a step drops, or a file it could not read: a service must see it.
+            var metadata: Logger.Metadata = ["message": "\(warning.message)"]
+            if !warning.notCarried.isEmpty { metadata["notCarried"] = .array(warning.notCarried.map { .string($0.description) }) }
+            logger.warning("warning", metadata: metadata)
         case .finished(let finished):
             Counter(label: "moult_runs_total", dimensions: dimensions + [("outcome", finished.outcome.rawValue)], factory: factory).increment()
             runDuration.recordSeconds(finished.seconds)

@@ -15,3 +15,18 @@ public struct DataLoss: Sendable, Hashable {
     /// A whole entity with objects, dropped.
     public var dropsObjects: Bool { what.kind == .entity && (count ?? 0) > 0 }
 }
+
+extension DataLoss: CustomStringConvertible {
+    /// What is dropped and how much, as a person reads it: `Person.age (attribute, 12 non-nil values)`,
+    /// `Note (every object, 3 objects)`.
+    public var description: String {
+        let amount: String
+        switch (what.kind, count) {
+        case (.entity, let n?): amount = "\(n) object\(n == 1 ? "" : "s")"
+        case (_, let n?): amount = "\(n) non-nil value\(n == 1 ? "" : "s")"
+        case (.entity, nil): amount = "objects not counted yet"
+        case (_, nil): amount = "values not counted yet"
+        }
+        return "\(what.name) (\(what.kind == .entity ? "every object" : what.kind.rawValue), \(amount))"
+    }
+}

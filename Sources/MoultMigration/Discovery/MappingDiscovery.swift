@@ -55,6 +55,66 @@ public enum MappingDiscovery {
         return found.sorted { $0.url.path < $1.url.path }
     }
 
+    // MARK: - Beside the model
+
+    /// Where an app's mapping models are looked for when none is given: the repository holding the
+    /// model (the nearest folder, from the model's own folder up, that holds `.git`), else the model's
+    /// own folder. An app's mapping models sit in its project next to its model, or in a folder of the
+    /// project, as Core Data finds them in the app's bundle.
+    public static func searchRoot(forModel model: URL) -> URL {
+        let start = model.standardizedFileURL.deletingLastPathComponent()
+        var folder = start
+        while true {
+            if FileManager.default.fileExists(atPath: folder.appending(path: ".git").path(percentEncoded: false)) { return folder }
+            let parent = folder.deletingLastPathComponent()
+            if parent.path(percentEncoded: false) == folder.path(percentEncoded: false) || folder.path(percentEncoded: false) == "/" { return start }
+            folder = parent
+        }
+    }
+
+    /// Folders never searched for an app's mapping models: build products and dependencies, which hold
+    /// copies of other projects' files (hidden folders, `.build` and `.git` among them, are skipped too).
+    static let foldersNotSearched: Set<String> = ["DerivedData", "Pods", "Carthage", "node_modules", "build"]
+
+    /// The most folders the search beside a model visits: a model in a very large tree is searched this
+    /// far, and `tooLarge` is told.
+    public static let mostFoldersSearched = 20_000
+
+    /// Every `.xcmappingmodel` under ``searchRoot(forModel:)``, in path order (Xcode's compiled
+    /// `.cdm` files are not read). Folders reached through a symbolic link are not searched. One that
+    /// cannot be read is left out and named to `unreadable`: it was not given, so it stops nothing.
+    public static func candidates(
+        besideModel model: URL, unreadable: (URL, String) -> Void = { _, _ in }, tooLarge: (URL) -> Void = { _ in }
+    ) -> (root: URL, found: [Candidate]) {
+        let root = searchRoot(forModel: model)
+        var found: [Candidate] = []
+        var pending = [root]
+        var visited = 0
+        while let folder = pending.popLast() {
+            visited += 1
+            if visited > mostFoldersSearched {
+                tooLarge(root)
+                break
+            }
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path(percentEncoded: false)) else { continue }
+            for name in names.sorted() where !name.hasPrefix(".") && !foldersNotSearched.contains(name) {
+                let url = folder.appending(path: name)
+                var info = stat()
+                guard lstat(url.path(percentEncoded: false), &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+                if url.pathExtension.lowercased() == "xcmappingmodel" {
+                    do {
+                        found.append(Candidate(url: url, mapping: try MappingModel(contentsOf: url)))
+                    } catch {
+                        unreadable(url, "\(error)")
+                    }
+                } else if !["xcdatamodeld", "xcdatamodel", "xcassets"].contains(url.pathExtension.lowercased()) {
+                    pending.append(url)
+                }
+            }
+        }
+        return (root, found.sorted { $0.url.path < $1.url.path })
+    }
+
     /// The candidates a migration from `source` to `target` uses: walking from the store's version,
     /// each step takes the candidate whose source is the version reached (its versions matched by
     /// entity hashes, or by the version names a hand-written mapping records), going as far toward

@@ -81,7 +81,7 @@ extension MappingModel {
             var from: String?
             if let text = propertyMapping?.valueExpression {
                 guard let name = plainValues[text] else {
-                    reasons.append("\(mapping.name): the value of \(attribute.name) is an expression (\(text))")
+                    reasons.append("\(mapping.name): the value of \(attribute.name) is an expression (\(Self.abridged(text)))")
                     continue
                 }
                 from = name
@@ -132,7 +132,7 @@ extension MappingModel {
                         && PropertyMapping.destinationInstances(mapping: targets[0].name, sourceKeyPath: old.name) == text
                 }
                 guard let candidate else {
-                    reasons.append("\(mapping.name): the value of \(relationship.name) is an expression (\(text))")
+                    reasons.append("\(mapping.name): the value of \(relationship.name) is an expression (\(Self.abridged(text)))")
                     continue
                 }
                 properties[relationship.name] = candidate.name
@@ -155,4 +155,12 @@ public struct InPlaceReasons: Error, Sendable, Hashable, CustomStringConvertible
     public init(_ reasons: [String]) { self.reasons = reasons }
 
     public var description: String { reasons.joined(separator: "; ") }
+}
+
+extension MappingModel {
+    /// An expression as a reason names it: whole when short, else its first 60 characters and an
+    /// ellipsis (a step's reasons are one line of `plan`; `moult mapping` prints the whole expression).
+    static func abridged(_ expression: String) -> String {
+        expression.count <= 64 ? expression : String(expression.prefix(60)) + "…"
+    }
 }

@@ -73,7 +73,8 @@ extension MigrationError {
             return error
         }
         if let store = error as? StoreError, store.code == .busy {
-            return MigrationError(.busy, (store.path.map { "\($0): " } ?? "") + store.message, underlying: error)
+            // The store error's path and message are the whole of it: said once, not again as its cause.
+            return MigrationError(.busy, (store.path.map { "\($0): " } ?? "") + store.message)
         }
         if let store = error as? StoreError, store.code == .diskFull {
             return MigrationError(
