@@ -117,6 +117,31 @@ import Testing
         #expect(before.metadata == after.metadata, "metadata:\n\(before.metadata.joined(separator: "\n"))\nback:\n\(after.metadata.joined(separator: "\n"))")
     }
 
+    /// What Photos 10.15.1 holds beyond its model's objects is named before the XML store is written:
+    /// the persistent history with its rows, the R-tree its rebuilt model does not declare, its triggers
+    /// and indexes. A store holding nothing of its own converts without a warning.
+    @Test func whatTheXMLStoreCannotHoldIsNamed() throws {
+        let directory = try TemporaryDirectory("xml-left-out")
+        defer { directory.remove() }
+        let photos = try directory.copyStore(Fixtures.url("osxphotos__Photos-10.15.1/Photos.sqlite"))
+        let model = Fixtures.url("osxphotos__Photos-10.15.1/Photos.xcdatamodel").path
+        let converted = try MoultProcess.run(["convert", photos.path, "--to", "xml", "--output", directory.appending("p.xml").path, "--model", model])
+        #expect(converted.exitCode == 0, "\(converted.standardError)")
+        let lines = converted.standardError.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(lines.first?.hasPrefix("moult: warning: an XML store holds the model's objects and the metadata only") == true, "\(lines)")
+        for (table, rows) in [("ACHANGE", 566), ("ATRANSACTION", 113), ("ATRANSACTIONSTRING", 21)] {
+            #expect(lines.contains("table \(table) (\(rows) rows: Core Data's persistent history, with its rows of Z_PRIMARYKEY)"), "\(lines)")
+        }
+        #expect(lines.contains("table Z_RT_GenericAsset_boundedByRect (7 rows)"))
+        #expect(lines.contains { $0.hasPrefix("59 triggers: ") && $0.contains("ZT_ZPERSON_ZFACECOUNT_ZDETECTEDFACE_INSERT_INCREMENT") })
+        #expect(lines.contains { $0.hasPrefix("228 indexes (they hold no data): ") && $0.contains("RADAR_22158684_INDEX") })
+
+        let plain = try directory.copyStore(Fixtures.url("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"))
+        let sampleModel = Fixtures.url("alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld").path
+        let quiet = try MoultProcess.run(["convert", plain.path, "--to", "xml", "--output", directory.appending("s.xml").path, "--model", sampleModel])
+        #expect(quiet.exitCode == 0 && !quiet.standardError.contains("warning"), "\(quiet.standardError)")
+    }
+
     // MARK: - The stores
 
     /// The store to take through, in `directory`, its model, and whether it is compared exactly (a store
