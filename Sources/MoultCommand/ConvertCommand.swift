@@ -16,7 +16,9 @@ struct ConvertCommand: AsyncParsableCommand {
             streamed (memory does not grow with the store), and DEST is written under a temporary name and \
             renamed into place when complete; it must not exist. An XML store's object ids become SQLite \
             primary keys and back, so XML → SQLite → XML keeps every id and nextObjectID. Core Data's binary \
-            store is refused (exit 65): its format could not be established.
+            store is refused (exit 65): its format could not be established. What an SQLite store holds \
+            beyond its model's objects and metadata (Core Data's persistent history, an application's own \
+            tables, triggers, views, indexes), which an XML store has no place for, is named in a warning.
             """
     )
 
@@ -106,6 +108,13 @@ struct ConvertCommand: AsyncParsableCommand {
                                 + versioned.versionDifferences(from: metadata.entityHashes))
                     }
                     version = matching
+                    // Said before the conversion, and never silently: what the XML store cannot hold.
+                    let leftOut = try XMLStoreConversion.leftOut(converting: source, model: version.model)
+                    if !leftOut.isEmpty {
+                        printError(
+                            "moult: warning: an XML store holds the model's objects and the metadata only; not carried from \(store):\n  "
+                                + leftOut.joined(separator: "\n  "))
+                    }
                     count = try XMLStoreConversion.xml(from: source, model: version.model, to: written)
                 }
             } catch {

@@ -169,4 +169,34 @@ import Testing
             #expect(left.isEmpty, "\(left)")
         }
     }
+
+    /// `moult verify` across a chain that starts and ends in XML: People v1 as an XML store, migrated
+    /// through three steps (v1 → v2 → v3 → v4, the SQLite work in between) into an XML store, checked
+    /// against the XML source with every object sampled; the same output with one person's name changed
+    /// fails (67), naming the attribute.
+    @Test func verifyChecksAChainFromAnXMLStoreToAnXMLStore() throws {
+        let directory = try TemporaryDirectory("xml-chain-verify")
+        defer { directory.remove() }
+        let source = try MigrateCommandTests.generate("1", persons: 60, in: directory)
+        let sourceXML = try Self.xml(of: source, in: directory)
+        let mappings = ["v1-to-v2", "v2-to-v3", "v3-to-v4"].flatMap { ["--mapping", MigrateCommandTests.mapping($0)] }
+        let (output, _) = try Self.migrate(sourceXML, to: "v4", "v4.xml", in: directory, mappings + ["--quiet"])
+        #expect(try String(contentsOf: output, encoding: .utf8).hasPrefix("<?xml"))
+        let verify = { (destination: URL) in
+            try MoultProcess.run(["verify", sourceXML.path, destination.path, "--model", Self.model, "--to", "v4", "--sample", "100000"] + mappings)
+        }
+        let verified = try verify(output)
+        #expect(verified.exitCode == 0, "\(verified.standardOutput)\(verified.standardError)")
+
+        // One person's name changed in the XML output: no longer what the chain makes of its source.
+        var text = try String(contentsOf: output, encoding: .utf8)
+        let name = try #require(text.range(of: #"<attribute name="name" type="string">"#))
+        text.insert(contentsOf: "Changed ", at: name.upperBound)
+        let changed = directory.appending("changed.xml")
+        try text.write(to: changed, atomically: true, encoding: .utf8)
+        let refused = try verify(changed)
+        #expect(refused.exitCode == 67, "\(refused.standardOutput)\(refused.standardError)")
+        #expect((refused.standardOutput + refused.standardError).contains("name"), "\(refused.standardOutput)")
+    }
 }
+

@@ -45,8 +45,16 @@ public enum MoultProcess {
     public static func run(
         _ arguments: [String], tool: Tool = .moult, currentDirectory: URL? = nil, environment: [String: String] = [:]
     ) throws -> Result {
+        try run(executable(tool), arguments, currentDirectory: currentDirectory, environment: environment)
+    }
+
+    /// Runs any program (`/usr/bin/env` with `python3` and a script, say) with these arguments and waits
+    /// for it to end, its standard output and standard error read apart.
+    public static func run(
+        _ executable: URL, _ arguments: [String], currentDirectory: URL? = nil, environment: [String: String] = [:]
+    ) throws -> Result {
         let process = Process()
-        process.executableURL = executable(tool)
+        process.executableURL = executable
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

@@ -125,7 +125,7 @@ extension MigrationManager {
                         links.append(
                             .init(
                                 object: target.primaryKey, value: destinationObject.primaryKey, entity: destinationObject.entity,
-                                position: position + 1))
+                                position: Int(ToManyLayout.orderNumber(at: position))))
                     }
                 }
             }

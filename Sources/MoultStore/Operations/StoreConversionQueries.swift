@@ -74,4 +74,39 @@ extension SQLiteStore {
         }
         return result
     }
+
+    /// What the store holds beyond what its model's layout makes, which a store of another type made
+    /// from it does not hold: Core Data's persistent history (`ACHANGE`, `ATRANSACTION`,
+    /// `ATRANSACTIONSTRING`, and their rows 16001… of `Z_PRIMARYKEY`), an application's tables, views,
+    /// triggers and indexes, and columns of its own in an entity's table; each table with its rows.
+    ///
+    /// An R-tree or an index the model declares is not among them: the store made back from the other
+    /// type makes it again. Nor is a constraint an older Core Data wrote into an entity table's
+    /// declaration: the model's uniqueness constraints are made again as indexes.
+    ///
+    /// ```swift
+    /// for (object, rows) in try store.objectsOfItsOwn() { print(object, rows ?? 0) }   // table ACHANGE 566
+    /// ```
+    ///
+    /// - Returns: The objects in the order SQLite lists them, each table's or view's row count beside it.
+    /// - Throws: ``StoreError`` from SQLite.
+    public func objectsOfItsOwn() throws(StoreError) -> [(object: StoreOwnObjects.Object, rows: Int64?)] {
+        let own: StoreOwnObjects
+        do {
+            own = try StoreOwnObjects(reading: database, layout: layout)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.corrupt, "the store's schema cannot be read: \(error)", path: database.path)
+        }
+        var result: [(object: StoreOwnObjects.Object, rows: Int64?)] = []
+        for object in own.objects where object.kind != .constraint {
+            var rows: Int64?
+            if object.kind == .table || object.kind == .view, case .int(let count) = try database.scalar("SELECT COUNT(*) FROM \(SQLName.quoted(object.name, always: true))") {
+                rows = count
+            }
+            result.append((object, rows))
+        }
+        return result
+    }
 }

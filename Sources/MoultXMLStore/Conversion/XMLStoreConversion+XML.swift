@@ -40,6 +40,54 @@ extension XMLStoreConversion {
         return writer.objectCount
     }
 
+    /// What SQLite → XML leaves out, one line each for a warning: what the SQLite store holds beyond its
+    /// model's objects and metadata, which Core Data's XML store has no place for (Core Data's persistent
+    /// history, an application's tables, views, triggers, indexes and columns).
+    ///
+    /// The XML store holds a model's objects and the store's metadata, nothing else; Core Data itself
+    /// keeps no persistent history in one. An R-tree or index the model declares is not listed: the SQLite
+    /// store made back from the XML store makes it again (an R-tree filled by its triggers).
+    ///
+    /// ```swift
+    /// for line in try XMLStoreConversion.leftOut(converting: photos, model: model) { print(line) }
+    /// // table ACHANGE (566 rows: Core Data's persistent history, with its rows of Z_PRIMARYKEY)
+    /// // 59 triggers: ZT_ZDETECTEDFACE_ZASSETVISIBLE_ZGENERICASSET_INSERT_INCREMENT, …
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - source: The SQLite store (opened read-only).
+    ///   - model: The model version of its objects.
+    /// - Returns: One line per table, view or column left out, in the order SQLite lists them, then one
+    ///   line for the triggers and one for the indexes; empty when nothing is left out.
+    /// - Throws: ``/MoultStore/StoreError`` when the store cannot be read.
+    public static func leftOut(converting source: URL, model: ObjectModel) throws -> [String] {
+        let store = try SQLiteStore(url: source, model: model)
+        defer { store.database.close() }
+        let history: Set<String> = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"]
+        var lines: [String] = []
+        var triggers: [String] = []
+        var indexes: [String] = []
+        for (object, rows) in try store.objectsOfItsOwn() {
+            switch object.kind {
+            case .trigger: triggers.append(object.name)
+            case .index: indexes.append(object.name)
+            default:
+                var notes: [String] = []
+                if let rows { notes.append("\(rows) row\(rows == 1 ? "" : "s")") }
+                if object.kind == .table, history.contains(object.name.uppercased()) {
+                    notes.append("Core Data's persistent history, with its rows of Z_PRIMARYKEY")
+                }
+                lines.append(notes.isEmpty ? "\(object)" : "\(object) (\(notes.joined(separator: ": ")))")
+            }
+        }
+        // Many of each in a real store (Photos: 59 triggers, 227 indexes): one line each kind.
+        if !triggers.isEmpty { lines.append("\(triggers.count) trigger\(triggers.count == 1 ? "" : "s"): \(triggers.joined(separator: ", "))") }
+        if !indexes.isEmpty {
+            lines.append("\(indexes.count) index\(indexes.count == 1 ? "" : "es") (they hold no data): \(indexes.joined(separator: ", "))")
+        }
+        return lines
+    }
+
     private static func write(
         _ entity: EntityLayout, of store: SQLiteStore, numbering: Numbering, externalData: ExternalDataReader, to writer: XMLStoreWriter
     ) throws {
