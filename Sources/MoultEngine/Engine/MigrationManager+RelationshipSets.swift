@@ -125,7 +125,7 @@ extension MigrationManager {
                         links.append(
                             .init(
                                 object: target.primaryKey, value: destinationObject.primaryKey, entity: destinationObject.entity,
-                                position: Int(ToManyLayout.orderNumber(at: position))))
+                                position: position + 1))
                     }
                 }
             }

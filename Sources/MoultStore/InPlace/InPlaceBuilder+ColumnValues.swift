@@ -153,11 +153,9 @@ extension InPlaceBuilder {
         guard order else { return kept.map(ColumnValue.sql) ?? .column(keyColumn) }
         let key = kept.map { "(\($0))" } ?? SQLName.quoted(keyColumn, always: true)
         guard let orderColumn else {
-            // Unordered → ordered: each owner's objects numbered as Core Data numbers a fresh list
-            // (ToManyLayout.orderNumber: 2048, 3072, …) in the order the copy reads them (by primary
-            // key), as the copy writes them.
-            let place = "ROW_NUMBER() OVER (PARTITION BY \(key) ORDER BY \(SQLName.quoted("Z_PK", always: true)))"
-            return .sql("CASE WHEN \(key) IS NULL THEN NULL ELSE \(ToManyLayout.orderNumberSQL(ofPlace: place)) END")
+            // Unordered → ordered: each owner's objects numbered from 1 in the order the copy reads
+            // them (by primary key), as the copy writes them.
+            return .sql("CASE WHEN \(key) IS NULL THEN NULL ELSE ROW_NUMBER() OVER (PARTITION BY \(key) ORDER BY \(SQLName.quoted("Z_PK", always: true))) END")
         }
         if kept != nil { return .sql("CASE WHEN \(key) IS NULL THEN NULL ELSE \(SQLName.quoted(orderColumn, always: true)) END") }
         return .column(orderColumn)

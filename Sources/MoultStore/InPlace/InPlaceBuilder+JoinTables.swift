@@ -136,7 +136,7 @@ extension InPlaceBuilder {
             oldTable.columns == joinTable.columns, oldTable.orderColumns == joinTable.orderColumns,
             source.sourceColumn == side.sourceColumn, source.destinationColumn == side.destinationColumn,
             fill.columns.count == 2 + joinTable.orderColumns.count,
-            fill.conditions.isEmpty, !fill.select.contains(where: { $0.contains("ROW_NUMBER") })
+            fill.conditions.isEmpty, !fill.select.contains(where: { $0.hasPrefix("ROW_NUMBER") })
         {
             fill.keepsTable = true
         }
@@ -192,12 +192,10 @@ extension InPlaceBuilder {
         return fill
     }
 
-    /// An order the old version did not keep: each object's links numbered as Core Data numbers a fresh
-    /// list (``ToManyLayout/orderNumber(at:)``: 2048, 3072, …) in the order the copy reads them (by the
-    /// other object's primary key), as the copy writes them.
+    /// An order the old version did not keep: each object's links numbered from 1 in the order the
+    /// copy reads them (by the other object's primary key), as the copy writes them.
     private static func numbered(_ partition: String, _ order: String) -> String {
-        ToManyLayout.orderNumberSQL(
-            ofPlace: "ROW_NUMBER() OVER (PARTITION BY \(SQLName.quoted(partition, always: true)) ORDER BY \(SQLName.quoted(order, always: true)))")
+        "ROW_NUMBER() OVER (PARTITION BY \(SQLName.quoted(partition, always: true)) ORDER BY \(SQLName.quoted(order, always: true)))"
     }
 
     static func createJoinSQL(_ table: JoinTableLayout, name: String) -> String {

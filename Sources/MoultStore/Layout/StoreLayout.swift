@@ -217,29 +217,6 @@ public struct ToManyLayout: Sendable, Hashable {
         /// A join table row per pair; `orderColumn` orders the destinations of an ordered relationship.
         case joinTable(table: String, sourceColumn: String, destinationColumn: String, orderColumn: String?)
     }
-
-    /// The order number Core Data writes for the destination at `position` (0 for the first) of an
-    /// ordered to-many it stores afresh: 2048 for the first, then 1024 more for each.
-    ///
-    /// Apple's Photos 10.15.1 store shows it in every list Core Data appended to, in a join table
-    /// (`Z_26ASSETS.Z_FOK_34ASSETS`: 2048, 3072, 4096) and in an entity table
-    /// (`ZGENERICASSET.Z_FOK_IMPORTSESSION`: 2048 to 7168); the gaps let Core Data put an object between
-    /// two without renumbering the others (the same store holds 26624, 27136, 27648). Every order Moult
-    /// writes afresh follows it, so a store Core Data filled in order comes back from an XML store (which
-    /// holds the order, not the numbers) with the numbers it had.
-    ///
-    /// ```swift
-    /// ToManyLayout.orderNumber(at: 0) // 2048
-    /// ToManyLayout.orderNumber(at: 2) // 4096
-    /// ```
-    ///
-    /// - Parameter position: The destination's place in the relationship, from 0.
-    public static func orderNumber(at position: Int) -> Int64 { Int64(position + 2) * 1024 }
-
-    /// ``orderNumber(at:)`` in SQL, of an expression counting places from 1 (a `ROW_NUMBER()`).
-    ///
-    /// - Parameter place: The SQL expression of the place, 1 for the first.
-    public static func orderNumberSQL(ofPlace place: String) -> String { "((\(place)) + 1) * 1024" }
 }
 
 // MARK: - Tables

@@ -56,8 +56,7 @@ extension EngineLinkWrites {
 
 extension EngineLinkWrites {
     /// The temporary table of a chunk's links for one relationship: the row written (`object`), the key
-    /// and `Z_ENT` it gets (`value`, `entity`), and its order number in an ordered relationship
-    /// (`position`, ``ToManyLayout/orderNumber(at:)``).
+    /// and `Z_ENT` it gets (`value`, `entity`), and its place in an ordered relationship (`position`).
     private static let links = "temp.moult_links"
 
     /// Creates the table of links on this connection, when it does not exist.

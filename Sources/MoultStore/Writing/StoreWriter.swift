@@ -208,8 +208,7 @@ public final class StoreWriter {
 
     /// Relates a source object to destinations through a to-many relationship, as Core Data stores it:
     /// by setting the inverse's column (and its companion and `Z_FOK_` columns) on each destination, a
-    /// hidden key, or by adding join rows (an ordered one records each destination's order number as Core Data
-    /// numbers a fresh list: ``ToManyLayout/orderNumber(at:)``, 2048, 3072, …).
+    /// hidden key, or by adding join rows (an ordered one records each destination's position, from 1).
     ///
     /// - Parameters:
     ///   - relationship: The to-many relationship's name on the source's entity.
@@ -231,7 +230,7 @@ public final class StoreWriter {
             for (index, destination) in destinations.enumerated() {
                 var arguments: [Value] = [.int(source.primaryKey)]
                 if entityColumn != nil { arguments.append(.int(Int64(source.entity))) }
-                if orderColumn != nil { arguments.append(.int(ToManyLayout.orderNumber(at: index))) }
+                if orderColumn != nil { arguments.append(.int(Int64(index + 1))) }
                 arguments.append(.int(destination.primaryKey))
                 try statement.execute(arguments)
             }
@@ -246,7 +245,7 @@ public final class StoreWriter {
             let statement = try database.statement(sql)
             for (index, destination) in destinations.enumerated() {
                 var arguments: [Value] = [.int(source.primaryKey), .int(destination.primaryKey)]
-                if orderColumn != nil { arguments.append(.int(ToManyLayout.orderNumber(at: index))) }
+                if orderColumn != nil { arguments.append(.int(Int64(index + 1))) }
                 try statement.execute(arguments)
             }
         }
