@@ -15,9 +15,8 @@ import Testing
 ///   lists what an `<object>` holds: its attributes and relationships), so a store made from one starts
 ///   every object at 1, as Core Data does an insert. Photos 10.15.1 holds 1 to 24.
 /// - An ordered to-many's order numbers: the XML store holds the order (`idrefs`), not the numbers. Moult
-///   writes a fresh list's as Core Data does (2048, 3072, …: `ToManyLayout.orderNumber(at:)`), so a list
-///   Core Data appended to comes back with its numbers; Photos 10.15.1 also holds numbers Core Data gave
-///   objects put between others (26624, 27136), which come back as their rank.
+///   numbers a list it writes afresh 1, 2, 3, …, so Photos 10.15.1's lists (Core Data's 2048, 3072, …, and
+///   26624, 27136 for objects put between others) come back as their rank.
 /// - `Z_PRIMARYKEY.Z_NAME`: Core Data keeps an entity's old name there after a rename (SampleModel_V2:
 ///   `ExpensiveSportCar` for `LuxuryCar`); the XML store holds the model's names.
 /// - A date in the metadata, to the second: the XML store's metadata is an XML property list, whose
