@@ -16,6 +16,15 @@ struct EventOptions: ParsableArguments {
         help: ArgumentHelp("Write the run's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector).", valueName: "file"))
     var metricsPath: String?
 
+    /// Refuses `--events -` beside `--json`: standard output holds the JSON report and nothing else.
+    ///
+    /// - Throws: `ValidationError` (64) when both are given.
+    func checkStandardOutput(json: Bool) throws {
+        if json, path == "-" {
+            throw ValidationError("--events - writes the events to standard output, which --json keeps for its report alone: name a file for the events")
+        }
+    }
+
     /// The log the options ask for; nil without `--events`.
     private func open() throws -> EventLog? {
         guard let path else { return nil }
