@@ -53,7 +53,7 @@ public struct MoultCommand: AsyncParsableCommand {
     /// The configuration carries no version: ArgumentParser would then list a second `--version` in the
     /// help of `moult test`, whose `--version V` names a model version (and a flag of the root's would
     /// take `test`'s option from it). ``runCommandLine(_:policies:arguments:)`` answers a bare
-    /// `--version` after any command itself (``asksForVersion(_:)``).
+    /// `--version` after any command itself (`asksForVersion`).
     public static func makeConfiguration(
         commandName: String, abstract: String, discussion: String? = nil, adding extraSubcommands: [any ParsableCommand.Type] = []
     ) -> CommandConfiguration {

@@ -16,7 +16,7 @@ public import MoultModel
 /// Float → Double), made optional, or made required with a default; external storage turned on or off;
 /// an entity added, removed or renamed; a relationship added, removed or renamed.
 ///
-/// The first version also has the rules a store must keep, drawn apart (``RandomModel/addRules(_:)``):
+/// The first version also has the rules a store must keep, drawn apart (`RandomModel.addRules`):
 /// uniqueness constraints of one or two attributes, patterns and length bounds on strings, one-to-ones
 /// required on one side or both, to-ones required under a to-many, and minimum and maximum counts of
 /// to-manys (on one side of a many-to-many or both). The changes keep them (a renamed attribute is
