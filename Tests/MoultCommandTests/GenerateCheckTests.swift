@@ -1,4 +1,6 @@
 import Foundation
+import MoultModel
+import MoultStore
 import MoultTestSupport
 import Testing
 
@@ -62,6 +64,25 @@ import Testing
         }
         for feature in ["<uniquenessConstraint>", "regularExpressionString", "minCount", "required to-one"] {
             #expect(seen[feature, default: 0] > 0, "no pair of the \(count) has \(feature)")
+        }
+    }
+
+    /// An optional to-many may be empty whatever its minimum count (Core Data: "optional relationships
+    /// may have zero objects"), not hold fewer than its minimum: Rooms' Room.items, 2 to 3.
+    @Test func anOptionalToManyMayBeEmptyButNotUnderItsMinimum() throws {
+        let folder = try TemporaryDirectory("generate-check")
+        defer { folder.remove() }
+        let model = try #require(try VersionedModel(contentsOf: URL(filePath: Self.rooms)).version(named: "v1")).model
+        for (name, emptied, failures) in [("empty", "ZROOM = 1", 0), ("one", "Z_PK = (SELECT MIN(Z_PK) FROM ZITEM WHERE ZROOM = 1)", 1)] {
+            let url = folder.appending("\(name).sqlite")
+            #expect(try MoultProcess.run(["generate", url.path, "--model", Self.rooms, "--objects", "30"]).exitCode == 0)
+            let store = try SQLiteStore(url: url, model: model, mode: .readWrite)
+            #expect(try store.database.query("SELECT COUNT(*) FROM ZITEM WHERE ZROOM = 1") { $0.int64(at: 0) } == [2])
+            try store.database.execute("UPDATE ZITEM SET ZROOM = NULL WHERE \(emptied)")
+            store.database.close()
+            let verified = try MoultProcess.run(["verify", url.path, url.path, "--model", Self.rooms])
+            #expect(verified.standardOutput.contains("\(failures) failure(s)"), "\(name): \(verified.standardOutput)")
+            #expect(verified.exitCode == (failures == 0 ? 0 : 67), "\(name): \(verified.standardError)")
         }
     }
 
