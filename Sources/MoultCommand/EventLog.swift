@@ -8,7 +8,7 @@ import MoultStore
 struct EventOptions: ParsableArguments {
     @Option(
         name: .customLong("events"),
-        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
+        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output, not with --json). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
     var path: String?
 
     @Option(

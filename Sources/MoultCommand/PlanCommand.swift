@@ -23,7 +23,7 @@ struct PlanCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
-    @Flag(help: "Print the SQL each in-place SQL step would run, in order, without running it (nothing else).")
+    @Flag(help: "Print the SQL each in-place SQL step would run, in order, without running it (nothing else; not with --json).")
     var sql = false
 
     @OptionGroup var events: EventOptions
