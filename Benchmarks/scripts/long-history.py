@@ -72,6 +72,20 @@ def mapping(index):
             "destination": {"name": name(index + 1)}, "entityMappings": entity_mappings}
 
 
+def write_model(model, versions, name, contents):
+    """Writes the versioned model MODEL: version `index` named `name(index)` with `contents(index)`, the
+    last one current. (long-history-test.py writes its history with it too.)"""
+    for index in range(versions):
+        folder = os.path.join(model, name(index) + ".xcdatamodel")
+        os.makedirs(folder)
+        with open(os.path.join(folder, "contents"), "w") as file:
+            file.write(contents(index))
+    with open(os.path.join(model, ".xccurrentversion"), "w") as file:
+        file.write('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" '
+                   '"http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n<plist version="1.0"><dict>'
+                   f'<key>_XCCurrentVersionName</key><string>{name(versions - 1)}.xcdatamodel</string></dict></plist>\n')
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--versions", type=int, default=300)
@@ -82,15 +96,7 @@ def main():
     work = args.work
     shutil.rmtree(work, ignore_errors=True)
     model = os.path.join(work, "History.xcdatamodeld")
-    for index in range(args.versions):
-        folder = os.path.join(model, name(index) + ".xcdatamodel")
-        os.makedirs(folder)
-        with open(os.path.join(folder, "contents"), "w") as file:
-            file.write(contents(index))
-    with open(os.path.join(model, ".xccurrentversion"), "w") as file:
-        file.write('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" '
-                   '"http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n<plist version="1.0"><dict>'
-                   f'<key>_XCCurrentVersionName</key><string>{name(args.versions - 1)}.xcdatamodel</string></dict></plist>\n')
+    write_model(model, args.versions, name, contents)
     mappings = os.path.join(work, "mappings")
     os.makedirs(mappings)
     files = []

@@ -8,13 +8,22 @@ import MoultStore
 struct EventOptions: ParsableArguments {
     @Option(
         name: .customLong("events"),
-        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
+        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output, not with --json). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
     var path: String?
 
     @Option(
         name: .customLong("metrics"),
         help: ArgumentHelp("Write the run's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector).", valueName: "file"))
     var metricsPath: String?
+
+    /// Refuses `--events -` beside `--json`: standard output holds the JSON report and nothing else.
+    ///
+    /// - Throws: `ValidationError` (64) when both are given.
+    func checkStandardOutput(json: Bool) throws {
+        if json, path == "-" {
+            throw ValidationError("--events - writes the events to standard output, which --json keeps for its report alone: name a file for the events")
+        }
+    }
 
     /// The log the options ask for; nil without `--events`.
     private func open() throws -> EventLog? {

@@ -71,7 +71,17 @@ extension MigrateCommand {
                     store: store, inPlace: true, from: migration.sourceVersion.name, to: migration.targetVersion.name, nothingToMigrate: true, steps: []),
                 log: nil)
         case .alreadyFinished:
-            print("already migrated: \(run.final.path(percentEncoded: false)) is the finished result of this migration (its metadata records it); nothing was written")
+            let final = run.final.path(percentEncoded: false)
+            guard json else {
+                return print("already migrated: \(final) is the finished result of this migration (its metadata records it); nothing was written")
+            }
+            // What a SQLite run found finished reports: its steps, nothing written (no entity counted).
+            let migration = try migration()
+            try MigrationReport(
+                output: outputOption ?? final, from: migration.sourceVersion.name, to: migration.targetVersion.name,
+                steps: migration.steps.map { StepReport.Step($0, losses: migration.dataLosses(of: $0, in: nil)) }, resumed: false, seconds: 0,
+                entities: [:]
+            ).printJSON()
         case .migrated(let written?):
             if !quiet, !json {
                 print("wrote \(written.url.path(percentEncoded: false)) (XML store, version \(written.version)): \(written.objects) objects"

@@ -48,7 +48,12 @@ public struct MoultCommand: AsyncParsableCommand {
     }
 
     /// The configuration of a command line built on Moult: Moult's subcommands (but those whose names
-    /// `extraSubcommands` take), then `extraSubcommands`, the exit codes in the help, and Moult's version.
+    /// `extraSubcommands` take), then `extraSubcommands`, the exit codes and `--version` in the help.
+    ///
+    /// The configuration carries no version: ArgumentParser would then list a second `--version` in the
+    /// help of `moult test`, whose `--version V` names a model version (and a flag of the root's would
+    /// take `test`'s option from it). ``runCommandLine(_:policies:arguments:)`` answers a bare
+    /// `--version` after any command itself (`asksForVersion`).
     public static func makeConfiguration(
         commandName: String, abstract: String, discussion: String? = nil, adding extraSubcommands: [any ParsableCommand.Type] = []
     ) -> CommandConfiguration {
@@ -71,8 +76,11 @@ public struct MoultCommand: AsyncParsableCommand {
                       run the same command again
                 64 to 67 and 73 leave every file as the run found it; 74 and 75
                 keep only the work a rerun resumes (moult abandon removes it).
+
+                --version, after the command or any of its subcommands, prints
+                Moult's version (\(version)); `test --version V` names a model
+                version to test.
                 """,
-            version: version,
             // A command of the app's own with a name Moult uses (moult-people's People `generate`) takes its place.
             subcommands: subcommands.filter { moult in !extraSubcommands.contains { $0._commandName == moult._commandName } } + extraSubcommands
         )
@@ -97,9 +105,9 @@ public struct MoultCommand: AsyncParsableCommand {
             printError("\(root.configuration.commandName ?? "moult"): error: \(message)")
             root.exit(withError: ExitCode(FailureCategory.usage.exitCode))
         }
-        if asksForVersion(arguments), !root.configuration.version.isEmpty {
+        if asksForVersion(arguments) {
             // `moult test --version V` names a version to test; a bare `--version` asks for Moult's.
-            print(root.configuration.version)
+            print(version)
             root.exit(withError: nil)
         }
         do {
@@ -128,11 +136,14 @@ public struct MoultCommand: AsyncParsableCommand {
         }
     }
 
-    /// `moult test … --version` with no value after it (the last argument, or followed by an option):
-    /// Moult's version, as `moult --version` prints it, rather than `test`'s `--version V` wanting its value.
+    /// Whether the arguments ask for Moult's version: `--version` after the command or any subcommand
+    /// (before a `--`), but for `test`'s `--version V`, which names a model version: there only a bare
+    /// `--version` (the last argument, or followed by an option) asks for Moult's.
     static func asksForVersion(_ arguments: [String]) -> Bool {
-        guard arguments.first == "test", let index = arguments.lastIndex(of: "--version") else { return false }
-        return index + 1 == arguments.count || arguments[index + 1].hasPrefix("-")
+        let options = arguments.prefix { $0 != "--" }
+        guard let index = options.lastIndex(of: "--version") else { return false }
+        guard options.first == "test" else { return true }
+        return index + 1 == options.count || options[index + 1].hasPrefix("-")
     }
 
     /// `help <name>…` naming no subcommand: what to say (ArgumentParser would print the root's help and

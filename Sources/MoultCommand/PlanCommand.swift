@@ -23,12 +23,14 @@ struct PlanCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
-    @Flag(help: "Print the SQL each in-place SQL step would run, in order, without running it (nothing else).")
+    @Flag(help: "Print the SQL each in-place SQL step would run, in order, without running it (nothing else; not with --json).")
     var sql = false
 
     @OptionGroup var events: EventOptions
 
     func validate() throws {
+        try events.checkStandardOutput(json: json)
+        if sql, json { throw ValidationError("--sql prints SQL and --json prints JSON: give one of them") }
         // `plan --model M --stages FILE` checks and prints the stages without a store.
         if arguments.stages != nil, arguments.storeArgument == nil, arguments.modelOption != nil { return }
         try arguments.requireStoreAndModel()

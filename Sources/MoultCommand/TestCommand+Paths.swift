@@ -7,8 +7,9 @@ import MoultModel
 import MoultStore
 import MoultTesting
 
-/// Runs one source store through every path, as a user would: each path is this very executable run
-/// as `moult migrate` (and `moult verify`), in a child process; the paths run side by side.
+/// Runs source stores through every path, as a user would: each path is this very executable run
+/// as `moult migrate` (and `moult verify`), in a child process; a store's paths run side by side, and
+/// several stores at once when the cores hold more than one store's paths.
 struct PathRunner: Sendable {
     let command: TestCommand
     let target: VersionedModel.Version
@@ -40,11 +41,50 @@ struct PathRunner: Sendable {
         var objects: Int
     }
 
+    /// A source store to run every path of: its number in the run names its folder and seeds its stop.
+    struct Source: Sendable {
+        var url: URL
+        var label: String
+        var version: VersionedModel.Version
+        var number: Int
+    }
+
+    // MARK: - Every source
+
+    /// Numbers a source store, in the order the run found it.
+    mutating func source(_ url: URL, label: String, version: VersionedModel.Version) -> Source {
+        counter += 1
+        return Source(url: url, label: label, version: version, number: counter)
+    }
+
+    /// Every path of every source, the sources side by side as the cores allow (each runs its paths
+    /// side by side already: as many sources at once as the cores hold their paths, at least one), the
+    /// results in the sources' order.
+    ///
+    /// - Throws: the first source's error (in their order) that kept its paths from running.
+    func run(_ sources: [Source], pathsPerSource: Int) throws -> [SourceResult] {
+        let width = max(1, min(sources.count, ProcessInfo.processInfo.activeProcessorCount / max(1, pathsPerSource)))
+        let done = Mutex<[Result<SourceResult, any Error>?]>(Array(repeating: nil, count: sources.count))
+        DispatchQueue.concurrentPerform(iterations: width) { worker in
+            for index in stride(from: worker, to: sources.count, by: width) where ChildStop.signal == 0 {
+                let result = Result { try run(sources[index]) }
+                done.withLock { $0[index] = result }
+            }
+        }
+        if ChildStop.signal != 0 {
+            throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal)); its child moult was stopped with it")
+        }
+        return try done.withLock { $0 }.map { try $0!.get() }
+    }
+
     // MARK: - A source
 
-    mutating func run(source: URL, label: String, version: VersionedModel.Version) throws -> SourceResult {
-        counter += 1
-        let base = folder.appending(path: "\(counter)-\(TestCommand.fileName(version.name))")
+    func run(_ source: Source) throws -> SourceResult {
+        try run(source: source.url, label: source.label, version: source.version, number: source.number)
+    }
+
+    private func run(source: URL, label: String, version: VersionedModel.Version, number: Int) throws -> SourceResult {
+        let base = folder.appending(path: "\(number)-\(TestCommand.fileName(version.name))")
         try FileOperations.makeNewDirectory(base.path)
         let arguments = command.migrationArguments
         let sourceSnapshot = try StoreSnapshot(url: source, model: version.model)
@@ -59,7 +99,7 @@ struct PathRunner: Sendable {
         jobs.append(("in place", inPlace, { try runner.migrate([inPlace.path, "--no-backup"] + arguments, chunk: chunk); return nil }))
         let resumed = base.appending(path: "resumed.sqlite")
         let sourceObjects = sourceSnapshot.objects.values.reduce(0) { $0 + $1.count }
-        let stop = stopChunk(chunk: chunk, objects: sourceObjects, label: label)
+        let stop = stopChunk(chunk: chunk, objects: sourceObjects, label: label, number: number)
         jobs.append(("resumed", resumed, { try runner.migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, stop: stop) }))
         if let stages = command.stages {
             let staged = try copy(source, to: base.appending(path: "staged.sqlite"))
@@ -142,10 +182,10 @@ struct PathRunner: Sendable {
     }
 
     /// The chunk the resumed path stops after: drawn from the seed among those the source's objects make.
-    private func stopChunk(chunk: Int, objects: Int, label: String) -> Int {
+    private func stopChunk(chunk: Int, objects: Int, label: String, number: Int) -> Int {
         let chunks = max(1, (objects + chunk - 1) / chunk)
         let labelHash = label.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
-        var draw = SplitMix64(seed: command.seed ^ labelHash ^ UInt64(counter))
+        var draw = SplitMix64(seed: command.seed ^ labelHash ^ UInt64(number))
         return 1 + Int(draw.next() % UInt64(chunks))
     }
 

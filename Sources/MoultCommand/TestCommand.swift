@@ -17,7 +17,9 @@ struct TestCommand: AsyncParsableCommand {
             generate), and each fixture store of that version in --fixtures (checked first against the folder's \
             checksum manifest: a changed fixture is refused, named, 65). Each store is migrated to the current \
             version by every path: into a new store (--output), in place, into a new store stopped at a random \
-            chunk and resumed, and staged (with --stages). Each result is verified (moult verify: keys, inverses, \
+            chunk and resumed, and staged (with --stages): each path a child moult, a store's paths side by side, and \
+            as many stores at once as the cores hold their paths (a stopped moult test, SIGTERM, SIGINT or its parent \
+            gone, stops its children and exits 75). Each result is verified (moult verify: keys, inverses, \
             the target's validation rules, counts, a sample carried value by value), and all the paths' results \
             must hold the same objects with the same values (primary keys aside). The account of each source, \
             measured in the source and the result, says per entity and property how many values were kept, \
@@ -109,7 +111,11 @@ struct TestCommand: AsyncParsableCommand {
             let target = try targetVersion(versioned)
             let chosen = try chosenVersions(versioned, before: target)
             if let freeze {
-                return try Self.freeze(versioned, versions: versions.isEmpty ? versioned.versions : chosen, objects: objects, seed: seed, into: URL(filePath: freeze))
+                let frozen = try Self.freeze(
+                    versioned, versions: versions.isEmpty ? versioned.versions : chosen, objects: objects, seed: seed, into: URL(filePath: freeze),
+                    says: json ? { _ in } : { print($0) })
+                if json { try frozen.printJSON() }
+                return
             }
             let manifest = try fixtures.map { try Self.checkedFixtures(URL(filePath: $0), versioned) }
             let folder = try workFolder()
@@ -123,7 +129,7 @@ struct TestCommand: AsyncParsableCommand {
                 }
             }
             var runner = PathRunner(command: self, target: target, folder: folder)
-            var results: [PathRunner.SourceResult] = []
+            var sources: [PathRunner.Source] = []
             for version in chosen where version.name != target.name {
                 if version.model.entityVersionHashes() == target.model.entityVersionHashes() {
                     printError("moult: note: \(version.name) has the same version hashes as \(target.name): its stores are current, nothing to migrate")
@@ -131,12 +137,13 @@ struct TestCommand: AsyncParsableCommand {
                 }
                 let generated = folder.appending(path: "\(Self.fileName(version.name))-generated.sqlite")
                 _ = try GenerateCommand.generateAtomically(StoreGenerator(model: version.model, objects: objects, seed: seed), at: generated)
-                results.append(try runner.run(source: generated, label: "generated", version: version))
+                sources.append(runner.source(generated, label: "generated", version: version))
                 for store in manifest?.stores ?? [] where store.version == version.name {
                     let copy = try runner.copyFixture(URL(filePath: fixtures!).appending(path: store.path))
-                    results.append(try runner.run(source: copy, label: "fixture \(store.path)", version: version))
+                    sources.append(runner.source(copy, label: "fixture \(store.path)", version: version))
                 }
             }
+            let results = try runner.run(sources, pathsPerSource: stages == nil ? 3 : 4)
             try report(results, model: versioned.name, target: target.name)
         }
     }
@@ -184,8 +191,20 @@ struct TestCommand: AsyncParsableCommand {
 
     // MARK: - Fixtures
 
-    /// Writes a generated store per version into `folder` and the manifest of their checksums.
-    static func freeze(_ versioned: VersionedModel, versions: [VersionedModel.Version], objects: Int, seed: UInt64, into folder: URL) throws {
+    /// `moult test --freeze DIR --json`: the manifest written and the files it lists.
+    struct FreezeReport: JSONReport {
+        var manifest: String
+        var objects: Int
+        var seed: UInt64
+        var files: [FixtureManifest.Entry]
+    }
+
+    /// Writes a generated store per version into `folder` and the manifest of their checksums; `says`
+    /// gets a line per store and one for the manifest.
+    static func freeze(
+        _ versioned: VersionedModel, versions: [VersionedModel.Version], objects: Int, seed: UInt64, into folder: URL,
+        says: (String) -> Void
+    ) throws -> FreezeReport {
         let manager = FileManager.default
         if !manager.fileExists(atPath: folder.path) { try FileOperations.makeNewDirectory(folder.path) }
         let manifestURL = folder.appending(path: FixtureManifest.fileName)
@@ -203,10 +222,11 @@ struct TestCommand: AsyncParsableCommand {
             for file in ((try? manager.contentsOfDirectory(atPath: external.path)) ?? []).sorted() {
                 entries.append(.init(sha256: try FixtureManifest.sha256(of: external.appending(path: file)), version: version.name, path: "\(prefix)/\(file)"))
             }
-            print("froze \(name) (version \(version.name), \(objects) objects, seed \(seed))")
+            says("froze \(name) (version \(version.name), \(objects) objects, seed \(seed))")
         }
         try FileOperations.writeAtomically(Data(FixtureManifest(entries: entries).text.utf8), to: manifestURL, durable: true)
-        print("wrote \(manifestURL.path): \(entries.count) file\(entries.count == 1 ? "" : "s")")
+        says("wrote \(manifestURL.path): \(entries.count) file\(entries.count == 1 ? "" : "s")")
+        return FreezeReport(manifest: manifestURL.path, objects: objects, seed: seed, files: entries)
     }
 
     /// The fixtures folder's manifest, every file checked against it, every version known to the model.

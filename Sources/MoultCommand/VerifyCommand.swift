@@ -42,6 +42,7 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var events: EventOptions
 
     func validate() throws {
+        try events.checkStandardOutput(json: json)
         try arguments.requireStoreAndModel()
         guard sample >= 0 else { throw ValidationError("--sample must be 0 or more") }
     }

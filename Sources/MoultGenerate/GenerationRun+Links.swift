@@ -33,6 +33,7 @@ extension GenerationRun {
         guard sources.count > 0, destinations.count > 0 else { return }
         let key = "\(owner).\(relationship.name)"
         let inverse = generator.model.inverse(of: relationship)
+        let spread = inverse.flatMap { EvenSpread(relationship, inverse: $0, sources: sources.count, destinations: destinations.count) }
         var start = 0
         while start < sources.count {
             let end = min(start + generator.batchSize, sources.count)
@@ -44,6 +45,8 @@ extension GenerationRun {
                         picked = owned(
                             by: source, of: sources.count, destinations.count, key: key, optional: inverse?.isOptional ?? true,
                             minCount: relationship.minCount, maxCount: relationship.maxCount)
+                    } else if let spread {
+                        picked = spread.destinations(of: source)
                     } else {
                         picked = related(to: source, destinations.count, key: key, relationship: relationship)
                     }
@@ -99,5 +102,48 @@ extension GenerationRun {
             if !picked.contains(candidate) { picked.append(candidate) }
         }
         return picked
+    }
+}
+
+// MARK: - Many-to-manys with counts on both sides
+
+/// The links of a many-to-many whose inverse has a minimum or maximum count: every source gets the same
+/// number of destinations give or take one, taken in turn around the destinations, so that every
+/// destination is reached the same number of times give or take one, and both sides' counts hold.
+///
+/// The total is the usual number of links (about 1.6 a source) moved into the range both sides allow
+/// (``Population`` trimmed the counts so that the range is not empty). Computed per source, in constant
+/// memory.
+///
+/// ```swift
+/// // Person.clubs (2 to 4) ↔ Club.members (at most 5), 25 persons and 10 clubs (Population trimmed 30
+/// // persons to 25: 30 × 2 links would not fit in 10 × 5): 50 links, 2 a person, 5 a club.
+/// let spread = EvenSpread(clubs, inverse: members, sources: 25, destinations: 10)!
+/// spread.destinations(of: 0)   // [0, 1]
+/// spread.destinations(of: 5)   // [0, 1] again: the cycle has gone round once
+/// ```
+struct EvenSpread {
+    let sources: Int
+    let destinations: Int
+    let total: Int
+
+    init?(_ relationship: RelationshipDescription, inverse: RelationshipDescription, sources: Int, destinations: Int) {
+        guard inverse.isToMany, inverse.minCount > 0 || inverse.maxCount > 0, sources > 0, destinations > 0 else { return nil }
+        let most = sources * destinations
+        let low = max(sources * relationship.minCount, destinations * inverse.minCount)
+        var high = most
+        if relationship.maxCount > 0 { high = min(high, sources * relationship.maxCount) }
+        if inverse.maxCount > 0 { high = min(high, destinations * inverse.maxCount) }
+        self.sources = sources
+        self.destinations = destinations
+        total = min(max(sources * 8 / 5, low), max(high, low))
+    }
+
+    /// The destinations of source `source`: a run of the cycle of destinations, where the previous
+    /// source's ended.
+    func destinations(of source: Int) -> [Int] {
+        let first = source * total / sources
+        let end = (source + 1) * total / sources
+        return (first..<end).map { $0 % destinations }
     }
 }

@@ -15,6 +15,13 @@ public import MoultModel
 /// changes: an attribute added, removed, renamed (renaming identifier), widened (Integer 16 → 32 → 64,
 /// Float → Double), made optional, or made required with a default; external storage turned on or off;
 /// an entity added, removed or renamed; a relationship added, removed or renamed.
+///
+/// The first version also has the rules a store must keep, drawn apart (`RandomModel.addRules`):
+/// uniqueness constraints of one or two attributes, patterns and length bounds on strings, one-to-ones
+/// required on one side or both, to-ones required under a to-many, and minimum and maximum counts of
+/// to-manys (on one side of a many-to-many or both). The changes keep them (a renamed attribute is
+/// renamed in its constraint, a removed one leaves it; an attribute of a constraint is never made required
+/// with a default, which would give every object without a value the same one).
 public struct ModelPairGenerator: Sendable {
     public var seed: UInt64
 
@@ -35,6 +42,10 @@ public struct ModelPairGenerator: Sendable {
     public func pair(_ index: Int) throws(GeneratorError) -> Pair {
         var builder = RandomModel(draw: Draw(seed, "model pair", index))
         builder.makeFirstVersion()
+        // The rules take a draw of their own: the entities, attributes and changes of a pair are those
+        // they were before rules were drawn.
+        var rules = Draw(seed, "model pair rules", index)
+        builder.addRules(&rules)
         let first = builder.entities
         var changes: [String] = []
         let wanted = 1 + builder.draw.below(3)
@@ -140,5 +151,74 @@ struct RandomModel {
         default:
             entities[a].relationships.append(RelationshipDescription(name: forward, destination: destination, isToMany: true))
         }
+    }
+}
+
+// MARK: - Rules
+
+extension RandomModel {
+    /// The types whose values the store generator makes distinct for a uniqueness constraint.
+    static let uniqueTypes: Set<AttributeType> = [.integer16, .integer32, .integer64, .string, .uuid, .uri, .double, .date]
+
+    /// Adds, with `draw`, the rules a store must keep: uniqueness constraints, string patterns and
+    /// lengths, required to-ones and to-many counts.
+    mutating func addRules(_ draw: inout Draw) {
+        let parents = Set(entities.compactMap(\.parentName))
+        for index in entities.indices {
+            for slot in entities[index].attributes.indices where entities[index].attributes[slot].attributeType == .string {
+                if draw.chance(20) {
+                    entities[index].attributes[slot].regularExpressionString = ["[a-z]+", "[A-Za-z0-9_ -]*", "[a-z][a-z0-9]*"][draw.below(3)]
+                }
+                if draw.chance(15) { entities[index].attributes[slot].minValueString = "1" }
+            }
+            // A constraint on an entity outside any hierarchy (its index is the table's own).
+            guard entities[index].parentName == nil, !parents.contains(entities[index].name), draw.chance(35) else { continue }
+            let candidates = entities[index].attributes.filter { Self.uniqueTypes.contains($0.attributeType) }.map(\.name)
+            guard !candidates.isEmpty else { continue }
+            let first = candidates[draw.below(candidates.count)]
+            let second = candidates.count > 1 && draw.chance(25) ? candidates.filter { $0 != first }[draw.below(candidates.count - 1)] : nil
+            entities[index].uniquenessConstraints.append([first] + (second.map { [$0] } ?? []))
+        }
+        // Relationships: each pair of inverses once, from the side that names the other first.
+        for index in entities.indices {
+            for slot in entities[index].relationships.indices {
+                let relationship = entities[index].relationships[slot]
+                guard let inverseName = relationship.inverseName,
+                    let other = entities.firstIndex(where: { $0.name == relationship.destinationEntity }),
+                    let back = entities[other].relationships.firstIndex(where: { $0.name == inverseName }),
+                    (index, slot) < (other, back)
+                else { continue }
+                let inverse = entities[other].relationships[back]
+                switch (relationship.isToMany, inverse.isToMany) {
+                case (false, false) where index != other:
+                    // A one-to-one required on one side, or both.
+                    if draw.chance(40) { entities[index].relationships[slot].isOptional = false }
+                    if draw.chance(30) { entities[other].relationships[back].isOptional = false }
+                case (true, false) where index != other:
+                    if draw.chance(30) { entities[other].relationships[back].isOptional = false }
+                    if draw.chance(35) { Self.count(&entities[index].relationships[slot], &draw) }
+                case (false, true) where index != other:
+                    if draw.chance(30) { entities[index].relationships[slot].isOptional = false }
+                    if draw.chance(35) { Self.count(&entities[other].relationships[back], &draw) }
+                case (true, true) where index != other:
+                    if draw.chance(35) { Self.count(&entities[index].relationships[slot], &draw) }
+                    if draw.chance(25) { Self.count(&entities[other].relationships[back], &draw) }
+                default:
+                    break
+                }
+            }
+        }
+    }
+
+    /// Gives a to-many a minimum count, a maximum, or both; required now and then.
+    private static func count(_ relationship: inout RelationshipDescription, _ draw: inout Draw) {
+        switch draw.below(3) {
+        case 0: relationship.minCount = 1
+        case 1: relationship.maxCount = 2 + draw.below(3)
+        default:
+            relationship.minCount = 1
+            relationship.maxCount = 3
+        }
+        if draw.chance(30) { relationship.isOptional = false }
     }
 }

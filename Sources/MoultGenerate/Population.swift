@@ -70,6 +70,18 @@ struct Population: Sendable {
                             trim(sources, to: fewer)
                             trim(destinations, to: fewer)
                         }
+                    } else if relationship.isToMany && inverse.isToMany && sources != destinations && (inverse.minCount > 0 || inverse.maxCount > 0) {
+                        // A many-to-many with counts on the inverse (EvenSpread): the sources' minimums fit
+                        // under the destinations' maximums, and the other way round; a minimum larger
+                        // than the other side leaves no object of this side.
+                        if relationship.minCount > total(destinations) { trim(sources, to: 0) }
+                        if inverse.minCount > total(sources) { trim(destinations, to: 0) }
+                        if relationship.minCount > 0 && inverse.maxCount > 0 {
+                            trim(sources, to: total(destinations) * inverse.maxCount / relationship.minCount)
+                        }
+                        if inverse.minCount > 0 && relationship.maxCount > 0 {
+                            trim(destinations, to: total(sources) * relationship.maxCount / inverse.minCount)
+                        }
                     } else if relationship.isToMany && !inverse.isToMany && sources != destinations {
                         if relationship.minCount > 0 { trim(sources, to: total(destinations) / relationship.minCount) }
                         if relationship.maxCount > 0 && !inverse.isOptional { trim(destinations, to: total(sources) * relationship.maxCount) }

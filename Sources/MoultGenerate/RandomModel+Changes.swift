@@ -30,7 +30,7 @@ extension RandomModel {
                 optional.isOptional = true
                 return optional
             }
-        case 5: return changeAttribute("make required with a default", where: { $0.isOptional && Self.defaultValue($0.attributeType) != nil }) { attribute, _ in
+        case 5: return changeAttribute("make required with a default", where: { $0.isOptional && Self.defaultValue($0.attributeType) != nil }, unconstrained: true) { attribute, _ in
                 var required = attribute
                 required.isOptional = false
                 required.defaultValueString = Self.defaultValue(attribute.attributeType)
@@ -53,20 +53,27 @@ extension RandomModel {
         }
     }
 
+    /// Changes an attribute drawn among those `condition` accepts (with `unconstrained`, only those of
+    /// no uniqueness constraint); its entity's constraints follow a rename, and lose a removed attribute.
     private mutating func changeAttribute(
-        _ what: String, where condition: (AttributeDescription) -> Bool = { _ in true },
+        _ what: String, where condition: (AttributeDescription) -> Bool = { _ in true }, unconstrained: Bool = false,
         _ transform: (AttributeDescription, inout RandomModel) -> AttributeDescription?
     ) -> String? {
         let candidates = entities.indices.flatMap { entity in
-            entities[entity].attributes.indices.filter { condition(entities[entity].attributes[$0]) }.map { (entity, $0) }
+            let constrained = unconstrained ? Set(entities[entity].uniquenessConstraints.joined()) : []
+            return entities[entity].attributes.indices.filter {
+                condition(entities[entity].attributes[$0]) && !constrained.contains(entities[entity].attributes[$0].name)
+            }.map { (entity, $0) }
         }
         guard !candidates.isEmpty else { return nil }
         let (entity, index) = candidates[draw.below(candidates.count)]
         let old = entities[entity].attributes[index]
         if let new = transform(old, &self) {
             entities[entity].attributes[index] = new
+            entities[entity].uniquenessConstraints = entities[entity].uniquenessConstraints.map { $0.map { $0 == old.name ? new.name : $0 } }
         } else {
             entities[entity].attributes.remove(at: index)
+            entities[entity].uniquenessConstraints.removeAll { $0.contains(old.name) }
         }
         return "\(what) attribute \(entities[entity].name).\(old.name)"
     }

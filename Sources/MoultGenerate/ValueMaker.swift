@@ -163,7 +163,9 @@ struct ValueMaker: Sendable {
         var candidate = edge && !isUnique ? Self.edgeStrings[draw.below(Self.edgeStrings.count)] : "s\(index)-\(draw.below(10_000))"
         candidate = fitLength(candidate)
         if let pattern, !matches(pattern, candidate) {
-            let fallbacks = ["a", "A", "abc", "Abc", "a1", "1", "123", "a@b.co", "x_y", "A1b2", "abc123", "aaaaaaaa", "00000"]
+            // A unique attribute's fallbacks are each one per object (the index in letters, in digits…),
+            // so that a pattern does not make every object hold the same value.
+            let fallbacks = (isUnique ? Self.uniqueForms(index) : ["a", "A", "abc", "Abc", "a1", "1", "123", "a@b.co", "x_y", "A1b2", "abc123", "aaaaaaaa", "00000"])
                 .map(fitLength)
             guard let fit = fallbacks.first(where: { matches(pattern, $0) }) else {
                 throw GeneratorError(
@@ -196,6 +198,19 @@ struct ValueMaker: Sendable {
             guard let pattern else { return nil }
             return ["!", "~~ ~~", "\u{1}", "", "0"].map(fitLength).first { !matches(pattern, $0) }.map { .string($0) }
         }
+    }
+
+    /// Strings that differ for every `index`, in the usual shapes of a pattern: lowercase letters,
+    /// capitalised, digits, a letter then digits, an address.
+    static func uniqueForms(_ index: Int) -> [String] {
+        var letters = ""
+        var rest = index
+        repeat {
+            letters.append(Character(Unicode.Scalar(UInt8(97 + rest % 26))))
+            rest /= 26
+        } while rest > 0
+        letters = "a" + letters
+        return [letters, letters.prefix(1).uppercased() + letters.dropFirst(), String(index), "a\(index)", "A\(index)", "a\(index)@b.co", "x_\(index)"]
     }
 
     func fitLength(_ text: String) -> String {

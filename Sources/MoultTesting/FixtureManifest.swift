@@ -21,7 +21,7 @@ public struct FixtureManifest: Sendable, Hashable {
     public static let fileName = "fixtures.manifest"
     static let header = "moult-fixtures 1"
 
-    public struct Entry: Sendable, Hashable {
+    public struct Entry: Sendable, Hashable, Codable {
         public var sha256: String
         public var version: String
         /// The path relative to the fixtures folder.

@@ -60,6 +60,29 @@ import Testing
         }
     }
 
+    /// `moult test --help` lists one `--version` (test's own, which says what a bare one does), and the
+    /// root's help says what `--version` does; a bare `--version` after any subcommand, or at the end
+    /// of a `test` command line, still prints the version, and `test --version V` names a version.
+    @Test func oneVersionOptionInTestsHelp() throws {
+        let help = try MoultProcess.run(["test", "--help"])
+        #expect(help.exitCode == 0)
+        let listed = help.standardOutput.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("--version") }
+        #expect(listed.count == 1, "\(help.standardOutput)")
+        #expect(listed.first?.contains("--version <version>") == true, "\(listed)")
+        let root = try MoultProcess.run(["--help"])
+        #expect(root.standardOutput.contains("--version, after the command or any of its subcommands, prints"), "\(root.standardOutput)")
+        // test's own --version still takes its value.
+        let folder = try TemporaryDirectory("help")
+        defer { folder.remove() }
+        let frozen = try MoultProcess.run(["test", Fixtures.peopleModel.path, "--version", "v1", "--freeze", folder.appending("f").path, "--objects", "3"])
+        #expect(frozen.exitCode == 0 && frozen.standardOutput.contains("froze v1.sqlite"), "\(frozen.standardOutput)\(frozen.standardError)")
+        let version = try MoultProcess.run(["--version"]).standardOutput
+        for arguments in [["migrate", "--version"], ["test", Fixtures.peopleModel.path, "--version"], ["test", "--version", "--json"]] {
+            let result = try MoultProcess.run(arguments)
+            #expect(result.exitCode == 0 && result.standardOutput == version, "\(arguments): \(result.standardOutput)\(result.standardError)")
+        }
+    }
+
     /// `--version` is the tool's version, wherever it is given; the model version has its own name.
     @Test func versionIsTheToolsVersionEverywhere() throws {
         let version = try MoultProcess.run(["--version"])

@@ -155,9 +155,12 @@ import Testing
         try inferredMapping(model, in: folder, named: "filter.json") { $0["filter"] = filter }
     }
 
-    /// The E model's inferred v1 → v2 mapping, its first entity mapping edited, written into `folder`.
-    static func inferredMapping(_ model: String, in folder: TemporaryDirectory, named name: String, edit: (inout [String: Any]) -> Void) throws -> String {
-        let inferred = try MoultProcess.run(["infer", "--model", model, "--from", "v1", "--to", "v2", "--json"])
+    /// A model's inferred mapping (the E model's v1 → v2 by default), its first entity mapping edited,
+    /// written into `folder`.
+    static func inferredMapping(
+        _ model: String, from: String = "v1", to: String = "v2", in folder: TemporaryDirectory, named name: String, edit: (inout [String: Any]) -> Void
+    ) throws -> String {
+        let inferred = try MoultProcess.run(["infer", "--model", model, "--from", from, "--to", to, "--json"])
         var json = try #require(try JSONSerialization.jsonObject(with: Data(inferred.standardOutput.utf8)) as? [String: Any])
         var mappings = try #require(json["entityMappings"] as? [[String: Any]])
         edit(&mappings[0])

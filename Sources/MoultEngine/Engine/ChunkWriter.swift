@@ -97,25 +97,43 @@ package final class ChunkWriter {
     }
 
     /// An insert that broke a uniqueness constraint of the destination model, as the validation failure
-    /// it is (67): the entity, the attributes, the object (its source and destination keys) and its
-    /// values, rather than SQLite's text naming a work file.
+    /// it is (67): the entity, the attributes and the value, and the objects that hold it (the one
+    /// being inserted and those already written), each by its source key where the association table or
+    /// the chunk knows it, rather than SQLite's text naming a work file.
     private func uniquenessFailure(_ error: MigrationError, write: EvaluatedChunk.Write, in chunk: EvaluatedChunk) -> MigrationError? {
         guard case .insert(let entity, let primaryKey, let values) = write, let underlying = error.underlying as? StoreError,
             let columns = underlying.uniqueColumns, let layout = writer.layout.entity(named: entity)
         else { return nil }
-        let attributes = columns.map { column in layout.attributes.first { $0.column == column }?.name ?? column }
-        let held = columns.compactMap { column in
-            layout.attributes.firstIndex { $0.column == column }.map { "\(layout.attributes[$0].name) = \(values.indices.contains($0) ? values[$0].description : "?")" }
+        let slots = columns.map { column in layout.attributes.firstIndex { $0.column == column } }
+        let attributes = zip(columns, slots).map { column, slot in slot.map { layout.attributes[$0].name } ?? column }
+        let held = zip(attributes, slots).map { name, slot in
+            "\(name) = \(slot.flatMap { values.indices.contains($0) ? values[$0].description : nil } ?? "?")"
         }
-        let source = chunk.writes.lazy.compactMap { write -> Int64? in
+        // The object being inserted: its source, from the chunk's own associations or mirrors.
+        let association = chunk.associations.first { $0.destination.primaryKey == primaryKey && $0.destination.entity == layout.number }
+        let mirrored = chunk.writes.lazy.compactMap { write -> Int64? in
             guard case .mirror(_, let source, let destination) = write, destination == primaryKey else { return nil }
             return source
         }.first
-        let object = source.map { "the object made from source Z_PK \($0)" } ?? "the destination's object Z_PK \(primaryKey)"
+        var objects = [(association?.source.primaryKey ?? mirrored).map { "source Z_PK \($0)" } ?? "the destination's Z_PK \(primaryKey)"]
+        // The objects already written with the same value, found in the destination.
+        let bound = slots.map { slot in slot.flatMap { values.indices.contains($0) ? values[$0] : nil } ?? .null }
+        if !bound.contains(.null) {
+            let query = EngineValidationQueries.holders(of: bound, in: columns, table: layout.table)
+            // (Inside the chunk's transaction, which the failed insert left open: what earlier chunks wrote.)
+            try? query.forEachRow(in: database) { row in
+                let holder = ObjectID(entity: Int32(row.int64(at: 1)), primaryKey: row.int64(at: 0))
+                // Made earlier in this chunk (its associations not written yet), or in an earlier one.
+                let source = chunk.associations.first { $0.destination == holder }?.source
+                    ?? association.flatMap { try? associations.sources(forMapping: $0.mapping, destination: holder).first }
+                objects.append(source.map { "source Z_PK \($0.primaryKey)" } ?? "the destination's Z_PK \(holder.primaryKey)")
+            }
+        }
         return MigrationError(
             .validationFailed,
-            "\(entity): the uniqueness constraint on \(attributes.joined(separator: ", ")) is broken: \(object) has \(held.joined(separator: ", ")), "
-                + "which another \(entity) of the destination already has (fix the data, or the mapping, so that each \(entity) is unique)",
+            "\(entity): the uniqueness constraint on \(attributes.joined(separator: ", ")) is broken: \(held.joined(separator: ", ")) is held by "
+                + "more than one \(entity) (the objects made from \(objects.joined(separator: ", ")))"
+                + " (fix the data, or the mapping, so that each \(entity) is unique)",
             mapping: chunk.mapping, entity: entity, underlying: underlying)
     }
 

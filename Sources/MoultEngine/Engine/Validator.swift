@@ -177,12 +177,15 @@ package struct Validator {
         for toMany in entity.toManyRelationships {
             guard let relationship = model.relationship(named: toMany.name, of: entity.name), only?(entity.name, toMany.name) ?? true else { continue }
             // A non-optional to-many may be empty: only its minimum count bounds it below, as Core Data
-            // validates it (a to-many without `minCount` has none).
+            // validates it (a to-many without `minCount` has none). An optional one may be empty whatever
+            // its minimum ("optional relationships may have zero objects", NSRelationshipDescription).
             let minimum = relationship.minCount
             let maximum = relationship.maxCount
             guard minimum > 0 || maximum > 0 else { continue }
             checks.append(
-                .count(queries.countOutOfBounds(toMany, minimum: minimum, maximum: maximum), property: toMany.name, minimum: minimum, maximum: maximum))
+                .count(
+                    queries.countOutOfBounds(toMany, minimum: minimum, maximum: maximum, allowingEmpty: relationship.isOptional), property: toMany.name,
+                    minimum: minimum, maximum: maximum))
         }
         return checks
     }

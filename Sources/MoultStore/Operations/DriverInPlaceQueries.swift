@@ -137,7 +137,10 @@ extension Database {
         let attributes = cut.map { name[$0.upperBound...].split(separator: "_").joined(separator: ", ") } ?? columns.joined(separator: ", ")
         let quoted = columns.map(SQLName.quoted).joined(separator: ", ")
         let groups: [String] = (try? query(
-            "SELECT \(quoted), group_concat(Z_PK, ', ') FROM \(SQLName.quoted(String(table))) GROUP BY \(quoted) HAVING count(*) > 1 LIMIT 5"
+            // A NULL in any column never breaks a unique index: those rows share no value.
+            "SELECT \(quoted), group_concat(Z_PK, ', ') FROM \(SQLName.quoted(String(table))) WHERE "
+                + columns.map { "\(SQLName.quoted($0)) IS NOT NULL" }.joined(separator: " AND ")
+                + " GROUP BY \(quoted) HAVING count(*) > 1 LIMIT 5"
         ) { (row: Statement) -> String in
             let values = columns.indices.map { (index: Int) -> String in String(describing: row.value(at: index)) }.joined(separator: ", ")
             return "(\(values)): Z_PK \(row.string(at: columns.count) ?? "")"

@@ -149,8 +149,9 @@ package struct EngineValidationQueries {
     }
 
     /// The objects whose to-many `toMany` holds fewer than `minimum` or more than `maximum` objects (a
-    /// bound of 0 is none): `Z_PK`, then the count.
-    package func countOutOfBounds(_ toMany: ToManyLayout, minimum: Int, maximum: Int) -> Query {
+    /// bound of 0 is none; with `allowingEmpty`, an optional relationship's, none at all is not fewer):
+    /// `Z_PK`, then the count.
+    package func countOutOfBounds(_ toMany: ToManyLayout, minimum: Int, maximum: Int, allowingEmpty: Bool = false) -> Query {
         let counted: String
         switch toMany.storage {
         case .destinationColumn(let table, let column, _, _):
@@ -159,11 +160,25 @@ package struct EngineValidationQueries {
             counted = "(SELECT COUNT(*) FROM \(SQLName.quoted(table)) j WHERE j.\(SQLName.quoted(sourceColumn)) = o.Z_PK)"
         }
         var conditions: [String] = []
-        if minimum > 0 { conditions.append("n < \(minimum)") }
+        if minimum > 0 { conditions.append(allowingEmpty ? "(n > 0 AND n < \(minimum))" : "n < \(minimum)") }
         if maximum > 0 { conditions.append("n > \(maximum)") }
         return Query(
             sql: "SELECT Z_PK, n FROM (SELECT o.Z_PK AS Z_PK, \(counted) AS n FROM \(SQLName.quoted(entity.table)) o WHERE o.Z_ENT = \(entity.number)) WHERE \(conditions.joined(separator: " OR "))",
             arguments: [])
+    }
+
+    // MARK: - Uniqueness
+
+    /// The objects of `table` that already hold `values` in `columns` (as a unique index compares them:
+    /// a NULL never matches), up to `limit`: `Z_PK`, then `Z_ENT`. What a failed insert collided with.
+    ///
+    /// ```swift
+    /// let holders = EngineValidationQueries.holders(of: [.string("dup")], in: ["ZLABEL"], table: "ZROOM")
+    /// try holders.forEachRow(in: destination) { print($0.int64(at: 0)) }
+    /// ```
+    package static func holders(of values: [Value], in columns: [String], table: String, limit: Int = 5) -> Query {
+        let conditions = columns.map { "\(SQLName.quoted($0)) = ?" }.joined(separator: " AND ")
+        return Query(sql: "SELECT Z_PK, Z_ENT FROM \(SQLName.quoted(table)) WHERE \(conditions) ORDER BY Z_PK LIMIT \(limit)", arguments: values)
     }
 
     // MARK: - Values checked in Swift
