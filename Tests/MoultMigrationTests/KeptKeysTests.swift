@@ -156,6 +156,57 @@ import Testing
         #expect(try Self.maxima(stores[0])["Person"] == largest + Int64(both.count))
     }
 
+    // MARK: - Killed and resumed, in place
+
+    /// The overlapping split through the command line, killed in a chunk, between its two commits and
+    /// after one, resumes to the store an uninterrupted run makes: the fresh keys are allocated from the
+    /// counter each chunk's transaction saved, above the reserved source maximum.
+    @Test(arguments: ["chunk-start:4", "after-lmdb-commit:6", "after-sqlite-commit:9", "after-rows:5"])
+    func killedAndResumedEndsAsAnUninterruptedRun(fault: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v3", persons: 200, in: directory)
+        _ = try Self.overlappingSplit(in: directory)
+        let mapping = directory.appending("v3-to-v4-overlapping.json").path
+        func arguments(_ output: URL) -> [String] {
+            ["migrate", source.path, "--model", Fixtures.peopleModel.path, "--to", "v4", "--mapping", mapping, "--output", output.path,
+             "--chunk-size", "15", "--quiet"]
+        }
+        let reference = directory.appending("reference.sqlite")
+        let uninterrupted = try MoultProcess.run(arguments(reference))
+        #expect(uninterrupted.exitCode == 0, "\(uninterrupted.standardError)")
+        let output = directory.appending("resumed.sqlite")
+        let killed = try MoultProcess.run(arguments(output), environment: ["MOULT_FAULT": fault])
+        #expect(killed.terminatedBySignal, "\(fault): \(killed.standardError)")
+        let resumed = try MoultProcess.run(arguments(output) + ["--resume"])
+        #expect(resumed.exitCode == 0, "\(fault): \(resumed.standardError)")
+        try expectIdentical(reference, output, fault)
+        let largest = try #require(Self.maxima(source)["Person"])
+        #expect(try Self.keyed(output, model: People.version("v4"))["Child"]?.keys.contains { $0 > largest } == true, "\(fault)")
+    }
+
+    /// In place, a step that streams (v3 → v4 through its mapping model: a new store swapped in) keeps
+    /// every key as `--output` does, and `Z_MAX` stays the source's.
+    @Test func inPlaceStreamedStepKeepsKeys() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try People.generate("v3", persons: 150, in: directory)
+        let before = try Self.keyed(store, model: People.version("v3"))
+        let maxima = try Self.maxima(store)
+        let result = try MoultProcess.run([
+            "migrate", store.path, "--model", Fixtures.peopleModel.path, "--to", "v4", "--mapping",
+            Fixtures.peopleMapping("v3-to-v4").path, "--chunk-size", "20", "--quiet",
+        ])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        let after = try Self.keyed(store, model: People.version("v4"))
+        var made = after["Adult"] ?? [:]
+        made.merge(after["Child"] ?? [:]) { first, _ in first }
+        #expect(made.mapValues { $0["name"] } == (before["Person"] ?? [:]).mapValues { $0["name"] })
+        #expect(Set((after["Address"] ?? [:]).keys) == Set((before["Address"] ?? [:]).keys))
+        let now = try Self.maxima(store)
+        #expect(now["Person"] == maxima["Person"] && now["Address"] == maxima["Address"])
+    }
+
     // MARK: - Helpers
 
     /// The v3 → v4 mapping with adults from 12, written beside the test's stores.
