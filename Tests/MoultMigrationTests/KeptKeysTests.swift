@@ -132,7 +132,8 @@ import Testing
         var stores: [URL] = []
         for bulkSQL in [true, false] {
             let output = directory.appending("v4-\(bulkSQL).sqlite")
-            try People.migrate(source, to: "v4", mappings: [mapping], options: MigrationOptions(chunkSize: 29, bulkSQL: bulkSQL), output: output)
+            let options = MigrationOptions(chunkSize: 29, bulkSQL: bulkSQL)
+            try People.migrate(source, to: "v4", mappings: [mapping], options: options, output: output)
             stores.append(output)
         }
         try expectIdentical(stores[0], stores[1], "bulk SQL vs per object")

@@ -137,8 +137,8 @@ extension MigrationManager {
 
     /// Stage 1 of a chunk as one `INSERT … SELECT` from the attached source (see ``CompiledMapping/bulkCopy``):
     /// primary keys continue from the writer's counter in source order, or are the source objects' own
-    /// (``CompiledMapping/keepsKeys``), and the chunk's associations are written from the same keys. It is the chunk writer's: SQLite evaluates the mapping itself,
-    /// in the chunk's transaction.
+    /// (``CompiledMapping/keepsKeys``), and the chunk's associations are written from the same keys. It
+    /// is the chunk writer's: SQLite evaluates the mapping itself, in the chunk's transaction.
     ///
     /// A mapping whose associations nothing reads (see ``UnreadAssociations``) records the chunk as one row
     /// instead, under its pass, without reading the keys.

@@ -20,7 +20,9 @@ extension Session {
             guard let from = mapping.source, let into = mapping.destination else { continue }
             var largest = maxima[from.rootNumber] ?? 0
             // A store whose Z_MAX fell behind its keys: the keys themselves.
-            if let database = sqlSource?.database { largest = max(largest, try EngineKeptKeys.largestKey(ofTable: from.table, in: database)) }
+            if let database = sqlSource?.database {
+                largest = max(largest, try EngineKeptKeys.largestKey(ofTable: from.table, in: database))
+            }
             reserved[into.rootNumber] = max(reserved[into.rootNumber] ?? 0, largest)
             try writer.reservePrimaryKeys(through: reserved[into.rootNumber] ?? 0, for: into.name)
         }

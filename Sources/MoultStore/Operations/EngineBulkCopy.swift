@@ -104,7 +104,8 @@ package struct EngineBulkCopy {
     package let constants: [Value]
     /// The insert's `SELECT` alone, for a connection with the source attached under the same name (see
     /// ``evaluation(after:through:filterArguments:in:limit:)``: the second thread's, or the writer's own),
-    /// in the source's key order: its first column is NULL (the source key, when the objects keep theirs), the row's place in the chunk numbering its key instead of
+    /// in the source's key order: its first column is NULL (the source key, when the objects keep
+    /// theirs), the row's place in the chunk numbering its key instead of
     /// `ROW_NUMBER()`. That window kept a copy of every row of the chunk in a table of its own before
     /// returning the first: 5 ms for 10,000 persons where the rest of the `SELECT` takes 0.9 ms. With a
     /// mirror, each row's source key follows the values.
