@@ -57,6 +57,11 @@ package final class CompiledMapping {
     /// Stage 1 of the built-in uniquing policy as set operations per chunk, when the mapping allows it
     /// (see ``uniquing(_:index:source:destination:attributeValues:conversions:inSQL:filterSQL:tableEntityCount:mirror:)``).
     let keyMapCopy: EngineKeyMap?
+    /// Whether each object keeps its source object's primary key: the run's decision (see ``KeptKeys``).
+    let keepsKeys: Bool
+    /// Whether a kept key is looked up first, because another mapping into the same hierarchy reads
+    /// the same source entity (see ``KeptKeys/checked``): a key taken gets a fresh one.
+    let checksKeptKeys: Bool
 
     /// Stage 2's read, when every relationship is a direct lookup and the policy the default: only the
     /// keys and the to-one columns the lookups use, not the attributes.
@@ -90,10 +95,13 @@ package final class CompiledMapping {
         index: Int, mappingModelIndex: Int, name: String, mapping: EntityMapping, sourceModel: ObjectModel, destinationModel: ObjectModel,
         sourceLayout: StoreLayout, destinationLayout: StoreLayout, policy: any EntityMigrationPolicy,
         variables: VariableLayout, sqlAccepts: (String) -> Bool = { _ in true }, omitting omittedRelationships: Set<String> = [],
-        insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirrorsAssociations: Bool = false, keysInMap: Bool = false
+        insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirrorsAssociations: Bool = false, keysInMap: Bool = false,
+        keepsKeys: Bool = false, checksKeptKeys: Bool = false
     ) throws(MigrationError) {
         self.index = index
         self.keysInMap = keysInMap
+        self.keepsKeys = keepsKeys
+        self.checksKeptKeys = keepsKeys && checksKeptKeys
         self.omittedRelationships = omittedRelationships
         self.insertedToOnes = insertedToOnes
         self.mirrorsAssociations = mirrorsAssociations
@@ -164,7 +172,8 @@ package final class CompiledMapping {
         bulkCopy = Self.bulkCopy(
             policy: policy, source: source, destination: destination, attributeValues: attributeValues,
             externalDataConversions: externalDataConversions, hasSwiftFilter: filter != nil, filterSQL: filterSQL,
-            tableEntityCount: sourceTableEntityCount, insertedToOnes: insertedToOnes, mirror: mirrorsAssociations ? index : nil)
+            tableEntityCount: sourceTableEntityCount, insertedToOnes: insertedToOnes, mirror: mirrorsAssociations ? index : nil,
+            keys: keepsKeys ? (checksKeptKeys ? .keptUnlessTaken : .kept) : .numbered)
         keyMapCopy = Self.uniquing(
             policy, index: index, source: source, destination: destination, attributeValues: attributeValues,
             conversions: externalDataConversions, inSQL: filter == nil && insertedToOnes.isEmpty && toManyLoads.isEmpty, filterSQL: filterSQL,
@@ -301,7 +310,7 @@ package final class CompiledMapping {
         policy: any EntityMigrationPolicy, source: EntityLayout?, destination: EntityLayout?,
         attributeValues: [AttributeValueSource], externalDataConversions: [ExternalDataReference.Conversion?] = [],
         hasSwiftFilter: Bool, filterSQL: SQLCondition?, tableEntityCount: Int = 1,
-        insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirror: Int? = nil
+        insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirror: Int? = nil, keys: EngineBulkCopy.Keys = .numbered
     ) -> EngineBulkCopy? {
         guard policy is DefaultMigrationPolicy, !hasSwiftFilter, let source, let destination, !destination.isAbstract else { return nil }
         var values: [EngineBulkCopy.Source] = []
@@ -326,7 +335,7 @@ package final class CompiledMapping {
         }
         return EngineBulkCopy(
             source: source, destination: destination, values: values, insertedToOnes: inserted, filter: filterSQL,
-            tableEntityCount: tableEntityCount, mirror: mirror)
+            tableEntityCount: tableEntityCount, mirror: mirror, keys: keys)
     }
 
     /// An attribute's value as a plain copy in SQL, when its expression is `$source.<attribute>` of the

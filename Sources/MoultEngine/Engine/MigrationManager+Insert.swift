@@ -78,15 +78,32 @@ extension MigrationManager {
                 }
             }
         }
+        let kept = try keptKey(of: source, compiled, layout: layout)
         let id: ObjectID
         if compiled.insertedToOnes.isEmpty {
-            id = try insert(row, into: layout)
+            id = try insert(row, into: layout, key: kept)
         } else {
-            id = try insert(row, toOnes: try insertedToOneValues(compiled, layout: layout, source: source), into: layout)
+            id = try insert(row, toOnes: try insertedToOneValues(compiled, layout: layout, source: source), into: layout, key: kept)
         }
         evaluation.associate(Association(source: source.objectID, destination: id, mapping: compiled.index))
         if compiled.mirrorsAssociations { try mirror(source: source.objectID, destination: id, mapping: compiled.index) }
         return id
+    }
+
+    /// The primary key the object made from `source` keeps (see ``KeptKeys``): the source's own, unless
+    /// the mapping does not keep keys, or it checks them and another mapping's object already has it
+    /// (nil: a fresh key).
+    private func keptKey(of source: MigrationObject, _ compiled: CompiledMapping, layout: EntityLayout) throws -> Int64? {
+        guard compiled.keepsKeys else { return nil }
+        let key = source.objectID.primaryKey
+        guard compiled.checksKeptKeys else { return key }
+        do {
+            return try EngineKeptKeys.isTaken(key, inTable: layout.table, of: destination) ? nil : key
+        } catch {
+            throw MigrationError(
+                .io, "whether the key \(key) is taken in '\(layout.table)' could not be read", mapping: compiled.name, entity: layout.name,
+                underlying: error)
+        }
     }
 
     /// The to-one values of a new object whose to-ones are written at insert (see ``ToOnesAtInsert``):
@@ -119,9 +136,9 @@ extension MigrationManager {
     }
 
     /// Stage 1 of a chunk as one `INSERT … SELECT` from the attached source (see ``CompiledMapping/bulkCopy``):
-    /// primary keys continue from the writer's counter in source order, and the chunk's associations
-    /// are written from the same keys. It is the chunk writer's: SQLite evaluates the mapping itself,
-    /// in the chunk's transaction.
+    /// primary keys continue from the writer's counter in source order, or are the source objects' own
+    /// (``CompiledMapping/keepsKeys``), and the chunk's associations are written from the same keys. It
+    /// is the chunk writer's: SQLite evaluates the mapping itself, in the chunk's transaction.
     ///
     /// A mapping whose associations nothing reads (see ``UnreadAssociations``) records the chunk as one row
     /// instead, under its pass, without reading the keys.
@@ -183,9 +200,13 @@ extension MigrationManager {
             }
             FaultInjection.reach(.associationsMirrored)
         }
-        _ = try writer.allocatePrimaryKeys(for: layout.name, count: count)
+        // Kept keys were reserved when the run began (`Session.reserveKeptKeys`): nothing is allocated.
+        let keeps = bulk.keys != .numbered
+        if !keeps { _ = try writer.allocatePrimaryKeys(for: layout.name, count: count) }
         if unreadAssociations.contains(mapping.index) {
-            try UnreadAssociations.record(pass: pass, first: first, count: count, lower: lowerBound, upper: upperBound, in: destination)
+            // A chunk that kept its keys is recorded from its first source key: its objects are told by their keys.
+            let recorded = keeps ? lowerBound + 1 : first
+            try UnreadAssociations.record(pass: pass, first: recorded, count: count, lower: lowerBound, upper: upperBound, in: destination)
             FaultInjection.reach(.associationsUnwritten)
             return true
         }
@@ -198,20 +219,21 @@ extension MigrationManager {
         try associations.associate(
             keys.enumerated().map { offset, key in
                 Association(
-                    source: ObjectID(entity: from, primaryKey: key), destination: ObjectID(entity: layout.number, primaryKey: first + Int64(offset)),
+                    source: ObjectID(entity: from, primaryKey: key),
+                    destination: ObjectID(entity: layout.number, primaryKey: keeps ? key : first + Int64(offset)),
                     mapping: mapping.index)
             })
         return true
     }
 
-    private func insert(_ row: [Value], toOnes: [Value]? = nil, into layout: EntityLayout) throws -> ObjectID {
+    private func insert(_ row: [Value], toOnes: [Value]? = nil, into layout: EntityLayout, key kept: Int64? = nil) throws -> ObjectID {
         var values = row
         if let toOnes {
             values.append(contentsOf: toOnes)
         } else if !layout.toOneRelationships.isEmpty {
             values.append(contentsOf: repeatElement(Value.null, count: layout.toOneRelationships.count))
         }
-        let key = evaluation.allocateKey(root: layout.rootNumber)
+        let key = kept ?? evaluation.allocateKey(root: layout.rootNumber)
         evaluation.append(.insert(entity: layout.name, primaryKey: key, values: values))
         return ObjectID(entity: layout.number, primaryKey: key)
     }

@@ -46,6 +46,11 @@ public struct MigrationOptions: Sendable, Hashable {
     /// with ``bulkSQL``; decided when a run starts: a resume keeps its run's choice. The result is the
     /// same either way; turning it off keeps the policy object by object (for comparison).
     public var uniqueInSQL: Bool = true
+    /// Give each object the primary key of the source object it is made from, where one source object
+    /// makes one destination object of its hierarchy (see ``KeptKeys``), as Core Data's lightweight
+    /// migration keeps them; fresh keys continue above the kept ones. Decided when a run starts: a
+    /// resume keeps its run's choice. Turning it off numbers every object afresh, in source order.
+    public var keepKeys: Bool = true
     /// Write a to-one whose looked-up mapping ran earlier with its row in stage 1 (see
     /// `ToOnesAtInsert`) instead of by an `UPDATE` in stage 2. Decided when a run starts: a resume
     /// keeps its run's choice. The result is the same either way.

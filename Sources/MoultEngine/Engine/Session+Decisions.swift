@@ -45,6 +45,19 @@ extension Session {
             guard let index = byName[name] else { continue }
             compiled[index] = try compiler.recompile(compiled[index], keysInMap: true)
         }
+        // Objects that keep their source object's primary key (none in a resume of an earlier Moult's run).
+        if let recorded {
+            decisions.keptKeys = recorded.keptKeys
+        } else if options.keepKeys {
+            decisions.keptKeys = KeptKeys.decide(in: compiled)
+        }
+        if let kept = decisions.keptKeys {
+            let checked = Set(kept.checked)
+            for name in kept.mappings {
+                guard let index = byName[name] else { continue }
+                compiled[index] = try compiler.recompile(compiled[index], keepsKeys: true, checksKeptKeys: checked.contains(name))
+            }
+        }
         guard compileToOnes else { return (compiled, decisions) }
         var mirrored: Set<Int> = []
         for (name, names) in decisions.toOnesAtInsert.sorted(by: { $0.key < $1.key }) {
@@ -62,6 +75,7 @@ extension Session {
     /// Refuses recorded decisions that do not fit this run's mappings.
     private static func check(_ recorded: ExecutionDecisions, names: [String: Int], count: Int) throws {
         let named = Set(recorded.omittedRelationships.keys).union(recorded.toOnesAtInsert.keys).union(recorded.keyMaps ?? [])
+            .union(recorded.keptKeys?.mappings ?? [])
         if let unknown = named.sorted().first(where: { names[$0] == nil }) {
             throw MigrationError(
                 .checkpointMismatch,
@@ -112,24 +126,26 @@ extension Session {
         func compile(
             index: Int, mappingModelIndex: Int, name: String, mapping: EntityMapping, policy: any EntityMigrationPolicy,
             omitting: Set<String> = [], insertedToOnes: [ToOnesAtInsert.Relationship] = [], mirrorsAssociations: Bool = false,
-            keysInMap: Bool = false
+            keysInMap: Bool = false, keepsKeys: Bool = false, checksKeptKeys: Bool = false
         ) throws -> CompiledMapping {
             try CompiledMapping(
                 index: index, mappingModelIndex: mappingModelIndex, name: name, mapping: mapping, sourceModel: job.sourceModel,
                 destinationModel: job.destinationModel, sourceLayout: sourceLayout, destinationLayout: destinationLayout, policy: policy,
                 variables: variables, sqlAccepts: sqlAccepts, omitting: omitting, insertedToOnes: insertedToOnes,
-                mirrorsAssociations: mirrorsAssociations, keysInMap: keysInMap)
+                mirrorsAssociations: mirrorsAssociations, keysInMap: keysInMap, keepsKeys: keepsKeys, checksKeptKeys: checksKeptKeys)
         }
 
         func recompile(
             _ compiled: CompiledMapping, mapping: EntityMapping? = nil, omitting: Set<String>? = nil,
-            insertedToOnes: [ToOnesAtInsert.Relationship]? = nil, mirrorsAssociations: Bool? = nil, keysInMap: Bool? = nil
+            insertedToOnes: [ToOnesAtInsert.Relationship]? = nil, mirrorsAssociations: Bool? = nil, keysInMap: Bool? = nil,
+            keepsKeys: Bool? = nil, checksKeptKeys: Bool? = nil
         ) throws -> CompiledMapping {
             try compile(
                 index: compiled.index, mappingModelIndex: compiled.mappingModelIndex, name: compiled.name, mapping: mapping ?? compiled.mapping,
                 policy: compiled.policy, omitting: omitting ?? compiled.omittedRelationships,
                 insertedToOnes: insertedToOnes ?? compiled.insertedToOnes, mirrorsAssociations: mirrorsAssociations ?? compiled.mirrorsAssociations,
-                keysInMap: keysInMap ?? compiled.keysInMap)
+                keysInMap: keysInMap ?? compiled.keysInMap, keepsKeys: keepsKeys ?? compiled.keepsKeys,
+                checksKeptKeys: checksKeptKeys ?? compiled.checksKeptKeys)
         }
     }
 }

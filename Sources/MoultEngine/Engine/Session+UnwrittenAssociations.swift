@@ -68,7 +68,8 @@ extension Session {
                     keys.enumerated().map {
                         Association(
                             source: ObjectID(entity: from, primaryKey: $0.element),
-                            destination: ObjectID(entity: made, primaryKey: chunk.first + Int64($0.offset)), mapping: compiled.index)
+                            destination: ObjectID(entity: made, primaryKey: compiled.keepsKeys ? $0.element : chunk.first + Int64($0.offset)),
+                            mapping: compiled.index)
                     })
             }
             try manager.associations.commitChunk(durable: job.options.durable)
@@ -82,6 +83,14 @@ extension Session {
     func unwrittenSource(mapping: Int, destination key: Int64, _ plan: MigrationPlan) -> Int64? {
         guard let destination else { return nil }
         let passes = Set(plan.passes.indices.filter { plan.passes[$0].mapping == mapping && plan.passes[$0].stage == .createObjects })
+        if mappings.indices.contains(mapping), mappings[mapping].keepsKeys {
+            // Its objects kept their source keys: the chunk whose source bounds hold the key, if it made that object.
+            guard let chunks = try? UnreadAssociations.chunks(ofPasses: passes, in: destination.database),
+                let chunk = chunks.first(where: { $0.lower < key && key <= $0.upper }),
+                let (_, keys) = try? unwrittenKeys(chunk, plan)
+            else { return nil }
+            return keys.contains(key) ? key : nil
+        }
         guard let chunk = try? UnreadAssociations.chunk(holding: key, ofPasses: passes, in: destination.database),
             let (_, keys) = try? unwrittenKeys(chunk, plan)
         else { return nil }

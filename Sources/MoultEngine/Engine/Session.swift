@@ -99,6 +99,7 @@ package final class Session {
                 try EngineKeyMap.create(ofMapping: mapping.index, in: destination.database)
             }
             manager.install(mappings)
+            try reserveKeptKeys(with: manager.writer)
             if job.options.skipUnreadAssociations {
                 manager.unreadAssociations = UnreadAssociations.mappings(in: mappings, partitions: job.options.partitions)
                 if !manager.unreadAssociations.isEmpty { try EngineWorkTables.createMadeChunks(in: destination.database) }
@@ -200,6 +201,8 @@ package final class Session {
                 try compiled.policy.end(mapping: compiled.mapping, manager: manager)
                 try chunkWriter?.apply(try manager.takeEvaluated())
             }
+            // Keys reserved and never used (no chunk wrote after them) are saved too: Z_MAX keeps the source's.
+            try manager.writer.savePrimaryKeys()
             position.stage = .validated
             try Checkpoint.save(position, in: destination.database)
         }

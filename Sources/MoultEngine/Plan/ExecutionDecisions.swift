@@ -9,7 +9,8 @@
 ///   mapping's to-one looks up is made first (`ToOnesAtInsert.createOrder`);
 /// - ``toOnesAtInsert``: the to-ones written with their row in stage 1 rather than in stage 2;
 /// - ``keyMaps``: the uniquing mappings whose values live in a key table of the destination, made
-///   by set operations (`EngineKeyMap`).
+///   by set operations (`EngineKeyMap`);
+/// - ``keptKeys``: the mappings whose objects keep their source object's primary key (`KeptKeys`).
 ///
 /// ```swift
 /// let plan = try session.makePlan()
@@ -26,14 +27,19 @@ public struct ExecutionDecisions: Sendable, Hashable, Codable {
     /// the destination instead of the policies' state, by entity mapping name: those whose stage 1 can
     /// run as set operations, in a run begun with bulk SQL. Nil in a checkpoint of an earlier Moult (none).
     public var keyMaps: [String]?
+    /// Mappings whose objects keep the primary key of the source object each is made from, by entity
+    /// mapping name, and those of them whose keys may meet another's (a key then taken gets a fresh
+    /// one). Nil in a checkpoint of an earlier Moult, which renumbered every object: its resume does too.
+    public var keptKeys: KeptKeys?
 
     public init(
         omittedRelationships: [String: [String]] = [:], createOrder: [Int] = [], toOnesAtInsert: [String: [String]] = [:],
-        keyMaps: [String]? = nil
+        keyMaps: [String]? = nil, keptKeys: KeptKeys? = nil
     ) {
         self.omittedRelationships = omittedRelationships
         self.createOrder = createOrder
         self.toOnesAtInsert = toOnesAtInsert
         self.keyMaps = keyMaps
+        self.keptKeys = keptKeys
     }
 }

@@ -81,18 +81,31 @@ package struct EngineBulkCopy {
         }
     }
 
+    /// How the objects a copy makes get their primary keys.
+    package enum Keys: Sendable {
+        /// Numbered from a first key, in the source's key order.
+        case numbered
+        /// Each the key of its source object (see `KeptKeys` in the engine).
+        case kept
+        /// Each the key of its source object, and the chunk refused (it takes the per-object path,
+        /// which gives a taken key a fresh one) when one of them is already in the destination's table.
+        case keptUnlessTaken
+    }
+
     /// A to-one written with its row: the object its looked-up mapping made from the source key in
     /// `sourceColumn`, read from that mapping's mirror (see ``EngineWorkTables/mirror(ofMapping:)``),
     /// an object of `targetEntity`.
     package typealias InsertedToOne = (toOne: ToOneColumn, mirroredMapping: Int, sourceColumn: String, targetEntity: Int32)
 
     /// `INSERT INTO main.<destination> … SELECT … FROM moult_source.<source> …`; its arguments are the
-    /// first primary key, ``constants``, the chunk's bounds, then the filter's.
+    /// first primary key (none when the objects keep their source keys, see ``Keys``), ``constants``,
+    /// the chunk's bounds, then the filter's.
     package let insertSQL: String
     package let constants: [Value]
     /// The insert's `SELECT` alone, for a connection with the source attached under the same name (see
     /// ``evaluation(after:through:filterArguments:in:limit:)``: the second thread's, or the writer's own),
-    /// in the source's key order: its first column is NULL, the row's place in the chunk numbering its key instead of
+    /// in the source's key order: its first column is NULL (the source key, when the objects keep
+    /// theirs), the row's place in the chunk numbering its key instead of
     /// `ROW_NUMBER()`. That window kept a copy of every row of the chunk in a table of its own before
     /// returning the first: 5 ms for 10,000 persons where the rest of the `SELECT` takes 0.9 ms. With a
     /// mirror, each row's source key follows the values.
@@ -111,6 +124,8 @@ package struct EngineBulkCopy {
     /// `INSERT INTO main.<mirror> (source, destination) SELECT …`: the chunk's associations mirrored
     /// (arguments: the first primary key, the chunk's bounds, the filter's), when the mapping has a mirror.
     package let mirrorSQL: String?
+    /// How the objects get their keys.
+    package let keys: Keys
 
     /// The copy of the objects of `source` that pass `filter` into `destination`.
     ///
@@ -119,14 +134,17 @@ package struct EngineBulkCopy {
     ///   - insertedToOnes: The to-ones written with the row.
     ///   - tableEntityCount: The number of entities of the source's table.
     ///   - mirror: The mapping whose mirror records the chunk's associations, if any.
+    ///   - keys: How the objects get their primary keys.
     package init(
         source: EntityLayout, destination: EntityLayout, values: [Source], insertedToOnes: [InsertedToOne] = [], filter: SQLCondition?,
-        tableEntityCount: Int, mirror: Int? = nil
+        tableEntityCount: Int, mirror: Int? = nil, keys: Keys = .numbered
     ) {
+        self.keys = keys
         let selection = Selection(destination: destination, values: values)
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + selection.columns
         var fits = selection.fits
-        var selected = ["? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1", "\(destination.number)", "1"] + selection.selected
+        let numbered = keys == .numbered ? "? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1" : "s.Z_PK"
+        var selected = [numbered, "\(destination.number)", "1"] + selection.selected
         // The looked-up mapping's association, from its mirror table. A key that is not an integer
         // takes the per-object path, which decodes it.
         for inserted in insertedToOnes {
@@ -142,24 +160,28 @@ package struct EngineBulkCopy {
         }
         let rows = RowsRead(source: source, filter: filter, tableEntityCount: tableEntityCount, fits: fits)
         let (condition, read) = (rows.condition, rows.read)
-        let odd = rows.odd
+        var odd = rows.odd
+        if keys == .keptUnlessTaken {
+            odd.append("EXISTS (SELECT 1 FROM main.\(SQLName.quoted(destination.table)) AS d WHERE d.Z_PK = s.Z_PK)")
+        }
         if !odd.isEmpty {
             // Z_OPT, 1 for every new object, carries the guard.
             selected[2] = "CASE WHEN \(SQLTerms.joined(odd, by: "OR")) THEN \(MoultFunctions.refuse)('\(Self.refusal)') ELSE 1 END"
         }
         let sourceTable = "\(Self.attachedSource).\(SQLName.quoted(source.table))"
         mirrorSQL = mirror.map {
-            "INSERT INTO \(EngineWorkTables.mirrorTable(ofMapping: $0)) (source, destination) SELECT s.Z_PK, ? + ROW_NUMBER() OVER (ORDER BY s.Z_PK) - 1 "
+            "INSERT INTO \(EngineWorkTables.mirrorTable(ofMapping: $0)) (source, destination) SELECT s.Z_PK, \(numbered) "
                 + "FROM \(sourceTable) s WHERE \(condition)"
         }
         into = "INSERT INTO main.\(SQLName.quoted(destination.table)) (\(columns.map(SQLName.quoted).joined(separator: ", ")))"
         insertSQL = "\(into) SELECT \(selected.joined(separator: ", ")) FROM \(sourceTable) s WHERE \(read)"
         // With a mirror, the rows also carry each one's source key, last, for the mirror's insert.
-        let evaluated = ["NULL"] + selected.dropFirst() + (mirror == nil ? [] : ["s.Z_PK"])
+        let evaluated = [keys == .numbered ? "NULL" : "s.Z_PK"] + selected.dropFirst() + (mirror == nil ? [] : ["s.Z_PK"])
         selectSQL = "SELECT \(evaluated.joined(separator: ", ")) FROM \(sourceTable) s WHERE \(read) ORDER BY s.Z_PK"
-        rowsSelected = "SELECT " + (["? + rowid - 1"] + (1..<selected.count).map { "c\($0)" }).joined(separator: ", ")
+        let placed = keys == .numbered ? "? + rowid - 1" : "c0"
+        rowsSelected = "SELECT " + ([placed] + (1..<selected.count).map { "c\($0)" }).joined(separator: ", ")
         rowsMirrorSQL = mirror.map {
-            "INSERT INTO \(EngineWorkTables.mirrorTable(ofMapping: $0)) (source, destination) SELECT c\(selected.count), ? + rowid - 1 FROM temp."
+            "INSERT INTO \(EngineWorkTables.mirrorTable(ofMapping: $0)) (source, destination) SELECT c\(selected.count), \(placed) FROM temp."
         }
         mirrorsRead = Set(insertedToOnes.map(\.mirroredMapping))
         keysSQL = "SELECT s.Z_PK FROM \(SQLName.quoted(source.table)) s WHERE \(condition) ORDER BY s.Z_PK"
@@ -213,6 +235,11 @@ package struct EngineBulkCopy {
 
     // MARK: - Running it
 
+    /// The first key's argument: none when the objects keep their source keys.
+    private func keyArguments(_ first: Int64) -> [Value] {
+        keys == .numbered ? [.int(first)] : []
+    }
+
     /// The insert, prepared on the destination's connection (and kept there for the next chunks).
     ///
     /// - Throws: ``StoreError`` when SQLite does not take it.
@@ -231,7 +258,7 @@ package struct EngineBulkCopy {
         do {
             // In a savepoint: a refused chunk leaves nothing of its insert.
             return try database.transaction {
-                try insert.bind([.int(first)] + constants + [.int(lower), .int(upper)] + filterArguments)
+                try insert.bind(keyArguments(first) + constants + [.int(lower), .int(upper)] + filterArguments)
                 defer { insert.reset() }
                 while try insert.step() {}
                 return database.changes
@@ -298,7 +325,7 @@ package struct EngineBulkCopy {
     package func insert(_ rows: ChunkRows, first: Int64, into database: Database) throws -> Int {
         try database.transaction {
             try database.withChunkRows(rows) { table in
-                try database.statement("\(into) \(rowsSelected) FROM temp.\(table)").execute([.int(first)])
+                try database.statement("\(into) \(rowsSelected) FROM temp.\(table)").execute(keyArguments(first))
                 return database.changes
             }
         }
@@ -311,7 +338,7 @@ package struct EngineBulkCopy {
         -> Int?
     {
         guard let mirrorSQL else { return nil }
-        try database.execute(mirrorSQL, [.int(first), .int(lower), .int(upper)] + filterArguments)
+        try database.execute(mirrorSQL, keyArguments(first) + [.int(lower), .int(upper)] + filterArguments)
         return database.changes
     }
 
@@ -323,7 +350,7 @@ package struct EngineBulkCopy {
     package func mirror(_ rows: ChunkRows, first: Int64, in database: Database) throws -> Int? {
         guard let rowsMirrorSQL else { return nil }
         return try database.withChunkRows(rows) { table in
-            try database.statement(rowsMirrorSQL + table).execute([.int(first)])
+            try database.statement(rowsMirrorSQL + table).execute(keyArguments(first))
             return database.changes
         }
     }

@@ -66,6 +66,26 @@ public final class StoreWriter {
         return first...last
     }
 
+    /// Raises the last primary key of an entity's hierarchy to at least `key` (saved with the next
+    /// batch, as an allocation is), so that keys allocated from then on come above it: a migration
+    /// reserves the keys its objects keep from their source objects this way.
+    ///
+    /// ```swift
+    /// try writer.reservePrimaryKeys(through: 5_000, for: "Person")
+    /// let next = try writer.allocatePrimaryKey(for: "Person")    // 5_001
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The key the hierarchy's counter reaches at least.
+    ///   - entityName: An entity of the hierarchy.
+    /// - Throws: ``StoreError`` (`.unknownName`) when the model has no such entity.
+    public func reservePrimaryKeys(through key: Int64, for entityName: String) throws(StoreError) {
+        let root = try entity(entityName).rootNumber
+        guard key > (maxKeys[root] ?? 0) else { return }
+        maxKeys[root] = key
+        dirtyRoots.insert(root)
+    }
+
     /// The last primary key used in an entity's hierarchy.
     public func lastPrimaryKey(for entityName: String) throws(StoreError) -> Int64 {
         maxKeys[try entity(entityName).rootNumber] ?? 0

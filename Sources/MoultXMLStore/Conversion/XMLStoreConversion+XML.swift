@@ -16,13 +16,15 @@ extension XMLStoreConversion {
     ///   - replacing: Whether a file at `destination` may be replaced (the rename is atomic).
     /// - Returns: The number of objects.
     /// - Throws: ``/MoultStore/StoreError`` for the SQLite store, ``XMLStoreError`` for the XML one:
-    ///   `.invalidValue` for a string XML 1.0 cannot carry (naming the attribute, object and row) or an
-    ///   external-storage value whose file is missing; the destination is then not written.
+    ///   `.invalidValue` for a string XML 1.0 cannot carry (naming the attribute, object and row), an
+    ///   external-storage value whose file is missing, or a to-one naming an object the store does not
+    ///   hold (an XML store cannot hold one: its reader refuses it); the destination is then not written.
     @discardableResult
     public static func xml(from source: URL, model: ObjectModel, to destination: URL, replacing: Bool = false) throws -> Int {
         let store = try SQLiteStore(url: source, model: model)
         defer { store.database.close() }
         let layout = store.layout
+        try refuseDanglingToOnes(of: store)
         let numbering = try Numbering(store: store)
         var info = XMLStoreInfo(converting: try store.metadata(), nextObjectID: numbering.lastNumber)
         info.metadata[primaryKeyRangesKey] = numbering.recordedRanges(layout: layout)
@@ -86,6 +88,27 @@ extension XMLStoreConversion {
             lines.append("\(indexes.count) index\(indexes.count == 1 ? "" : "es") (they hold no data): \(indexes.joined(separator: ", "))")
         }
         return lines
+    }
+
+    /// Refuses a store whose to-ones name objects it does not hold (which Core Data's SQLite store keeps,
+    /// and an XML store cannot), naming the first few and counting them all.
+    private static func refuseDanglingToOnes(of store: SQLiteStore) throws {
+        var found: [String] = []
+        var count = 0
+        for entity in store.layout.entities where !entity.isAbstract {
+            for toOne in entity.toOneRelationships {
+                guard let target = store.layout.entity(named: toOne.destination) else { continue }
+                try store.database.forEachFinding(.danglingKeys(of: toOne, in: entity, target: target)) { key, value in
+                    count += 1
+                    if found.count < 5 { found.append("\(entity.name) Z_PK \(key).\(toOne.name) names \(toOne.destination) Z_PK \(value ?? 0)") }
+                }
+            }
+        }
+        guard count > 0 else { return }
+        throw XMLStoreError(
+            .invalidValue,
+            "\(count) to-one value(s) of \(store.database.path) name objects the store does not hold, which an XML store cannot hold: "
+                + found.joined(separator: "; ") + (count > found.count ? "; …" : ""))
     }
 
     private static func write(
