@@ -32,6 +32,8 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: "The .xcdatamodeld (or .xcdatamodel) whose version made STORE.")
     var model: String
 
+    @OptionGroup var valueSize: ValueSizeOption
+
     /// Removes a conversion's file and its companions (a run stopped while writing it left them).
     static func remove(_ written: URL) {
         for suffix in ["", "-wal", "-shm", "-journal"] { FileOperations.remove(written.path(percentEncoded: false) + suffix) }
@@ -58,7 +60,12 @@ struct ConvertCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try await ValueSizeOption.offering { try await convert() }
+    }
+
+    private func convert() async throws {
         try await reportingFailures {
+            try OutputPathCheck(reads: [.store("STORE", store)], writes: [.store("--output", output)]).refuse()
             guard let type = try StoreTypeSupport.type(of: store) else {
                 throw StoreError(.notFound, "there is no store there", path: store)
             }
@@ -69,6 +76,7 @@ struct ConvertCommand: AsyncParsableCommand {
             let version: VersionedModel.Version
             let count: Int
             let (source, destination) = (URL(filePath: store), URL(filePath: output))
+            let limits = Database.Configuration(maxValueBytes: valueSize.bytes)
             // One run per destination, as for `migrate`: a second convert into DEST is busy (73) and touches nothing.
             let lock = try RunLock.acquire(for: destination, purpose: "converting a store into it")
             defer { lock.release() }
@@ -96,7 +104,7 @@ struct ConvertCommand: AsyncParsableCommand {
             do {
                 if type == .xml {
                     version = try XMLStoreRun.version(ofXML: URL(filePath: store), in: versioned)
-                    count = try XMLStoreConversion.sqlite(from: source, model: version.model, to: written)
+                    count = try XMLStoreConversion.sqlite(from: source, model: version.model, to: written, configuration: limits)
                 } else {
                     let metadata = try StoreMetadata(contentsOf: URL(filePath: store))
                     guard let matching = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
@@ -106,7 +114,7 @@ struct ConvertCommand: AsyncParsableCommand {
                                 + versioned.versionDifferences(from: metadata.entityHashes))
                     }
                     version = matching
-                    count = try XMLStoreConversion.xml(from: source, model: version.model, to: written)
+                    count = try XMLStoreConversion.xml(from: source, model: version.model, to: written, configuration: limits)
                 }
             } catch {
                 // A store read while another program writes it may look damaged: the write is the cause.

@@ -16,6 +16,9 @@ struct EventOptions: ParsableArguments {
         help: ArgumentHelp("Write the run's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector).", valueName: "file"))
     var metricsPath: String?
 
+    /// The files these options write, for ``OutputPathCheck``.
+    var outputs: [OutputPathCheck.Named] { [.file("--events", path), .file("--metrics", metricsPath)] }
+
     /// The log the options ask for; nil without `--events`.
     private func open() throws -> EventLog? {
         guard let path else { return nil }
@@ -55,11 +58,11 @@ final class EventLog: @unchecked Sendable {
             descriptor = STDOUT_FILENO
             owned = false
         } else {
-            let opened = Foundation.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard opened >= 0 else {
-                throw CommandFailure(.io, "cannot open the events file \(path): \(String(cString: strerror(errno)))")
+            do throws(StoreError) {
+                descriptor = try FileOperations.openForAppending(path)
+            } catch {
+                throw CommandFailure(.io, "cannot open the events file \(path): \(error.message)")
             }
-            descriptor = opened
             owned = true
         }
     }

@@ -202,6 +202,7 @@ public struct MoultCommand: AsyncParsableCommand {
             return try await body()
         } catch let error as any CategorizedError {
             printError("moult: error: \(error.description)")
+            if let hint = ValueSizeOption.hint(for: error) { printError("moult: \(hint)") }
             throw ExitCode(error.category.exitCode)
         }
     }
