@@ -8,12 +8,12 @@ import MoultStore
 struct EventOptions: ParsableArguments {
     @Option(
         name: .customLong("events"),
-        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
+        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output; a FIFO or device is written to). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
     var path: String?
 
     @Option(
         name: .customLong("metrics"),
-        help: ArgumentHelp("Write the run's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector).", valueName: "file"))
+        help: ArgumentHelp("Write the run's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector), under a temporary name then renamed; a FIFO or device is written to, never replaced.", valueName: "file"))
     var metricsPath: String?
 
     /// The files these options write, for ``OutputPathCheck``.

@@ -22,7 +22,7 @@ public enum MoultFunctions {
     public static let withinLimit = "moult_within_limit"
 
     /// `moult_limited(value)` is `value` when it is within the connection's value size limit (see
-    /// ``withinLimit``), and fails the statement with ``EngineBulkCopy/refusal`` otherwise: a value the
+    /// ``withinLimit``), and fails the statement with the bulk copy's refusal otherwise: a value the
     /// bulk copy computes (rather than copies) is refused as the per-object path would refuse it.
     public static let limited = "moult_limited"
 
