@@ -53,8 +53,8 @@ struct ChainArguments: ParsableArguments {
     @Option(help: "SQLite's page cache per connection, in KiB.")
     var pageCache: Int = 4 * 1024
 
-    @Option(help: "The largest value (string or blob) a store may hold, in bytes; a larger one is refused (65) before it is read. Default 268435456 (256 MiB).")
-    var maxValueSize: Int = Database.Configuration.defaultMaxValueBytes
+    @OptionGroup var valueSize: ValueSizeOption
+    var maxValueSize: Int { valueSize.bytes }
 
     @Option(
         name: .customLong("policy"),

@@ -34,6 +34,8 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: "The .xcdatamodeld (or .xcdatamodel) whose version made STORE.")
     var model: String
 
+    @OptionGroup var valueSize: ValueSizeOption
+
     /// Removes a conversion's file and its companions (a run stopped while writing it left them).
     static func remove(_ written: URL) {
         for suffix in ["", "-wal", "-shm", "-journal"] { FileOperations.remove(written.path(percentEncoded: false) + suffix) }
@@ -60,7 +62,12 @@ struct ConvertCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try await ValueSizeOption.offering { try await convert() }
+    }
+
+    private func convert() async throws {
         try await reportingFailures {
+            try OutputPathCheck(reads: [.store("STORE", store)], writes: [.store("--output", output)]).refuse()
             guard let type = try StoreTypeSupport.type(of: store) else {
                 throw StoreError(.notFound, "there is no store there", path: store)
             }
@@ -71,6 +78,7 @@ struct ConvertCommand: AsyncParsableCommand {
             let version: VersionedModel.Version
             let count: Int
             let (source, destination) = (URL(filePath: store), URL(filePath: output))
+            let limits = Database.Configuration(maxValueBytes: valueSize.bytes)
             // One run per destination, as for `migrate`: a second convert into DEST is busy (73) and touches nothing.
             let lock = try RunLock.acquire(for: destination, purpose: "converting a store into it")
             defer { lock.release() }
@@ -98,7 +106,7 @@ struct ConvertCommand: AsyncParsableCommand {
             do {
                 if type == .xml {
                     version = try XMLStoreRun.version(ofXML: URL(filePath: store), in: versioned)
-                    count = try XMLStoreConversion.sqlite(from: source, model: version.model, to: written)
+                    count = try XMLStoreConversion.sqlite(from: source, model: version.model, to: written, configuration: limits)
                 } else {
                     let metadata = try StoreMetadata(contentsOf: URL(filePath: store))
                     guard let matching = versioned.version(matchingEntityHashes: metadata.entityHashes) else {
@@ -115,7 +123,7 @@ struct ConvertCommand: AsyncParsableCommand {
                             "moult: warning: an XML store holds the model's objects and the metadata only; not carried from \(store):\n  "
                                 + leftOut.joined(separator: "\n  "))
                     }
-                    count = try XMLStoreConversion.xml(from: source, model: version.model, to: written)
+                    count = try XMLStoreConversion.xml(from: source, model: version.model, to: written, configuration: limits)
                 }
             } catch {
                 // A store read while another program writes it may look damaged: the write is the cause.

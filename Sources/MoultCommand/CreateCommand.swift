@@ -26,6 +26,7 @@ struct CreateCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
+            try OutputPathCheck(writes: [.store("STORE", store)]).refuse()
             // A version named explicitly does not need .xccurrentversion.
             let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: modelVersion == nil)
             let chosen: VersionedModel.Version

@@ -8,12 +8,12 @@ import MoultStore
 struct EventOptions: ParsableArguments {
     @Option(
         name: .customLong("events"),
-        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output, not with --json). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
+        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output, not with --json; a FIFO or device is written to). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
     var path: String?
 
     @Option(
         name: .customLong("metrics"),
-        help: ArgumentHelp("Write the run's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector).", valueName: "file"))
+        help: ArgumentHelp("Write the run's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector), under a temporary name then renamed; a FIFO or device is written to, never replaced.", valueName: "file"))
     var metricsPath: String?
 
     /// Refuses `--events -` beside `--json`: standard output holds the JSON report and nothing else.
@@ -24,6 +24,9 @@ struct EventOptions: ParsableArguments {
             throw ValidationError("--events - writes the events to standard output, which --json keeps for its report alone: name a file for the events")
         }
     }
+
+    /// The files these options write, for ``OutputPathCheck``.
+    var outputs: [OutputPathCheck.Named] { [.file("--events", path), .file("--metrics", metricsPath)] }
 
     /// The log the options ask for; nil without `--events`.
     private func open() throws -> EventLog? {
@@ -64,11 +67,11 @@ final class EventLog: @unchecked Sendable {
             descriptor = STDOUT_FILENO
             owned = false
         } else {
-            let opened = Foundation.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard opened >= 0 else {
-                throw CommandFailure(.io, "cannot open the events file \(path): \(String(cString: strerror(errno)))")
+            do throws(StoreError) {
+                descriptor = try FileOperations.openForAppending(path)
+            } catch {
+                throw CommandFailure(.io, "cannot open the events file \(path): \(error.message)")
             }
-            descriptor = opened
             owned = true
         }
     }

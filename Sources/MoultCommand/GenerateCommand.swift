@@ -53,6 +53,7 @@ struct GenerateCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
+            try OutputPathCheck(writes: [.store("STORE", store)]).refuse()
             let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: modelVersion == nil)
             guard let version = modelVersion.map({ versioned.version(named: $0) }) ?? versioned.current else {
                 throw ModelError(.missingVersion, "the model has no version '\(modelVersion ?? "")' (it has \(versioned.versions.map(\.name).joined(separator: ", ")))", file: model)

@@ -55,7 +55,7 @@ final class MetricsFile: Sendable {
     /// own outcome stands).
     func write() {
         do {
-            try FileOperations.writeAtomically(Data(registry.emitToString().utf8), to: URL(filePath: path), durable: false)
+            try FileOperations.writeOutput(Data(registry.emitToString().utf8), to: URL(filePath: path), durable: false)
         } catch {
             printError("moult: warning: cannot write the metrics file \(path): \(error)")
         }

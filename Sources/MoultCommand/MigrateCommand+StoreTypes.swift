@@ -32,9 +32,10 @@ extension MigrateCommand {
     /// The run across store types (``/MoultMigration/XMLStoreRun``), its SQLite migration this command's
     /// own, run on the paths the driver gives, its report naming the user's store and DEST.
     private func migrateAcrossTypes(store: String, source: StoreType, target: StoreType) async throws {
-        let run = XMLStoreRun(
+        var run = XMLStoreRun(
             store: URL(filePath: store), output: outputOption.map { URL(filePath: $0) }, source: source, target: target,
             model: URL(filePath: arguments.model), keepsBackup: !noBackup)
+        run.maxValueBytes = arguments.chain.maxValueSize
         let refused: [FailureCategory] = [.usage, .badInput, .incompatible, .validationFailed]
         // The outer migration (the user's store to the target), built once: its model read, chain planned
         // and notes said once, whatever the driver asks of it.

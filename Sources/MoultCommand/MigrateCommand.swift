@@ -91,6 +91,11 @@ struct MigrateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // `migrate --manifest` takes no --max-value-size: its failures do not name it.
+        try await ValueSizeOption.offering(manifest == nil) { try await migrateCommand() }
+    }
+
+    private func migrateCommand() async throws {
         // In place, a store reached through a symbolic link is migrated where it really is: its lock,
         // backup and swap are the real file's, so that a run by another name is busy, never beside it.
         if outputOption == nil, manifest == nil, let store = arguments.storeArgument, FileOperations.isSymbolicLink(store) {
@@ -105,11 +110,10 @@ struct MigrateCommand: AsyncParsableCommand {
             resolved.arguments.storeArgument = real
             return try await resolved.run()
         }
-        // `--events` and `--metrics` never name the store, DEST or a file of theirs (64, before anything runs).
-        if let store = arguments.storeArgument {
+        // DEST, `--events` and `--metrics` never name the store, a file of its, or one another (64, before anything runs).
+        if arguments.storeArgument != nil {
             try await reportingFailures {
-                try OutputPathCheck(outputs: [("--events", events.path), ("--metrics", events.metricsPath)])
-                    .refuse(naming: [URL(filePath: store)] + (outputOption.map { [URL(filePath: $0)] } ?? []))
+                try OutputPathCheck(reads: arguments.reads, writes: [.store("--output", outputOption)] + events.outputs).refuse()
             }
         }
         if try await runAcrossStoreTypes() { return }

@@ -91,6 +91,9 @@ struct MigrationArguments: ParsableArguments {
         return options
     }
 
+    /// The files a run of these arguments reads, which nothing it writes may name (``OutputPathCheck``).
+    var reads: [OutputPathCheck.Named] { [.store("STORE", chain.storeArgument), .file("--stages", stages)] }
+
     /// The migration these arguments describe (``ChainArguments/migration(options:)``).
     func migration(durable: Bool = false, validate: Bool = true, stopAtFirst: Bool = false) throws -> ProgressiveMigration {
         try chain.migration(options: options(durable: durable, validate: validate, stopAtFirst: stopAtFirst))

@@ -37,6 +37,7 @@ struct ModelExtractCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
+            try OutputPathCheck(reads: [.store("STORE", store)], writes: [.folder("--output", output)]).refuse()
             let target = URL(filePath: output)
             guard !FileManager.default.fileExists(atPath: target.path) else {
                 throw StoreError(.alreadyExists, "a file or folder is already there; moult model extract does not overwrite it", path: output)

@@ -117,6 +117,9 @@ public struct MoultCommand: AsyncParsableCommand {
             root.exit(withError: ExitCode(FailureCategory.usage.exitCode))
         }
         if ProcessInfo.processInfo.environment[ParentWatch.variable] == "1" { ParentWatch.start() }
+        // SIGTERM and SIGINT end any command with 75, a run blocked in I/O included (`moult test` passes
+        // them on to its children instead: ChildStop).
+        Interruption.install()
         await $policies.withValue(policies) {
             await $commandLine.withValue(arguments) {
                 await root.main(arguments)
@@ -213,6 +216,7 @@ public struct MoultCommand: AsyncParsableCommand {
             return try await body()
         } catch let error as any CategorizedError {
             printError("moult: error: \(error.description)")
+            if let hint = ValueSizeOption.hint(for: error) { printError("moult: \(hint)") }
             throw ExitCode(error.category.exitCode)
         }
     }

@@ -37,6 +37,13 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try await ValueSizeOption.offering { try await plan() }
+    }
+
+    private func plan() async throws {
+        try await reportingFailures {
+            try OutputPathCheck(reads: arguments.reads, writes: events.outputs).refuse()
+        }
         if try await runOnSQLiteCopy() { return }
         if arguments.stages != nil { return try await planStaged() }
         try await events.withLog { log in try plan(log: log) }

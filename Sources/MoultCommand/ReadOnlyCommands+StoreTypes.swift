@@ -9,7 +9,7 @@ extension PlanCommand {
         guard arguments.stages == nil, let store = arguments.storeArgument else { return false }
         return try await reportingFailures {
             guard try StoreTypeSupport.type(of: store) == .xml else { return false }
-            try await StoreTypeSupport.withSQLiteCopies(of: [store], model: arguments.model) { paths in
+            try await StoreTypeSupport.withSQLiteCopies(of: [store], model: arguments.model, maxValueBytes: arguments.chain.maxValueSize) { paths in
                 var inner = self
                 inner.arguments.storeArgument = paths[0]
                 try await inner.run()
@@ -26,7 +26,7 @@ extension VerifyCommand {
         guard let store = arguments.storeArgument else { return false }
         return try await reportingFailures {
             guard try StoreTypeSupport.type(of: store) == .xml || StoreTypeSupport.type(of: destination) == .xml else { return false }
-            try await StoreTypeSupport.withSQLiteCopies(of: [store, destination], model: arguments.model) { paths in
+            try await StoreTypeSupport.withSQLiteCopies(of: [store, destination], model: arguments.model, maxValueBytes: arguments.maxValueSize) { paths in
                 var inner = self
                 inner.arguments.storeArgument = paths[0]
                 inner.destination = paths[1]

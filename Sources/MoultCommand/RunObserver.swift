@@ -1,5 +1,7 @@
 import Foundation
 import MoultMigration
+import MoultModel
+import MoultStore
 import Synchronization
 
 /// The one observer of a `moult migrate` run (with `--output`, in place or staged): every event of
@@ -105,8 +107,17 @@ final class RunObserver: @unchecked Sendable {
 }
 
 /// Ctrl-C and SIGTERM ask the migration to stop at the next chunk boundary (exit code 75, resumable).
+///
+/// Installed when any command starts (``MoultCommand/runCommandLine(_:policies:arguments:)``). A run
+/// blocked in I/O (opening a FIFO, a stalled disk or network file system) never reaches its next
+/// boundary, so a thread watching the flag (a handler only sets it) ends the process with 75 when it is
+/// still there ``grace`` after the signal: as a kill would leave it, which a rerun resumes.
 enum Interruption {
     private static let flag = Atomic<Bool>(false)
+    private static let watching = Atomic<Bool>(false)
+
+    /// How long a stop may take before the process ends anyway: within 2 s of the signal in all.
+    static let grace = 1.5
 
     static var requested: Bool { flag.load(ordering: .relaxed) }
 
@@ -116,5 +127,14 @@ enum Interruption {
         }
         signal(SIGINT, handler)
         signal(SIGTERM, handler)
+        guard !watching.exchange(true, ordering: .relaxed) else { return }
+        let thread = Thread {
+            while !requested { Thread.sleep(forTimeInterval: 0.05) }
+            Thread.sleep(forTimeInterval: grace)
+            let line = Array("moult: stopped by a signal while blocked; run the same command again to resume\n".utf8)
+            _ = line.withUnsafeBytes { FileOperations.writeAll($0, to: STDERR_FILENO) }
+            _exit(Int32(FailureCategory.interrupted.exitCode))
+        }
+        thread.start()
     }
 }

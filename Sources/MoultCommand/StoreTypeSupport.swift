@@ -20,14 +20,17 @@ enum StoreTypeSupport {
         return type
     }
 
-    /// Converts an XML store into an SQLite store at `destination` (``/MoultMigration/XMLStoreRun/sqliteCopy(ofXML:model:at:)``).
-    static func sqliteCopy(ofXML path: String, model: String, at destination: URL) throws {
-        try XMLStoreRun.sqliteCopy(ofXML: URL(filePath: path), model: URL(filePath: model), at: destination)
+    /// Converts an XML store into an SQLite store at `destination` (``/MoultMigration/XMLStoreRun/sqliteCopy(ofXML:model:at:maxValueBytes:)``).
+    static func sqliteCopy(ofXML path: String, model: String, at destination: URL, maxValueBytes: Int) throws {
+        try XMLStoreRun.sqliteCopy(ofXML: URL(filePath: path), model: URL(filePath: model), at: destination, maxValueBytes: maxValueBytes)
     }
 
     /// Runs `body` with every XML store among `paths` replaced by an SQLite copy in a temporary folder
     /// (removed afterwards); paths of other types are passed as they are. For the commands that only read.
-    static func withSQLiteCopies<T>(of paths: [String], model: String, _ body: ([String]) async throws -> T) async throws -> T {
+    /// A value over `maxValueBytes` is refused.
+    static func withSQLiteCopies<T>(
+        of paths: [String], model: String, maxValueBytes: Int = Database.Configuration.defaultMaxValueBytes, _ body: ([String]) async throws -> T
+    ) async throws -> T {
         var folder: URL?
         defer { folder.map { try? FileManager.default.removeItem(at: $0) } }
         var replaced: [String] = []
@@ -42,7 +45,7 @@ enum StoreTypeSupport {
                 folder = made
             }
             let copy = folder!.appending(path: "\(index)-\(URL(filePath: path).deletingPathExtension().lastPathComponent).sqlite")
-            try sqliteCopy(ofXML: path, model: model, at: copy)
+            try sqliteCopy(ofXML: path, model: model, at: copy, maxValueBytes: maxValueBytes)
             printError("moult: note: \(path) is a Core Data XML store: read through its SQLite copy \(copy.path(percentEncoded: false))")
             replaced.append(copy.path(percentEncoded: false))
         }

@@ -51,7 +51,7 @@ extension TestCommand {
             if let failure = result.accountFailure { accountCase.failure = (String(failure.prefix(200)), failure) }
             report.cases.append(accountCase)
         }
-        try FileOperations.writeAtomically(Data(report.xml().utf8), to: url, durable: false)
+        try FileOperations.writeOutput(Data(report.xml().utf8), to: url, durable: false)
     }
 
     /// `moult test --json`.

@@ -107,6 +107,9 @@ struct TestCommand: AsyncParsableCommand {
         ChildStop.install()
         ParentWatch.start()
         try await reportingFailures {
+            try OutputPathCheck(
+                reads: [.folder("--fixtures", fixtures)], writes: [.file("--junit", junit), .folder("--freeze", freeze), .folder("--work", work)]
+            ).refuse()
             let versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil)
             let target = try targetVersion(versioned)
             let chosen = try chosenVersions(versioned, before: target)

@@ -48,6 +48,14 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try await ValueSizeOption.offering { try await verify() }
+    }
+
+    private func verify() async throws {
+        // Nothing the run writes names the stores it reads, or one another (64).
+        try await reportingFailures {
+            try OutputPathCheck(reads: [.store("STORE", arguments.storeArgument), .store("DEST", destination)], writes: events.outputs).refuse()
+        }
         if try await runOnSQLiteCopies() { return }
         try await events.withLog { log in try verify(log: log) }
     }
@@ -57,7 +65,7 @@ struct VerifyCommand: AsyncParsableCommand {
         // Without --to, the version DEST is at (by its metadata's hashes) is the target, not the model's
         // current version: a correct v3 destination of a model now at v5 verifies as v3.
         if arguments.to == nil, let version = Self.version(of: URL(filePath: destination), in: arguments.model) { arguments.to = version }
-        let migration = try arguments.migration(options: MigrationOptions())
+        let migration = try arguments.migration(options: arguments.withValueLimits(MigrationOptions()))
         let verifier = MigrationVerifier(migration: migration, destination: URL(filePath: destination), sampleSize: sample, seed: seed)
         let quietOutput = log?.toStandardOutput == true
         let listed = FailureList()

@@ -65,6 +65,9 @@ public struct StoreError: CategorizedError, Hashable {
     public var primaryKey: Int64?
     /// SQLite's result code, when SQLite reported the failure.
     public var resultCode: ResultCode?
+    /// The value size limit in bytes (``Database/Configuration/maxValueBytes``) a value was larger than,
+    /// when that is the failure: a command that offers a way to raise it can say so.
+    public var valueLimit: Int?
 
     public init(
         _ code: Code, _ message: String, path: String? = nil, sql: String? = nil, entity: String? = nil,
@@ -77,6 +80,24 @@ public struct StoreError: CategorizedError, Hashable {
         self.entity = entity
         self.primaryKey = primaryKey
         self.resultCode = resultCode
+    }
+
+    /// A value larger than the value size limit (``Database/Configuration/maxValueBytes``): bad input
+    /// (``Code/invalidValue``, exit 65), with ``valueLimit`` set. The message names no option: the
+    /// command that offers one to raise the limit adds it.
+    ///
+    /// - Parameters:
+    ///   - place: Where the value is, in words (`"column ZNOTES"`, `"attribute 'notes'"`).
+    ///   - bytes: The value's size in bytes.
+    ///   - limit: The limit it is over.
+    static func valueTooLarge(
+        _ place: String, bytes: Int, limit: Int, path: String?, sql: String? = nil, entity: String? = nil
+    ) -> StoreError {
+        var error = StoreError(
+            .invalidValue, "\(place) holds a value of \(bytes) bytes, more than the limit of \(limit) bytes a value may have",
+            path: path, sql: sql, entity: entity)
+        error.valueLimit = limit
+        return error
     }
 
     /// An error from an SQLite result code, its code chosen from the result code.
@@ -113,9 +134,11 @@ public struct StoreError: CategorizedError, Hashable {
             code = .corrupt
             message = "the store is truncated: it ends before the pages it refers to (\(sqliteMessage))"
         case .tooBig:
-            // Over the connection's length limit (Database.Configuration.maxValueBytes).
+            // Over SQLite's own length limit, left at the library's maximum: Moult's value size limit is
+            // checked before (Database.Configuration.maxValueBytes), so this is a value or row SQLite
+            // cannot hold at all.
             code = .invalidValue
-            message = "a value is larger than the limit Moult reads or writes (\(sqliteMessage)): raise it with --max-value-size BYTES (MigrationOptions.maxValueBytes), with the memory to hold such a value several times over"
+            message = "a value or row is larger than SQLite can hold (\(sqliteMessage))"
         case .ioError, .noMemory:
             code = .ioFailure
             message = "reading or writing the store failed (\(sqliteMessage))"

@@ -72,6 +72,39 @@ import Testing
         }
     }
 
+    /// A value of exactly the value size limit is copied by the bulk insert as it is; one byte more is
+    /// refused by the insert's guard, so that the chunk takes the per-object path, which refuses it (65):
+    /// the same error either way, on one thread or two. Without the guard the bulk copy would take it.
+    @Test(arguments: [1000, 999])
+    func theValueSizeLimitIsTheSameInBulk(limit: Int) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try People.generate("v1", persons: 100, in: directory)
+        let database = try Database(url: source, mode: .readWrite)
+        try database.executeScript("UPDATE ZPERSON SET ZNAME = '\(String(repeating: "n", count: 1000))' WHERE Z_PK = 30")
+        database.close()
+        var outcomes: [String] = []
+        for (bulkSQL, threads) in [(true, 1), (true, 2), (false, 1)] {
+            var options = MigrationOptions(chunkSize: 16, bulkSQL: bulkSQL)
+            options.threads = threads
+            options.maxValueBytes = limit
+            do {
+                try ProgressiveMigration(store: source, model: People.model, to: "v2", options: options)
+                    .run(output: directory.appending("out-\(bulkSQL)-\(threads).sqlite"))
+                outcomes.append("ok")
+            } catch let error as MigrationError {
+                outcomes.append("\(error.code) \(error.message)")
+            }
+        }
+        #expect(outcomes[0] == outcomes[2] && outcomes[1] == outcomes[2], "\(outcomes)")
+        #expect(limit == 1000 ? outcomes[2] == "ok" : outcomes[2].contains("a value of 1000 bytes, more than the limit of 999 bytes"), "\(outcomes)")
+        if limit == 1000 {
+            for bulk in ["out-true-1.sqlite", "out-true-2.sqlite"] {
+                try expectIdentical(directory.appending(bulk), directory.appending("out-false-1.sqlite"), bulk)
+            }
+        }
+    }
+
     /// A mapping whose attribute is computed (not a plain copy) or whose filter runs in Swift takes the
     /// per-object path for that mapping only; the store is the same.
     @Test func computedValuesStayInSwift() throws {

@@ -18,7 +18,7 @@ extension MigrationVerifier {
     /// its inverse side, an expression that fails), the count of every entity that mapping's objects end
     /// as and the sample through it, with the first reason.
     func checkChain(_ store: SQLiteStore, _ result: inout VerificationReport, _ fail: (VerificationFailure) -> Void) throws {
-        let source = try SQLiteStore(url: migration.store, model: migration.steps[0].from.model, mode: .readOnly)
+        let source = try SQLiteStore(url: migration.store, model: migration.steps[0].from.model, mode: .readOnly, configuration: valueLimits)
         defer { source.database.close() }
         let walk = ChainWalk(
             replay: try ChainReplay(migration: migration, source: source), store: store, target: migration.targetVersion.model,

@@ -82,6 +82,9 @@ public struct MigrationVerifier {
         self.seed = seed
     }
 
+    /// The connections' settings: the migration's value size limit (``/MoultEngine/MigrationOptions/maxValueBytes``).
+    var valueLimits: Database.Configuration { Database.Configuration(maxValueBytes: migration.options.maxValueBytes) }
+
     /// Runs every check, calling `report` with each failure as it is found.
     ///
     /// - Throws: ``/MoultEngine/MigrationError`` when a store cannot be read (`.io`, `.incompatibleStore`).
@@ -98,7 +101,7 @@ public struct MigrationVerifier {
         }
         let store: SQLiteStore
         do {
-            store = try SQLiteStore(url: destination, model: target, mode: .readOnly)
+            store = try SQLiteStore(url: destination, model: target, mode: .readOnly, configuration: valueLimits)
         } catch {
             throw MigrationError(.incompatibleStore, "the destination \(destination.path) does not open as a store of \(migration.targetVersion.name): \(error)", underlying: error)
         }
@@ -232,7 +235,7 @@ public struct MigrationVerifier {
             result.skipped.append("counts and the sample: the plan's mappings do not line up with the mapping models'")
             return
         }
-        let source = try SQLiteStore(url: migration.store, model: step.from.model, mode: .readOnly)
+        let source = try SQLiteStore(url: migration.store, model: step.from.model, mode: .readOnly, configuration: valueLimits)
         defer { source.database.close() }
 
         // Counts, per destination entity: every mapping making it must be countable.

@@ -30,6 +30,8 @@ public struct XMLStoreRun {
     public let model: URL
     /// In place: whether the original is kept as `NAME~.xml`.
     public let keepsBackup: Bool
+    /// The value size limit of both conversions (``/MoultEngine/MigrationOptions/maxValueBytes``).
+    public var maxValueBytes = Database.Configuration.defaultMaxValueBytes
 
     public init(store: URL, output: URL?, source: StoreType, target: StoreType, model: URL, keepsBackup: Bool) {
         self.store = store
@@ -157,7 +159,7 @@ public struct XMLStoreRun {
             if sqlite.readsXMLDirectly {
                 note("\(store.path(percentEncoded: false)) is a Core Data XML store: read directly, without an SQLite copy")
             } else {
-                try Self.sqliteCopy(ofXML: store, model: model, at: sqliteCopy)
+                try Self.sqliteCopy(ofXML: store, model: model, at: sqliteCopy, maxValueBytes: maxValueBytes)
                 sqlite.source = sqliteCopy
                 note("\(store.path(percentEncoded: false)) is a Core Data XML store: migrated through its SQLite copy \(sqliteCopy.path(percentEncoded: false))")
             }
@@ -202,7 +204,8 @@ public struct XMLStoreRun {
             }
             backup = chosen
         }
-        let count = try XMLStoreConversion.xml(from: sqliteDestination, model: version.model, to: final, replacing: inPlace)
+        let count = try XMLStoreConversion.xml(
+            from: sqliteDestination, model: version.model, to: final, replacing: inPlace, configuration: .init(maxValueBytes: maxValueBytes))
         return Written(url: final, version: version.name, objects: count, backup: backup)
     }
 
@@ -223,11 +226,11 @@ public struct XMLStoreRun {
     }
 
     /// Converts an XML store into an SQLite store at `destination` (its model version found by its
-    /// hashes), unless a finished copy is already there (a resumed run).
-    public static func sqliteCopy(ofXML store: URL, model: URL, at destination: URL) throws {
+    /// hashes), unless a finished copy is already there (a resumed run); a value over `maxValueBytes` is refused.
+    public static func sqliteCopy(ofXML store: URL, model: URL, at destination: URL, maxValueBytes: Int? = nil) throws {
         guard !FileManager.default.fileExists(atPath: destination.path(percentEncoded: false)) else { return }
         let versioned = try VersionedModel(contentsOf: model, requiringCurrentVersion: false)
         let version = try version(ofXML: store, in: versioned)
-        try XMLStoreConversion.sqlite(from: store, model: version.model, to: destination)
+        try XMLStoreConversion.sqlite(from: store, model: version.model, to: destination, configuration: .init(maxValueBytes: maxValueBytes ?? Database.Configuration.defaultMaxValueBytes))
     }
 }

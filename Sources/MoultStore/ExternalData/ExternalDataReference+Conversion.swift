@@ -94,10 +94,7 @@ extension ExternalDataReference {
         guard fstat(descriptor, &info) == 0 else { throw FileOperations.failure("cannot read the attributes of", path) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         guard Int(info.st_size) <= maxBytes else {
-            throw StoreError(
-                .invalidValue,
-                "the external file holds \(info.st_size) bytes, more than the limit Moult reads or writes (\(maxBytes)): raise it with --max-value-size BYTES",
-                path: path)
+            throw StoreError.valueTooLarge("the external file", bytes: Int(info.st_size), limit: maxBytes, path: path)
         }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var offset = 0

@@ -135,6 +135,62 @@ public enum FileOperations {
         try rename(temporary, to: path, durable: durable)
     }
 
+    /// Writes `data` to an output the user named (`--metrics FILE`): a FIFO or a character device there
+    /// (through a link or not) is opened and written to, never replaced; anything else is written
+    /// atomically (``writeAtomically(_:to:durable:)``: under a temporary name, renamed over `url`).
+    ///
+    /// ```swift
+    /// try FileOperations.writeOutput(Data(text.utf8), to: URL(filePath: "/dev/stdout"), durable: false)
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (``StoreError/Code/ioFailure``, ``StoreError/Code/diskFull``).
+    public static func writeOutput(_ data: Data, to url: URL, durable: Bool) throws(StoreError) {
+        let path = url.path(percentEncoded: false)
+        guard isStream(path) else { return try writeAtomically(data, to: url, durable: durable) }
+        let descriptor = try openStream(path)
+        defer { Glibc.close(descriptor) }
+        try write(data, to: descriptor, path: path)
+    }
+
+    /// Writes every byte of `data` to an open file, recorded as a write of `path`.
+    private static func write(_ data: Data, to descriptor: Int32, path: String) throws(StoreError) {
+        let failed = data.withUnsafeBytes { writeAll($0, to: descriptor) }
+        if failed != 0 {
+            errno = failed
+            throw failure("cannot write", path)
+        }
+        record(.write(path: path, bytes: data.count))
+    }
+
+    /// Opens an output the user named for appending (`--events FILE`): a FIFO or a character device is
+    /// written to as it is (a FIFO waits for its reader, as a shell's redirection does); a regular file is
+    /// created when missing and appended to. The caller closes the descriptor.
+    ///
+    /// - Throws: ``StoreError`` (``StoreError/Code/ioFailure``) naming `path`.
+    public static func openForAppending(_ path: String) throws(StoreError) -> Int32 {
+        if isStream(path) { return try openStream(path) }
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure("cannot open", path) }
+        return descriptor
+    }
+
+    /// Whether `path` is (or links to) a FIFO or a character device: a stream, written to, never replaced.
+    public static func isStream(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        let kind = info.st_mode & S_IFMT
+        return kind == S_IFIFO || kind == S_IFCHR
+    }
+
+    private static func openStream(_ path: String) throws(StoreError) -> Int32 {
+        while true {
+            let descriptor = Glibc.open(path, O_WRONLY | O_CLOEXEC)
+            if descriptor >= 0 { return descriptor }
+            if errno == EINTR { continue }
+            throw failure("cannot open", path)
+        }
+    }
+
     /// The temporary name ``writeAtomically(_:to:durable:)`` writes `path` under.
     public static func temporaryPath(for path: String) -> String {
         RunNames.temporary(for: path)
@@ -148,12 +204,7 @@ public enum FileOperations {
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw failure("cannot create", path) }
         defer { Glibc.close(descriptor) }
-        let failed = data.withUnsafeBytes { writeAll($0, to: descriptor) }
-        if failed != 0 {
-            errno = failed
-            throw failure("cannot write", path)
-        }
-        record(.write(path: path, bytes: data.count))
+        try write(data, to: descriptor, path: path)
         if durable {
             guard fsync(descriptor) == 0 else { throw failure("cannot sync", path) }
             record(.sync(path: path))

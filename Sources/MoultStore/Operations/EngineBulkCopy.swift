@@ -9,7 +9,8 @@ package import MoultModel
 /// integer in an integer column, a blob in a string column, a Boolean other than 0 or 1, a number that
 /// is not finite, a row of another entity in a table of one): such a chunk takes the per-object path,
 /// so that both paths make the same store or the same error. The guard is evaluated on each row as it
-/// is inserted, in the same read. Text that is not valid UTF-8 is told by ``MoultFunctions/validUTF8``.
+/// is inserted, in the same read. Text that is not valid UTF-8 is told by ``MoultFunctions/validUTF8``,
+/// a value over the value size limit by ``MoultFunctions/withinLimit`` (a computed one by ``MoultFunctions/limited``).
 ///
 /// ```swift
 /// let copy = EngineBulkCopy(
@@ -55,6 +56,7 @@ package struct EngineBulkCopy {
                 case .copy(let attribute, let conversion, let defaultForNil):
                     var read = "s.\(SQLName.quoted(attribute.column))"
                     fits.append(EngineBulkCopy.storedAsDecoded(read, type: attribute.type))
+                    fits.append("\(MoultFunctions.withinLimit)(\(read))")
                     switch conversion {
                     case .mark?: read = "\(MoultFunctions.externalMark)(\(read))"
                     case .inline?: read = "\(MoultFunctions.externalInline)(\(read))"
@@ -65,7 +67,8 @@ package struct EngineBulkCopy {
                     for attribute in reads {
                         fits.append(EngineBulkCopy.storedAsDecoded("s.\(SQLName.quoted(attribute.column))", type: attribute.type))
                     }
-                    append("(\(sql))", arguments: arguments, defaultForNil: defaultForNil)
+                    // What SQLite computes is refused over the value size limit, as the writer refuses it.
+                    append("\(MoultFunctions.limited)(\(sql))", arguments: arguments, defaultForNil: defaultForNil)
                 }
             }
         }

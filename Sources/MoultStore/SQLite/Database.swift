@@ -33,9 +33,14 @@ public final class Database {
         public var pageCacheKiB: Int
         /// How long a statement waits for another connection's lock before failing with ``StoreError/Code/locked``.
         public var busyTimeout: Duration
-        /// The largest value (string or blob) the connection reads or writes, in bytes: a larger one is
-        /// refused (``StoreError/Code/invalidValue``, exit 65) before it is brought into memory, which
+        /// The largest attribute value (string or blob) the connection reads or writes, in bytes: a value of
+        /// exactly this size is taken, one byte more is refused (``StoreError/Code/invalidValue``, exit 65,
+        /// with ``StoreError/valueLimit`` set) as it is read from a row (``Statement/value(at:as:)``) or
+        /// bound into one (``StoreWriter/insert(_:values:primaryKey:)``), before Moult copies it. That
         /// bounds what one value can cost (a value is held several times over while its row is migrated).
+        /// Moult's own check, per value: SQLite's length limit stays at the library's maximum (1,000,000,000
+        /// bytes in its default build), so a row holding several values of this size is never refused for
+        /// its length. Any size is honoured; the store's metadata and model cache are not attribute values.
         public var maxValueBytes: Int
 
         /// The default of ``maxValueBytes``: 256 MiB.
@@ -97,9 +102,8 @@ public final class Database {
         let milliseconds = configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         SQLite.busyTimeout(handle, milliseconds: Int32(clamping: milliseconds))
-        SQLite.lengthLimit(handle, bytes: Int32(clamping: max(configuration.maxValueBytes, 1 << 20)))
         CoreDataTriggerFunctions.register(on: handle)
-        MoultFunctions.register(on: handle)
+        MoultFunctions.register(on: handle, maxValueBytes: configuration.maxValueBytes)
         do {
             try SQLite.exec(handle, "PRAGMA cache_size = -\(max(configuration.pageCacheKiB, 64))", path: path)
             // Touch the schema so that a file that is not a database fails here, not at first use.

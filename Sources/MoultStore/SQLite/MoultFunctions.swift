@@ -16,12 +16,50 @@ public enum MoultFunctions {
     /// never copied as it is.
     public static let validUTF8 = "moult_utf8"
 
+    /// `moult_within_limit(value)` is 1 when a text or blob value holds at most the connection's value size
+    /// limit (``Database/Configuration/maxValueBytes``) in bytes (and for any other value), 0 otherwise:
+    /// the bulk copy's guard uses it so that a value the per-object path would refuse is never copied.
+    public static let withinLimit = "moult_within_limit"
+
+    /// `moult_limited(value)` is `value` when it is within the connection's value size limit (see
+    /// ``withinLimit``), and fails the statement with the bulk copy's refusal otherwise: a value the
+    /// bulk copy computes (rather than copies) is refused as the per-object path would refuse it.
+    public static let limited = "moult_limited"
+
+    /// Whether a text or blob value holds more bytes than `limit` (never for another value).
+    private static func isOverLimit(_ value: OpaquePointer, _ limit: Int) -> Bool {
+        let type = sqlite3_value_type(value)
+        return (type == SQLITE_TEXT || type == SQLITE_BLOB) && Int(sqlite3_value_bytes(value)) > limit
+    }
+
+    /// The limit a function registered by ``register(on:maxValueBytes:)`` was given, from its user data
+    /// (the limit plus one, so that a limit of 0 is not a null pointer).
+    private static func limit(of context: OpaquePointer?) -> Int {
+        Int(bitPattern: sqlite3_user_data(context)) - 1
+    }
+
     /// Whether `bytes` are valid UTF-8.
     static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
         UTF8Validation.firstInvalid(bytes) == nil
     }
 
-    static func register(on handle: OpaquePointer) {
+    static func register(on handle: OpaquePointer, maxValueBytes: Int) {
+        let limitData = UnsafeMutableRawPointer(bitPattern: min(max(maxValueBytes, 0), Int.max - 1) + 1)
+        _ = sqlite3_create_function_v2(
+            handle, withinLimit, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, limitData,
+            { context, count, arguments in
+                guard count == 1, let argument = arguments?[0] else { return sqlite3_result_int(context, 1) }
+                sqlite3_result_int(context, MoultFunctions.isOverLimit(argument, MoultFunctions.limit(of: context)) ? 0 : 1)
+            }, nil, nil, nil)
+        _ = sqlite3_create_function_v2(
+            handle, limited, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, limitData,
+            { context, count, arguments in
+                guard count == 1, let argument = arguments?[0] else { return sqlite3_result_null(context) }
+                if MoultFunctions.isOverLimit(argument, MoultFunctions.limit(of: context)) {
+                    return sqlite3_result_error(context, EngineBulkCopy.refusal, -1)
+                }
+                sqlite3_result_value(context, argument)
+            }, nil, nil, nil)
         _ = sqlite3_create_function_v2(
             handle, validUTF8, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
             { context, count, arguments in

@@ -96,12 +96,6 @@ enum SQLite {
         sqlite3_busy_timeout(connection, milliseconds)
     }
 
-    /// The largest string or blob the connection reads or makes (`SQLITE_LIMIT_LENGTH`): a larger one
-    /// fails with `SQLITE_TOOBIG` before it is brought into memory.
-    static func lengthLimit(_ connection: OpaquePointer, bytes: Int32) {
-        sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, bytes)
-    }
-
     /// Runs SQL that returns no rows (several statements allowed).
     static func exec(_ connection: OpaquePointer, _ sql: String, path: String) throws(StoreError) {
         let code = sqlite3_exec(connection, sql, nil, nil, nil)

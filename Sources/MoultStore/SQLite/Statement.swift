@@ -171,12 +171,18 @@ public final class Statement {
     /// when no such conversion keeps its meaning. Decoding never traps, whatever the file holds.
     ///
     /// - Throws: ``StoreError`` with code ``StoreError/Code/invalidValue``, naming the column and the
-    ///   value: a REAL that is not finite or outside the integer type's range, an integer outside
+    ///   value: a string or blob larger than ``Database/Configuration/maxValueBytes``, a REAL that is not finite or outside the integer type's range, an integer outside
     ///   Integer 16's or Integer 32's range, text or a blob where a number or date is expected, text
     ///   that is not UTF-8, a UUID that is not 16 bytes, a number no Decimal can hold.
     public func value(at index: Int, as type: AttributeType) throws(StoreError) -> Value {
         let storage = SQLite.columnType(handle, Int32(index))
         if storage == .null { return .null }
+        if storage == .text || storage == .blob {
+            // Moult's own limit, per value: exactly the limit is taken, one byte more refused, before a copy.
+            let bytes = SQLite.columnBytes(handle, Int32(index))
+            let limit = database.configuration.maxValueBytes
+            if bytes > limit { throw StoreError.valueTooLarge("column \(columnName(at: index))", bytes: bytes, limit: limit, path: database.path, sql: sql) }
+        }
         switch type {
         case .integer16, .integer32, .integer64:
             return try integerValue(at: index, as: type, storage)

@@ -126,7 +126,8 @@ public final class StoreWriter {
     ///   - values: One value per slot: attributes, then to-one relationships as `.object` or `.null`.
     ///   - primaryKey: The primary key; allocated when nil. A given key above `Z_MAX` advances it.
     /// - Returns: The new object's id.
-    /// - Throws: ``StoreError``: `.invalidValue` for a wrong count, an abstract entity; `.constraint`
+    /// - Throws: ``StoreError``: `.invalidValue` for a wrong count, an abstract entity, a string or blob
+    ///   larger than ``Database/Configuration/maxValueBytes`` (its ``StoreError/valueLimit`` set); `.constraint`
     ///   when a uniqueness constraint fails; `.diskFull`, `.locked`…
     @discardableResult
     public func insert(_ entityName: String, values: [Value], primaryKey: Int64? = nil) throws(StoreError) -> ObjectID {
@@ -220,6 +221,16 @@ public final class StoreWriter {
         guard fits else {
             throw StoreError(
                 .invalidValue, "attribute '\(attribute.name)' (\(attribute.type.rawValue)) cannot hold \(value)", path: database.path, entity: entity.name)
+        }
+        let bytes: Int
+        switch value {
+        case .string(let text): bytes = text.utf8.count
+        case .data(let data): bytes = data.count
+        default: bytes = 0
+        }
+        let limit = database.configuration.maxValueBytes
+        if bytes > limit {
+            throw StoreError.valueTooLarge("attribute '\(attribute.name)'", bytes: bytes, limit: limit, path: database.path, entity: entity.name)
         }
         try statement.bind(value, at: position)
     }

@@ -1,6 +1,6 @@
 public import Foundation
 public import MoultModel
-import MoultStore
+public import MoultStore
 
 /// Conversion between Core Data's XML store and its SQLite store, both ways, streamed: the same
 /// objects, the same metadata and UUID, in another file type (Core Data's
@@ -37,12 +37,16 @@ public enum XMLStoreConversion {
     ///   - source: The XML store.
     ///   - model: The model version of its objects.
     ///   - destination: The SQLite store to create (must not exist).
+    ///   - configuration: Its connection's settings: the value size limit a value is refused over
+    ///     (``/MoultStore/Database/Configuration/maxValueBytes``, ``/MoultStore/StoreError/valueLimit``).
     /// - Returns: The number of objects.
     /// - Throws: ``XMLStoreError`` for the XML store (with its line): malformed, a reference to an object
     ///   it does not hold or not of the relationship's destination, an object id used twice;
     ///   ``/MoultStore/StoreError`` for the SQLite one.
     @discardableResult
-    public static func sqlite(from source: URL, model: ObjectModel, to destination: URL) throws -> Int {
+    public static func sqlite(
+        from source: URL, model: ObjectModel, to destination: URL, configuration: Database.Configuration = .init()
+    ) throws -> Int {
         let path = destination.path(percentEncoded: false)
         guard !FileManager.default.fileExists(atPath: path) else {
             throw XMLStoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: path)
@@ -62,7 +66,7 @@ public enum XMLStoreConversion {
         removeTemporary()
         let count: Int
         do {
-            count = try writeSQLite(from: source, model: model, to: temporary)
+            count = try writeSQLite(from: source, model: model, to: temporary, configuration: configuration)
             try FileOperations.sync(temporary.path(percentEncoded: false))
             if FileManager.default.fileExists(atPath: temporarySupport) {
                 FileOperations.syncDirectory(ExternalDataReference.folder(besideStore: temporary).path(percentEncoded: false))
@@ -76,10 +80,10 @@ public enum XMLStoreConversion {
         return count
     }
 
-    private static func writeSQLite(from source: URL, model: ObjectModel, to destination: URL) throws -> Int {
+    private static func writeSQLite(from source: URL, model: ObjectModel, to destination: URL, configuration: Database.Configuration) throws -> Int {
         let reader = try XMLStoreReader(url: source)
         let path = source.path(percentEncoded: false)
-        let store = try SQLiteStore.create(at: destination, model: model, metadata: try reader.info.sqliteMetadata())
+        let store = try SQLiteStore.create(at: destination, model: model, metadata: try reader.info.sqliteMetadata(), configuration: configuration)
         defer { store.database.close() }
         let layout = store.layout
         try reader.bind(to: layout)

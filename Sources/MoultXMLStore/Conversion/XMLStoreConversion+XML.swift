@@ -1,6 +1,6 @@
 public import Foundation
 public import MoultModel
-import MoultStore
+public import MoultStore
 import MoultArchive
 
 extension XMLStoreConversion {
@@ -14,14 +14,18 @@ extension XMLStoreConversion {
     ///   - model: The model version of its objects.
     ///   - destination: The XML store to write.
     ///   - replacing: Whether a file at `destination` may be replaced (the rename is atomic).
+    ///   - configuration: The source's connection settings: the value size limit a value is refused over
+    ///     (``/MoultStore/Database/Configuration/maxValueBytes``, ``/MoultStore/StoreError/valueLimit``).
     /// - Returns: The number of objects.
     /// - Throws: ``/MoultStore/StoreError`` for the SQLite store, ``XMLStoreError`` for the XML one:
     ///   `.invalidValue` for a string XML 1.0 cannot carry (naming the attribute, object and row), an
     ///   external-storage value whose file is missing, or a to-one naming an object the store does not
     ///   hold (an XML store cannot hold one: its reader refuses it); the destination is then not written.
     @discardableResult
-    public static func xml(from source: URL, model: ObjectModel, to destination: URL, replacing: Bool = false) throws -> Int {
-        let store = try SQLiteStore(url: source, model: model)
+    public static func xml(
+        from source: URL, model: ObjectModel, to destination: URL, replacing: Bool = false, configuration: Database.Configuration = .init()
+    ) throws -> Int {
+        let store = try SQLiteStore(url: source, model: model, configuration: configuration)
         defer { store.database.close() }
         let layout = store.layout
         try refuseDanglingToOnes(of: store)
