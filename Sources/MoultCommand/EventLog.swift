@@ -8,22 +8,13 @@ import MoultStore
 struct EventOptions: ParsableArguments {
     @Option(
         name: .customLong("events"),
-        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output, not with --json; a FIFO or device is written to). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
+        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output, where with --json the report is one more JSON line; a FIFO or device is written to). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
     var path: String?
 
     @Option(
         name: .customLong("metrics"),
         help: ArgumentHelp("Write the run's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector), under a temporary name then renamed; a FIFO or device is written to, never replaced.", valueName: "file"))
     var metricsPath: String?
-
-    /// Refuses `--events -` beside `--json`: standard output holds the JSON report and nothing else.
-    ///
-    /// - Throws: `ValidationError` (64) when both are given.
-    func checkStandardOutput(json: Bool) throws {
-        if json, path == "-" {
-            throw ValidationError("--events - writes the events to standard output, which --json keeps for its report alone: name a file for the events")
-        }
-    }
 
     /// The files these options write, for ``OutputPathCheck``.
     var outputs: [OutputPathCheck.Named] { [.file("--events", path), .file("--metrics", metricsPath)] }

@@ -76,7 +76,6 @@ struct MigrateCommand: AsyncParsableCommand {
     var shard: String?
 
     func validate() throws {
-        try events.checkStandardOutput(json: json)
         // As `create` and `convert` refuse it: no store of Core Data's binary type is written.
         if outputType == .binary { throw ValidationError("--output-type binary: Moult does not write Core Data's binary store; use xml or sqlite") }
         guard manifest != nil else {

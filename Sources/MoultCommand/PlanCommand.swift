@@ -29,7 +29,6 @@ struct PlanCommand: AsyncParsableCommand {
     @OptionGroup var events: EventOptions
 
     func validate() throws {
-        try events.checkStandardOutput(json: json)
         if sql, json { throw ValidationError("--sql prints SQL and --json prints JSON: give one of them") }
         // `plan --model M --stages FILE` checks and prints the stages without a store.
         if arguments.stages != nil, arguments.storeArgument == nil, arguments.modelOption != nil { return }

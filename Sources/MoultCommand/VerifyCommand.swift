@@ -42,7 +42,6 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var events: EventOptions
 
     func validate() throws {
-        try events.checkStandardOutput(json: json)
         try arguments.requireStoreAndModel()
         guard sample >= 0 else { throw ValidationError("--sample must be 0 or more") }
     }

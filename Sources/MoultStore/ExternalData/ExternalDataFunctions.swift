@@ -21,7 +21,12 @@ extension MoultFunctions {
 /// The folder `moult_external_inline` reads, held by the connection.
 private final class ExternalDataFolder {
     let url: URL
-    init(_ url: URL) { self.url = url }
+    /// The connection's value limit (``Database/Configuration/maxValueBytes``): a file larger is refused.
+    let maxBytes: Int
+    init(_ url: URL, maxBytes: Int) {
+        self.url = url
+        self.maxBytes = maxBytes
+    }
 }
 
 extension Database {
@@ -44,14 +49,14 @@ extension Database {
                     guard count == 1, let argument = arguments?[0] else { return }
                     ExternalDataFunctions.mark(context, argument)
                 }, nil, nil, nil), handle, path: path)
-        let box = Unmanaged.passRetained(ExternalDataFolder(folder)).toOpaque()
+        let box = Unmanaged.passRetained(ExternalDataFolder(folder, maxBytes: configuration.maxValueBytes)).toOpaque()
         try SQLite.check(
             sqlite3_create_function_v2(
                 handle, MoultFunctions.externalInline, 1, flags, box,
                 { context, count, arguments in
                     guard count == 1, let argument = arguments?[0], let box = sqlite3_user_data(context) else { return }
-                    let folder = Unmanaged<ExternalDataFolder>.fromOpaque(box).takeUnretainedValue().url
-                    ExternalDataFunctions.inline(context, argument, folder: folder)
+                    let folder = Unmanaged<ExternalDataFolder>.fromOpaque(box).takeUnretainedValue()
+                    ExternalDataFunctions.inline(context, argument, folder: folder.url, maxBytes: folder.maxBytes)
                 }, nil, nil, { box in if let box { Unmanaged<ExternalDataFolder>.fromOpaque(box).release() } }), handle, path: path)
     }
 }
@@ -72,7 +77,7 @@ private enum ExternalDataFunctions {
         marked.withUnsafeBytes { sqlite3_result_blob64(context, $0.baseAddress, sqlite3_uint64($0.count), transient) }
     }
 
-    static func inline(_ context: OpaquePointer?, _ argument: OpaquePointer, folder: URL) {
+    static func inline(_ context: OpaquePointer?, _ argument: OpaquePointer, folder: URL, maxBytes: Int) {
         guard sqlite3_value_type(argument) == SQLITE_BLOB else {
             sqlite3_result_value(context, argument)
             return
@@ -96,9 +101,8 @@ private enum ExternalDataFunctions {
             sqlite3_result_value(context, argument)
             return
         }
-        let limit = Int(sqlite3_limit(sqlite3_context_db_handle(context), SQLITE_LIMIT_LENGTH, -1))
         do {
-            switch try ExternalDataReference.inlined(Array(bytes), folder: folder, maxBytes: limit) {
+            switch try ExternalDataReference.inlined(Array(bytes), folder: folder, maxBytes: maxBytes) {
             case .bytes(let content) where content.isEmpty:
                 sqlite3_result_zeroblob(context, 0)
             case .bytes(let content):
