@@ -163,7 +163,7 @@ struct FleetShardRun {
             // What the steps do not carry, as `migrate` says it (counted in the store for the first step).
             let losses = DataLossGuard(migration)
             if options.strict || entry.strict { try losses.refuseUnderStrict() }
-            let notCarried = losses.losses.enumerated().flatMap { index, found in found.map { "step \(index + 1): \(StepReport.describe($0))" } }
+            let notCarried = losses.losses.enumerated().flatMap { index, found in found.map { "step \(index + 1): \($0)" } }
             let lossMessage = notCarried.isEmpty ? nil : "not carried: " + notCarried.joined(separator: ", ")
             if !options.quiet { for warning in losses.warnings { printError("moult: \(entry.name): " + warning.dropFirst("moult: ".count)) } }
             guard let output = entry.output else {

@@ -22,12 +22,10 @@ enum StepReport {
         if let note = step.chainedInference { lines.append("  note: \(note)") }
         for warning in step.warnings { lines.append("  warning: \(warning.message)") }
         if !losses.isEmpty {
-            lines.append("  not carried: " + losses.map(describe).joined(separator: ", "))
+            lines.append("  not carried: " + losses.map(\.description).joined(separator: ", "))
         }
         return lines
     }
-
-    static func describe(_ loss: DataLoss) -> String { loss.description }
 
     /// The warning for each loss a step counted: the objects of an entity, or the non-nil values of a
     /// property, that it drops.
