@@ -181,7 +181,6 @@ public struct ProgressiveMigration {
         losses: ((_ step: Int, _ losses: [DataLoss]) -> Void)?, events: ((MigrationEvent) -> Void)?
     ) throws -> [StreamingMigrator.Report] {
         guard !steps.isEmpty else { return [] }
-        let manager = FileManager.default
         // Every policy first: a missing one refuses the run before anything is made.
         try checkPolicies()
         // One run per destination: a second one fails here (busy), having touched nothing. (The last
@@ -193,44 +192,45 @@ public struct ProgressiveMigration {
         let content = try sourceContent()
         let record = try runRecord(content: content)
         if isFinishedOutput(output, record: record) { return [] }
-        let (directory, existed, chainUnderWay) = try claimStepsDirectory(for: output, resume: resume)
-        var reports: [StreamingMigrator.Report] = []
-        var input = store
+        let (directory, existed, _) = try claimStepsDirectory(for: output, resume: resume)
+        let folder = RunFolder.steps(output)
+        var loop = ChainLoop(
+            chain: self, folder: folder,
+            streamedResult: { offset in offset == steps.count - 1 ? output : RunNames.chainStep(number: offset + 1, to: steps[offset].to.name, in: directory) },
+            sqlResult: { offset in offset == steps.count - 1 ? output : RunNames.chainStep(number: offset + 1, to: steps[offset].to.name, in: directory) })
+        loop.lastRunRecord = record
+        loop.sourceContent = content
+        // The output is this migration's finished result when it records this run (these arguments, this content of the source).
+        loop.isFinishedByDriver = { offset, result in
+            offset == steps.count - 1 && (try? StoreMetadata(contentsOf: result).runRecord) == record
+        }
+        // An intermediate store may be made by SQL (an XML input is streamed: the SQL works on an SQLite store's copy).
+        loop.script = { offset, input in
+            guard offset < steps.count - 1, options.intermediateStepsBySQL, !SourceStore.isXML(input),
+                case .sql(let script)? = try? chainPlan.inPlaceMethod(ofStep: offset)
+            else { return nil }
+            return script
+        }
         var current = 0
+        loop.willRun = { offset, input in
+            current = offset
+            reportLosses(of: steps[offset], offset: offset, in: input, losses: losses, events: events)
+        }
+        let outcome: ChainLoop.Outcome
         do {
-            for (offset, step) in steps.enumerated() {
-                current = offset
-                let isLast = offset == steps.count - 1
-                let stepOutput = isLast ? output : directory.appending(path: "step-\(offset + 1)-\(step.to.name).sqlite")
-                let migrator = self.migrator(for: step, source: input, runRecord: isLast ? record : nil)
-                // The first step reads the store whose content was just read: not read again at its start.
-                if offset == 0 { migrator.knownSourceContent = content }
-                // An intermediate store made by SQL (see `intermediateBySQL`) is at its version as soon as it is there.
-                let finished = (!isLast || chainUnderWay || resume) && manager.fileExists(atPath: stepOutput.path)
-                    && !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path)
-                    && (migrator.isFinishedOutput(stepOutput) || (!isLast && step.to.holdsStore(at: stepOutput)))
-                if !finished {
-                    reportLosses(of: step, offset: offset, in: input, losses: losses, events: events)
-                    // (An XML input is streamed: the SQL works on an SQLite store's copy.)
-                    if !isLast, options.intermediateStepsBySQL, !SourceStore.isXML(input),
-                        !manager.fileExists(atPath: migrator.workDirectory(for: stepOutput).path),
-                        case .sql(let script)? = try? chainPlan.inPlaceMethod(ofStep: offset),
-                        try intermediateBySQL(
-                            step, script, offset: offset, input: input, output: stepOutput, isCancelled: isCancelled, events: events)
-                    {
-                        input = stepOutput
-                        continue
-                    }
-                    reports.append(
-                        try runStep(migrator, step, offset: offset, output: stepOutput, progress: progress, isCancelled: isCancelled, events: events))
-                }
-                input = stepOutput
+            if steps.count > 1 {
+                // The source's state when the chain began: a rerun never goes on from intermediate stores
+                // made from another state of it (its content decides, not its times).
+                var state = try StoreFileState(of: store)
+                state.content = content
+                try folder.recordOrCheckSource(current: state, source: store)
             }
+            outcome = try loop.run(progress: progress, isCancelled: isCancelled, events: events)
         } catch {
             throw failure(error, inStep: current, directory: directory, existed: existed)
         }
-        try? manager.removeItem(at: directory)
-        return reports
+        RunFolder.remove(directory)
+        return outcome.reports.map(\.report)
     }
 
     /// Claims the folder of a chain's intermediate stores for this run: a folder a killed run left
@@ -307,26 +307,6 @@ public struct ProgressiveMigration {
         }
     }
 
-    /// Runs one step's migrator, its progress and events numbered with the step.
-    private func runStep(
-        _ migrator: StreamingMigrator, _ step: Step, offset: Int, output: URL, progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool,
-        events: ((MigrationEvent) -> Void)?
-    ) throws -> StreamingMigrator.Report {
-        try migrator.run(
-            output: output,
-            progress: progress.map { report in
-                { event in
-                    var event = event
-                    event.step = offset + 1
-                    event.steps = steps.count
-                    report(event)
-                }
-            }, isCancelled: isCancelled,
-            events: events.map { events in
-                { event in events(event.inStep(offset + 1, of: steps.count, from: step.from.name, to: step.to.name)) }
-            })
-    }
-
     /// What a chain's run throws when step `current` fails: the error classified, naming the step in
     /// a chain. A failure a resume could not fix leaves no work folder behind, nor does another
     /// migration's work found by a chain whose folder this run made.
@@ -339,7 +319,9 @@ public struct ProgressiveMigration {
                 failure.message += " (the source objects named are those of the store step \(current) made, at \(step.from.name))"
             }
         }
-        if steps.count > 1, failure.category != .interrupted, failure.category != .io, failure.code != .checkpointMismatch {
+        if steps.count > 1, failure.category != .interrupted, failure.category != .io, failure.code != .checkpointMismatch,
+            failure.code != .sourceChanged || !existed
+        {
             // Nothing a resume could fix: leave nothing behind.
             RunFolder.remove(directory)
         } else if steps.count > 1, !existed, failure.code == .checkpointMismatch {

@@ -188,7 +188,7 @@ public final class StreamingMigrator {
     private func resumable(
         _ paths: RunPaths, fingerprint: String, sourceState: StoreFileState, mismatch: () -> MigrationError
     ) throws -> Resumable {
-        let (work, partial, marker) = (paths.work, paths.partial, paths.marker)
+        let (partial, marker) = (paths.partial, paths.marker)
         guard FileManager.default.fileExists(atPath: partial.path) else { return .startAgain }
         // The work of another migration (to another model, whose store would not open with this
         // one) is refused by its checkpoint, never deleted.

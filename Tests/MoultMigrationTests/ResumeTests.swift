@@ -192,6 +192,60 @@ import Testing
         #expect(left == [job.source.lastPathComponent, "reference.sqlite", "resumed.sqlite"].sorted(), "\(fault): \(left)")
     }
 
+    /// A chain killed after its first step finished, then its source edited (one value, the file's size
+    /// and keys unchanged): the rerun does not go on from the intermediate store made from the old
+    /// state (that would give an output of no state the source had). It is refused with 65, the work
+    /// kept; `moult abandon` removes it, and the run then makes the edited source's output.
+    @Test func aChainIsNotResumedFromIntermediatesOfAnotherStateOfItsSource() throws {
+        let job = try Self.job("v2", persons: 100, mappings: ["v2-to-v3", "v3-to-v4"], to: "v4")
+        defer { job.directory.remove() }
+        let output = job.directory.appending("resumed.sqlite")
+        let killed = try MoultProcess.run(job.arguments(output: output), tool: job.tool, environment: ["MOULT_FAULT": "after-rename:1"])
+        #expect(killed.terminatedBySignal, "\(killed.standardError)")
+        let steps = URL(filePath: output.path + ".moult-steps")
+        // (Killed right after step 1's rename: its result is there, not yet recorded.)
+        #expect(FileManager.default.fileExists(atPath: steps.appending(path: "step-1-v3.sqlite").path))
+
+        let database = try Database(url: job.source, mode: .readWrite)
+        try database.write { try database.execute("UPDATE ZPERSON SET ZNAME = 'Edited' WHERE Z_PK = 7") }
+        database.close()
+        let refused = try MoultProcess.run(job.arguments(output: output) + ["--resume"], tool: job.tool)
+        #expect(refused.exitCode == 65, "\(refused.standardError)")
+        #expect(refused.standardError.contains("changed since the interrupted run"), "\(refused.standardError)")
+        #expect(FileManager.default.fileExists(atPath: steps.path), "the work is kept for the user to give up")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+
+        let abandoned = try MoultProcess.run(["abandon", output.path])
+        #expect(abandoned.exitCode == 0, "\(abandoned.standardError)")
+        let rerun = try MoultProcess.run(job.arguments(output: output), tool: job.tool)
+        #expect(rerun.exitCode == 0, "\(rerun.standardError)")
+        try expectIdentical(try job.reference(), output, "edited source")
+        let check = try Database(url: output, mode: .readOnly)
+        defer { check.close() }
+        #expect(try check.scalar("SELECT COUNT(*) FROM ZPERSON WHERE ZNAME = 'Edited'") == .int(1), "the edit is in the output")
+    }
+
+    /// A chain killed in its last step, after the step before it finished and its input was removed:
+    /// the rerun goes on from the recorded intermediate store, without the store it was made from.
+    @Test func aRecordedIntermediateIsResumedWithoutItsInput() throws {
+        let job = try Self.job("v1", persons: 120, mappings: ["v2-to-v3", "v3-to-v4"], to: "v4")
+        defer { job.directory.remove() }
+        let reference = try job.reference()
+        let output = job.directory.appending("resumed.sqlite")
+        // Step 1 (v1 → v2, by SQL), step 2 (v2 → v3), step 3 (v3 → v4): killed in step 3, its store just made.
+        let killed = try MoultProcess.run(
+            job.arguments(output: output, chunkSize: 20), tool: job.tool, environment: ["MOULT_FAULT": "store-created:2"])
+        #expect(killed.terminatedBySignal, "\(killed.standardError)")
+        let steps = URL(filePath: output.path + ".moult-steps")
+        let left = try FileManager.default.contentsOfDirectory(atPath: steps.path).sorted()
+        #expect(left.contains("step-2-v3.sqlite") && left.contains("step-2-v3.sqlite.finished"), "\(left)")
+        #expect(!left.contains("step-1-v2.sqlite"), "step 1's result is removed once step 2's is recorded: \(left)")
+        let resumed = try MoultProcess.run(job.arguments(output: output, chunkSize: 20) + ["--resume"], tool: job.tool)
+        #expect(resumed.exitCode == 0, "\(resumed.standardError)")
+        try expectIdentical(reference, output, "recorded intermediate")
+        #expect(!FileManager.default.fileExists(atPath: steps.path))
+    }
+
     /// A work directory left by a run with another chunk size or another mapping is refused (exit 65,
     /// the work directory named, kept); the original arguments then resume it.
     @Test func aCheckpointOfAnotherPlanIsRefused() throws {

@@ -130,29 +130,6 @@ extension InPlaceMigration {
 
     // MARK: - Out of place, then one swap
 
-    /// Where step `offset`'s result is kept in the work folder: a streamed step's output (its own work
-    /// folder beside it until it is finished), or an SQL step's copy (there only once migrated).
-    private func stepOutput(_ offset: Int, work: URL, bySQL: Bool) -> URL {
-        let step = chain.steps[offset]
-        return RunNames.inPlaceStep(from: step.from.name, to: step.to.name, bySQL: bySQL, in: work)
-    }
-
-    /// Whether an earlier run finished step `offset` in the work folder: its result, if so.
-    private func finishedOutput(_ offset: Int, work: URL, input: URL) -> URL? {
-        let manager = FileManager.default
-        let step = chain.steps[offset]
-        let copied = stepOutput(offset, work: work, bySQL: true)
-        if manager.fileExists(atPath: copied.path), step.to.holdsStore(at: copied) { return copied }
-        let streamed = stepOutput(offset, work: work, bySQL: false)
-        let migrator = chain.migrator(for: step, source: input)
-        if manager.fileExists(atPath: streamed.path), !manager.fileExists(atPath: migrator.workDirectory(for: streamed).path),
-            migrator.isFinishedOutput(streamed) || (offset == chain.steps.count - 1 && hasTheStoresUUID(streamed, at: step.to))
-        {
-            return streamed
-        }
-        return nil
-    }
-
     /// Whether `result` is the chain's last result, its UUID already set to the store's (see ``swapIn``).
     private func hasTheStoresUUID(_ result: URL, at version: VersionedModel.Version) -> Bool {
         guard let mine = try? StoreMetadata(contentsOf: result), let theirs = try? StoreMetadata(contentsOf: chain.store) else { return false }
@@ -180,7 +157,6 @@ extension InPlaceMigration {
     ) throws -> ([Bool], [String: Int]) {
         let store = chain.store
         let work = folder.work
-        let manager = FileManager.default
         try folder.make()
         // The store's state when the chain began reading it: a rerun never goes on from work made from
         // another state of it, and the swap never replaces a store another program wrote to meanwhile.
@@ -188,78 +164,36 @@ extension InPlaceMigration {
         // its `-wal`, and stay the same through one, as when an edit's time is put back.)
         let startState = try StoreFileState(of: store, content: true)
         try folder.recordOrCheckSource(record: storeStateFile, current: startState, source: store)
-        var input = store
-        var first = 0
-        // The latest step an earlier run finished: the chain goes on from its result.
-        for offset in chain.steps.indices.reversed() {
-            if let done = finishedOutput(offset, work: work, input: offset == 0 ? store : stepOutput(offset - 1, work: work, bySQL: false)) {
-                input = done
-                first = offset + 1
-                break
-            }
+        let steps = chain.steps
+        var loop = ChainLoop(
+            chain: chain, folder: folder,
+            streamedResult: { offset in RunNames.inPlaceStep(from: steps[offset].from.name, to: steps[offset].to.name, bySQL: false, in: work) },
+            sqlResult: { offset in RunNames.inPlaceStep(from: steps[offset].from.name, to: steps[offset].to.name, bySQL: true, in: work) })
+        loop.sourceContent = startState.content
+        // The external files stay in the store's folder: read there, never carried into the work folder.
+        loop.externalDataHome = store
+        // The last result, once its UUID is the store's (``swapIn``), is the chain's finished one.
+        loop.isFinishedByDriver = { offset, result in offset == steps.count - 1 && hasTheStoresUUID(result, at: steps[offset].to) }
+        loop.script = { offset, _ in
+            guard case .sql(let script) = methods[offset] else { return nil }
+            return script
         }
+        loop.willRun = { _, _ in beforeStep?() }
+        loop.stopped = { offset in stopped(before: offset) }
+        var start = ContinuousClock.now
+        // A new store made from the model: nothing of the input's own may be in it.
+        loop.willStream = { offset, input in
+            try Self.refuseStreamingOwnObjects(from: input, step: steps[offset], offset: offset)
+            start = ContinuousClock.now
+            events?(.inPlaceStep(stepEvent(offset, .started, streamedMethod(offset), since: start)))
+        }
+        loop.didStream = { offset in events?(.inPlaceStep(stepEvent(offset, .done, streamedMethod(offset), since: start))) }
+        let outcome = try loop.run(progress: progress, isCancelled: isCancelled, events: events)
+        let input = outcome.result
         // Steps an earlier run finished: reported by the method planned for them.
-        var ranBySQL = methods[..<first].map(\.isSQL)
-        var objects: [String: Int] = [:]
-        for offset in first..<chain.steps.count {
-            let step = chain.steps[offset]
-            let method = methods[offset]
-            beforeStep?()
-            if isCancelled() { throw stopped(before: offset) }
-            let start = ContinuousClock.now
-            var output: URL?
-            if case .sql(let script) = method {
-                let copied = stepOutput(offset, work: work, bySQL: true)
-                // Emits the step's own `inPlaceStep` events; false: the input's schema is not the layout.
-                if try chain.intermediateBySQL(
-                    step, script, offset: offset, input: input, output: copied, externalData: store, isCancelled: isCancelled, events: events)
-                {
-                    output = copied
-                }
-            }
-            if output == nil {
-                // A new store made from the model: nothing of the input's own may be in it.
-                try Self.refuseStreamingOwnObjects(from: input, step: step, offset: offset)
-                let streamedMethod = method.isSQL
-                    ? Method.streaming(["the store's schema is not the one version \(step.from.name) lays out (a trigger, view, table or column of its own)"])
-                    : method
-                events?(.inPlaceStep(stepEvent(offset, .started, streamedMethod, since: start)))
-                let streamed = stepOutput(offset, work: work, bySQL: false)
-                let migrator = chain.migrator(for: step, source: input)
-                // (The store's content was read when the chain began; a resume compares it all the same.)
-                if input == store { migrator.knownSourceContent = startState.content }
-                // The external files stay in the store's folder: read there, never carried into the work folder.
-                migrator.externalDataHome = store
-                if manager.fileExists(atPath: streamed.path) && !manager.fileExists(atPath: migrator.workDirectory(for: streamed).path) {
-                    // A result left without its checkpoint and not finished: made again.
-                    RunFiles.removeStore(streamed)
-                }
-                objects = try migrator.run(
-                    output: streamed,
-                    progress: progress.map { report in
-                        { event in
-                            var event = event
-                            event.step = offset + 1
-                            event.steps = chain.steps.count
-                            report(event)
-                        }
-                    }, isCancelled: isCancelled,
-                    events: events.map { events in
-                        { event in events(event.inStep(offset + 1, of: chain.steps.count, from: step.from.name, to: step.to.name)) }
-                    }
-                ).objectCounts
-                events?(.inPlaceStep(stepEvent(offset, .done, streamedMethod, since: start)))
-                output = streamed
-            } else {
-                objects = [:]
-            }
-            ranBySQL.append(output == stepOutput(offset, work: work, bySQL: true))
-            // The step before's result is not needed any more (a rerun goes on from this one).
-            if input != store { RunFiles.removeStore(input) }
-            input = output!
-            // Object counts are those of a streamed last step (an SQL step reads no object).
-            if offset < chain.steps.count - 1 { objects = [:] }
-        }
+        let ranBySQL = methods[..<outcome.first].map(\.isSQL) + outcome.ranBySQL
+        // Object counts are those of a streamed last step (an SQL step reads no object).
+        let objects = outcome.reports.last.flatMap { $0.offset == steps.count - 1 ? $0.report.objectCounts : nil } ?? [:]
         let changes = try StoreFileState(of: store, content: true).differences(from: startState)
         guard changes.isEmpty else {
             throw MigrationError(
@@ -271,6 +205,13 @@ extension InPlaceMigration {
             try swapIn(input, backup: &backup, folder: folder, content: startState.content)
         }
         return (ranBySQL, objects)
+    }
+
+    /// How step `offset` is said to run when it streams: its planned method, or why a step planned by
+    /// SQL streams after all (its input's schema is not its version's layout).
+    private func streamedMethod(_ offset: Int) -> Method {
+        guard methods[offset].isSQL else { return methods[offset] }
+        return .streaming(["the store's schema is not the one version \(chain.steps[offset].from.name) lays out (a trigger, view, table or column of its own)"])
     }
 
     /// The record, in the work folder, of the store's state when the chain began reading it.

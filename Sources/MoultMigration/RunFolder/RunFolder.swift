@@ -34,6 +34,9 @@ public struct RunFolder: Sendable, Hashable {
     /// The run folder of a run into `output`.
     public static func output(_ output: URL) -> RunFolder { RunFolder(target: output, kind: .output, work: RunNames.work(forOutput: output)) }
 
+    /// The folder of a chain's intermediate stores, for a run into `output`.
+    public static func steps(_ output: URL) -> RunFolder { RunFolder(target: output, kind: .output, work: RunNames.steps(forOutput: output)) }
+
     /// The run folder of a run in place on `store`.
     public static func inPlace(_ store: URL) -> RunFolder { RunFolder(target: store, kind: .inPlace, work: RunNames.inPlaceWork(for: store)) }
 
@@ -128,6 +131,9 @@ public struct RunFolder: Sendable, Hashable {
             throw MigrationError(.io, "cannot write in the work folder \(work.path): \(error.localizedDescription)", underlying: error)
         }
     }
+
+    /// Removes the record named `name` (none there is fine).
+    func removeRecord(_ name: String) { try? FileManager.default.removeItem(at: record(name)) }
 
     /// Refuses to resume work made from another state of the source than the one at `source` now (the
     /// folder's record `name`, written when the work began).

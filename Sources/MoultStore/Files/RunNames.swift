@@ -8,10 +8,10 @@ public import Foundation
 /// |---|---|---|
 /// | `NAME.moult-lock` | the store or output | the run's lock (``RunLock``) |
 /// | `NAME.moult/` | an output | a step's work folder: its partial store, checkpoint, associations |
-/// | `NAME.moult-steps/` | an output | a chain's intermediate stores, each with its `step-N-V.sqlite.moult/` |
+/// | `NAME.moult-steps/` | an output | a chain's intermediate stores, each with its `step-N-V.sqlite.moult/` and `.finished` record |
 /// | `NAME.moult-status.json` | an output or store | the run's last status, for `moult status` |
 /// | `NAME.moult-copy` | an output | the copy of a store already at the target version, being written |
-/// | `.NAME.moult-inplace/` | a store | in place: the steps' results, records, the backup's note |
+/// | `.NAME.moult-inplace/` | a store | in place: the steps' results and their `.finished` records, the source's state, the backup's note |
 /// | `.NAME.moult-staged-original` | a store | a staged run's copy of the store, when it keeps no backup |
 /// | `.NAME.moult-xml/`, `.NAME.moult-xml-done/` | an XML store or output | an XML run's work, and the same folder on its way out |
 /// | `.NAME.moult-convert` | a `convert` output | the conversion being written |
@@ -102,6 +102,14 @@ public enum RunNames {
     public static func inPlaceStep(from: String, to: String, bySQL: Bool, in work: URL) -> URL {
         work.appending(path: "\(from)-to-\(to)\(bySQL ? ".by-sql" : "").sqlite")
     }
+
+    /// A chain's intermediate store in its folder beside the output (``steps(forOutput:)``): `step-N-V.sqlite`.
+    public static func chainStep(number: Int, to version: String, in steps: URL) -> URL {
+        steps.appending(path: "step-\(number)-\(version).sqlite")
+    }
+
+    /// The name of the record, in a run folder, that a step's result there is finished: `RESULT.finished`.
+    public static func finishedRecord(for result: URL) -> String { result.lastPathComponent + ".finished" }
 
     private static func sibling(_ url: URL, _ name: String) -> URL { url.deletingLastPathComponent().appending(path: name) }
 }
