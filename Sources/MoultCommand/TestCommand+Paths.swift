@@ -100,14 +100,17 @@ struct PathRunner: Sendable {
         let stop = stopChunk(chunk: chunk, objects: sourceObjects, label: label, number: number)
         // What verify and the account compare each result with: the source, or with --stages what the
         // stages' handlers make of it.
-        var reference = (url: source, version: version, snapshot: sourceSnapshot, notes: [String]())
+        var reference = (url: source, version: version, snapshot: sourceSnapshot, notes: [String](), arguments: arguments)
         if let stages {
             // Every path runs the stages: a copy staged in place, and a copy staged in place stopped
             // (killed) after the first commit of the handlers (reached whenever a handler changes
             // anything, whatever the chunk size) and run again. A staged run takes its steps, target and
             // mappings from the stages file alone.
             let made = try stagedReference(of: source, version: version, stages: stages, in: base)
-            reference = (made.url, made.version, try StoreSnapshot(url: made.url, model: made.version.model), made.notes)
+            reference = (
+                made.url, made.version, try StoreSnapshot(url: made.url, model: made.version.model), made.notes,
+                stages.chainArguments(from: made.version, model: command.model, policies: command.policyBindings)
+            )
             let stagedArguments = ["--stages", stages.file.path, "--no-backup", "--model", command.model] + command.policyBindings.flatMap { ["--policy", $0] }
             let staged = try copy(source, to: base.appending(path: "staged.sqlite"))
             jobs.append(("staged", staged, { try runner.migrate([staged.path] + stagedArguments, chunk: chunk); return nil }))
@@ -125,7 +128,7 @@ struct PathRunner: Sendable {
                 try runner.migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, at: .afterSQLiteCommit, stop: stop, what: "the commit of chunk")
             }))
         }
-        let compared = reference.url
+        let compared = (url: reference.url, arguments: reference.arguments)
         let done = Mutex<[(result: PathResult, produced: Bool)?]>(Array(repeating: nil, count: jobs.count))
         let planned = jobs
         DispatchQueue.concurrentPerform(iterations: planned.count) { index in
@@ -138,7 +141,7 @@ struct PathRunner: Sendable {
                 result.note = try job.body()
                 // Compared with the other paths even when verify fails: the first object that differs.
                 produced = true
-                try runner.check(source: compared, destination: job.destination, arguments: arguments)
+                try runner.check(source: compared.url, destination: job.destination, arguments: compared.arguments)
             } catch {
                 result.failure = "\(error)"
             }
@@ -154,8 +157,9 @@ struct PathRunner: Sendable {
         try compare(outputs, &results)
         for note in reference.notes { printError("moult: note: \(label) \(version.name): \(note)") }
         var result = SourceResult(version: version.name, label: label, paths: results, objects: sourceObjects)
-        if let first = outputs.first, reference.version.name != target.name {
-            (result.account, result.accountFailure) = try account(source: reference.url, before: reference.snapshot, after: first.url)
+        if let first = outputs.first, reference.version.name != (stages?.target ?? target.name) {
+            (result.account, result.accountFailure) = try account(
+                source: reference.url, before: reference.snapshot, after: first.url, arguments: reference.arguments)
         }
         return result
     }
@@ -173,10 +177,10 @@ struct PathRunner: Sendable {
         }
     }
 
-    /// The account of the migration into `after`, measured in the stores, and the losses it finds that
-    /// nothing allows.
-    private func account(source: URL, before: StoreSnapshot, after: URL) throws -> (MigrationAccount?, String?) {
-        let migration = try MigrationArguments.parse([source.path] + command.migrationArguments).migration()
+    /// The account of the migration of `source` into `after` (`arguments`: its model, target and
+    /// mappings), measured in the stores, and the losses it finds that nothing allows.
+    private func account(source: URL, before: StoreSnapshot, after: URL, arguments: [String]) throws -> (MigrationAccount?, String?) {
+        let migration = try MigrationArguments.parse([source.path] + arguments).migration()
         guard let first = migration.steps.first, let last = migration.steps.last else { return (nil, nil) }
         let store = try SQLiteStore(url: source, model: first.from.model)
         defer { store.database.close() }

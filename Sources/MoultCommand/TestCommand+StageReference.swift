@@ -196,10 +196,22 @@ struct TestStages: Sendable {
         stages = try StagedMigration.plan(try StagesFile(contentsOf: self.file).stages, model: model)
     }
 
+    /// The version the last stage ends at.
+    var target: String { stages.last?.versions.last?.name ?? "" }
+
     /// The first stage a store at `version` goes through (its first version, or a lightweight stage's
     /// version but its last), or nil when no stage starts there.
     func start(at version: VersionedModel.Version) -> Int? {
         stages.firstIndex { $0.versions.dropLast().contains { $0.name == version.name } }
+    }
+
+    /// What `verify` and the account are given to take a store at `version` through the rest of the
+    /// stages, as arguments of `moult verify`: the model, the stages' last version, the custom stages'
+    /// mapping files (the others inferred).
+    func chainArguments(from version: VersionedModel.Version, model: String, policies: [String]) -> [String] {
+        let rest = start(at: version).map { stages.dropFirst($0) } ?? []
+        let mappings = rest.compactMap(mappingFile).flatMap { ["--mapping", $0] }
+        return ["--model", model, "--to", target] + (mappings.isEmpty ? ["--infer"] : mappings) + policies.flatMap { ["--policy", $0] }
     }
 
     /// A custom stage's mapping model file (relative to the stages file), nil for an inferred step.

@@ -69,4 +69,25 @@ import Testing
         #expect(result.standardOutput.contains("  staged: FAILED: moult verify exited 67"), "\(output)")
         #expect(result.standardOutput.contains("Room"), "\(output)")
     }
+
+    /// A handler at a later version than the store's (People: a lightweight stage v1 → v2, then
+    /// duplicate persons deleted at v2 before the mapped step to v3): the reference is migrated to v2 by
+    /// an ordinary run first, and verify and the account take it from there with the custom stage's
+    /// mapping. Both versions pass, the v1 store's resumed path stopped inside the handler.
+    @Test func aHandlerAtALaterVersionIsAppliedWhereTheStagesRunIt() throws {
+        let folder = try TemporaryDirectory("moult-test-stages")
+        defer { folder.remove() }
+        let mappings = Fixtures.datasets.appending(path: "People/Mappings")
+        let stages = folder.appending("stages.json")
+        let text = #"{ "stages": [ { "lightweight": ["v1", "v2"] }, { "custom": { "from": "v2", "to": "v3", "mapping": "# + "\"\(mappings.appending(path: "v2-to-v3.json").path)\""
+            + #", "willMigrate": [ { "deleteDuplicates": "Person", "by": ["name", "age"] } ] } } ] }"#
+        try Data(text.utf8).write(to: stages)
+        let result = try MoultProcess.run(
+            ["test", Fixtures.peopleModel.path, "--to", "v3", "--version", "v1", "--version", "v2", "--mapping", mappings.appending(path: "v1-to-v2.json").path,
+             "--mapping", mappings.appending(path: "v2-to-v3.json").path, "--stages", stages.path, "--objects", "120"])
+        let output = result.standardOutput + result.standardError
+        #expect(result.exitCode == 0, "\(output)")
+        #expect(result.standardOutput.contains("v1 → v3, generated (120 objects):\n  staged: ok\n  staged, resumed: ok (stopped after the handlers' commit 1, resumed)"), "\(output)")
+        #expect(result.standardOutput.contains("2 stores, 4 paths: all passed"), "\(output)")
+    }
 }
