@@ -101,16 +101,23 @@ struct PathRunner: Sendable {
         // What verify and the account compare each result with: the source, or with --stages what the
         // stages' handlers make of it.
         var reference = (url: source, version: version, snapshot: sourceSnapshot, notes: [String](), arguments: arguments)
+        var referenceFailure: String?
         if let stages {
             // Every path runs the stages: a copy staged in place, and a copy staged in place stopped
             // (killed) after the first commit of the handlers (reached whenever a handler changes
             // anything, whatever the chunk size) and run again. A staged run takes its steps, target and
             // mappings from the stages file alone.
-            let made = try stagedReference(of: source, version: version, stages: stages, in: base)
-            reference = (
-                made.url, made.version, try StoreSnapshot(url: made.url, model: made.version.model), made.notes,
-                stages.chainArguments(from: made.version, model: command.model, policies: command.policyBindings)
-            )
+            // A reference that cannot be made (a delete a deny rule refuses, a migration between handlers
+            // that fails) fails each staged path, named, after it ran.
+            do {
+                let made = try stagedReference(of: source, version: version, stages: stages, in: base)
+                reference = (
+                    made.url, made.version, try StoreSnapshot(url: made.url, model: made.version.model), made.notes,
+                    stages.chainArguments(from: made.version, model: command.model, policies: command.policyBindings)
+                )
+            } catch {
+                referenceFailure = "the reference (what the stages' handlers make of the source) could not be made: \(error)"
+            }
             let stagedArguments = ["--stages", stages.file.path, "--no-backup", "--model", command.model] + command.policyBindings.flatMap { ["--policy", $0] }
             let staged = try copy(source, to: base.appending(path: "staged.sqlite"))
             jobs.append(("staged", staged, { try runner.migrate([staged.path] + stagedArguments, chunk: chunk); return nil }))
@@ -128,7 +135,7 @@ struct PathRunner: Sendable {
                 try runner.migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, at: .afterSQLiteCommit, stop: stop, what: "the commit of chunk")
             }))
         }
-        let compared = (url: reference.url, arguments: reference.arguments)
+        let compared = (url: reference.url, arguments: reference.arguments, failure: referenceFailure)
         let done = Mutex<[(result: PathResult, produced: Bool)?]>(Array(repeating: nil, count: jobs.count))
         let planned = jobs
         DispatchQueue.concurrentPerform(iterations: planned.count) { index in
@@ -141,6 +148,7 @@ struct PathRunner: Sendable {
                 result.note = try job.body()
                 // Compared with the other paths even when verify fails: the first object that differs.
                 produced = true
+                if let failure = compared.failure { throw CommandFailure(.validationFailed, failure) }
                 try runner.check(source: compared.url, destination: job.destination, arguments: compared.arguments)
             } catch {
                 result.failure = "\(error)"
@@ -157,7 +165,7 @@ struct PathRunner: Sendable {
         try compare(outputs, &results)
         for note in reference.notes { printError("moult: note: \(label) \(version.name): \(note)") }
         var result = SourceResult(version: version.name, label: label, paths: results, objects: sourceObjects)
-        if let first = outputs.first, reference.version.name != (stages?.target ?? target.name) {
+        if let first = outputs.first, referenceFailure == nil, reference.version.name != (stages?.target ?? target.name) {
             (result.account, result.accountFailure) = try account(
                 source: reference.url, before: reference.snapshot, after: first.url, arguments: reference.arguments)
         }
