@@ -18,8 +18,8 @@ struct TestCommand: AsyncParsableCommand {
             checksum manifest: a changed fixture is refused, named, 65). Each store is migrated to the current \
             version by every path: into a new store (--output), in place, and into a new store stopped at a random \
             chunk and resumed; with --stages, every path runs the stages instead: a copy staged in place \
-            (moult migrate --stages), and a copy staged in place stopped after a random commit of the handlers and \
-            run again. Each path is a child moult, a store's paths side by side, and \
+            (moult migrate --stages, which has no --output: this copy is the output path), and a copy staged in place \
+            killed after the handlers' first commit (the staged-after-commit fault point) and run again, which resumes it. Each path is a child moult, a store's paths side by side, and \
             as many stores at once as the cores hold their paths (a stopped moult test, SIGTERM, SIGINT or its parent \
             gone, stops its children and exits 75). With --stages the results are compared with the reference: a \
             copy of the source with the stages' update, delete and deleteDuplicates operations applied by the test \
