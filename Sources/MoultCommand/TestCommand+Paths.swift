@@ -209,7 +209,7 @@ struct PathRunner: Sendable {
 
     /// `moult migrate ARGUMENTS --quiet`: exit 0 expected.
     private func migrate(_ arguments: [String], chunk: Int) throws {
-        let child = try ChildProcess.run(["migrate"] + arguments + ["--chunk-size", String(chunk), "--quiet"], in: folder)
+        let child = try ChildProcess.run(["migrate"] + arguments + ["--chunk-size", String(chunk), "--quiet"], in: folder, stagesNow: stages?.now)
         guard child.status == 0 else { throw CommandFailure(.validationFailed, "moult migrate exited \(child.describedStatus): \(child.errorTail)") }
     }
 
@@ -225,7 +225,7 @@ struct PathRunner: Sendable {
     /// then run again to its end.
     private func migrateStopped(_ arguments: [String], chunk: Int, at point: FaultPoint, stop: Int, what: String) throws -> String? {
         let full = ["migrate"] + arguments + ["--chunk-size", String(chunk), "--quiet"]
-        let first = try ChildProcess.run(full, in: folder, fault: "\(point.rawValue):\(stop)")
+        let first = try ChildProcess.run(full, in: folder, fault: "\(point.rawValue):\(stop)", stagesNow: stages?.now)
         let note: String
         if first.wasKilled {
             note = "stopped after \(what) \(stop), resumed"
@@ -235,7 +235,7 @@ struct PathRunner: Sendable {
         } else {
             throw CommandFailure(.validationFailed, "moult migrate (to be stopped after \(what) \(stop)) exited \(first.describedStatus): \(first.errorTail)")
         }
-        let second = try ChildProcess.run(full, in: folder)
+        let second = try ChildProcess.run(full, in: folder, stagesNow: stages?.now)
         guard second.status == 0 else {
             throw CommandFailure(.validationFailed, "moult migrate resumed after a stop after \(what) \(stop) exited \(second.describedStatus): \(second.errorTail)")
         }
@@ -277,14 +277,16 @@ struct ChildProcess {
 
     var describedStatus: String { wasKilled ? "killed by signal \(status)" : String(status) }
 
-    /// Runs this executable with `arguments`; `fault` arms `MOULT_FAULT` in the child only.
-    static func run(_ arguments: [String], in folder: URL, fault: String? = nil) throws -> ChildProcess {
+    /// Runs this executable with `arguments`; `fault` arms `MOULT_FAULT` in the child only; `stagesNow`
+    /// is what the handlers' `now()` gives in a staged child.
+    static func run(_ arguments: [String], in folder: URL, fault: String? = nil, stagesNow: Date? = nil) throws -> ChildProcess {
         let process = Process()
         process.executableURL = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         for key in ["MOULT_FAULT", "MOULT_FILE_TRACE", "MOULT_FILE_CRASH", "MOULT_FILE_KEEP"] { environment[key] = nil }
         if let fault { environment["MOULT_FAULT"] = fault }
+        environment[MigrateCommand.stagesNowVariable] = stagesNow.map { String($0.timeIntervalSince1970) }
         // The child stops when this process is gone, and is stopped with it (ChildStop).
         environment[ParentWatch.variable] = "1"
         process.environment = environment

@@ -13,7 +13,7 @@ import MoultStore
 /// Swift object by object, and the result written to a copy of the source row by row.
 ///
 /// ```swift
-/// var reference = StageReference(store: copy, version: v1)
+/// var reference = StageReference(store: copy, version: v1, now: start)
 /// try reference.apply([.update(entity: "Room", where: "dues == nil", set: ["dues": "0"]),
 ///                      .deleteDuplicates(entity: "Room", keys: ["label"])])
 /// print(reference.notes)        // what it could not work out (raw SQL, inserts)
@@ -21,12 +21,15 @@ import MoultStore
 struct StageReference {
     let url: URL
     let version: VersionedModel.Version
+    /// What `now()` gives.
+    let now: Date
     /// What the reference leaves out (an operation it does not model), one line each.
     private(set) var notes: [String] = []
 
-    init(store url: URL, version: VersionedModel.Version) {
+    init(store url: URL, version: VersionedModel.Version, now: Date) {
         self.url = url
         self.version = version
+        self.now = now
     }
 
     /// Applies a handler's operations in order, in one transaction.
@@ -36,7 +39,7 @@ struct StageReference {
     mutating func apply(_ operations: [StageOperation], handler: String) throws {
         let store = try SQLiteStore(url: url, model: version.model, mode: .readWrite)
         defer { store.database.close() }
-        var applier = Applier(store: store, model: version.model)
+        var applier = Applier(store: store, model: version.model, now: now)
         var skipped: [String] = []
         try store.database.transaction {
             for operation in operations {
@@ -63,16 +66,21 @@ extension StageReference {
     struct Applier {
         let store: SQLiteStore
         let model: ObjectModel
+        /// Expressions' functions: `now()`, the instant the staged children are given.
+        let functions: ExpressionFunctionRegistry
         private var deletions: [Int32: StagedDeletion] = [:]
 
-        init(store: SQLiteStore, model: ObjectModel) {
+        init(store: SQLiteStore, model: ObjectModel, now: Date) {
             self.store = store
             self.model = model
+            var functions = ExpressionFunctionRegistry()
+            functions.register("now") { _, _ in .date(now) }
+            self.functions = functions
         }
 
         /// The entity's objects (its sub-entities' included) in primary-key order, and those a predicate keeps.
         func objects(of entity: String, where predicate: String?) throws -> [Record] {
-            guard let compiler = ExpressionCompiler(model: model, entity: entity) else {
+            guard let compiler = ExpressionCompiler(model: model, entity: entity, functions: functions) else {
                 throw MigrationError(.invalidMapping, "version has no entity '\(entity)'", entity: entity)
             }
             let keys = compiler.schema?.keys ?? []
@@ -97,7 +105,7 @@ extension StageReference {
         }
 
         func update(_ entity: String, where predicate: String?, set values: [String: String]) throws {
-            guard let compiler = ExpressionCompiler(model: model, entity: entity), let layout = store.layout.entity(named: entity) else {
+            guard let compiler = ExpressionCompiler(model: model, entity: entity, functions: functions), let layout = store.layout.entity(named: entity) else {
                 throw MigrationError(.invalidMapping, "version has no entity '\(entity)'", entity: entity)
             }
             let compiled = try values.sorted { $0.key < $1.key }.map { key, text in
@@ -190,9 +198,13 @@ extension StageReference {
 struct TestStages: Sendable {
     let file: URL
     let stages: [StagedMigration.PlannedStage]
+    /// What the handlers' `now()` gives, in the staged children and in the reference alike: the test's
+    /// start, to the whole second.
+    let now: Date
 
-    init(file: String, model: VersionedModel) throws {
+    init(file: String, model: VersionedModel, now: Date = Date()) throws {
         self.file = URL(filePath: file)
+        self.now = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         stages = try StagedMigration.plan(try StagesFile(contentsOf: self.file).stages, model: model)
     }
 
@@ -243,7 +255,7 @@ extension PathRunner {
                 notes.append("the reference leaves out \(stage.label)'s \(which) (in Swift)")
                 return
             }
-            var reference = StageReference(store: current, version: at)
+            var reference = StageReference(store: current, version: at, now: stages.now)
             try reference.apply(operations, handler: "\(stage.label)'s \(which)")
             notes += reference.notes
         }

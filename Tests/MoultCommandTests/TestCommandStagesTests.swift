@@ -90,4 +90,23 @@ import Testing
         #expect(result.standardOutput.contains("v1 → v3, generated (120 objects):\n  staged: ok\n  staged, resumed: ok (stopped after the handlers' commit 1, resumed)"), "\(output)")
         #expect(result.standardOutput.contains("2 stores, 4 paths: all passed"), "\(output)")
     }
+
+    /// A handler that sets `now()` (Apple's example: nil creation dates filled before v2 makes them
+    /// required): the staged children and the reference are given the same instant, so the values agree
+    /// on every path, the resumed one included (its rerun keeps the first run's instant).
+    @Test func aHandlerSettingNowAgreesWithTheReference() throws {
+        let folder = try TemporaryDirectory("moult-test-stages")
+        defer { folder.remove() }
+        let model = Fixtures.packageRoot.appending(path: "Tests/StagedModels/Attachments.xcdatamodeld").path
+        let unstaged = try MoultProcess.run(["test", model, "--objects", "80"])
+        #expect(unstaged.exitCode == 67, "\(unstaged.standardOutput)\(unstaged.standardError)")
+        let stages = folder.appending("stages.json")
+        try Data(#"{ "stages": [ { "custom": { "from": "v1", "to": "v2", "willMigrate": [ { "update": "Attachment", "where": "dateCreated == nil", "set": { "dateCreated": "now()" } } ] } } ] }"#.utf8)
+            .write(to: stages)
+        let result = try MoultProcess.run(["test", model, "--objects", "80", "--stages", stages.path])
+        let output = result.standardOutput + result.standardError
+        #expect(result.exitCode == 0, "\(output)")
+        #expect(result.standardOutput.contains("  staged, resumed: ok (stopped after the handlers' commit 1, resumed)"), "\(output)")
+        #expect(result.standardOutput.contains("1 store, 2 paths: all passed"), "\(output)")
+    }
 }
