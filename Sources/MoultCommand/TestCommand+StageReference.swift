@@ -15,7 +15,7 @@ import MoultStore
 /// ```swift
 /// var reference = StageReference(store: copy, version: v1, now: start)
 /// try reference.apply([.update(entity: "Room", where: "dues == nil", set: ["dues": "0"]),
-///                      .deleteDuplicates(entity: "Room", keys: ["label"])])
+///                      .deleteDuplicates(entity: "Room", keys: ["label"])], handler: "stage 1's willMigrate")
 /// print(reference.notes)        // what it could not work out (raw SQL, inserts)
 /// ```
 struct StageReference {
