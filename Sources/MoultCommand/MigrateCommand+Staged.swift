@@ -27,11 +27,19 @@ extension MigrateCommand {
         }
     }
 
+    /// The environment variable `moult test` sets in its staged children: seconds since 1970, what the
+    /// handlers' `now()` gives on a first run (a resumed run keeps its record's).
+    static let stagesNowVariable = "MOULT_STAGES_NOW"
+
     private func migrateStaged(log: EventLog?, status: StatusFile) throws {
         // A run killed while it wrote a rollback-journal store left a hot journal: roll it back before
         // anything reads the store read-only.
         try StagedMigration.rollBackUnfinishedTransaction(of: URL(filePath: arguments.store))
-        let migration = try arguments.stagedMigration(durable: durable, keepsBackup: !noBackup)
+        var migration = try arguments.stagedMigration(durable: durable, keepsBackup: !noBackup)
+        // What `now()` gives in the handlers when `moult test` runs the stages: the instant its reference uses.
+        if let now = ProcessInfo.processInfo.environment[Self.stagesNowVariable].flatMap(Double.init) {
+            migration.startDate = Date(timeIntervalSince1970: now)
+        }
         if migration.isUpToDate {
             // What an earlier run killed after its last step left: its status file, lock file and work folder.
             Self.removeStatusOfAFinishedRun(URL(filePath: arguments.store))

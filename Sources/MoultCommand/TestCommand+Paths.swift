@@ -14,12 +14,15 @@ struct PathRunner: Sendable {
     let command: TestCommand
     let target: VersionedModel.Version
     let folder: URL
+    /// With `--stages`: every path runs them, and is compared with what their handlers make of the source.
+    let stages: TestStages?
     private var counter = 0
 
-    init(command: TestCommand, target: VersionedModel.Version, folder: URL) {
+    init(command: TestCommand, target: VersionedModel.Version, folder: URL, stages: TestStages? = nil) {
         self.command = command
         self.target = target
         self.folder = folder
+        self.stages = stages
     }
 
     /// One path of one source.
@@ -93,20 +96,46 @@ struct PathRunner: Sendable {
         typealias Job = (name: String, destination: URL, body: @Sendable () throws -> String?)
         var jobs: [Job] = []
         let runner = self
-        let output = base.appending(path: "output.sqlite")
-        jobs.append(("output", output, { try runner.migrate([source.path, "--output", output.path] + arguments, chunk: chunk); return nil }))
-        let inPlace = try copy(source, to: base.appending(path: "inplace.sqlite"))
-        jobs.append(("in place", inPlace, { try runner.migrate([inPlace.path, "--no-backup"] + arguments, chunk: chunk); return nil }))
-        let resumed = base.appending(path: "resumed.sqlite")
         let sourceObjects = sourceSnapshot.objects.values.reduce(0) { $0 + $1.count }
         let stop = stopChunk(chunk: chunk, objects: sourceObjects, label: label, number: number)
-        jobs.append(("resumed", resumed, { try runner.migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, stop: stop) }))
-        if let stages = command.stages {
+        // What verify and the account compare each result with: the source, or with --stages what the
+        // stages' handlers make of it.
+        var reference = (url: source, version: version, snapshot: sourceSnapshot, notes: [String](), arguments: arguments)
+        var referenceFailure: String?
+        if let stages {
+            // Every path runs the stages: a copy staged in place, and a copy staged in place stopped
+            // (killed) after the first commit of the handlers (reached whenever a handler changes
+            // anything, whatever the chunk size) and run again. A staged run takes its steps, target and
+            // mappings from the stages file alone.
+            // A reference that cannot be made (a delete a deny rule refuses, a migration between handlers
+            // that fails) fails each staged path, named, after it ran.
+            do {
+                let made = try stagedReference(of: source, version: version, stages: stages, in: base)
+                reference = (
+                    made.url, made.version, try StoreSnapshot(url: made.url, model: made.version.model), made.notes,
+                    stages.chainArguments(from: made.version, model: command.model, policies: command.policyBindings)
+                )
+            } catch {
+                referenceFailure = "the reference (what the stages' handlers make of the source) could not be made: \(error)"
+            }
+            let stagedArguments = ["--stages", stages.file.path, "--no-backup", "--model", command.model] + command.policyBindings.flatMap { ["--policy", $0] }
             let staged = try copy(source, to: base.appending(path: "staged.sqlite"))
-            // A staged run takes its steps, target and mappings from the stages file alone.
-            let stagedArguments = ["--model", command.model] + command.policyBindings.flatMap { ["--policy", $0] }
-            jobs.append(("staged", staged, { try runner.migrate([staged.path, "--stages", stages, "--no-backup"] + stagedArguments, chunk: chunk); return nil }))
+            jobs.append(("staged", staged, { try runner.migrate([staged.path] + stagedArguments, chunk: chunk); return nil }))
+            let resumed = try copy(source, to: base.appending(path: "staged-resumed.sqlite"))
+            jobs.append(("staged, resumed", resumed, {
+                try runner.migrateStopped([resumed.path] + stagedArguments, chunk: chunk, at: .stagedAfterCommit, stop: 1, what: "the handlers' commit")
+            }))
+        } else {
+            let output = base.appending(path: "output.sqlite")
+            jobs.append(("output", output, { try runner.migrate([source.path, "--output", output.path] + arguments, chunk: chunk); return nil }))
+            let inPlace = try copy(source, to: base.appending(path: "inplace.sqlite"))
+            jobs.append(("in place", inPlace, { try runner.migrate([inPlace.path, "--no-backup"] + arguments, chunk: chunk); return nil }))
+            let resumed = base.appending(path: "resumed.sqlite")
+            jobs.append(("resumed", resumed, {
+                try runner.migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, at: .afterSQLiteCommit, stop: stop, what: "the commit of chunk")
+            }))
         }
+        let compared = (url: reference.url, arguments: reference.arguments, failure: referenceFailure)
         let done = Mutex<[(result: PathResult, produced: Bool)?]>(Array(repeating: nil, count: jobs.count))
         let planned = jobs
         DispatchQueue.concurrentPerform(iterations: planned.count) { index in
@@ -119,7 +148,8 @@ struct PathRunner: Sendable {
                 result.note = try job.body()
                 // Compared with the other paths even when verify fails: the first object that differs.
                 produced = true
-                try runner.check(source: source, destination: job.destination, arguments: arguments)
+                if let failure = compared.failure { throw CommandFailure(.validationFailed, failure) }
+                try runner.check(source: compared.url, destination: job.destination, arguments: compared.arguments)
             } catch {
                 result.failure = "\(error)"
             }
@@ -133,9 +163,11 @@ struct PathRunner: Sendable {
             throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal)); its child moult was stopped with it")
         }
         try compare(outputs, &results)
+        for note in reference.notes { printError("moult: note: \(label) \(version.name): \(note)") }
         var result = SourceResult(version: version.name, label: label, paths: results, objects: sourceObjects)
-        if let first = outputs.first {
-            (result.account, result.accountFailure) = try account(source: source, before: sourceSnapshot, after: first.url)
+        if let first = outputs.first, referenceFailure == nil, reference.version.name != (stages?.target ?? target.name) {
+            (result.account, result.accountFailure) = try account(
+                source: reference.url, before: reference.snapshot, after: first.url, arguments: reference.arguments)
         }
         return result
     }
@@ -153,10 +185,10 @@ struct PathRunner: Sendable {
         }
     }
 
-    /// The account of the migration into `after`, measured in the stores, and the losses it finds that
-    /// nothing allows.
-    private func account(source: URL, before: StoreSnapshot, after: URL) throws -> (MigrationAccount?, String?) {
-        let migration = try MigrationArguments.parse([source.path] + command.migrationArguments).migration()
+    /// The account of the migration of `source` into `after` (`arguments`: its model, target and
+    /// mappings), measured in the stores, and the losses it finds that nothing allows.
+    private func account(source: URL, before: StoreSnapshot, after: URL, arguments: [String]) throws -> (MigrationAccount?, String?) {
+        let migration = try MigrationArguments.parse([source.path] + arguments).migration()
         guard let first = migration.steps.first, let last = migration.steps.last else { return (nil, nil) }
         let store = try SQLiteStore(url: source, model: first.from.model)
         defer { store.database.close() }
@@ -177,7 +209,7 @@ struct PathRunner: Sendable {
 
     /// `moult migrate ARGUMENTS --quiet`: exit 0 expected.
     private func migrate(_ arguments: [String], chunk: Int) throws {
-        let child = try ChildProcess.run(["migrate"] + arguments + ["--chunk-size", String(chunk), "--quiet"], in: folder)
+        let child = try ChildProcess.run(["migrate"] + arguments + ["--chunk-size", String(chunk), "--quiet"], in: folder, stagesNow: stages?.now)
         guard child.status == 0 else { throw CommandFailure(.validationFailed, "moult migrate exited \(child.describedStatus): \(child.errorTail)") }
     }
 
@@ -189,22 +221,23 @@ struct PathRunner: Sendable {
         return 1 + Int(draw.next() % UInt64(chunks))
     }
 
-    /// The migration stopped (killed) after the commit of chunk `stop`, then run again to its end.
-    private func migrateStopped(_ arguments: [String], chunk: Int, stop: Int) throws -> String? {
+    /// The migration stopped (killed) at the `stop`-th time it reaches `point` (after `what` `stop`),
+    /// then run again to its end.
+    private func migrateStopped(_ arguments: [String], chunk: Int, at point: FaultPoint, stop: Int, what: String) throws -> String? {
         let full = ["migrate"] + arguments + ["--chunk-size", String(chunk), "--quiet"]
-        let first = try ChildProcess.run(full, in: folder, fault: "\(FaultPoint.afterSQLiteCommit.rawValue):\(stop)")
+        let first = try ChildProcess.run(full, in: folder, fault: "\(point.rawValue):\(stop)", stagesNow: stages?.now)
         let note: String
         if first.wasKilled {
-            note = "stopped after the commit of chunk \(stop), resumed"
+            note = "stopped after \(what) \(stop), resumed"
         } else if first.status == 0 {
-            note = "the run ended before chunk \(stop): no stop"
+            note = "the run ended before \(what) \(stop): no stop"
             return note
         } else {
-            throw CommandFailure(.validationFailed, "moult migrate (to be stopped at chunk \(stop)) exited \(first.describedStatus): \(first.errorTail)")
+            throw CommandFailure(.validationFailed, "moult migrate (to be stopped after \(what) \(stop)) exited \(first.describedStatus): \(first.errorTail)")
         }
-        let second = try ChildProcess.run(full, in: folder)
+        let second = try ChildProcess.run(full, in: folder, stagesNow: stages?.now)
         guard second.status == 0 else {
-            throw CommandFailure(.validationFailed, "moult migrate resumed after a stop at chunk \(stop) exited \(second.describedStatus): \(second.errorTail)")
+            throw CommandFailure(.validationFailed, "moult migrate resumed after a stop after \(what) \(stop) exited \(second.describedStatus): \(second.errorTail)")
         }
         return note
     }
@@ -216,7 +249,7 @@ struct PathRunner: Sendable {
     }
 
     /// A copy of a store with its WAL and its external data, as `name`.
-    private func copy(_ store: URL, to destination: URL) throws -> URL {
+    func copy(_ store: URL, to destination: URL) throws -> URL {
         let manager = FileManager.default
         try manager.copyItem(at: store, to: destination)
         for suffix in ["-wal", "-shm"] where manager.fileExists(atPath: store.path + suffix) {
@@ -244,14 +277,16 @@ struct ChildProcess {
 
     var describedStatus: String { wasKilled ? "killed by signal \(status)" : String(status) }
 
-    /// Runs this executable with `arguments`; `fault` arms `MOULT_FAULT` in the child only.
-    static func run(_ arguments: [String], in folder: URL, fault: String? = nil) throws -> ChildProcess {
+    /// Runs this executable with `arguments`; `fault` arms `MOULT_FAULT` in the child only; `stagesNow`
+    /// is what the handlers' `now()` gives in a staged child.
+    static func run(_ arguments: [String], in folder: URL, fault: String? = nil, stagesNow: Date? = nil) throws -> ChildProcess {
         let process = Process()
         process.executableURL = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         for key in ["MOULT_FAULT", "MOULT_FILE_TRACE", "MOULT_FILE_CRASH", "MOULT_FILE_KEEP"] { environment[key] = nil }
         if let fault { environment["MOULT_FAULT"] = fault }
+        environment[MigrateCommand.stagesNowVariable] = stagesNow.map { String($0.timeIntervalSince1970) }
         // The child stops when this process is gone, and is stopped with it (ChildStop).
         environment[ParentWatch.variable] = "1"
         process.environment = environment

@@ -16,10 +16,15 @@ struct TestCommand: AsyncParsableCommand {
             For each version but the target (or those named with --version): a generated store (see moult \
             generate), and each fixture store of that version in --fixtures (checked first against the folder's \
             checksum manifest: a changed fixture is refused, named, 65). Each store is migrated to the current \
-            version by every path: into a new store (--output), in place, into a new store stopped at a random \
-            chunk and resumed, and staged (with --stages): each path a child moult, a store's paths side by side, and \
+            version by every path: into a new store (--output), in place, and into a new store stopped at a random \
+            chunk and resumed; with --stages, every path runs the stages instead: a copy staged in place \
+            (moult migrate --stages, which has no --output: this copy is the output path), and a copy staged in place \
+            killed after the handlers' first commit (the staged-after-commit fault point) and run again, which resumes it. Each path is a child moult, a store's paths side by side, and \
             as many stores at once as the cores hold their paths (a stopped moult test, SIGTERM, SIGINT or its parent \
-            gone, stops its children and exits 75). Each result is verified (moult verify: keys, inverses, \
+            gone, stops its children and exits 75). With --stages the results are compared with the reference: a \
+            copy of the source with the stages' update, delete and deleteDuplicates operations applied by the test \
+            itself (not by the staged driver; insert and sql operations are left out, with a note), so that \
+            duplicates a handler deletes on purpose are not counted as lost. Each result is verified (moult verify: keys, inverses, \
             the target's validation rules, counts, a sample carried value by value), and all the paths' results \
             must hold the same objects with the same values (primary keys aside). The account of each source, \
             measured in the source and the result, says per entity and property how many values were kept, \
@@ -54,7 +59,7 @@ struct TestCommand: AsyncParsableCommand {
             valueName: "entity[.property]"))
     var allowedLosses: [String] = []
 
-    @Option(help: "A stages file: adds the staged path (in place, through these stages).")
+    @Option(help: "A stages file: every path runs these stages (a copy staged in place, and one stopped and resumed), compared with what their handlers make of the source.")
     var stages: String?
 
     @Option(help: ArgumentHelp("A folder of frozen fixture stores with its \(FixtureManifest.fileName).", valueName: "dir"))
@@ -131,7 +136,8 @@ struct TestCommand: AsyncParsableCommand {
                     printError("moult: note: fixture \(store.path) (version \(store.version)) is not tested: \(why)")
                 }
             }
-            var runner = PathRunner(command: self, target: target, folder: folder)
+            let stagesPlan = try stages.map { try TestStages(file: $0, model: versioned) }
+            var runner = PathRunner(command: self, target: target, folder: folder, stages: stagesPlan)
             var sources: [PathRunner.Source] = []
             for version in chosen where version.name != target.name {
                 if version.model.entityVersionHashes() == target.model.entityVersionHashes() {
@@ -146,7 +152,7 @@ struct TestCommand: AsyncParsableCommand {
                     sources.append(runner.source(copy, label: "fixture \(store.path)", version: version))
                 }
             }
-            let results = try runner.run(sources, pathsPerSource: stages == nil ? 3 : 4)
+            let results = try runner.run(sources, pathsPerSource: stages == nil ? 3 : 2)
             try report(results, model: versioned.name, target: target.name)
         }
     }
