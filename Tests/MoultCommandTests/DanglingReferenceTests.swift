@@ -158,6 +158,21 @@ import Testing
         #expect(output.contains("2 step(s)"), "\(output)")
     }
 
+    /// A to-one looked up by its source relationship (`destinationInstancesForSourceRelationshipNamed:`,
+    /// as inference writes it for a hierarchy of several entities) keeps it too.
+    @Test func aSourceRelationshipLookupKeepsIt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.peopleStore(in: directory)
+        let text = try String(contentsOf: URL(filePath: MigrateCommandTests.mapping("v3-to-v4")), encoding: .utf8)
+        let direct = #"\"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"AddressToAddress\""#
+        #expect(text.contains(direct))
+        let mapping = directory.appending("v3-to-v4-by-relationship.json")
+        let byRelationship = #"\"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"address\""#
+        try text.replacingOccurrences(of: direct, with: byRelationship).write(to: mapping, atomically: true, encoding: .utf8)
+        try Self.expectPeopleKept(store, into: directory.appending("v4.sqlite"), against: store, mappings: ["--to", "v4", "--mapping", mapping.path])
+    }
+
     /// A step that gives the addresses new keys (Address fed from two source hierarchies: a second
     /// mapping makes addresses from persons, here none) cannot keep the value: it is set to nil, and
     /// the warning says so.
