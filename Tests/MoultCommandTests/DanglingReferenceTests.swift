@@ -87,6 +87,39 @@ import Testing
         #expect(verified.exitCode == 0 && !verified.standardOutput.contains("kept from the source"), "\(verified.standardOutput)")
     }
 
+    /// A required to-one whose target is renumbered (Color fed from two source hierarchies: a second
+    /// mapping makes colors from posts, here none) cannot keep the value: set to nil, it fails the
+    /// required relationship's validation (67), naming the object, and nothing is written, as for any
+    /// nil. (Core Data's lightweight migration keeps the value and validates nothing; only a mapping
+    /// that renumbers the target, which lightweight migration never does, gets here.)
+    @Test func aRequiredOneWhoseTargetIsRenumberedFailsValidation() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.store(in: directory)
+        let inferred = try MoultProcess.run([
+            "infer", "--model", Self.model, "--from", "CoreDataMigration_Example 3", "--to", "CoreDataMigration_Example 4", "--json",
+        ])
+        #expect(inferred.exitCode == 0, "\(inferred.standardError)")
+        let mapping = try Self.adding(
+            ["name": "PostToColor", "type": "transform", "source": "Post", "destination": "Color", "order": 3, "filter": "postID == \"none\"",
+             "attributes": [["name": "hex", "value": "$source.postID"]]],
+            to: Data(inferred.standardOutput.utf8), at: directory.appending("renumbered.json"))
+        let output = directory.appending("out.sqlite")
+        let migrated = try MoultProcess.run(["migrate", store.path, "--model", Self.model, "--mapping", mapping.path, "--output", output.path])
+        #expect(migrated.exitCode == 67, "\(migrated.standardError)")
+        #expect(migrated.standardError.contains(Self.counted), "\(migrated.standardError)")
+        #expect(migrated.standardError.contains("Post Z_PK 20.color: required relationship is nil"), "\(migrated.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+    }
+
+    /// A JSON mapping model with one more entity mapping, written to `file`.
+    static func adding(_ entityMapping: [String: Any], to mapping: Data, at file: URL) throws -> URL {
+        var json = try #require(try JSONSerialization.jsonObject(with: mapping) as? [String: Any])
+        json["entityMappings"] = try #require(json["entityMappings"] as? [[String: Any]]) + [entityMapping]
+        try JSONSerialization.data(withJSONObject: json).write(to: file)
+        return file
+    }
+
     // MARK: - People: a to-one written with its row
 
     static let people = Fixtures.peopleModel.path
@@ -180,16 +213,10 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try Self.peopleStore(in: directory)
-        let data = try Data(contentsOf: URL(filePath: MigrateCommandTests.mapping("v3-to-v4")))
-        var json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        var entityMappings = try #require(json["entityMappings"] as? [[String: Any]])
-        entityMappings.append([
-            "name": "PersonToAddress", "type": "transform", "source": "Person", "destination": "Address", "order": 4, "filter": "age < 0",
-            "attributes": [["name": "street", "value": "$source.name"]],
-        ])
-        json["entityMappings"] = entityMappings
-        let mapping = directory.appending("v3-to-v4-renumbered.json")
-        try JSONSerialization.data(withJSONObject: json).write(to: mapping)
+        let mapping = try Self.adding(
+            ["name": "PersonToAddress", "type": "transform", "source": "Person", "destination": "Address", "order": 4, "filter": "age < 0",
+             "attributes": [["name": "street", "value": "$source.name"]]],
+            to: Data(contentsOf: URL(filePath: MigrateCommandTests.mapping("v3-to-v4"))), at: directory.appending("v3-to-v4-renumbered.json"))
         let output = directory.appending("v4.sqlite")
         let migrated = try MoultProcess.run([
             "migrate", store.path, "--model", Self.people, "--output", output.path, "--to", "v4", "--mapping", mapping.path,
