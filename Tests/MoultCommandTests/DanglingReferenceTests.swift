@@ -72,6 +72,11 @@ import Testing
         #expect(!migrated.standardError.contains("set to nil"), "\(migrated.standardError)")
         #expect(try Self.color(in: output) == .int(5))
         try Self.expectVerified(store, output)
+        // Only the source's own value is accepted: another key naming nothing fails verify.
+        try MigrateCommandTests.sqlite3(output, "UPDATE ZPOST SET ZCOLOR = 987654 WHERE Z_PK = 20")
+        let broken = try MoultProcess.run(["verify", store.path, output.path, "--model", Self.model])
+        #expect(broken.exitCode == 67, "\(broken.standardOutput)\(broken.standardError)")
+        #expect(broken.standardOutput.contains("FAIL dangling-key: Post Z_PK 20.color points at Z_PK 987654, which is no Color"), "\(broken.standardOutput)")
     }
 
     /// A store without one says nothing, and verify notes nothing kept.
