@@ -49,8 +49,9 @@ extension MigrateCommand {
         // In place, the steps run in one go: what they drop is said before they start.
         observer.warn(about: losses)
         let dangling = DanglingReferences(store: chain.store, model: chain.sourceVersion.model)
-        if let line = dangling.warning(kept: migration.methods[0].isSQL) { observer.warn(line) }
+        if let line = dangling.warning { observer.warn(line) }
         let result = try migration.run(isCancelled: { observer.isCancelled }, beforeStep: observer.waitWhilePaused, events: observer.handle)
+        if let line = dangling.outcome(in: DanglingReferences(store: chain.store, model: chain.targetVersion.model)) { observer.warn(line) }
         let seconds = observer.finish()
         MetricsFile.current?.recordBytes(of: chain.store)
         let reasons = chain.steps.indices.map { InPlaceReport.streamedBecause(migration.methods[$0], ranBySQL: result.ranBySQL[$0]) }

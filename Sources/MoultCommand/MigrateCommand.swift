@@ -157,10 +157,14 @@ struct MigrateCommand: AsyncParsableCommand {
             printError("moult: nothing to resume for \(self.output); starting")
         }
         let observer = self.observer(status: StatusFile(output: output), log: log)
-        if let line = DanglingReferences(store: migration.store, model: migration.sourceVersion.model).warning(kept: false) { observer.warn(line) }
+        let dangling = DanglingReferences(store: migration.store, model: migration.sourceVersion.model)
+        if let line = dangling.warning { observer.warn(line) }
         let reports = try migration.run(
             output: output, resume: resume, isCancelled: { observer.isCancelled },
             losses: { observer.stepLosses($0, $1, of: migration.steps) }, events: observer.handle)
+        if !reports.isEmpty, let line = dangling.outcome(in: DanglingReferences(store: output, model: migration.targetVersion.model)) {
+            observer.warn(line)
+        }
         let seconds = observer.finish()
         if !reports.isEmpty { MetricsFile.current?.recordBytes(of: output) }
         // Steps an earlier run finished: listed, not counted.

@@ -84,11 +84,13 @@ struct VerifyCommand: AsyncParsableCommand {
                 })
             let output = Report(
                 destination: destination, passed: report.passed, failureCount: report.failureCount, sampled: report.sampled, checks: checks,
-                failures: listed.items.map { Report.Failure(check: $0.check.rawValue, message: $0.message) }, skipped: report.skipped)
+                failures: listed.items.map { Report.Failure(check: $0.check.rawValue, message: $0.message) }, skipped: report.skipped,
+                keptDangling: report.keptDangling)
             if !quietOutput { try output.printJSON() }
         } else if !quietOutput {
             print("\(report.passed ? "verified" : "FAILED") \(destination) against \(arguments.store): \(report.failureCount) failure(s); checked: \(checked.joined(separator: ", ")); \(report.sampled) objects sampled")
             for note in report.skipped { print("  not checked: \(note)") }
+            if let line = Self.keptDanglingLine(report.keptDangling) { print("  \(line)") }
         }
         guard report.passed else {
             throw CommandFailure(.validationFailed, "\(destination) failed \(report.failureCount) check(s) against \(arguments.store)")
@@ -105,6 +107,15 @@ extension VerifyCommand {
             let versioned = try? VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: false)
         else { return nil }
         return versioned.version(matchingEntityHashes: metadata.entityHashes)?.name
+    }
+
+    /// The note on the to-one keys naming no object that the destination keeps from the source (not
+    /// failures: Core Data's lightweight migration keeps them); nil when there is none.
+    static func keptDanglingLine(_ kept: [String: Int]) -> String? {
+        let total = kept.values.reduce(0, +)
+        guard total > 0 else { return nil }
+        let listed = kept.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+        return "kept from the source: \(total) to-one key\(total == 1 ? "" : "s") naming an object that does not exist (\(listed)), as Core Data's lightweight migration keeps them"
     }
 
     /// `verify --json`.
@@ -129,6 +140,8 @@ extension VerifyCommand {
         var failures: [Failure]
         /// What could not be checked, with why.
         var skipped: [String]
+        /// To-one keys naming no object that the destination keeps from the source, by `Entity.relationship`.
+        var keptDangling: [String: Int]
     }
 }
 

@@ -327,11 +327,12 @@ package final class CompiledMapping {
             }
         }
         // To-ones written at insert: the looked-up mapping's association, from its mirror table (NULL
-        // without one, as the per-object path leaves it).
+        // without one, as the per-object path leaves it; the key itself when it names no source object
+        // and the looked-up mapping keeps keys, as the per-object path keeps it).
         var inserted: [EngineBulkCopy.InsertedToOne] = []
         for relationship in insertedToOnes {
             guard let toOne = destination.toOne(named: relationship.name) else { return nil }
-            inserted.append((toOne, relationship.lookup, relationship.sourceColumn, relationship.targetEntity))
+            inserted.append((toOne, relationship.lookup, relationship.sourceColumn, relationship.targetEntity, relationship.keptIfMissingFrom))
         }
         return EngineBulkCopy(
             source: source, destination: destination, values: values, insertedToOnes: inserted, filter: filterSQL,

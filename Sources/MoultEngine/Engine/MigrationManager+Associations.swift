@@ -69,13 +69,29 @@ extension MigrationManager {
         var result: [ObjectID] = []
         for source in sourceInstances {
             let mappings = try mappings(migrating: source.entity, through: name)
+            var found: [ObjectID] = []
             if evaluation.hasAssociations {
-                for mapping in mappings { result += try destinations(forMapping: mapping, source: source.primaryKey) }
+                for mapping in mappings { found += try destinations(forMapping: mapping, source: source.primaryKey) }
             } else {
-                result += try associations.destinations(forSource: source, mappings: mappings)
+                found = try associations.destinations(forSource: source, mappings: mappings)
             }
+            // A to-one's key that names no source object, into a to-one: it may be kept (see `keptDangling`).
+            if found.isEmpty, mappings.count == 1, isToOneOnBothSides(name),
+                let kept = try keptDangling(lookup: mappings[0], sourceKey: source.primaryKey)
+            {
+                found = [kept]
+            }
+            result += found
         }
         return result
+    }
+
+    /// Whether `name` is a to-one of the current mapping's source entity and of its destination entity.
+    private func isToOneOnBothSides(_ name: String) -> Bool {
+        guard let mapping = currentMapping, let from = mapping.sourceEntityName, let into = mapping.destinationEntityName,
+            let old = sourceModel.relationship(named: name, of: from), let new = destinationModel.relationship(named: name, of: into)
+        else { return false }
+        return !old.isToMany && !new.isToMany
     }
 
     struct SourceRelationshipKey: Hashable {

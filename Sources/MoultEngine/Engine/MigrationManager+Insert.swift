@@ -125,6 +125,9 @@ extension MigrationManager {
                 ?? EngineWorkTables.mirroredDestination(ofSource: key.primaryKey, mapping: inserted.lookup, in: destination)
             {
                 values[offset] = .object(ObjectID(entity: inserted.targetEntity, primaryKey: found))
+            } else if inserted.slot != nil, let kept = try keptDangling(lookup: inserted.lookup, sourceKey: key.primaryKey) {
+                // A key that names no source object, kept (see `keptDangling`), as the bulk copy keeps it.
+                values[offset] = .object(kept)
             }
         }
         return values

@@ -98,8 +98,14 @@ extension MigrationManager {
             let found = try destinations(forMapping: relationship.lookup, sources: keys)
             var targets: [(object: Int, targets: [ObjectID])] = []
             targets.reserveCapacity(found.count)
-            for (index, list) in zip(objectIndices, found) {
+            for ((index, list), key) in zip(zip(objectIndices, found), keys) {
                 for target in list where !relationship.accepted.contains(target.entity) { return false }
+                // A source to-one's key that names no object may be kept (see `keptDangling`).
+                if list.isEmpty, relationship.isToOne, relationship.slot != nil, let kept = try keptDangling(lookup: relationship.lookup, sourceKey: key) {
+                    guard relationship.accepted.contains(kept.entity) else { return false }
+                    targets.append((index, [kept]))
+                    continue
+                }
                 targets.append((index, list))
             }
             targetsByRelationship.append(targets)

@@ -13,12 +13,19 @@ extension MigrationManager {
         var contextIsSet = false
         for (index, (name, expression)) in compiled.relationships.enumerated() {
             if let direct = compiled.directLookups[index], let mapping = mappingIndexByName[direct.mappingName] {
-                var key = source.objectID.primaryKey
-                if let slot = direct.slot {
-                    guard case .object(let id) = source.value(atSlot: slot) else { continue }
-                    key = id.primaryKey
+                guard let slot = direct.slot else {
+                    try setRelationship(name, of: destination, to: try destinations(forMapping: mapping, source: source.objectID.primaryKey))
+                    continue
                 }
-                try setRelationship(name, of: destination, to: try destinations(forMapping: mapping, source: key))
+                guard case .object(let id) = source.value(atSlot: slot) else { continue }
+                var found = try destinations(forMapping: mapping, source: id.primaryKey)
+                // A source to-one's key that names no object, into a to-one: it may be kept (see `keptDangling`).
+                if found.isEmpty, case .toOne = try relationshipWrite(name, entity: destination.entity).kind,
+                    let kept = try keptDangling(lookup: mapping, sourceKey: id.primaryKey)
+                {
+                    found = [kept]
+                }
+                try setRelationship(name, of: destination, to: found)
                 continue
             }
             if !contextIsSet {

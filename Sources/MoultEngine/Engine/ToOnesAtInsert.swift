@@ -39,6 +39,10 @@ package enum ToOnesAtInsert {
         /// The looked-up mapping's index, and the `Z_ENT` of its objects.
         var lookup: Int
         var targetEntity: Int32
+        /// The source table in which a key that names no object is missing, when such a key is kept
+        /// (the looked-up mapping keeps its keys, see `MigrationManager.keptDangling(lookup:sourceKey:)`);
+        /// nil when it becomes nil.
+        var keptIfMissingFrom: String? = nil
     }
 
     /// The relationships to write at insert, by mapping index (relationship names, for the decision
@@ -140,7 +144,9 @@ package enum ToOnesAtInsert {
                 return Relationship(name: name, slot: nil, sourceColumn: "Z_PK", lookup: lookedUp.index, targetEntity: target.number)
             }
             guard let column = source.toOne(named: schema.keys[slot])?.column else { return nil }
-            return Relationship(name: name, slot: slot, sourceColumn: column, lookup: lookedUp.index, targetEntity: target.number)
+            let missingFrom = lookedUp.keptDanglingEntity == nil ? nil : lookedUp.source?.table
+            return Relationship(
+                name: name, slot: slot, sourceColumn: column, lookup: lookedUp.index, targetEntity: target.number, keptIfMissingFrom: missingFrom)
         }
     }
 }

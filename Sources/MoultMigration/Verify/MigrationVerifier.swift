@@ -47,6 +47,9 @@ public struct VerificationReport: Sendable, Hashable {
     public var skipped: [String] = []
     /// Source objects compared value by value.
     public var sampled = 0
+    /// To-one keys naming no object that the destination keeps from the source, by `Entity.relationship`
+    /// of the destination: not failures (Core Data's lightweight migration keeps them; see `dangling-key`).
+    public var keptDangling: [String: Int] = [:]
 
     public var failureCount: Int { failures.values.reduce(0, +) }
     public var passed: Bool { failureCount == 0 }
@@ -161,11 +164,17 @@ public struct MigrationVerifier {
         let layout = store.layout
         let database = store.database
         var keyColumnsSeen: Set<String> = []
+        let fromSource = sourceDanglingKeys()
         for entity in layout.entities {
             for toOne in entity.toOneRelationships {
                 guard let target = layout.entity(named: toOne.destination) else { continue }
                 result.checked[.danglingKey, default: 0] += 1
                 try database.forEachFinding(.danglingKeys(of: toOne, in: entity, target: target)) { key, value in
+                    // The source's own dangling key, kept: what Core Data's lightweight migration does.
+                    if let value, fromSource[target.table]?.contains(value) == true {
+                        result.keptDangling["\(entity.name).\(toOne.name)", default: 0] += 1
+                        return
+                    }
                     fail(
                         VerificationFailure(
                             check: .danglingKey,
@@ -210,6 +219,21 @@ public struct MigrationVerifier {
                 }
             }
         }
+    }
+
+    /// The keys the source's to-ones name that no object has, by the table they point into (a root
+    /// entity's, whose name a migration keeps unless it renames the root): a destination to-one that
+    /// holds one of them into the same table keeps the source's value. Empty for a source that is no
+    /// SQLite store (an XML store cannot hold one).
+    private func sourceDanglingKeys() -> [String: Set<Int64>] {
+        guard let source = try? SQLiteStore(url: migration.store, model: migration.sourceVersion.model, mode: .readOnly, configuration: valueLimits)
+        else { return [:] }
+        defer { source.database.close() }
+        var keys: [String: Set<Int64>] = [:]
+        try? source.database.forEachDanglingToOne(in: source.layout) { _, _, target, _, value in
+            if let value { keys[target.table, default: []].insert(value) }
+        }
+        return keys
     }
 
     // MARK: - Counts and the sample

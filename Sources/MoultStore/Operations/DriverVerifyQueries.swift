@@ -68,6 +68,28 @@ extension Database {
         }
     }
 
+    /// Calls `each` with every to-one key of a store of `layout` that names no object (see
+    /// ``RelationshipCheck/danglingKeys(of:in:target:)``): the entity, its to-one, the to-one's
+    /// destination entity, the row's primary key and the key it names.
+    ///
+    /// ```swift
+    /// try database.forEachDanglingToOne(in: layout) { entity, toOne, _, key, value in
+    ///     print("\(entity.name) Z_PK \(key).\(toOne.name) names Z_PK \(value ?? 0), which does not exist")
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` from SQLite.
+    package func forEachDanglingToOne(
+        in layout: StoreLayout, _ each: (_ entity: EntityLayout, _ toOne: ToOneColumn, _ target: EntityLayout, _ key: Int64, _ value: Int64?) -> Void
+    ) throws(StoreError) {
+        for entity in layout.entities {
+            for toOne in entity.toOneRelationships {
+                guard let target = layout.entity(named: toOne.destination) else { continue }
+                try forEachFinding(.danglingKeys(of: toOne, in: entity, target: target)) { each(entity, toOne, target, $0, $1) }
+            }
+        }
+    }
+
     /// The number of objects of exactly this entity (not its sub-entities); nil when SQLite gives no
     /// integer.
     ///

@@ -97,8 +97,12 @@ package struct EngineBulkCopy {
 
     /// A to-one written with its row: the object its looked-up mapping made from the source key in
     /// `sourceColumn`, read from that mapping's mirror (see ``EngineWorkTables/mirror(ofMapping:)``),
-    /// an object of `targetEntity`.
-    package typealias InsertedToOne = (toOne: ToOneColumn, mirroredMapping: Int, sourceColumn: String, targetEntity: Int32)
+    /// an object of `targetEntity`. With `keptIfMissingFrom`, a source table, a key that names no row
+    /// of it (a dangling to-one) is kept as it is, an object of `targetEntity` (the looked-up mapping
+    /// keeps its keys: the engine's `keptDangling`).
+    package typealias InsertedToOne = (
+        toOne: ToOneColumn, mirroredMapping: Int, sourceColumn: String, targetEntity: Int32, keptIfMissingFrom: String?
+    )
 
     /// `INSERT INTO main.<destination> … SELECT … FROM moult_source.<source> …`; its arguments are the
     /// first primary key (none when the objects keep their source keys, see ``Keys``), ``constants``,
@@ -153,11 +157,16 @@ package struct EngineBulkCopy {
         for inserted in insertedToOnes {
             let mirror = EngineWorkTables.mirrorTable(ofMapping: inserted.mirroredMapping)
             let key = "s.\(SQLName.quoted(inserted.sourceColumn))"
+            var value = "(SELECT m.destination FROM \(mirror) AS m WHERE m.source = \(key))"
+            if let table = inserted.keptIfMissingFrom {
+                let missing = "NOT EXISTS (SELECT 1 FROM \(Self.attachedSource).\(SQLName.quoted(table)) AS t WHERE t.Z_PK = \(key))"
+                value = "COALESCE(\(value), CASE WHEN \(missing) THEN \(key) END)"
+            }
             columns.append(inserted.toOne.column)
-            selected.append("(SELECT m.destination FROM \(mirror) AS m WHERE m.source = \(key))")
+            selected.append(value)
             if let companion = inserted.toOne.entityColumn {
                 columns.append(companion)
-                selected.append("(SELECT \(inserted.targetEntity) FROM \(mirror) AS m WHERE m.source = \(key))")
+                selected.append("CASE WHEN \(value) IS NOT NULL THEN \(inserted.targetEntity) END")
             }
             fits.append("typeof(\(key)) IN ('null', 'integer')")
         }
