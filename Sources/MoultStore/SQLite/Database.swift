@@ -85,20 +85,22 @@ public final class Database {
         self.path = path
         self.mode = mode
         self.configuration = configuration
-        var flags: SQLite.OpenFlags = [.uri, .noMutex, .extendedResultCodes]
+        var flags: SQLite.OpenFlags = [.uri, .noMutex, .extendedResultCodes, .noFollow]
         var query = ""
+        // Resolved once, here; from then on SQLite follows no link (`SQLITE_OPEN_NOFOLLOW`).
+        let real = DatabaseFile.realPath(path, followingTheFile: mode != .create)
         switch mode {
         case .readOnly:
-            let header = try DatabaseFile.header(path)
+            let header = try DatabaseFile.header(real)
             flags.insert(.readOnly)
-            query = DatabaseFile.readOnlyQuery(path, header: header)
+            query = DatabaseFile.readOnlyQuery(real, header: header)
         case .readWrite:
-            _ = try DatabaseFile.header(path)
+            _ = try DatabaseFile.header(real)
             flags.insert(.readWrite)
         case .create:
             flags.formUnion([.readWrite, .create])
         }
-        handle = try SQLite.open(DatabaseFile.uri(path, query: query), flags: flags, path: path)
+        handle = try SQLite.open(DatabaseFile.uri(real, query: query), flags: flags, path: path)
         let milliseconds = configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         SQLite.busyTimeout(handle, milliseconds: Int32(clamping: milliseconds))
@@ -134,8 +136,9 @@ public final class Database {
     ///   left for the caller to remove), or another code when the file cannot be made.
     public func copy(to url: URL) throws(StoreError) {
         let target = url.path(percentEncoded: false)
+        let real = DatabaseFile.realPath(target, followingTheFile: false)
         let copy = try SQLite.open(
-            DatabaseFile.uri(target, query: ""), flags: [.uri, .noMutex, .extendedResultCodes, .readWrite, .create], path: target)
+            DatabaseFile.uri(real, query: ""), flags: [.uri, .noMutex, .extendedResultCodes, .noFollow, .readWrite, .create], path: target)
         defer { SQLite.close(copy) }
         try SQLite.backup(from: handle, to: copy, path: target)
     }
@@ -284,7 +287,7 @@ public final class Database {
     ///
     /// - Throws: ``StoreError`` as a read-only open does, or when the name is taken.
     public func attachReadOnly(_ url: URL, as name: String) throws(StoreError) {
-        let path = url.path(percentEncoded: false)
+        let path = DatabaseFile.realPath(url.path(percentEncoded: false), followingTheFile: true)
         let header = try DatabaseFile.header(path)
         let query = DatabaseFile.readOnlyQuery(path, header: header)
         do {
@@ -414,6 +417,19 @@ enum DatabaseFile {
         default:
             return error
         }
+    }
+
+    /// The path SQLite is given for `path`, which it then opens with `SQLITE_OPEN_NOFOLLOW`: the folder's
+    /// real path (a folder the user names may be reached through links, as any path the user gives) and
+    /// the file's name; with `followingTheFile`, a symbolic link at the name (checked with `lstat`) is
+    /// resolved once to the file it leads to, so that a store the user names through a link is opened
+    /// where it really is, its companions beside it there. After this no link is followed: not at the
+    /// name, not at a companion (`-wal`, `-shm`, `-journal`), which SQLite then refuses to open.
+    static func realPath(_ path: String, followingTheFile: Bool) -> String {
+        let url = URL(filePath: path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)
+        if followingTheFile, FileOperations.isSymbolicLink(path) { return url.resolvingSymlinksInPath().path(percentEncoded: false) }
+        let folder = url.deletingLastPathComponent().resolvingSymlinksInPath()
+        return folder.appending(path: url.lastPathComponent).path(percentEncoded: false)
     }
 
     /// A `file:` URI for a path, percent-encoding the characters URIs reserve.
