@@ -287,7 +287,7 @@ private final class CurrentVersionReader: NSObject, XMLParserDelegate {
 extension VersionedModel {
     /// The files of the model as an `.xcdatamodeld` folder, each with its path inside the folder: one
     /// `Version.xcdatamodel/contents` per version and `.xccurrentversion` naming the current one. This
-    /// module writes no file: `MoultStore`'s `FileOperations.writeModel(_:to:)` writes these.
+    /// module writes no file: `MoultStore`'s `FileOperations.writeFolder(_:at:)` writes these.
     ///
     /// ```swift
     /// for file in model.xcodeFiles() { print(file.path, file.contents.count) }

@@ -398,12 +398,12 @@ public enum FileOperations {
         if try removeEntry(name, in: folder, path: path) { record(.remove(path: path)) }
     }
 
-    /// ``removeTree(_:)`` of a URL's path.
+    /// `removeTree(_:)` of a URL's path.
     public static func removeTree(_ url: URL) throws(StoreError) {
         try removeTree(url.path(percentEncoded: false))
     }
 
-    /// Removes the entry `name` of the open folder `folder` whole (``removeTree(_:)``); false when there
+    /// Removes the entry `name` of the open folder `folder` whole (as `removeTree(_:)` does); false when there
     /// was none.
     private static func removeEntry(_ name: String, in folder: Int32, path: String) throws(StoreError) -> Bool {
         if unlinkat(folder, name, 0) == 0 { return true }

@@ -89,6 +89,7 @@ public final class Database {
         var query = ""
         // Resolved once, here; from then on SQLite follows no link (`SQLITE_OPEN_NOFOLLOW`).
         let real = DatabaseFile.realPath(path, followingTheFile: mode != .create)
+        try DatabaseFile.checkCompanions(real, writing: mode != .readOnly)
         switch mode {
         case .readOnly:
             let header = try DatabaseFile.header(real)
@@ -137,6 +138,7 @@ public final class Database {
     public func copy(to url: URL) throws(StoreError) {
         let target = url.path(percentEncoded: false)
         let real = DatabaseFile.realPath(target, followingTheFile: false)
+        try DatabaseFile.checkCompanions(real, writing: true)
         let copy = try SQLite.open(
             DatabaseFile.uri(real, query: ""), flags: [.uri, .noMutex, .extendedResultCodes, .noFollow, .readWrite, .create], path: target)
         defer { SQLite.close(copy) }
@@ -288,6 +290,7 @@ public final class Database {
     /// - Throws: ``StoreError`` as a read-only open does, or when the name is taken.
     public func attachReadOnly(_ url: URL, as name: String) throws(StoreError) {
         let path = DatabaseFile.realPath(url.path(percentEncoded: false), followingTheFile: true)
+        try DatabaseFile.checkCompanions(path, writing: false)
         let header = try DatabaseFile.header(path)
         let query = DatabaseFile.readOnlyQuery(path, header: header)
         do {
@@ -430,6 +433,31 @@ enum DatabaseFile {
         if followingTheFile, FileOperations.isSymbolicLink(path) { return url.resolvingSymlinksInPath().path(percentEncoded: false) }
         let folder = url.deletingLastPathComponent().resolvingSymlinksInPath()
         return folder.appending(path: url.lastPathComponent).path(percentEncoded: false)
+    }
+
+    /// Checks, with `lstat`, the files SQLite keeps beside the database at `path` (`-wal`, `-shm`,
+    /// `-journal`) before it opens any: a symbolic link, a FIFO, a device or a folder at one of those
+    /// names is refused (SQLite would open a FIFO and wait on it), and so, when the connection writes, is
+    /// a file with other names (hard links), which a write would change under every name.
+    ///
+    /// - Throws: ``StoreError/Code/ioFailure`` naming the companion and what it is.
+    static func checkCompanions(_ path: String, writing: Bool) throws(StoreError) {
+        for suffix in ["-wal", "-shm", "-journal"] {
+            var info = stat()
+            guard lstat(path + suffix, &info) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFLNK:
+                throw StoreError(.ioFailure, "the store's \(suffix) is a symbolic link, and Moult does not follow it", path: path + suffix)
+            case S_IFREG:
+                guard !writing || info.st_nlink == 1 else {
+                    throw StoreError(
+                        .ioFailure, "the store's \(suffix) has other names (\(info.st_nlink) hard links): writing it would change another file",
+                        path: path + suffix)
+                }
+            default:
+                throw StoreError(.ioFailure, "the store's \(suffix) is not a file (a FIFO, a device or a folder): Moult does not open it", path: path + suffix)
+            }
+        }
     }
 
     /// A `file:` URI for a path, percent-encoding the characters URIs reserve.
