@@ -122,6 +122,11 @@ struct FleetShardRun {
                     try FleetManifest(contentsOf: URL(filePath: options.manifest))
                 )
             }
+            // The results file is Moult's own: read and appended to only as a plain file with one name.
+            let results = manifest.resultsURL.path(percentEncoded: false)
+            if let what = FileOperations.notOwnFile(results) {
+                throw FleetError(.io, "the results file \(results) is \(what): Moult neither reads nor writes it; nothing was migrated").categorized
+            }
             Interruption.install()
             let metrics = MetricsFile.start(options.metrics, dimensions: [("shard", "\(shard.index)")])
             defer { metrics?.write() }

@@ -54,6 +54,7 @@ import Testing
         Case(arguments: ["mapping", "convert", mappingModel, "--to", "json", "--output", "map.json"], owns: ["map.json"]),
         Case(arguments: ["model", "extract", "src.sqlite", "--output", "extracted.xcdatamodel"], owns: ["extracted"]),
         Case(arguments: ["fleet", "migrate", "--manifest", "fleet.jsonl", "--quiet"], owns: ["fleet"]),
+        Case(arguments: ["fleet", "migrate", "--manifest", "fifo.jsonl", "--quiet"], owns: ["fifo.jsonl"]),
     ]
 
     /// What is put at a name: a symbolic link to a victim (`file.txt`, or `folder` with files), a hard
@@ -93,7 +94,7 @@ import Testing
         ("fin.sqlite.moult-lock", .link("file.txt")), ("fin.sqlite-journal", .hardLink),
         ("map.json", .link("file.txt")),
         ("extracted.xcdatamodel", .link("folder")),
-        ("fleet.jsonl.results.jsonl", .link("file.txt")), ("fleet~.sqlite", .hardLink),
+        ("fleet.jsonl.results.jsonl", .link("file.txt")), ("fleet~.sqlite", .hardLink), ("fifo.jsonl.results.jsonl", .fifo),
     ]
 
     // MARK: - The seeded folder
@@ -197,7 +198,9 @@ import Testing
         let deferred = try Self.run(["migrate", "fin.sqlite", "--model", model, "--to", "v3", "--defer-cleanup", "--no-backup", "--quiet"], in: run, logs: logs)
         #expect(deferred.status == 0, "\(deferred.errors)")
         try Data(#"{ "stages": [ { "custom": { "from": "v1", "to": "v2" } } ] }"#.utf8).write(to: run.appending(path: "stages.json"))
-        try Data(#"{"store": "fleet.sqlite", "model": "\#(model)", "to": "v2"}"#.utf8 + Data("\n".utf8)).write(to: run.appending(path: "fleet.jsonl"))
+        let manifest = Data(#"{"store": "fleet.sqlite", "model": "\#(model)", "to": "v2"}"#.utf8 + Data("\n".utf8))
+        try manifest.write(to: run.appending(path: "fleet.jsonl"))
+        try manifest.write(to: run.appending(path: "fifo.jsonl"))
 
         let external = ".ext_SUPPORT/_EXTERNAL_DATA/"
         try manager.removeItem(at: run.appending(path: external + references[1]))
@@ -233,6 +236,8 @@ import Testing
         for command in ["hash", "infer", "plan"] {
             #expect(statuses.contains { $0.hasPrefix("0 \(command) ") }, "\(statuses.joined(separator: "\n"))")
         }
+        // A results file that is no plain file of Moult's own: refused (74) before any store is migrated.
+        #expect(statuses.contains("74 fleet migrate --manifest fifo.jsonl --quiet"), "\(statuses.joined(separator: "\n"))")
         print(statuses.joined(separator: "\n"))
     }
 

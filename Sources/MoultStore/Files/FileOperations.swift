@@ -555,6 +555,24 @@ public enum FileOperations {
         return descriptor
     }
 
+    /// What the thing at `path` is when it cannot be a file of Moult's own naming, to read or write
+    /// (`lstat`, nothing followed): a symbolic link, a folder, a FIFO, a device or a socket, or a file with
+    /// other names (hard links); nil when nothing is there or it is a plain file with one name.
+    ///
+    /// ```swift
+    /// if let what = FileOperations.notOwnFile(results.path) { print("\(results.path) is \(what)") }
+    /// ```
+    public static func notOwnFile(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return info.st_nlink == 1 ? nil : "a file with other names (\(info.st_nlink) hard links)"
+        case S_IFLNK: return "a symbolic link"
+        case S_IFDIR: return "a folder"
+        default: return "a FIFO, a device or a socket"
+        }
+    }
+
     /// Appends `line` and a line feed to a file of Moult's own naming (a fleet's `FILE.results.jsonl`), in
     /// one write; not traced (an append is no whole-file write). The file is created when missing; a
     /// symbolic link at its name is not followed, and a file with other names (hard links) is not written,
