@@ -6,6 +6,12 @@ import Synchronization
 /// syncing, renaming and removing the files Moult makes beside stores (status files, markers, records,
 /// lock files), and syncing their folders.
 ///
+/// This file is the only one in Moult that makes a system call on a path (`open`, `unlink`, `rename`,
+/// `link`, `mkdir`, `rmdir`, `symlink`) or creates, moves or removes a file through Foundation
+/// (`SyscallRoomTests` holds the rule). These never go through a symbolic link, nor wait on a FIFO:
+/// `removeTree(_:)`, ``makeDirectories(_:)``, ``move(_:to:)``, ``copyTree(_:toNew:)`` and
+/// ``withRegularFile(_:_:)``.
+///
 /// SQLite and LMDB keep their own files durable under the `synchronous` and `MDB_NOSYNC` settings the
 /// migrators choose; this room covers everything else. Every operation is reported to ``trace`` when one
 /// is set, so a harness can record the order of writes, syncs and renames of a run and build the states a
