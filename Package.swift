@@ -60,7 +60,7 @@ let package = Package(
         .target(
             name: "MoultStore",
             dependencies: ["MoultModel", "MoultArchive", "MoultCSQLite", .product(name: "Crypto", package: "swift-crypto")]),
-        .target(name: "MoultAssociations", dependencies: ["MoultModel", "MoultCLMDB"]),
+        .target(name: "MoultAssociations", dependencies: ["MoultModel", "MoultStore", "MoultCLMDB"]),
         // Core Data's XML store: a streaming reader and writer, and conversion to and from SQLite.
         .target(name: "MoultXMLStore", dependencies: ["MoultModel", "MoultArchive", "MoultStore"]),
         // The engine: plan, partitioner, chunk evaluation and writing, checkpoints, policies, events.
@@ -119,7 +119,7 @@ let package = Package(
         // the engine, so an app's policy files compile unchanged on Linux.
         .target(name: "CoreData", dependencies: ["MoultEngine", "MoultModel", "MoultMapping", "MoultExpressions", "MoultStore"]),
         // `moult policies`: an app's policy files rewritten where Linux's compiler refuses them, and registered.
-        .target(name: "MoultPolicyBuild", dependencies: ["MoultModel"]),
+        .target(name: "MoultPolicyBuild", dependencies: ["MoultModel", "MoultStore"]),
         // The policy build inside this package, for a target listing app policy files (CoreDataPolicyTests).
         .plugin(name: "PolicyBuildPlugin", capability: .buildTool(), dependencies: ["moult"]),
         .executableTarget(

@@ -1,5 +1,6 @@
 public import Foundation
 public import MoultModel
+import MoultStore
 
 /// An ``AssociationTable`` kept in an LMDB environment on disk, so that memory stays flat however
 /// many objects a migration moves.
@@ -68,10 +69,14 @@ public final class LMDBAssociationTable: AssociationTable {
         directory: URL, initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 40, syncOnCommit: Bool = false
     ) throws {
         self.directory = directory
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do throws(StoreError) {
+            try FileOperations.makeDirectories(directory.path(percentEncoded: false))
         } catch {
-            throw AssociationError(.io, "cannot create the association directory: \(error.localizedDescription)", directory: directory.path)
+            throw AssociationError(.io, "cannot create the association directory: \(error.message)", directory: directory.path)
+        }
+        // LMDB opens its two files by path, following links: checked first (lstat), never followed.
+        for name in ["data.mdb", "lock.mdb"] where FileOperations.isSymbolicLink(directory.appending(path: name).path(percentEncoded: false)) {
+            throw AssociationError(.io, "\(name) is a symbolic link, and Moult does not follow it", directory: directory.path)
         }
         environment = try Environment(
             directory: directory.path, maxDatabases: 4, mapSize: initialMapSize, maximumMapSize: maximumMapSize,
@@ -361,12 +366,10 @@ public final class LMDBAssociationTable: AssociationTable {
 
     public func removeStorage() throws {
         close()
-        do {
-            if FileManager.default.fileExists(atPath: directory.path) {
-                try FileManager.default.removeItem(at: directory)
-            }
+        do throws(StoreError) {
+            try FileOperations.removeTree(directory)
         } catch {
-            throw AssociationError(.io, "cannot remove the association directory: \(error.localizedDescription)", directory: directory.path)
+            throw AssociationError(.io, "cannot remove the association directory: \(error.message)", directory: directory.path)
         }
     }
 }

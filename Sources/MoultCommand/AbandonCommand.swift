@@ -67,17 +67,10 @@ struct AbandonCommand: AsyncParsableCommand {
     /// Removes a name: a link or a file by itself, a folder with what it holds (links in it removed, not
     /// followed).
     static func remove(_ url: URL) throws {
-        let path = url.path(percentEncoded: false)
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        if info.st_mode & S_IFMT == S_IFDIR {
-            do {
-                try FileManager.default.removeItem(at: url)
-            } catch {
-                throw CommandFailure(.io, "cannot remove \(path): \(error.localizedDescription)")
-            }
-        } else {
-            FileOperations.remove(path)
+        do throws(StoreError) {
+            try FileOperations.removeTree(url)
+        } catch {
+            throw CommandFailure(.io, "cannot remove \(url.path(percentEncoded: false)): \(error.message)")
         }
     }
 }

@@ -60,7 +60,7 @@ struct CreateCommand: AsyncParsableCommand {
             }
             let temporary = RunNames.uniqueTemporary(for: url)
             func removeTemporary() {
-                for suffix in ["", "-wal", "-shm", "-journal"] { try? manager.removeItem(atPath: temporary.path + suffix) }
+                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileOperations.removeTree(temporary.path + suffix) }
             }
             do {
                 let created = try SQLiteStore.create(at: temporary, model: chosen.model)
@@ -71,10 +71,10 @@ struct CreateCommand: AsyncParsableCommand {
                 guard !manager.fileExists(atPath: url.path) else {
                     throw StoreError(.alreadyExists, "a file appeared there while the store was being created", path: store)
                 }
-                do {
-                    try manager.moveItem(at: temporary, to: url)
+                do throws(StoreError) {
+                    try FileOperations.move(temporary.path(percentEncoded: false), to: url.path(percentEncoded: false))
                 } catch {
-                    throw StoreError(.ioFailure, "the new store could not be renamed into place: \(error.localizedDescription)", path: store)
+                    throw StoreError(.ioFailure, "the new store could not be renamed into place: \(error.message)", path: store)
                 }
             } catch {
                 removeTemporary()
@@ -91,7 +91,7 @@ struct CreateCommand: AsyncParsableCommand {
             }
 
             func removeTemporary(suffixesOnly: Bool) {
-                for suffix in ["-wal", "-shm"] { try? manager.removeItem(atPath: temporary.path + suffix) }
+                for suffix in ["-wal", "-shm"] { try? FileOperations.removeTree(temporary.path + suffix) }
             }
         }
     }

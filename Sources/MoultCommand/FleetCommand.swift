@@ -4,6 +4,7 @@ import MoultFleet
 import MoultMapping
 import MoultMigration
 import MoultModel
+import MoultStore
 
 /// `moult fleet migrate|report`: fleets of stores on an existing job runner.
 struct FleetCommand: AsyncParsableCommand {
@@ -103,6 +104,16 @@ struct FleetOptions: ParsableArguments {
 struct FleetShardRun {
     var options: FleetOptions
 
+    /// Appends a result's line to the shard's results file, through the one room of file operations.
+    static func append(_ line: String, to results: URL) throws {
+        let path = results.path(percentEncoded: false)
+        do throws(StoreError) {
+            try FileOperations.appendLine(line, to: path)
+        } catch {
+            throw FleetError(.io, "cannot append to the results file \(path): \(error.message)")
+        }
+    }
+
     func run() async throws {
         try await reportingFailures {
             let (shard, manifest) = try FleetError.categorizing {
@@ -110,6 +121,11 @@ struct FleetShardRun {
                     try FleetShard(parsing: options.shard, environment: ProcessInfo.processInfo.environment),
                     try FleetManifest(contentsOf: URL(filePath: options.manifest))
                 )
+            }
+            // The results file is Moult's own: read and appended to only as a plain file with one name.
+            let results = manifest.resultsURL.path(percentEncoded: false)
+            if let what = FileOperations.notOwnFile(results) {
+                throw FleetError(.io, "the results file \(results) is \(what): Moult neither reads nor writes it; nothing was migrated").categorized
             }
             Interruption.install()
             let metrics = MetricsFile.start(options.metrics, dimensions: [("shard", "\(shard.index)")])
@@ -120,7 +136,7 @@ struct FleetShardRun {
             // A stop request (SIGTERM from the job runner, Ctrl-C) ends the shard after the store under
             // way stops at its chunk boundary; the next run resumes it.
             let summary = try FleetError.categorizing {
-                try FleetRunner(manifest: manifest, shard: shard).run(shouldStop: { Interruption.requested }) { entry in
+                try FleetRunner(manifest: manifest, shard: shard).run(shouldStop: { Interruption.requested }, append: Self.append) { entry in
                     let result = migrate(entry, models: &models, folders: folders)
                     if result.outcome == .failed { lastFailure = Int32(result.exitCode) }
                     return result

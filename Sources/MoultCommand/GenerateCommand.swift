@@ -113,12 +113,12 @@ struct GenerateCommand: AsyncParsableCommand {
         let temporary = RunNames.uniqueTemporary(for: url.deletingPathExtension().appendingPathExtension("sqlite"))
         let temporarySupport = ExternalDataReference.supportFolder(besideStore: temporary)
         func removeTemporary() {
-            for suffix in ["", "-wal", "-shm", "-journal"] { try? manager.removeItem(atPath: temporary.path + suffix) }
-            try? manager.removeItem(at: temporarySupport)
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileOperations.removeTree(temporary.path + suffix) }
+            try? FileOperations.removeTree(temporarySupport)
         }
         do {
             let summary = try generator.generate(at: temporary)
-            for suffix in ["-wal", "-shm"] { try? manager.removeItem(atPath: temporary.path + suffix) }
+            for suffix in ["-wal", "-shm"] { try? FileOperations.removeTree(temporary.path + suffix) }
             if manager.fileExists(atPath: temporarySupport.path) { try FileOperations.rename(temporarySupport.path, to: support.path, durable: true) }
             try FileOperations.rename(temporary.path, to: url.path, durable: true)
             return summary
@@ -159,7 +159,7 @@ struct GenerateModelsCommand: AsyncParsableCommand {
             for index in first..<(first + count) {
                 let pair = try generator.pair(index)
                 let url = URL(filePath: folder).appending(path: "Pair\(index).xcdatamodeld")
-                try pair.model.write(to: url)
+                try FileOperations.writeFolder(pair.model.xcodeFiles(), at: url)
                 try FileOperations.writeAtomically(Data((pair.changes.joined(separator: "\n") + "\n").utf8), to: url.appending(path: "changes.txt"), durable: false)
                 print("\(url.path): \(pair.changes.joined(separator: "; "))")
             }

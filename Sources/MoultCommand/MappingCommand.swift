@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoultMapping
 import MoultModel
+import MoultStore
 
 /// `moult mapping show|convert`: look at a mapping model, or turn an Xcode one into Moult's JSON.
 struct MappingCommand: AsyncParsableCommand {
@@ -85,10 +86,10 @@ struct MappingCommand: AsyncParsableCommand {
                     print(text, terminator: "")
                     return
                 }
-                do {
-                    try Data(text.utf8).write(to: URL(filePath: output), options: .atomic)
+                do throws(StoreError) {
+                    try FileOperations.writeOutput(Data(text.utf8), to: URL(filePath: output), durable: false)
                 } catch {
-                    throw MappingError(.unreadable, "cannot write the JSON mapping: \(error.localizedDescription)", file: output)
+                    throw MappingError(.unreadable, "cannot write the JSON mapping: \(error.message)", file: output)
                 }
             }
         }

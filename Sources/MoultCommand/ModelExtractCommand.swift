@@ -67,17 +67,18 @@ struct ModelExtractCommand: AsyncParsableCommand {
         let manager = FileManager.default
         let name = target.deletingPathExtension().lastPathComponent
         let temporary = RunNames.uniqueTemporary(for: target)
-        defer { try? manager.removeItem(at: temporary) }
+        defer { try? FileOperations.removeTree(temporary) }
         let written: ObjectModel
         if target.pathExtension == "xcdatamodeld" {
-            try VersionedModel(name: name, versions: [.init(name: name, model: model)], currentVersionName: name).write(to: temporary)
+            let versioned = try VersionedModel(name: name, versions: [.init(name: name, model: model)], currentVersionName: name)
+            try FileOperations.writeFolder(versioned.xcodeFiles(), at: temporary)
             written = try VersionedModel(contentsOf: temporary).current.model
         } else {
-            do {
-                try manager.createDirectory(at: temporary, withIntermediateDirectories: false)
-                try Data(model.xcodeContents().utf8).write(to: temporary.appending(path: "contents"), options: .atomic)
+            do throws(StoreError) {
+                try FileOperations.makeNewDirectory(temporary.path(percentEncoded: false))
+                try FileOperations.writeAtomically(Data(model.xcodeContents().utf8), to: temporary.appending(path: "contents"), durable: false)
             } catch {
-                throw ModelError(.unwritable, "cannot write the model (\(error.localizedDescription))", file: temporary.path)
+                throw ModelError(.unwritable, "cannot write the model (\(error.message))", file: temporary.path)
             }
             written = try ObjectModel(contentsOf: temporary)
         }
@@ -94,10 +95,10 @@ struct ModelExtractCommand: AsyncParsableCommand {
         guard !manager.fileExists(atPath: target.path) else {
             throw StoreError(.alreadyExists, "a file or folder appeared there while the model was written", path: target.path)
         }
-        do {
-            try manager.moveItem(at: temporary, to: target)
+        do throws(StoreError) {
+            try FileOperations.move(temporary.path(percentEncoded: false), to: target.path(percentEncoded: false))
         } catch {
-            throw StoreError(.ioFailure, "the model could not be renamed into place: \(error.localizedDescription)", path: target.path)
+            throw StoreError(.ioFailure, "the model could not be renamed into place: \(error.message)", path: target.path)
         }
     }
 }

@@ -119,7 +119,7 @@ final class StatusFile: @unchecked Sendable {
     }
 
     static func read(output: URL) -> Contents? {
-        guard let data = try? Data(contentsOf: url(for: output)),
+        guard let data = FileOperations.contents(ofOwnFile: url(for: output).path(percentEncoded: false)),
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let state = object["state"] as? String
         else { return nil }
         return Contents(

@@ -32,7 +32,7 @@ enum StoreTypeSupport {
         of paths: [String], model: String, maxValueBytes: Int = Database.Configuration.defaultMaxValueBytes, _ body: ([String]) async throws -> T
     ) async throws -> T {
         var folder: URL?
-        defer { folder.map { try? FileManager.default.removeItem(at: $0) } }
+        defer { folder.map { try? FileOperations.removeTree($0) } }
         var replaced: [String] = []
         for (index, path) in paths.enumerated() {
             guard try type(of: path) == .xml else {
@@ -41,7 +41,7 @@ enum StoreTypeSupport {
             }
             if folder == nil {
                 let made = FileManager.default.temporaryDirectory.appending(path: "moult-xml-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
+                try FileOperations.makeDirectories(made.path(percentEncoded: false))
                 folder = made
             }
             let copy = folder!.appending(path: "\(index)-\(URL(filePath: path).deletingPathExtension().lastPathComponent).sqlite")

@@ -251,13 +251,15 @@ struct PathRunner: Sendable {
     /// A copy of a store with its WAL and its external data, as `name`.
     func copy(_ store: URL, to destination: URL) throws -> URL {
         let manager = FileManager.default
-        try manager.copyItem(at: store, to: destination)
-        for suffix in ["-wal", "-shm"] where manager.fileExists(atPath: store.path + suffix) {
-            try manager.copyItem(atPath: store.path + suffix, toPath: destination.path + suffix)
+        let (from, to) = (store.path(percentEncoded: false), destination.path(percentEncoded: false))
+        try FileOperations.copyTree(from, toNew: to)
+        for suffix in ["-wal", "-shm"] where manager.fileExists(atPath: from + suffix) {
+            try FileOperations.copyTree(from + suffix, toNew: to + suffix)
         }
         let support = ExternalDataReference.supportFolder(besideStore: store)
         if manager.fileExists(atPath: support.path) {
-            try manager.copyItem(at: support, to: ExternalDataReference.supportFolder(besideStore: destination))
+            try FileOperations.copyTree(
+                support.path(percentEncoded: false), toNew: ExternalDataReference.supportFolder(besideStore: destination).path(percentEncoded: false))
         }
         return destination
     }
@@ -291,8 +293,8 @@ struct ChildProcess {
         environment[ParentWatch.variable] = "1"
         process.environment = environment
         let errorFile = folder.appending(path: ".child-\(UUID().uuidString).err")
-        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errorFile) }
+        try FileOperations.write(Data(), toNew: errorFile.path(percentEncoded: false), durable: false)
+        defer { try? FileOperations.removeTree(errorFile) }
         let handle = try FileHandle(forWritingTo: errorFile)
         process.standardError = handle
         process.standardOutput = handle

@@ -127,7 +127,7 @@ struct TestCommand: AsyncParsableCommand {
             }
             let manifest = try fixtures.map { try Self.checkedFixtures(URL(filePath: $0), versioned) }
             let folder = try workFolder()
-            defer { if work == nil { try? FileManager.default.removeItem(at: folder) } }
+            defer { if work == nil { try? FileOperations.removeTree(folder) } }
             if let manifest {
                 // Never a silent skip: a fixture this run does not test is named.
                 let tested = Set(chosen.map(\.name)).subtracting([target.name])

@@ -85,18 +85,6 @@ public enum FleetResults {
         for result in read(url) where result.isDone { done[result.store, default: []].insert(result.request) }
         return done
     }
-
-    /// Appends a result as one line.
-    public static func append(_ result: FleetResult, to url: URL) throws {
-        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw FleetError(.io, "cannot open the results file \(url.path): \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        let bytes = Array((result.jsonLine + "\n").utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
-        guard written == bytes.count else {
-            throw FleetError(.io, "cannot append to the results file \(url.path): \(written < 0 ? String(cString: strerror(errno)) : "short write")")
-        }
-    }
 }
 
 /// What `moult fleet report` says about result files: the last result of each store counts.

@@ -25,10 +25,22 @@ public struct FleetRunner {
     }
 
     /// Runs the shard. `migrate` migrates one store and says how it went (a thrown error is a bug of
-    /// the caller's; failures are results).
+    /// the caller's; failures are results); `append` adds a result's line to the results file (this
+    /// module makes no file operation of its own: the caller's go through its one room).
     ///
-    /// - Throws: ``FleetError`` `.io` when the results file cannot be appended to.
-    public func run(shouldStop: () -> Bool = { false }, migrate: (FleetManifest.Entry) -> FleetResult) throws -> Summary {
+    /// ```swift
+    /// let summary = try runner.run(append: { line, file in try appendLine(line, to: file) }) { entry in migrated(entry) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - shouldStop: asked before each store; true ends the shard there.
+    ///   - append: appends one line (``FleetResult/jsonLine``) to the results file it is given.
+    ///   - migrate: migrates one store.
+    /// - Throws: What `append` throws (``FleetError`` `.io` when the results file cannot be appended to).
+    public func run(
+        shouldStop: () -> Bool = { false }, append: (_ line: String, _ results: URL) throws -> Void,
+        migrate: (FleetManifest.Entry) -> FleetResult
+    ) throws -> Summary {
         var summary = Summary()
         let results = manifest.resultsURL
         // Read once: this shard alone writes its stores' lines.
@@ -47,7 +59,7 @@ public struct FleetRunner {
                 summary.busy += 1
                 continue
             }
-            try FleetResults.append(result, to: results)
+            try append(result.jsonLine, results)
             switch result.outcome {
             case .migrated: summary.migrated += 1
             case .alreadyMigrated: summary.alreadyMigrated += 1

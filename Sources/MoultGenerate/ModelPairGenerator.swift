@@ -5,7 +5,7 @@ public import MoultModel
 ///
 /// ```swift
 /// let pair = try ModelPairGenerator(seed: 7).pair(42)
-/// try pair.model.write(to: URL(filePath: "/tmp/Pair42.xcdatamodeld"))
+/// try FileOperations.writeFolder(pair.model.xcodeFiles(), at: URL(filePath: "/tmp/Pair42.xcdatamodeld"))
 /// print(pair.changes)    // ["rename attribute E1.a3 → r9", "add entity E4", …]
 /// ```
 ///

@@ -23,7 +23,7 @@ extension ProgressiveMigration {
             throw MigrationError(.outputExists, "\(output.path) already exists; Moult never overwrites a store")
         }
         let temporary = RunNames.upToDateCopy(for: output)
-        try? manager.removeItem(at: temporary)
+        try? FileOperations.removeTree(temporary)
         do {
             let source = try Database(url: store, mode: .readOnly)
             do {
@@ -50,7 +50,7 @@ extension ProgressiveMigration {
             try FileOperations.sync(temporary.path(percentEncoded: false))
             try FileOperations.rename(temporary.path(percentEncoded: false), to: output.path(percentEncoded: false), durable: true)
         } catch {
-            try? manager.removeItem(at: temporary)
+            try? FileOperations.removeTree(temporary)
             throw MigrationError.classifying(error)
         }
         return true

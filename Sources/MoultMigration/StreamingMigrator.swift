@@ -106,7 +106,7 @@ public final class StreamingMigrator {
         // One run per destination: a second one fails here, having touched nothing.
         let lock = try RunFolder.claim(output, purpose: "migrating into it")
         defer { lock.release() }
-        try? FileManager.default.removeItem(at: RunNames.removing(paths.work))
+        try? FileOperations.removeTree(RunNames.removing(paths.work))
         let source = try openSource()
         // The source's identity, its content included: a resume, and the swap, go on only from the same store.
         var sourceState = try StoreFileState(of: sourceURL, content: knownSourceContent == nil)
@@ -241,13 +241,12 @@ public final class StreamingMigrator {
         _ paths: RunPaths, source: any StoreReading, fingerprint: String, arguments: String, sourceState: StoreFileState
     ) throws -> SQLiteStore {
         let (work, partial) = (paths.work, paths.partial)
-        let manager = FileManager.default
         // The plan first: a mapping that does not compile or names a missing policy fails here,
         // before anything is written.
         let plan = try Session(job: job, source: source, destination: nil).makePlan(fingerprint: fingerprint)
         RunFolder.remove(work)
         do {
-            try manager.createDirectory(at: work.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileOperations.makeDirectories(work.deletingLastPathComponent().path(percentEncoded: false))
             // A new folder of its own (never one a symbolic link at its name points to).
             try FileOperations.makeNewDirectory(work.path(percentEncoded: false))
         } catch {

@@ -1,4 +1,5 @@
 public import Foundation
+import MoultStore
 
 /// A package that builds an app's policies into a `moult` of its own: the rewritten policy files and
 /// their registration as a library target named after the app's module, and an executable that runs
@@ -48,13 +49,13 @@ public struct PolicyBuildPlan: Sendable {
     /// - Throws: ``PolicyBuildError`` `.io`.
     public static func write(_ registration: PolicyRegistration, to folder: URL) throws {
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try FileOperations.makeDirectories(folder.path(percentEncoded: false))
             for file in registration.files {
-                try Data(file.rewritten.utf8).write(to: folder.appending(path: URL(filePath: file.path).lastPathComponent), options: .atomic)
+                try FileOperations.writeAtomically(Data(file.rewritten.utf8), to: folder.appending(path: URL(filePath: file.path).lastPathComponent), durable: false)
             }
-            try Data(registration.source.utf8).write(to: folder.appending(path: "PolicyRegistration.swift"), options: .atomic)
+            try FileOperations.writeAtomically(Data(registration.source.utf8), to: folder.appending(path: "PolicyRegistration.swift"), durable: false)
         } catch {
-            throw PolicyBuildError(.io, "cannot write into \(folder.path): \(error.localizedDescription)")
+            throw PolicyBuildError(.io, "cannot write into \(folder.path): \(Self.described(error))")
         }
     }
 
@@ -103,11 +104,11 @@ public struct PolicyBuildPlan: Sendable {
             """
         do {
             let executable = folder.appending(path: "Sources/\(productName)")
-            try FileManager.default.createDirectory(at: executable, withIntermediateDirectories: true)
-            try Data(manifest.utf8).write(to: folder.appending(path: "Package.swift"), options: .atomic)
-            try Data(main.utf8).write(to: executable.appending(path: "main.swift"), options: .atomic)
+            try FileOperations.makeDirectories(executable.path(percentEncoded: false))
+            try FileOperations.writeAtomically(Data(manifest.utf8), to: folder.appending(path: "Package.swift"), durable: false)
+            try FileOperations.writeAtomically(Data(main.utf8), to: executable.appending(path: "main.swift"), durable: false)
         } catch {
-            throw PolicyBuildError(.io, "cannot write the package into \(folder.path): \(error.localizedDescription)")
+            throw PolicyBuildError(.io, "cannot write the package into \(folder.path): \(Self.described(error))")
         }
     }
 
@@ -136,10 +137,15 @@ public struct PolicyBuildPlan: Sendable {
         }
         let built = folder.appending(path: ".build/\(configuration)/\(productName)")
         do {
-            if FileManager.default.fileExists(atPath: output.path) { try FileManager.default.removeItem(at: output) }
-            try FileManager.default.copyItem(at: built, to: output)
+            try FileOperations.removeTree(output)
+            try FileOperations.copyFile(built.path(percentEncoded: false), toNew: output.path(percentEncoded: false), durable: false)
         } catch {
-            throw PolicyBuildError(.io, "cannot copy \(built.path) to \(output.path): \(error.localizedDescription)")
+            throw PolicyBuildError(.io, "cannot copy \(built.path) to \(output.path): \(Self.described(error))")
         }
+    }
+
+    /// What went wrong, as a person reads it: a ``MoultStore/StoreError``'s message, Foundation's description.
+    private static func described(_ error: any Error) -> String {
+        (error as? StoreError)?.message ?? error.localizedDescription
     }
 }

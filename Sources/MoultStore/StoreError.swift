@@ -126,6 +126,9 @@ public struct StoreError: CategorizedError, Hashable {
         case .corrupt:
             code = .corrupt
             message = "the store is damaged or truncated (\(sqliteMessage))"
+        case .cantOpen where resultCode.rawValue == Self.cantOpenSymbolicLink:
+            code = .ioFailure
+            message = "a symbolic link is in the way (at the store or a file beside it: -wal, -shm, -journal), and Moult does not follow it (\(sqliteMessage))"
         case .cantOpen:
             code = .ioFailure
             message = "the store cannot be opened (\(sqliteMessage)): check that the folder exists and can be written"
@@ -175,6 +178,8 @@ public struct StoreError: CategorizedError, Hashable {
 
     /// SQLITE_READONLY_ROLLBACK: a hot journal that a read-only connection cannot roll back.
     static let readOnlyRollback = ResultCode.readOnly.rawValue | (3 << 8)
+    /// `SQLITE_CANTOPEN_SYMLINK`: a link where `SQLITE_OPEN_NOFOLLOW` allows none.
+    static let cantOpenSymbolicLink = ResultCode.cantOpen.rawValue | (6 << 8)
 
     /// The same error, with a path, entity or SQL filled in where it had none.
     func located(path: String? = nil, entity: String? = nil, primaryKey: Int64? = nil, sql: String? = nil) -> StoreError {

@@ -46,9 +46,11 @@ public final class XMLStoreWriter {
         if !replacing, FileManager.default.fileExists(atPath: path) {
             throw XMLStoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: path)
         }
-        let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw XMLStoreError(.ioFailure, "cannot create the temporary file (\(String(cString: strerror(errno))))", path: temporaryPath)
+        let descriptor: Int32
+        do {
+            descriptor = try FileOperations.openNew(temporaryPath)
+        } catch {
+            throw XMLStoreError(.ioFailure, error.message, path: temporaryPath)
         }
         handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         buffer.reserveCapacity(Self.blockSize + 4096)
@@ -58,7 +60,7 @@ public final class XMLStoreWriter {
     deinit {
         if !closed {
             try? handle.close()
-            unlink(temporaryPath)
+            FileOperations.remove(temporaryPath)
         }
     }
 
@@ -202,7 +204,7 @@ public final class XMLStoreWriter {
                 throw XMLStoreError(.ioFailure, error.message, path: path)
             }
         } catch {
-            unlink(temporaryPath)
+            FileOperations.remove(temporaryPath)
             throw error
         }
     }
@@ -212,7 +214,7 @@ public final class XMLStoreWriter {
         guard !closed else { return }
         closed = true
         try? handle.close()
-        unlink(temporaryPath)
+        FileOperations.remove(temporaryPath)
     }
 }
 

@@ -1,4 +1,5 @@
 public import Foundation
+public import MoultModel
 
 /// Locates the real Core Data files copied into `Tests/Fixtures` (see its README and LICENSE files)
 /// and the scenario data in `Datasets/`.
@@ -66,5 +67,19 @@ public struct TemporaryDirectory: Sendable {
 
     public func remove() {
         try? FileManager.default.removeItem(at: url)
+    }
+}
+
+// MARK: - Models written for tests
+
+extension VersionedModel {
+    /// Writes the model as an `.xcdatamodeld` folder (``VersionedModel/xcodeFiles()``), for a test: the
+    /// library's own writes go through `MoultStore`'s `FileOperations.writeFolder(_:at:)`.
+    public func write(to url: URL) throws {
+        for file in xcodeFiles() {
+            let target = url.appending(path: file.path)
+            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try file.contents.write(to: target, options: .atomic)
+        }
     }
 }

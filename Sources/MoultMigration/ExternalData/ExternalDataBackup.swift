@@ -66,7 +66,7 @@ extension ExternalDataBackup {
     /// at (the step never committed) is dropped and removes nothing; one that cannot be read yet is kept.
     static func completeRemovals(of store: URL, work: URL, referenced: Set<String>? = nil) {
         let url = work.appending(path: removalsRecord)
-        guard let data = try? Data(contentsOf: url) else { return }
+        guard let data = FileOperations.contents(ofOwnFile: url.path(percentEncoded: false)) else { return }
         let dropRecord = {
             FileOperations.remove(url.path(percentEncoded: false))
             FileOperations.syncDirectory(work.path(percentEncoded: false))
@@ -130,6 +130,6 @@ extension ExternalDataBackup {
     static func remove(besideCopy copy: URL) {
         let folder = ExternalDataReference.supportFolder(besideStore: copy)
         guard !FileOperations.isSymbolicLink(folder.path(percentEncoded: false)) else { return }
-        try? FileManager.default.removeItem(at: folder)
+        try? FileOperations.removeTree(folder)
     }
 }

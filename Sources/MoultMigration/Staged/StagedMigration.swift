@@ -272,7 +272,7 @@ public struct StagedMigration {
             FaultInjection.reach(.stagedFinished)
             if keepsBackup { report.backup = report.backup ?? original }
             // The private copy of a run without a backup (this one's or a killed one's).
-            try? FileManager.default.removeItem(at: Self.originalURL(for: store))
+            try? FileOperations.removeTree(Self.originalURL(for: store))
             ExternalDataBackup.remove(besideCopy: Self.originalURL(for: store))
             return report
         } catch {

@@ -107,7 +107,7 @@ public struct XMLStoreRun {
         let lock = try RunFolder.claim(final, purpose: output == nil ? "migrating it in place" : "migrating into it")
         defer { lock.release() }
         let wasFinished = FileManager.default.fileExists(atPath: finished.path(percentEncoded: false))
-        try? FileManager.default.removeItem(at: finished)
+        try? FileOperations.removeTree(finished)
         if output == nil, source == .xml, try isUpToDate() {
             // In place on a store already at the target version: nothing is written, its backup and the
             // store stay as they are. (A run stopped after its new file was renamed over the store, its
@@ -132,7 +132,7 @@ public struct XMLStoreRun {
             removeWork()
             return .migrated(written: written)
         } catch {
-            if !folderFound, refused(error) { try? FileManager.default.removeItem(at: work) }
+            if !folderFound, refused(error) { try? FileOperations.removeTree(work) }
             throw error
         }
     }
@@ -140,7 +140,7 @@ public struct XMLStoreRun {
     /// The work folder removed whole: renamed to its `-done` name first, then removed.
     private func removeWork() {
         if (try? FileOperations.rename(work.path(percentEncoded: false), to: finished.path(percentEncoded: false), durable: false)) != nil {
-            try? FileManager.default.removeItem(at: finished)
+            try? FileOperations.removeTree(finished)
         }
     }
 

@@ -285,34 +285,29 @@ private final class CurrentVersionReader: NSObject, XMLParserDelegate {
 // MARK: - Writing
 
 extension VersionedModel {
-    /// Writes the model as an `.xcdatamodeld` folder: one `Version.xcdatamodel/contents` per version and
-    /// `.xccurrentversion` naming the current one.
+    /// The files of the model as an `.xcdatamodeld` folder, each with its path inside the folder: one
+    /// `Version.xcdatamodel/contents` per version and `.xccurrentversion` naming the current one. This
+    /// module writes no file: `MoultStore`'s `FileOperations.writeFolder(_:at:)` writes these.
     ///
-    /// - Parameter url: The `.xcdatamodeld` folder to create or replace the versions of.
-    /// - Throws: ``ModelError`` `.unwritable` (an I/O failure) when a folder or file cannot be written.
-    public func write(to url: URL) throws(ModelError) {
-        let manager = FileManager.default
-        do {
-            try manager.createDirectory(at: url, withIntermediateDirectories: true)
-            for version in versions {
-                let folder = url.appending(path: version.name + ".xcdatamodel", directoryHint: .isDirectory)
-                try manager.createDirectory(at: folder, withIntermediateDirectories: true)
-                try Data(version.model.xcodeContents().utf8).write(to: folder.appending(path: "contents"), options: .atomic)
-            }
-            let plist = """
-                <?xml version="1.0" encoding="UTF-8"?>
-                <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-                <plist version="1.0">
-                <dict>
-                \t<key>_XCCurrentVersionName</key>
-                \t<string>\(XMLText.escaped(currentVersionName)).xcdatamodel</string>
-                </dict>
-                </plist>
-
-                """
-            try Data(plist.utf8).write(to: url.appending(path: ".xccurrentversion"), options: .atomic)
-        } catch {
-            throw ModelError(.unwritable, "cannot write the model (\(error.localizedDescription))", file: url.path)
+    /// ```swift
+    /// for file in model.xcodeFiles() { print(file.path, file.contents.count) }
+    /// ```
+    public func xcodeFiles() -> [(path: String, contents: Data)] {
+        var files = versions.map { version in
+            (path: version.name + ".xcdatamodel/contents", contents: Data(version.model.xcodeContents().utf8))
         }
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0">
+            <dict>
+            \t<key>_XCCurrentVersionName</key>
+            \t<string>\(XMLText.escaped(currentVersionName)).xcdatamodel</string>
+            </dict>
+            </plist>
+
+            """
+        files.append((path: ".xccurrentversion", contents: Data(plist.utf8)))
+        return files
     }
 }

@@ -83,32 +83,12 @@ extension ExternalDataReference {
     ///   when it cannot be read.
     public func contents(in folder: URL, maxBytes: Int = .max) throws(StoreError) -> [UInt8]? {
         let path = folder.appending(path: fileName).path(percentEncoded: false)
-        // Never waited on: a FIFO or a device opened without O_NONBLOCK would block the run.
-        let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT || errno == ELOOP || errno == ENXIO { return nil }
-            throw FileOperations.failure("cannot open", path)
-        }
-        defer { Glibc.close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw FileOperations.failure("cannot read the attributes of", path) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        guard Int(info.st_size) <= maxBytes else {
-            throw StoreError.valueTooLarge("the external file", bytes: Int(info.st_size), limit: maxBytes, path: path)
-        }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var offset = 0
-        while offset < bytes.count {
-            let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if read < 0 {
-                if errno == EINTR { continue }
-                throw FileOperations.failure("cannot read", path)
+        // Never waited on: a FIFO or a device is no file, never opened for reading.
+        return try FileOperations.withRegularFile(path) { (descriptor, size) throws(StoreError) in
+            guard size <= maxBytes else {
+                throw StoreError.valueTooLarge("the external file", bytes: size, limit: maxBytes, path: path)
             }
-            if read == 0 { break }
-            offset += read
+            return try FileOperations.readAll(descriptor, size: size, path: path)
         }
-        // A file shortened while it was read: what was there.
-        if offset < bytes.count { bytes.removeLast(bytes.count - offset) }
-        return bytes
     }
 }

@@ -6,6 +6,12 @@ import Synchronization
 /// syncing, renaming and removing the files Moult makes beside stores (status files, markers, records,
 /// lock files), and syncing their folders.
 ///
+/// This file is the only one in Moult that makes a system call on a path (`open`, `unlink`, `rename`,
+/// `link`, `mkdir`, `rmdir`, `symlink`) or creates, moves or removes a file through Foundation
+/// (`SyscallRoomTests` holds the rule). These never go through a symbolic link, nor wait on a FIFO:
+/// `removeTree(_:)`, ``makeDirectories(_:)``, ``move(_:to:)``, ``copyTree(_:toNew:)`` and
+/// ``withRegularFile(_:_:)``.
+///
 /// SQLite and LMDB keep their own files durable under the `synchronous` and `MDB_NOSYNC` settings the
 /// migrators choose; this room covers everything else. Every operation is reported to ``trace`` when one
 /// is set, so a harness can record the order of writes, syncs and renames of a run and build the states a
@@ -314,6 +320,284 @@ public enum FileOperations {
             throw failure("cannot create the folder", path)
         }
         record(.makeDirectory(path: path))
+    }
+
+    /// Makes the folder at `path` and the folders above it that are missing (Foundation's
+    /// `createDirectory(withIntermediateDirectories: true)`); a folder already there is kept. The folders
+    /// above it are reached as the path says (a path the user named may pass through links); the folder
+    /// itself is never a symbolic link: one there is refused, not followed.
+    ///
+    /// ```swift
+    /// try FileOperations.makeDirectories(work.path(percentEncoded: false))
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`) when a folder cannot be made, or something other than a
+    ///   folder is at `path`.
+    public static func makeDirectories(_ path: String) throws(StoreError) {
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            let kind = info.st_mode & S_IFMT
+            guard kind != S_IFDIR else { return }
+            errno = kind == S_IFLNK ? ELOOP : ENOTDIR
+            throw failure("cannot create the folder", path)
+        }
+        let above = parent(of: path)
+        if errno == ENOENT, above != path, lstat(above, &info) != 0 { try makeDirectories(above) }
+        try makeNewDirectory(path)
+    }
+
+    /// Renames `from` to `to`, which must not exist (Foundation's `moveItem`): a file or a folder, moved
+    /// whole; a symbolic link at either name is renamed itself, never followed.
+    ///
+    /// - Throws: ``StoreError/Code/alreadyExists`` when something is at `to`, a symbolic link included;
+    ///   `.ioFailure` when the rename fails.
+    public static func move(_ from: String, to: String) throws(StoreError) {
+        var info = stat()
+        guard lstat(to, &info) != 0 else {
+            throw StoreError(.alreadyExists, "something is already at this path (a folder, file or symbolic link)", path: to)
+        }
+        try rename(from, to: to, durable: false)
+    }
+
+    /// Writes `files` into the folder at `url`, each at its path inside it (its folders made as needed,
+    /// ``makeDirectories(_:)``; each file written whole, ``writeAtomically(_:to:durable:)``); files already
+    /// there under other names are kept. A model's `.xcdatamodeld` folder is written so:
+    ///
+    /// ```swift
+    /// try FileOperations.writeFolder(model.xcodeFiles(), at: URL(filePath: "/tmp/Pair42.xcdatamodeld"))
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`, `.diskFull`) naming the folder or file that could not be
+    ///   written.
+    public static func writeFolder(_ files: [(path: String, contents: Data)], at url: URL) throws(StoreError) {
+        try makeDirectories(url.path(percentEncoded: false))
+        for file in files {
+            let target = url.appending(path: file.path)
+            try makeDirectories(target.deletingLastPathComponent().path(percentEncoded: false))
+            try writeAtomically(file.contents, to: target, durable: false)
+        }
+    }
+
+    // MARK: - Trees, never through a link
+
+    /// Removes whatever is at `path`, whole and never through a symbolic link: a file; a link (itself, not
+    /// what it points to); a folder with everything in it, each folder opened with
+    /// `O_NOFOLLOW | O_DIRECTORY` and its entries removed relative to it (`unlinkat`), so that a link inside
+    /// is removed as a name and never descended through. A missing path is not an error.
+    ///
+    /// ```swift
+    /// try? FileOperations.removeTree(RunNames.removing(work).path(percentEncoded: false))
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`) when an entry cannot be removed (the rest stays).
+    public static func removeTree(_ path: String) throws(StoreError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        willOperate()
+        let folder = Glibc.open(parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folder >= 0 else {
+            if errno == ENOENT { return }
+            throw failure("cannot open the folder of", path)
+        }
+        defer { Glibc.close(folder) }
+        let name = URL(filePath: path).lastPathComponent
+        if try removeEntry(name, in: folder, path: path) { record(.remove(path: path)) }
+    }
+
+    /// `removeTree(_:)` of a URL's path.
+    public static func removeTree(_ url: URL) throws(StoreError) {
+        try removeTree(url.path(percentEncoded: false))
+    }
+
+    /// Removes the entry `name` of the open folder `folder` whole (as `removeTree(_:)` does); false when there
+    /// was none.
+    private static func removeEntry(_ name: String, in folder: Int32, path: String) throws(StoreError) -> Bool {
+        if unlinkat(folder, name, 0) == 0 { return true }
+        switch errno {
+        case ENOENT: return false
+        case EISDIR, EPERM: break
+        default: throw failure("cannot remove", path)
+        }
+        let inner = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard inner >= 0 else {
+            if errno == ENOENT { return false }
+            throw failure("cannot open the folder", path)
+        }
+        defer { Glibc.close(inner) }
+        for entry in try entries(of: inner, path: path) {
+            _ = try removeEntry(entry, in: inner, path: path + "/" + entry)
+        }
+        guard unlinkat(folder, name, AT_REMOVEDIR) == 0 || errno == ENOENT else { throw failure("cannot remove the folder", path) }
+        return true
+    }
+
+    /// The names in an open folder, `.` and `..` left out (the descriptor stays open).
+    private static func entries(of folder: Int32, path: String) throws(StoreError) -> [String] {
+        let listed = dup(folder)
+        guard listed >= 0, let stream = fdopendir(listed) else {
+            if listed >= 0 { Glibc.close(listed) }
+            throw failure("cannot list the folder", path)
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            var raw = entry.pointee.d_name
+            let name = withUnsafePointer(to: &raw) { $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) } }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Copies the file or folder at `from` to `path`, which must not exist: files by
+    /// ``copyFile(_:toNew:durable:)``, folders made new, a symbolic link inside made again as the same link
+    /// (never followed), anything else (a FIFO, a device, a socket) left out. Not durable.
+    ///
+    /// - Throws: ``StoreError`` (`.alreadyExists`, `.ioFailure`, `.diskFull`).
+    public static func copyTree(_ from: String, toNew path: String) throws(StoreError) {
+        var info = stat()
+        guard lstat(from, &info) == 0 else { throw failure("cannot read the attributes of", from) }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG:
+            var existing = stat()
+            guard lstat(path, &existing) != 0 else {
+                throw StoreError(.alreadyExists, "something is already at this path (a folder, file or symbolic link)", path: path)
+            }
+            try copyFile(from, toNew: path, durable: false)
+        case S_IFDIR:
+            try makeNewDirectory(path)
+            let folder = Glibc.open(from, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard folder >= 0 else { throw failure("cannot open the folder", from) }
+            defer { Glibc.close(folder) }
+            for name in try entries(of: folder, path: from) {
+                try copyTree(from + "/" + name, toNew: path + "/" + name)
+            }
+        case S_IFLNK:
+            var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(from, &target, target.count - 1)
+            guard count >= 0 else { throw failure("cannot read the symbolic link", from) }
+            willOperate()
+            guard symlink(String(cString: Array(target[..<count]) + [0]), path) == 0 else { throw failure("cannot create the symbolic link", path) }
+            record(.link(from: from, to: path))
+        default:
+            return
+        }
+    }
+
+    // MARK: - Descriptors
+
+    /// Opens the file at `path` for reading only if it is a regular file, never through a symbolic link and
+    /// never waiting (`O_NOFOLLOW | O_NONBLOCK`, then `fstat`), and runs `body` with its descriptor and
+    /// size; nil, without `body`, when there is no regular file there (missing, a link, a FIFO, a device,
+    /// a folder). The descriptor is closed when `body` returns.
+    ///
+    /// ```swift
+    /// let size = try FileOperations.withRegularFile(path) { _, size in size }
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`) when the file cannot be opened or examined, or what `body`
+    ///   throws.
+    public static func withRegularFile<Result>(
+        _ path: String, _ body: (_ descriptor: Int32, _ size: Int) throws(StoreError) -> Result
+    ) throws(StoreError) -> Result? {
+        let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT || errno == ELOOP || errno == ENXIO || errno == ENOTDIR { return nil }
+            throw failure("cannot open", path)
+        }
+        defer { Glibc.close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw failure("cannot read the attributes of", path) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return try body(descriptor, Int(info.st_size))
+    }
+
+    /// `open(2)` of `path` with `flags` (and `mode` when it creates), for the files of this module that
+    /// hold a descriptor of their own (the lock, a digest's reads): the one place a path is opened. The
+    /// result is the system call's: a descriptor, or -1 with `errno` set.
+    static func openDescriptor(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> Int32 {
+        Glibc.open(path, flags | O_CLOEXEC, mode)
+    }
+
+    /// The bytes of an open file of `size` bytes, read to its end (fewer when it was shortened meanwhile),
+    /// again after an interruption.
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`) naming `path` when a read fails.
+    public static func readAll(_ descriptor: Int32, size: Int, path: String) throws(StoreError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: size)
+        var offset = 0
+        while offset < bytes.count {
+            let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if read < 0 {
+                if errno == EINTR { continue }
+                throw failure("cannot read", path)
+            }
+            if read == 0 { break }
+            offset += read
+        }
+        // A file shortened while it was read: what was there.
+        if offset < bytes.count { bytes.removeLast(bytes.count - offset) }
+        return bytes
+    }
+
+    /// The content of a file of Moult's own naming (a status file, a run's record), or nil when there is no
+    /// regular file at `path`: a symbolic link there is not followed, a FIFO or a device never opened
+    /// for reading (``withRegularFile(_:_:)``), so a read never waits.
+    ///
+    /// ```swift
+    /// let data = FileOperations.contents(ofOwnFile: RunNames.status(for: output).path)
+    /// ```
+    public static func contents(ofOwnFile path: String) -> Data? {
+        let bytes = try? withRegularFile(path) { (descriptor, size) throws(StoreError) in try readAll(descriptor, size: size, path: path) }
+        return bytes.map { Data($0) }
+    }
+
+    /// Opens a new file at `path` for writing (created or truncated, never through a symbolic link); the
+    /// caller owns the descriptor, and says what it wrote (nothing is traced).
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`, `.diskFull`) naming `path`.
+    public static func openNew(_ path: String) throws(StoreError) -> Int32 {
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure("cannot create", path) }
+        return descriptor
+    }
+
+    /// What the thing at `path` is when it cannot be a file of Moult's own naming, to read or write
+    /// (`lstat`, nothing followed): a symbolic link, a folder, a FIFO, a device or a socket, or a file with
+    /// other names (hard links); nil when nothing is there or it is a plain file with one name.
+    ///
+    /// ```swift
+    /// if let what = FileOperations.notOwnFile(results.path) { print("\(results.path) is \(what)") }
+    /// ```
+    public static func notOwnFile(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return info.st_nlink == 1 ? nil : "a file with other names (\(info.st_nlink) hard links)"
+        case S_IFLNK: return "a symbolic link"
+        case S_IFDIR: return "a folder"
+        default: return "a FIFO, a device or a socket"
+        }
+    }
+
+    /// Appends `line` and a line feed to a file of Moult's own naming (a fleet's `FILE.results.jsonl`), in
+    /// one write; not traced (an append is no whole-file write). The file is created when missing; a
+    /// symbolic link at its name is not followed, and a file with other names (hard links) is not written,
+    /// since its other names would see the line.
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`, `.diskFull`) naming `path`.
+    public static func appendLine(_ line: String, to path: String) throws(StoreError) {
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure("cannot open", path) }
+        defer { Glibc.close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1 else {
+            throw StoreError(.ioFailure, "this is not a file of Moult's own (a FIFO, a device, or a file with other names): it is not written", path: path)
+        }
+        let failed = Array((line + "\n").utf8).withUnsafeBytes { writeAll($0, to: descriptor) }
+        if failed != 0 {
+            errno = failed
+            throw failure("cannot append to", path)
+        }
     }
 
     /// Copies the content of the file at `from` into a new file at `path` (created or truncated, never

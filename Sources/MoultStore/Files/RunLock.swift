@@ -66,7 +66,7 @@ public final class RunLock: Sendable {
                 return RunLock(target: targetPath, path: path)
             }
             for _ in 0..<100 {
-                let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
+                let descriptor = FileOperations.openDescriptor(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK)
                 guard descriptor >= 0 else {
                     if errno == ENOENT {
                         let folder = URL(filePath: path).deletingLastPathComponent().path(percentEncoded: false)
@@ -155,7 +155,7 @@ public final class RunLock: Sendable {
     public static func holder(of target: URL) -> Holder? {
         let path = lockFile(for: target).path(percentEncoded: false)
         if let entry = held.withLock({ $0[path] }) { return Holder(pid: getpid(), purpose: entry.purpose) }
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let descriptor = FileOperations.openDescriptor(path, O_RDONLY | O_NOFOLLOW)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var request = flock()

@@ -121,7 +121,7 @@ final class DigestFile {
 
     init(path: String) throws(StoreError) {
         self.path = path
-        descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        descriptor = FileOperations.openDescriptor(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
             if errno == ENOENT { throw StoreError(.notFound, "there is no file here", path: path) }
             throw FileOperations.failure("cannot read", path)

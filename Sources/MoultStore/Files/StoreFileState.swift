@@ -135,7 +135,7 @@ public struct StoreFileState: Sendable, Hashable {
     }
 
     private static func read(_ path: String, offset: Int, count: Int) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = FileOperations.openDescriptor(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return [] }
         defer { close(descriptor) }
         var bytes = [UInt8](repeating: 0, count: count)

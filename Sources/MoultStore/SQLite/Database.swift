@@ -85,20 +85,23 @@ public final class Database {
         self.path = path
         self.mode = mode
         self.configuration = configuration
-        var flags: SQLite.OpenFlags = [.uri, .noMutex, .extendedResultCodes]
+        var flags: SQLite.OpenFlags = [.uri, .noMutex, .extendedResultCodes, .noFollow]
         var query = ""
+        // Resolved once, here; from then on SQLite follows no link (`SQLITE_OPEN_NOFOLLOW`).
+        let real = DatabaseFile.realPath(path, followingTheFile: mode != .create)
+        try DatabaseFile.checkCompanions(real, writing: mode != .readOnly)
         switch mode {
         case .readOnly:
-            let header = try DatabaseFile.header(path)
+            let header = try DatabaseFile.header(real)
             flags.insert(.readOnly)
-            query = DatabaseFile.readOnlyQuery(path, header: header)
+            query = DatabaseFile.readOnlyQuery(real, header: header)
         case .readWrite:
-            _ = try DatabaseFile.header(path)
+            _ = try DatabaseFile.header(real)
             flags.insert(.readWrite)
         case .create:
             flags.formUnion([.readWrite, .create])
         }
-        handle = try SQLite.open(DatabaseFile.uri(path, query: query), flags: flags, path: path)
+        handle = try SQLite.open(DatabaseFile.uri(real, query: query), flags: flags, path: path)
         let milliseconds = configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         SQLite.busyTimeout(handle, milliseconds: Int32(clamping: milliseconds))
@@ -134,8 +137,10 @@ public final class Database {
     ///   left for the caller to remove), or another code when the file cannot be made.
     public func copy(to url: URL) throws(StoreError) {
         let target = url.path(percentEncoded: false)
+        let real = DatabaseFile.realPath(target, followingTheFile: false)
+        try DatabaseFile.checkCompanions(real, writing: true)
         let copy = try SQLite.open(
-            DatabaseFile.uri(target, query: ""), flags: [.uri, .noMutex, .extendedResultCodes, .readWrite, .create], path: target)
+            DatabaseFile.uri(real, query: ""), flags: [.uri, .noMutex, .extendedResultCodes, .noFollow, .readWrite, .create], path: target)
         defer { SQLite.close(copy) }
         try SQLite.backup(from: handle, to: copy, path: target)
     }
@@ -284,7 +289,8 @@ public final class Database {
     ///
     /// - Throws: ``StoreError`` as a read-only open does, or when the name is taken.
     public func attachReadOnly(_ url: URL, as name: String) throws(StoreError) {
-        let path = url.path(percentEncoded: false)
+        let path = DatabaseFile.realPath(url.path(percentEncoded: false), followingTheFile: true)
+        try DatabaseFile.checkCompanions(path, writing: false)
         let header = try DatabaseFile.header(path)
         let query = DatabaseFile.readOnlyQuery(path, header: header)
         do {
@@ -413,6 +419,44 @@ enum DatabaseFile {
             return StoreError(.corrupt, error.message, path: error.path, resultCode: error.resultCode)
         default:
             return error
+        }
+    }
+
+    /// The path SQLite is given for `path`, which it then opens with `SQLITE_OPEN_NOFOLLOW`: the folder's
+    /// real path (a folder the user names may be reached through links, as any path the user gives) and
+    /// the file's name; with `followingTheFile`, a symbolic link at the name (checked with `lstat`) is
+    /// resolved once to the file it leads to, so that a store the user names through a link is opened
+    /// where it really is, its companions beside it there. After this no link is followed: not at the
+    /// name, not at a companion (`-wal`, `-shm`, `-journal`), which SQLite then refuses to open.
+    static func realPath(_ path: String, followingTheFile: Bool) -> String {
+        let url = URL(filePath: path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)
+        if followingTheFile, FileOperations.isSymbolicLink(path) { return url.resolvingSymlinksInPath().path(percentEncoded: false) }
+        let folder = url.deletingLastPathComponent().resolvingSymlinksInPath()
+        return folder.appending(path: url.lastPathComponent).path(percentEncoded: false)
+    }
+
+    /// Checks, with `lstat`, the files SQLite keeps beside the database at `path` (`-wal`, `-shm`,
+    /// `-journal`) before it opens any: a symbolic link, a FIFO, a device or a folder at one of those
+    /// names is refused (SQLite would open a FIFO and wait on it), and so, when the connection writes, is
+    /// a file with other names (hard links), which a write would change under every name.
+    ///
+    /// - Throws: ``StoreError/Code/ioFailure`` naming the companion and what it is.
+    static func checkCompanions(_ path: String, writing: Bool) throws(StoreError) {
+        for suffix in ["-wal", "-shm", "-journal"] {
+            var info = stat()
+            guard lstat(path + suffix, &info) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFLNK:
+                throw StoreError(.ioFailure, "the store's \(suffix) is a symbolic link, and Moult does not follow it", path: path + suffix)
+            case S_IFREG:
+                guard !writing || info.st_nlink == 1 else {
+                    throw StoreError(
+                        .ioFailure, "the store's \(suffix) has other names (\(info.st_nlink) hard links): writing it would change another file",
+                        path: path + suffix)
+                }
+            default:
+                throw StoreError(.ioFailure, "the store's \(suffix) is not a file (a FIFO, a device or a folder): Moult does not open it", path: path + suffix)
+            }
         }
     }
 

@@ -54,6 +54,9 @@ enum SQLite {
         static let uri = OpenFlags(rawValue: SQLITE_OPEN_URI)
         static let noMutex = OpenFlags(rawValue: SQLITE_OPEN_NOMUTEX)
         static let extendedResultCodes = OpenFlags(rawValue: SQLITE_OPEN_EXRESCODE)
+        /// No symbolic link anywhere in the file's path, nor at a companion's (`-wal`, `-journal`): SQLite
+        /// fails with `SQLITE_CANTOPEN_SYMLINK` instead (SQLite 3.31 and later).
+        static let noFollow = OpenFlags(rawValue: SQLITE_OPEN_NOFOLLOW)
     }
 
     /// Opens a connection; on failure the half-open handle is closed before throwing.

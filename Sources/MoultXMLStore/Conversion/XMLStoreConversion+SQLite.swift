@@ -61,7 +61,7 @@ public enum XMLStoreConversion {
         let temporarySupport = ExternalDataReference.supportFolder(besideStore: temporary).path(percentEncoded: false)
         func removeTemporary() {
             for suffix in ["", "-wal", "-shm", "-journal"] { FileOperations.remove(temporary.path(percentEncoded: false) + suffix) }
-            if !FileOperations.isSymbolicLink(temporarySupport) { try? FileManager.default.removeItem(atPath: temporarySupport) }
+            if !FileOperations.isSymbolicLink(temporarySupport) { try? FileOperations.removeTree(temporarySupport) }
         }
         removeTemporary()
         let count: Int
