@@ -23,10 +23,9 @@ extension ProgressiveMigration {
         _ step: Step, _ script: InPlaceScript, offset: Int, input: URL, output: URL, externalData home: URL? = nil, isCancelled: () -> Bool,
         events: ((MigrationEvent) -> Void)?
     ) throws -> Bool {
-        let manager = FileManager.default
         let copy = URL(filePath: output.path + ".copying")
         let companions = ["", "-wal", "-shm", "-journal"].map { URL(filePath: copy.path + $0) }
-        let removeCopy = { for file in companions { try? manager.removeItem(at: file) } }
+        let removeCopy = { for file in companions { try? FileOperations.removeTree(file) } }
         removeCopy()
         if isCancelled() {
             throw MigrationError(.interrupted, "stopped before step \(offset + 1) (\(step.from.name) → \(step.to.name)); run the same command again to go on")

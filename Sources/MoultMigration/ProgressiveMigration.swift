@@ -262,7 +262,7 @@ public struct ProgressiveMigration {
         if steps.count > 1 && existed {
             // The folder of another chain (another source, model, mappings or options) holds that
             // chain's resumable work: refuse rather than delete it.
-            let recorded = try? String(contentsOf: identity, encoding: .utf8)
+            let recorded = FileOperations.contents(ofOwnFile: identity.path(percentEncoded: false)).flatMap { String(data: $0, encoding: .utf8) }
             guard recorded == fingerprint else {
                 throw MigrationError(
                     .checkpointMismatch,
@@ -281,11 +281,11 @@ public struct ProgressiveMigration {
         }
         if steps.count > 1 && !existed {
             do {
-                try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+                try FileOperations.makeDirectories(directory.path(percentEncoded: false))
                 try FileOperations.writeAtomically(Data(arguments.utf8), to: directory.appending(path: RunArguments.fileName), durable: true)
                 try FileOperations.writeAtomically(Data(fingerprint.utf8), to: identity, durable: true)
             } catch {
-                try? manager.removeItem(at: directory)
+                try? FileOperations.removeTree(directory)
                 throw MigrationError(.io, "cannot create \(directory.path): \(error.localizedDescription)")
             }
         }

@@ -54,7 +54,7 @@ extension InPlaceMigration {
             // Refused (not resumable): the store was not changed, and nothing of this run is kept.
             if (classified.category != .interrupted && classified.category != .io) || classified.code == .sourceChangedWhileRead {
                 if let madeBackup {
-                    try? manager.removeItem(at: madeBackup)
+                    try? FileOperations.removeTree(madeBackup)
                     ExternalDataBackup.remove(besideCopy: madeBackup)
                 }
                 // (Work made from a state of the store that is gone is of no use to a rerun either.)
@@ -223,7 +223,6 @@ extension InPlaceMigration {
     /// a lock), the original kept by a hard link (its name appears at once, complete), one rename.
     private func swapIn(_ result: URL, backup: inout URL?, folder: RunFolder, content: StoreContentDigest?) throws {
         let store = chain.store
-        let manager = FileManager.default
         try keepTheStoresUUID(in: result)
         try RunFiles.checkpoint(result, timeout: lockTimeout)
         // Only now, the run known to succeed, is the store opened for writing.
@@ -243,7 +242,7 @@ extension InPlaceMigration {
         if chain.options.durable { try RunFiles.sync(store.deletingLastPathComponent()) }
         FaultInjection.reach(.inPlaceAfterSwap)
         for suffix in ["-wal", "-shm", "-journal"] {
-            try? manager.removeItem(at: URL(filePath: result.path + suffix))
+            try? FileOperations.removeTree(URL(filePath: result.path + suffix))
         }
     }
 }

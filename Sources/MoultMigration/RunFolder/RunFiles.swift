@@ -55,7 +55,7 @@ enum RunFiles {
     /// Removes a store Moult made in a work folder, with its companion files.
     static func removeStore(_ url: URL) {
         for suffix in ["", "-wal", "-shm", "-journal"] {
-            try? FileManager.default.removeItem(at: URL(filePath: url.path + suffix))
+            try? FileOperations.removeTree(URL(filePath: url.path + suffix))
         }
     }
 }

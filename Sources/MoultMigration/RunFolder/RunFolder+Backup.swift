@@ -38,7 +38,7 @@ extension RunFolder {
 
     /// Removes the note of a backup not made after all (and the folder, when nothing else is in it).
     func forgetBackup() {
-        try? FileManager.default.removeItem(at: record(Self.backupRecord))
+        try? FileOperations.removeTree(record(Self.backupRecord))
         if (try? FileManager.default.contentsOfDirectory(atPath: work.path))?.isEmpty == true { remove() }
     }
 
@@ -61,14 +61,13 @@ extension RunFolder {
     static func copyBackup(of store: URL, to target: URL? = nil) throws -> URL {
         let target = target ?? freeBackup(for: store)
         let temporary = RunNames.temporaryBackup(for: target)
-        let manager = FileManager.default
-        try? manager.removeItem(at: temporary)
+        try? FileOperations.removeTree(temporary)
         do {
             try FileOperations.copyFile(store.path(percentEncoded: false), toNew: temporary.path(percentEncoded: false), durable: true)
         } catch {
             // Whether the disk is full is seen before the partial copy frees its space.
             let full = RunFiles.isNearlyFull(store.deletingLastPathComponent()) || error.code == .diskFull
-            try? manager.removeItem(at: temporary)
+            try? FileOperations.removeTree(temporary)
             if full {
                 throw MigrationError(.interrupted, "the disk is full: no room for the backup \(target.path); the store was not changed", underlying: error)
             }
@@ -85,7 +84,7 @@ extension RunFolder {
         let target = backupTarget()
         try recordBackup(target)
         let temporary = RunNames.temporaryBackup(for: target)
-        try? FileManager.default.removeItem(at: temporary)
+        try? FileOperations.removeTree(temporary)
         if FileOperations.hardLink(store.path(percentEncoded: false), to: temporary.path(percentEncoded: false)) {
             try RunFiles.rename(temporary, to: target)
             return target

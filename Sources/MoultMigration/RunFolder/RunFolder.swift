@@ -99,13 +99,12 @@ public struct RunFolder: Sendable, Hashable {
     /// killed while deleting is deleted by the next run. Nothing is removed by following a link: a
     /// link at the name is removed itself.
     static func remove(_ work: URL) {
-        let manager = FileManager.default
         let trash = RunNames.removing(work)
-        try? manager.removeItem(at: trash)
+        try? FileOperations.removeTree(trash)
         if (try? FileOperations.rename(work.path(percentEncoded: false), to: trash.path(percentEncoded: false), durable: false)) != nil {
-            try? manager.removeItem(at: trash)
+            try? FileOperations.removeTree(trash)
         } else {
-            try? manager.removeItem(at: work)
+            try? FileOperations.removeTree(work)
         }
     }
 
@@ -119,7 +118,8 @@ public struct RunFolder: Sendable, Hashable {
 
     /// The text of the record named `name`, nil when there is none (or it is empty).
     func read(_ name: String) -> String? {
-        guard let text = try? String(contentsOf: record(name), encoding: .utf8), !text.isEmpty else { return nil }
+        guard let data = FileOperations.contents(ofOwnFile: record(name).path(percentEncoded: false)), let text = String(data: data, encoding: .utf8), !text.isEmpty
+        else { return nil }
         return text
     }
 
@@ -133,7 +133,7 @@ public struct RunFolder: Sendable, Hashable {
     }
 
     /// Removes the record named `name` (none there is fine).
-    func removeRecord(_ name: String) { try? FileManager.default.removeItem(at: record(name)) }
+    func removeRecord(_ name: String) { try? FileOperations.removeTree(record(name)) }
 
     /// Refuses to resume work made from another state of the source than the one at `source` now (the
     /// folder's record `name`, written when the work began).
