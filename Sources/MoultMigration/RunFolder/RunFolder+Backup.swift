@@ -111,7 +111,7 @@ extension RunFolder {
         let manager = FileManager.default
         // A lock file a killed run left (nobody holds it): taken and given up, which removes it. Held by a
         // live run, it stays, and so does that run's work folder.
-        guard let lock = try? RunLock.acquire(for: target, purpose: "cleaning up after a finished run") else { return nil }
+        guard let lock = try? Self.claim(target, purpose: "cleaning up after a finished run") else { return nil }
         defer { lock.release() }
         guard manager.fileExists(atPath: work.path) else { return nil }
         ExternalDataBackup.completeRemovals(of: target, work: work)

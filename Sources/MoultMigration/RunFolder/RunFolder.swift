@@ -46,13 +46,18 @@ public struct RunFolder: Sendable, Hashable {
     /// ``/MoultEngine/MigrationError/Code/busy``, and nothing was touched.
     public func claim(purpose: String) throws -> RunLock { try Self.claim(target, purpose: purpose) }
 
-    /// Takes the run lock of any target a driver writes (a chain's output before its steps run).
+    /// Takes the run lock of any target a driver writes (a chain's output before its steps run), then
+    /// finishes removing any work folder of the target that a kill left on its way out
+    /// (``/MoultStore/RunNames/beingRemoved(for:)``: work given up, whichever run gave it up).
     static func claim(_ target: URL, purpose: String) throws -> RunLock {
+        let lock: RunLock
         do {
-            return try RunLock.acquire(for: target, purpose: purpose)
+            lock = try RunLock.acquire(for: target, purpose: purpose)
         } catch {
             throw MigrationError.classifying(error)
         }
+        for leftover in RunNames.beingRemoved(for: target) { try? FileOperations.removeTree(leftover) }
+        return lock
     }
 
     // MARK: - The folder

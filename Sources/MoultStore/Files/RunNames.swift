@@ -77,11 +77,20 @@ public enum RunNames {
     /// A work folder on its way out, renamed so that it is only ever removed whole: `.NAME.removing`.
     public static func removing(_ work: URL) -> URL { sibling(work, ".\(work.lastPathComponent).removing") }
 
+    /// The names the work folders of `target` take on their way out (``removing(_:)``): any folder
+    /// found under one of them is a run's work given up, left by a kill while it was being deleted.
+    public static func beingRemoved(for target: URL) -> [URL] { workFolders(of: target).map(removing) }
+
+    /// Every work folder a run keeps for `target`, whichever run it is.
+    private static func workFolders(of target: URL) -> [URL] {
+        [work(forOutput: target), steps(forOutput: target), inPlaceWork(for: target), xmlWork(for: target), xmlWorkDone(for: target)]
+    }
+
     /// What an interrupted run may have left for `target` (a store migrated in place, or an output):
     /// its work folders, status file, temporary names and folders on their way out, in no order. The
     /// backup is not among them: it is the user's original, kept.
     public static func leftBehind(by target: URL) -> [URL] {
-        let folders = [work(forOutput: target), steps(forOutput: target), inPlaceWork(for: target), xmlWork(for: target), xmlWorkDone(for: target)]
+        let folders = workFolders(of: target)
         return folders + folders.map(removing) + [
             status(for: target), upToDateCopy(for: target), conversion(for: target), URL(filePath: temporary(for: target.path(percentEncoded: false))),
             ExternalDataReference.supportFolder(besideStore: conversion(for: target)),
