@@ -115,10 +115,11 @@ struct ChainLoop {
     func run(
         progress: ((MigrationProgress) -> Void)?, isCancelled: () -> Bool, events: ((MigrationEvent) -> Void)?
     ) throws -> Outcome {
-        var (first, input) = resumePoint()
+        let first: Int
+        var input: URL
+        (first, input) = resumePoint()
         var outcome = Outcome(result: input, first: first, ranBySQL: [], reports: [])
-        while first < steps.count {
-            let offset = first
+        for offset in first..<steps.count {
             let step = steps[offset]
             try willRun(offset, input)
             if isCancelled() { throw stopped(offset) }
@@ -126,7 +127,7 @@ struct ChainLoop {
             for name in candidates(offset) { folder.removeRecord(RunNames.finishedRecord(for: name)) }
             let streamed = streamedResult(offset)
             let migrator = self.migrator(offset, input: input)
-            var result: URL?
+            let result: URL
             // (A streamed run of this step under way goes on streaming.)
             if let script = script(offset, input), !exists(migrator.workDirectory(for: streamed)),
                 try chain.intermediateBySQL(
@@ -141,21 +142,18 @@ struct ChainLoop {
                     // A result left without its checkpoint and not finished (the scan found none): made again.
                     RunFiles.removeStore(streamed)
                 }
-                let report = try run(migrator, offset: offset, into: streamed, progress: progress, isCancelled: isCancelled, events: events)
-                outcome.reports.append((offset, report))
+                outcome.reports.append((offset, try run(migrator, offset: offset, into: streamed, progress: progress, isCancelled: isCancelled, events: events)))
                 outcome.ranBySQL.append(false)
                 didStream(offset)
                 result = streamed
             }
-            let finished = result!
-            if isOwn(finished) { try folder.write(RunNames.finishedRecord(for: finished), storeUUID(of: finished) ?? "", durable: chain.options.durable) }
+            if isOwn(result) { try folder.write(RunNames.finishedRecord(for: result), storeUUID(of: result) ?? "", durable: chain.options.durable) }
             // Only now is the store it was made from of no use to a rerun.
             if input != chain.store, isOwn(input) {
                 RunFiles.removeStore(input)
                 folder.removeRecord(RunNames.finishedRecord(for: input))
             }
-            input = finished
-            first += 1
+            input = result
         }
         outcome.result = input
         return outcome

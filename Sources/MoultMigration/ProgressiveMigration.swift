@@ -192,7 +192,7 @@ public struct ProgressiveMigration {
         let content = try sourceContent()
         let record = try runRecord(content: content)
         if isFinishedOutput(output, record: record) { return [] }
-        let (directory, existed, _) = try claimStepsDirectory(for: output, resume: resume)
+        let (directory, existed) = try claimStepsDirectory(for: output, resume: resume)
         let folder = RunFolder.steps(output)
         var loop = ChainLoop(
             chain: self, folder: folder,
@@ -238,9 +238,9 @@ public struct ProgressiveMigration {
     /// refused unless a run under way or asked to resume may own it; the folder and its chain's
     /// fingerprint are made for a chain of several steps.
     ///
-    /// - Returns: the folder, whether it was there, and whether a chain is under way in it.
+    /// - Returns: the folder, and whether it was there.
     /// - Throws: ``/MoultEngine/MigrationError`` `.checkpointMismatch` (another chain's folder), `.outputExists`, `.io`.
-    private func claimStepsDirectory(for output: URL, resume: Bool) throws -> (directory: URL, existed: Bool, chainUnderWay: Bool) {
+    private func claimStepsDirectory(for output: URL, resume: Bool) throws -> (directory: URL, existed: Bool) {
         let manager = FileManager.default
         // The last step's migrator refuses an existing output, unless its own work directory says the
         // output is its finished result.
@@ -289,7 +289,7 @@ public struct ProgressiveMigration {
                 throw MigrationError(.io, "cannot create \(directory.path): \(error.localizedDescription)")
             }
         }
-        return (directory, existed, chainUnderWay)
+        return (directory, existed)
     }
 
     /// Tells `losses` and `events` what a step does not carry, counted in the store it reads.
