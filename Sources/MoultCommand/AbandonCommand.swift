@@ -14,7 +14,9 @@ struct AbandonCommand: AsyncParsableCommand {
         abstract: "Give up an interrupted run of TARGET (the store migrated in place, or DEST): remove what Moult kept to resume it.",
         discussion: """
             Removes only names Moult makes for TARGET (its work folders, status file and temporary names), \
-            never following a symbolic link: a link at such a name is removed, not what it points to. The \
+            never following a symbolic link: a link at such a name is removed, not what it points to. In a \
+            work folder it removes only what the run recorded there before making it: a folder that holds \
+            anything else is kept, with what it holds, and named. The \
             store, DEST when it is finished, and a backup (NAME~.EXT) an in-place run kept are never removed. \
             A staged run is refused: it changes the store itself, and only the same command finishes it. \
             Busy (73) while a run holds TARGET.
@@ -47,13 +49,22 @@ struct AbandonCommand: AsyncParsableCommand {
             }
             let backup = (try? String(contentsOf: RunNames.inPlaceWork(for: url).appending(path: "backup"), encoding: .utf8)).map { URL(filePath: $0) }
             var removed: [String] = []
+            var kept: [String] = []
+            let folders = Set(RunNames.workFolders(of: url).flatMap { [$0, RunNames.removing($0)] })
             for name in RunNames.leftBehind(by: url) where Self.exists(name) {
-                try Self.remove(name)
+                if folders.contains(name) {
+                    // A work folder: what its record names, never anything else in it.
+                    let left = RunFolder.removeRecorded(name)
+                    if !left.isEmpty { kept.append("\(name.path(percentEncoded: false)) (it holds \(left.joined(separator: ", ")), which Moult did not make)") }
+                } else {
+                    try Self.remove(name)
+                }
                 removed.append(name.lastPathComponent)
             }
             FileOperations.syncDirectory(url.deletingLastPathComponent().path(percentEncoded: false))
             guard !removed.isEmpty else { return print("nothing to abandon for \(target)") }
             print("abandoned the interrupted run of \(target): removed \(removed.sorted().joined(separator: ", "))")
+            for folder in kept { print("kept \(folder)") }
             if let backup, Self.exists(backup) { print("the original it kept stays at \(backup.path(percentEncoded: false))") }
         }
     }

@@ -85,8 +85,8 @@ struct ChainArguments: ParsableArguments {
     /// `--source-model store`: the model the store carries (Z_MODELCACHE) becomes the source version,
     /// placed just before the target so that the step from it is direct. A store whose hashes a version
     /// of --model already has needs no such version: that version is the source, as without the option.
-    func withStoreModel(_ versioned: VersionedModel) throws -> VersionedModel {
-        let url = URL(filePath: store)
+    func withStoreModel(_ versioned: VersionedModel, store: String? = nil) throws -> VersionedModel {
+        let url = URL(filePath: store ?? self.store)
         let database = try Database(url: url, mode: .readOnly, configuration: .init(pageCacheKiB: 256))
         defer { database.close() }
         guard let carried = try ModelCache.model(in: database) else {
@@ -243,10 +243,11 @@ struct ChainArguments: ParsableArguments {
     }
 
     /// The migration these arguments describe, with the command line's policies registered and the
-    /// `--policy` bindings over them. Every policy of every step is found (and a built-in one checked
+    /// `--policy` bindings over them, reading `store` (default: STORE). Every policy of every step is found (and a built-in one checked
     /// against the step's models) before anything runs; a class bound to Core Data's default policy
     /// gets a warning.
-    func migration(options: MigrationOptions) throws -> ProgressiveMigration {
+    func migration(options: MigrationOptions, store: String? = nil) throws -> ProgressiveMigration {
+        let store = store ?? self.store
         var versioned = try VersionedModel(contentsOf: URL(filePath: model), requiringCurrentVersion: to == nil, settingAsideUnreadableVersions: true)
         try refuseNeedingUnreadableVersions(versioned)
         if to == nil, let note = versioned.currentVersionNote { printError("moult: note: \(note)") }
@@ -265,7 +266,7 @@ struct ChainArguments: ParsableArguments {
         }
         let folders = MappingFolders()
         versioned = try ordered(versioned, folders: folders)
-        if sourceModel == "store" { versioned = try withStoreModel(versioned) }
+        if sourceModel == "store" { versioned = try withStoreModel(versioned, store: store) }
         let (mappingModels, mappingLabels) = try mappingModels(versioned, folders: folders)
         var policies = MoultCommand.policies
         let bindings = try bindings()

@@ -52,17 +52,12 @@ extension MigrateCommand {
             refused: { error in Self.exitCode(of: error).map { code in refused.map(\.exitCode).contains(code) } ?? false },
             note: { note in if !quiet, !json { printError("moult: note: \(note)") } },
             migrate: { sqlite in
-                var inner = self
-                inner.outputType = nil
-                inner.noBackup = false
-                inner.resume = resume || sqlite.resuming
-                if sqlite.source != run.store { inner.arguments.storeArgument = sqlite.source.path(percentEncoded: false) }
-                inner.outputOption = sqlite.output.path(percentEncoded: false)
-                // (Read directly, the source is still XML: `run` would come back here.)
-                // (Its report names the user's store and DEST, not the copies in the work folder.)
-                try await ReportedNames.$current.withValue(ReportedNames(store: store, output: outputOption)) {
-                    if sqlite.readsXMLDirectly { try await inner.runStreamed() } else { try await inner.run() }
-                }
+                // The SQLite migration of this command's options, on the paths the driver gives (its
+                // report naming the user's store and DEST, not the copies in the work folder). (Read
+                // directly, the source is still the XML store.)
+                let paths = StreamedRun(
+                    store: sqlite.source.path(percentEncoded: false), output: sqlite.output.path(percentEncoded: false), resume: resume || sqlite.resuming)
+                try await ReportedNames.$current.withValue(ReportedNames(store: store, output: outputOption)) { try await runStreamed(paths) }
             })
         switch outcome {
         case .upToDateInPlace:

@@ -122,11 +122,23 @@ struct MigrateCommand: AsyncParsableCommand {
         try await runStreamed()
     }
 
-    /// The streamed migration into `--output`, once the store types and the kind of run are settled
-    /// (an XML source read directly comes here from `runAcrossStoreTypes`).
+    /// The streamed migration into `--output`, once the store types and the kind of run are settled.
     func runStreamed() async throws {
         try checkInPlaceFlagsUnused()
-        try await events.withLog { log in try migrate(log: log) }
+        try await runStreamed(StreamedRun(store: arguments.store, output: output, resume: resume))
+    }
+
+    /// What a streamed SQLite migration reads and writes: STORE into DEST, or the paths a run across
+    /// store types gives it (``/MoultMigration/XMLStoreRun/SQLiteRun``).
+    struct StreamedRun {
+        var store: String
+        var output: String
+        var resume: Bool
+    }
+
+    /// The streamed migration of `run.store` into `run.output`, with this command's options.
+    func runStreamed(_ run: StreamedRun) async throws {
+        try await events.withLog { log in try migrate(run, log: log) }
     }
 
     /// `--manifest`: this command line read as `moult fleet migrate` reads its own, which it then is.
@@ -136,9 +148,9 @@ struct MigrateCommand: AsyncParsableCommand {
         return try FleetOptions.alias(own, givesStore: arguments.storeArgument != nil)
     }
 
-    private func migrate(log: EventLog?) throws {
-        let migration = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure)
-        let output = URL(filePath: self.output)
+    private func migrate(_ run: StreamedRun, log: EventLog?) throws {
+        let migration = try arguments.migration(durable: durable, validate: !noValidation, stopAtFirst: stopAtFirstFailure, store: run.store)
+        let output = URL(filePath: run.output)
         if migration.isUpToDate {
             // Success: the output is a copy of the store, as a batch job expects whatever version its
             // input was at (a rerun finds its copy there and writes nothing).
@@ -146,21 +158,21 @@ struct MigrateCommand: AsyncParsableCommand {
             log?.write(.finished(MigrationEvent.Finished(outcome: .alreadyCurrent, seconds: log?.seconds ?? 0)))
             return try printUpToDate(
                 UpToDateReport(
-                    output: self.output, written: written, from: migration.sourceVersion.name, to: migration.targetVersion.name,
+                    output: run.output, written: written, from: migration.sourceVersion.name, to: migration.targetVersion.name,
                     nothingToMigrate: true, steps: []),
                 log: log)
         }
         if arguments.strict { try DataLossGuard(migration).refuseUnderStrict() }
-        if resume, !FileManager.default.fileExists(atPath: output.path), !FileManager.default.fileExists(atPath: RunNames.work(forOutput: output).path),
+        if run.resume, !FileManager.default.fileExists(atPath: output.path), !FileManager.default.fileExists(atPath: RunNames.work(forOutput: output).path),
             !FileManager.default.fileExists(atPath: migration.stepsDirectory(for: output).path)
         {
-            printError("moult: nothing to resume for \(self.output); starting")
+            printError("moult: nothing to resume for \(run.output); starting")
         }
         let observer = self.observer(status: StatusFile(output: output), log: log)
         let dangling = DanglingReferences(store: migration.store, model: migration.sourceVersion.model)
         if let line = dangling.warning { observer.warn(line) }
         let reports = try migration.run(
-            output: output, resume: resume, isCancelled: { observer.isCancelled },
+            output: output, resume: run.resume, isCancelled: { observer.isCancelled },
             losses: { observer.stepLosses($0, $1, of: migration.steps) }, events: observer.handle)
         if !reports.isEmpty, let line = dangling.outcome(in: DanglingReferences(store: output, model: migration.targetVersion.model)) {
             observer.warn(line)
@@ -170,17 +182,17 @@ struct MigrateCommand: AsyncParsableCommand {
         // Steps an earlier run finished: listed, not counted.
         let losses = migration.steps.enumerated().map { index, step in observer.losses[index + 1] ?? migration.dataLosses(of: step, in: nil) }
         let report = MigrationReport(
-            output: self.output, from: migration.sourceVersion.name, to: migration.targetVersion.name,
+            output: run.output, from: migration.sourceVersion.name, to: migration.targetVersion.name,
             steps: zip(migration.steps, losses).map(StepReport.Step.init), resumed: reports.contains(where: \.resumed),
             seconds: seconds.roundedToMilliseconds, entities: reports.last?.objectCounts ?? [:])
         try printResult(report, log: log) {
             if reports.isEmpty {
-                return ["already migrated: \(ReportedNames.current?.output ?? self.output) is the finished result of this migration (its metadata records it); nothing was written"]
+                return ["already migrated: \(ReportedNames.current?.output ?? run.output) is the finished result of this migration (its metadata records it); nothing was written"]
             }
             let names = ReportedNames.current
-            let destination = names.map { $0.output.map { "in \($0)" } ?? "in place" } ?? "in \(self.output)"
+            let destination = names.map { $0.output.map { "in \($0)" } ?? "in place" } ?? "in \(run.output)"
             var lines = [
-                "migrated \(names?.store ?? arguments.store) (\(report.from)) to \(report.to) \(destination)"
+                "migrated \(names?.store ?? run.store) (\(report.from)) to \(report.to) \(destination)"
                     + "\(report.resumed ? " (resumed)" : ""), \(migration.steps.count) step(s), \(String(format: "%.1f", seconds)) s"
             ]
             let summary = report.entities.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")

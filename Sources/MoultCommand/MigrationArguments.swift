@@ -95,7 +95,7 @@ struct MigrationArguments: ParsableArguments {
     var reads: [OutputPathCheck.Named] { [.store("STORE", chain.storeArgument), .file("--stages", stages)] }
 
     /// The migration these arguments describe (``ChainArguments/migration(options:)``).
-    func migration(durable: Bool = false, validate: Bool = true, stopAtFirst: Bool = false) throws -> ProgressiveMigration {
-        try chain.migration(options: options(durable: durable, validate: validate, stopAtFirst: stopAtFirst))
+    func migration(durable: Bool = false, validate: Bool = true, stopAtFirst: Bool = false, store: String? = nil) throws -> ProgressiveMigration {
+        try chain.migration(options: options(durable: durable, validate: validate, stopAtFirst: stopAtFirst), store: store)
     }
 }

@@ -125,6 +125,9 @@ struct ChainLoop {
             if isCancelled() { throw stopped(offset) }
             // A record left from a run that did not finish this step says nothing of what comes now.
             for name in candidates(offset) { folder.removeRecord(RunNames.finishedRecord(for: name)) }
+            // What the step makes in the run folder is recorded there before it is made.
+            let made = candidates(offset).filter(isOwn).map(\.lastPathComponent)
+            if !made.isEmpty { try folder.recordEntries(made) }
             let streamed = streamedResult(offset)
             let migrator = self.migrator(offset, input: input)
             let result: URL

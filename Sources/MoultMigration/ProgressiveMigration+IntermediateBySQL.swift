@@ -23,7 +23,7 @@ extension ProgressiveMigration {
         _ step: Step, _ script: InPlaceScript, offset: Int, input: URL, output: URL, externalData home: URL? = nil, isCancelled: () -> Bool,
         events: ((MigrationEvent) -> Void)?
     ) throws -> Bool {
-        let copy = URL(filePath: output.path + ".copying")
+        let copy = RunNames.copying(for: output)
         let companions = ["", "-wal", "-shm", "-journal"].map { URL(filePath: copy.path + $0) }
         let removeCopy = { for file in companions { try? FileOperations.removeTree(file) } }
         removeCopy()

@@ -280,12 +280,13 @@ public struct ProgressiveMigration {
             throw MigrationError(.outputExists, "\(output.path) already exists; Moult never overwrites a store")
         }
         if steps.count > 1 && !existed {
+            let folder = RunFolder.steps(output)
             do {
-                try FileOperations.makeDirectories(directory.path(percentEncoded: false))
-                try FileOperations.writeAtomically(Data(arguments.utf8), to: directory.appending(path: RunArguments.fileName), durable: true)
-                try FileOperations.writeAtomically(Data(fingerprint.utf8), to: identity, durable: true)
+                try folder.make()
+                try folder.write(RunArguments.fileName, arguments)
+                try folder.write(identity.lastPathComponent, fingerprint)
             } catch {
-                try? FileOperations.removeTree(directory)
+                folder.remove()
                 throw MigrationError(.io, "cannot create \(directory.path): \(error.localizedDescription)")
             }
         }

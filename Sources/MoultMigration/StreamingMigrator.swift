@@ -147,6 +147,10 @@ public final class StreamingMigrator {
         /// The step's run folder (its work folder, which a chain may place elsewhere than beside the output).
         var folder: RunFolder { RunFolder(target: output, kind: .output, work: work) }
         var marker: URL { work.appending(path: "finished") }
+        /// The partial store being created, with its checkpoint, before it takes the partial's name.
+        var creating: URL { work.appending(path: "destination.creating.sqlite") }
+        /// The association table's folder.
+        var associations: URL { work.appending(path: "associations") }
     }
 
     /// What a run finds of an earlier one in its work directory.
@@ -252,12 +256,16 @@ public final class StreamingMigrator {
         } catch {
             throw MigrationError(.io, "cannot create the work directory \(work.path): \(error)")
         }
+        // Everything the run makes in the folder, recorded before it is made: what a removal removes.
+        try paths.folder.recordEntries([
+            RunArguments.fileName, paths.creating.lastPathComponent, partial.lastPathComponent, paths.marker.lastPathComponent, paths.associations.lastPathComponent,
+        ])
         // What this run was given, for a later run with other arguments to name what differs.
         try FileOperations.writeAtomically(Data(arguments.utf8), to: work.appending(path: RunArguments.fileName), durable: options.durable)
         // The store and its checkpoint are made under another name and renamed together, so that a
         // store under the partial's name always has its checkpoint. The final UUID is written only
         // when the store is complete: a store holding it and no checkpoint is a finished one.
-        let creating = work.appending(path: "destination.creating.sqlite")
+        let creating = paths.creating
         let metadata = StoreMetadata(model: destinationModel, storeUUID: Self.storeUUID("pending " + fingerprint))
         let created = try SQLiteStore.create(at: creating, model: destinationModel, metadata: metadata, configuration: databaseConfiguration)
         FaultInjection.reach(.storeCreated)
@@ -284,7 +292,7 @@ public final class StreamingMigrator {
         let associations: any AssociationTable
         switch options.associations {
         case .lmdb:
-            associations = try LMDBAssociationTable(directory: work.appending(path: "associations"), syncOnCommit: options.durable)
+            associations = try LMDBAssociationTable(directory: paths.associations, syncOnCommit: options.durable)
         case .memory:
             associations = InMemoryAssociationTable()
         }

@@ -67,4 +67,63 @@ import Testing
         let finished = try MoultProcess.run(command)
         #expect(finished.exitCode == 0, "\(finished.standardError)")
     }
+
+    /// A work folder holds only what its run recorded before making it: a file someone else put in it
+    /// (a sync client's, the user's) is never removed, neither by `abandon` nor by the rerun that
+    /// finishes the work, and the folder holding it is kept and named.
+    @Test func aFileMoultDidNotMakeInAWorkFolderIsKept() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = directory.appending("s.sqlite")
+        let output = directory.appending("d.sqlite")
+        let made = try MoultProcess.run(
+            ["generate", source.path, "--model-version", "2", "--objects", "300", "--model", Self.model], tool: .people)
+        try #require(made.exitCode == 0, "\(made.standardError)")
+        let command = ["migrate", source.path, "--model", Self.model, "--to", "v3", "--mapping", Self.mapping, "--output", output.path, "--chunk-size", "50", "--quiet"]
+        let work = URL(filePath: output.path + ".moult")
+
+        // Given up: what the run recorded goes, the other file and its folder stay.
+        let killed = try MoultProcess.run(command, environment: ["MOULT_FAULT": "after-sqlite-commit:2"])
+        #expect(killed.exitCode != 0)
+        let recorded = try String(contentsOf: work.appending(path: "made"), encoding: .utf8)
+        #expect(recorded.split(separator: "\n").contains("destination.sqlite"), "\(recorded)")
+        try Data("mine".utf8).write(to: work.appending(path: "notes.txt"))
+        let abandoned = try MoultProcess.run(["abandon", output.path])
+        #expect(abandoned.exitCode == 0, "\(abandoned.standardError)")
+        #expect(abandoned.standardOutput.contains("kept \(work.path) (it holds notes.txt, which Moult did not make)"), "\(abandoned.standardOutput)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == ["notes.txt"])
+
+        // Finished by a rerun: the same.
+        try FileManager.default.removeItem(at: work)
+        let again = try MoultProcess.run(command, environment: ["MOULT_FAULT": "after-sqlite-commit:2"])
+        #expect(again.exitCode != 0)
+        try Data("mine".utf8).write(to: work.appending(path: "notes.txt"))
+        let finished = try MoultProcess.run(command)
+        #expect(finished.exitCode == 0, "\(finished.standardError)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
+        #expect(left == [".d.sqlite.moult.removing", "d.sqlite", "s.sqlite"], "\(left)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending(".d.sqlite.moult.removing").path) == ["notes.txt"])
+        #expect(try Data(contentsOf: directory.appending(".d.sqlite.moult.removing").appending(path: "notes.txt")) == Data("mine".utf8))
+    }
+
+    /// A work folder an earlier release made has no record of its entries: the names Moult gives a work
+    /// folder's entries are removed, nothing else.
+    @Test func aWorkFolderWithoutARecordLosesOnlyMoultsNames() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.appending("s.sqlite")
+        try Data("store".utf8).write(to: store)
+        let work = directory.appending(".s.sqlite.moult-inplace")
+        try FileManager.default.createDirectory(at: work.appending(path: "v1-to-v2.sqlite.moult/associations"), withIntermediateDirectories: true)
+        for name in ["v1-to-v2.sqlite", "v1-to-v2.sqlite-wal", "v1-to-v2.sqlite.moult/destination.sqlite", "v1-to-v2.sqlite.moult/associations/data.mdb",
+            "store-state-v1-to-v2", "backup", "keep.me", "v1-to-v2.sqlite.moult/theirs.txt"]
+        {
+            try Data(name.utf8).write(to: work.appending(path: name))
+        }
+        let abandoned = try MoultProcess.run(["abandon", store.path])
+        #expect(abandoned.exitCode == 0, "\(abandoned.standardError)")
+        let left = try FileManager.default.subpathsOfDirectory(atPath: work.path).sorted()
+        #expect(left == ["keep.me", "v1-to-v2.sqlite.moult", "v1-to-v2.sqlite.moult/theirs.txt"], "\(left)")
+        #expect(try Data(contentsOf: store) == Data("store".utf8))
+    }
 }

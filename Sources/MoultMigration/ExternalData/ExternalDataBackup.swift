@@ -49,12 +49,9 @@ extension ExternalDataBackup {
         guard !removed.isEmpty else { return after }
         let record = ExternalDataRemovals(
             version: VersionHashes.digest(StoreMetadata(model: target).entityHashes), columns: columns.map { [$0.table, $0.column] }, files: removed)
-        do {
-            try RunFolder.make(work)
-            try FileOperations.writeAtomically(JSONEncoder().encode(record), to: work.appending(path: removalsRecord), durable: true)
-        } catch {
-            throw MigrationError(.io, "cannot write in the work folder \(work.path): \(error)", underlying: error)
-        }
+        let folder = RunFolder(target: work, kind: .inPlace, work: work)
+        try folder.make()
+        try folder.write(removalsRecord, String(decoding: try JSONEncoder().encode(record), as: UTF8.self))
         FaultInjection.reach(.inPlaceExternalRecorded)
         return after
     }

@@ -39,7 +39,9 @@ extension RunFolder {
     /// Removes the note of a backup not made after all (and the folder, when nothing else is in it).
     func forgetBackup() {
         try? FileOperations.removeTree(record(Self.backupRecord))
-        if (try? FileManager.default.contentsOfDirectory(atPath: work.path))?.isEmpty == true { remove() }
+        // (What the folder holds besides its records of its entries and of the backup.)
+        let held = (try? FileManager.default.contentsOfDirectory(atPath: work.path)) ?? []
+        if held.allSatisfy({ $0 == Self.madeRecord || $0 == Self.backupRecord }) { remove() }
     }
 
     /// The name the next backup of `store` takes: `NAME~.EXT`, or when an earlier migration's backup

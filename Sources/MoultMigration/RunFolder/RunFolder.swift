@@ -56,7 +56,7 @@ public struct RunFolder: Sendable, Hashable {
         } catch {
             throw MigrationError.classifying(error)
         }
-        for leftover in RunNames.beingRemoved(for: target) { try? FileOperations.removeTree(leftover) }
+        for leftover in RunNames.beingRemoved(for: target) { removeRecorded(leftover) }
         return lock
     }
 
@@ -82,34 +82,117 @@ public struct RunFolder: Sendable, Hashable {
         return true
     }
 
-    /// Makes the folder (one already there is used; a link or a file is refused).
+    /// Makes the folder (one already there is used; a link or a file is refused), with its record of
+    /// what it holds (``recordEntries(_:)``), empty.
     public func make() throws { try Self.make(work) }
 
     static func make(_ work: URL) throws {
         do throws(StoreError) {
             try FileOperations.makeNewDirectory(work.path(percentEncoded: false))
-            return
         } catch {
             guard error.code == .alreadyExists, try exists(work) else {
                 throw MigrationError(.io, "cannot create the work folder \(work.path): \(error.message)")
             }
+            return
+        }
+        // (A kill before the record leaves an empty folder, which a removal removes as it is.)
+        try RunFolder(target: work, kind: .output, work: work).recordEntries([])
+    }
+
+    // MARK: - What the folder holds
+
+    /// The record of the folder's own entries: the name of each one a run makes in it, written there
+    /// before it is made. A removal removes these and nothing else (``remove(_:)``).
+    static let madeRecord = "made"
+
+    /// The names the folder's record holds; nil when it has none (a folder an earlier release made, or
+    /// one a kill left before its record).
+    static func recorded(in work: URL) -> [String]? {
+        guard let data = FileOperations.contents(ofOwnFile: work.appending(path: madeRecord).path(percentEncoded: false)) else { return nil }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    /// Records entries of the folder before they are made: each a single name in it (with the files that
+    /// come with it, ``/MoultStore/RunNames/companions(of:)``). Already recorded names are recorded once.
+    ///
+    /// - Throws: ``/MoultEngine/MigrationError`` `.io` when the record cannot be written (nothing is made then).
+    func recordEntries(_ names: [String]) throws {
+        precondition(names.allSatisfy { !$0.isEmpty && !$0.contains("/") && $0 != "." && $0 != ".." }, "an entry of a run folder is one name in it")
+        let known = Self.recorded(in: work)
+        let added = names.filter { name in !(known ?? []).contains(name) }
+        guard known == nil || !added.isEmpty else { return }
+        // (Into the folder itself: never through a link, or a file, at its name.)
+        guard try Self.exists(work) else {
+            throw MigrationError(.io, "cannot write in the work folder \(work.path): it is not there")
+        }
+        let text = ((known ?? []) + added).map { $0 + "\n" }.joined()
+        do {
+            try FileOperations.writeAtomically(Data(text.utf8), to: work.appending(path: Self.madeRecord), durable: true)
+        } catch {
+            throw MigrationError(.io, "cannot write in the work folder \(work.path): \(error.localizedDescription)", underlying: error)
         }
     }
 
-    /// Removes the folder whole (see `remove(_:)`).
+    /// The entry `name` of the folder, recorded first (``recordEntries(_:)``).
+    func entry(_ name: String) throws -> URL {
+        try recordEntries([name])
+        return work.appending(path: name)
+    }
+
+    /// Removes the folder (see `remove(_:)`).
     public func remove() { Self.remove(work) }
 
     /// Removes a work folder so that no kill leaves half of it: it is renamed away first (one atomic
-    /// step, after which it is gone as far as a resume can tell), then deleted. A leftover from a run
-    /// killed while deleting is deleted by the next run. Nothing is removed by following a link: a
-    /// link at the name is removed itself.
+    /// step, after which it is gone as far as a resume can tell), then what its record names is removed,
+    /// then the folder itself when nothing else is in it (``removeRecorded(_:)``). A leftover from a run
+    /// killed while removing is removed by the next run that claims the target. Nothing is removed by
+    /// following a link: a link at the name is removed itself.
     static func remove(_ work: URL) {
         let trash = RunNames.removing(work)
-        try? FileOperations.removeTree(trash)
+        removeRecorded(trash)
         if (try? FileOperations.rename(work.path(percentEncoded: false), to: trash.path(percentEncoded: false), durable: false)) != nil {
-            try? FileOperations.removeTree(trash)
+            removeRecorded(trash)
         } else {
-            try? FileOperations.removeTree(work)
+            removeRecorded(work)
+        }
+    }
+
+    /// Removes what the record of the folder at `work` names (each entry with the files that come with
+    /// it, and the run folders kept for it, each by its own record), then the record, then the folder
+    /// when nothing else is in it. What Moult did not make stays, and so does the folder holding it.
+    /// A folder with no record (an earlier release's) is removed by the names Moult gives a work
+    /// folder's entries (``/MoultStore/RunNames/isWorkEntry(_:)``), never anything else in it. A link
+    /// or a file at `work` is removed itself.
+    ///
+    /// - Returns: the names left in the folder, which Moult did not make (empty when it is gone).
+    @discardableResult
+    public static func removeRecorded(_ work: URL) -> [String] {
+        var info = stat()
+        guard lstat(work.path(percentEncoded: false), &info) == 0 else { return [] }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            FileOperations.remove(work.path(percentEncoded: false))
+            return []
+        }
+        let names = recorded(in: work) ?? ((try? FileManager.default.contentsOfDirectory(atPath: work.path(percentEncoded: false))) ?? []).filter(RunNames.isWorkEntry)
+        for name in names { removeEntry(work.appending(path: name)) }
+        removeEntry(work.appending(path: madeRecord))
+        if FileOperations.removeEmptyDirectory(work.path(percentEncoded: false)) { return [] }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: work.path(percentEncoded: false))) ?? []).sorted()
+    }
+
+    /// Removes an entry Moult made and what comes with it: the run folders kept for it (each by its own
+    /// record), its companions, then the entry (a run folder by its record, any other folder, such as an
+    /// association table's or a store's support folder, whole).
+    private static func removeEntry(_ entry: URL) {
+        for folder in RunNames.workFolders(of: entry) {
+            removeRecorded(RunNames.removing(folder))
+            removeRecorded(folder)
+        }
+        for companion in RunNames.companions(of: entry) { try? FileOperations.removeTree(companion) }
+        if recorded(in: entry) != nil || RunNames.isWorkFolder(entry.lastPathComponent) {
+            removeRecorded(entry)
+        } else {
+            try? FileOperations.removeTree(entry)
         }
     }
 
@@ -128,10 +211,11 @@ public struct RunFolder: Sendable, Hashable {
         return text
     }
 
-    /// Writes the record named `name` whole (a temporary name, then a rename).
+    /// Writes the record named `name` whole (a temporary name, then a rename), recorded as an entry first.
     func write(_ name: String, _ text: String, durable: Bool = true) throws {
+        let url = try entry(name)
         do {
-            try FileOperations.writeAtomically(Data(text.utf8), to: record(name), durable: durable)
+            try FileOperations.writeAtomically(Data(text.utf8), to: url, durable: durable)
         } catch {
             throw MigrationError(.io, "cannot write in the work folder \(work.path): \(error.localizedDescription)", underlying: error)
         }

@@ -107,7 +107,7 @@ public struct XMLStoreRun {
         let lock = try RunFolder.claim(final, purpose: output == nil ? "migrating it in place" : "migrating into it")
         defer { lock.release() }
         let wasFinished = FileManager.default.fileExists(atPath: finished.path(percentEncoded: false))
-        try? FileOperations.removeTree(finished)
+        RunFolder.removeRecorded(finished)
         if output == nil, source == .xml, try isUpToDate() {
             // In place on a store already at the target version: nothing is written, its backup and the
             // store stay as they are. (A run stopped after its new file was renamed over the store, its
@@ -127,20 +127,25 @@ public struct XMLStoreRun {
         // SQLite destination is there), accepted as done and only the XML is written again.
         let folderFound = try RunFolder.exists(work)
         try RunFolder.make(work)
+        // What the run makes in its folder, recorded before it is made (the SQLite runs into these
+        // stores keep their own folders beside them, removed with them).
+        try RunFolder(target: final, kind: output == nil ? .inPlace : .output, work: work).recordEntries(
+            [original, sqliteCopy, work.appending(path: "destination.sqlite")].map(\.lastPathComponent))
         do {
             let written = try await run(resuming: folderFound, isUpToDate: isUpToDate, note: note, migrate: migrate)
             removeWork()
             return .migrated(written: written)
         } catch {
-            if !folderFound, refused(error) { try? FileOperations.removeTree(work) }
+            if !folderFound, refused(error) { RunFolder.remove(work) }
             throw error
         }
     }
 
-    /// The work folder removed whole: renamed to its `-done` name first, then removed.
+    /// The work folder removed: renamed to its `-done` name first (after which a rerun knows the run
+    /// finished), then what it recorded removed (``RunFolder/removeRecorded(_:)``).
     private func removeWork() {
         if (try? FileOperations.rename(work.path(percentEncoded: false), to: finished.path(percentEncoded: false), durable: false)) != nil {
-            try? FileOperations.removeTree(finished)
+            RunFolder.removeRecorded(finished)
         }
     }
 

@@ -283,7 +283,12 @@ public enum FileOperations {
     public static func rename(_ from: String, to: String, durable: Bool) throws(StoreError) {
         willOperate()
         keep(to)
-        guard Glibc.rename(from, to) == 0 else { throw failure("cannot rename \(from) to", to) }
+        // Relative to the two folders, opened once: the names are entries of those folders, whatever
+        // happens to the paths above them meanwhile.
+        let renamed = inFolder(of: from) { fromFolder, fromName in
+            inFolder(of: to) { toFolder, toName in renameat(fromFolder, fromName, toFolder, toName) == 0 } ?? false
+        }
+        guard renamed == true else { throw failure("cannot rename \(from) to", to) }
         record(.rename(from: from, to: to))
         if durable {
             let folder = parent(of: to)
@@ -297,7 +302,11 @@ public enum FileOperations {
     /// (the caller copies instead) or `to` exists.
     public static func hardLink(_ from: String, to: String) -> Bool {
         willOperate()
-        guard link(from, to) == 0 else { return false }
+        // (`linkat` without `AT_SYMLINK_FOLLOW` links a symbolic link itself, never what it points to.)
+        let linked = inFolder(of: from) { fromFolder, fromName in
+            inFolder(of: to) { toFolder, toName in linkat(fromFolder, fromName, toFolder, toName, 0) == 0 } ?? false
+        }
+        guard linked == true else { return false }
         record(.link(from: from, to: to))
         return true
     }
@@ -305,7 +314,35 @@ public enum FileOperations {
     /// Removes a file (not a folder); a missing file is not an error.
     public static func remove(_ path: String) {
         willOperate()
-        if unlink(path) == 0 { record(.remove(path: path)) }
+        if inFolder(of: path, { folder, name in unlinkat(folder, name, 0) == 0 }) == true { record(.remove(path: path)) }
+    }
+
+    /// Removes the folder at `path` when it is empty (`unlinkat` with `AT_REMOVEDIR`): true when it was
+    /// removed or was not there; false when anything is still in it (or it is not a folder), which is kept.
+    ///
+    /// ```swift
+    /// if !FileOperations.removeEmptyDirectory(trash.path(percentEncoded: false)) { /* it holds what Moult did not make */ }
+    /// ```
+    @discardableResult
+    public static func removeEmptyDirectory(_ path: String) -> Bool {
+        willOperate()
+        let removed = inFolder(of: path) { folder, name in unlinkat(folder, name, AT_REMOVEDIR) == 0 || errno == ENOENT }
+        if removed == true { record(.remove(path: path)) }
+        return removed ?? (errno == ENOENT)
+    }
+
+    /// Runs `body` with the folder of `path` open (`O_DIRECTORY`: the folders above are reached as the
+    /// path says) and the path's last component: the `*at` calls work on that entry of that folder.
+    /// Nil when the folder cannot be opened (`errno` says why).
+    private static func inFolder<T>(of path: String, _ body: (_ folder: Int32, _ name: String) -> T) -> T? {
+        let folder = Glibc.open(parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folder >= 0 else { return nil }
+        defer {
+            let saved = errno
+            Glibc.close(folder)
+            errno = saved
+        }
+        return body(folder, URL(filePath: path).lastPathComponent)
     }
 
     /// Makes a folder that must not exist yet, as a new folder (never through, or onto, a symbolic link).
@@ -313,7 +350,7 @@ public enum FileOperations {
     /// - Throws: ``StoreError/Code/alreadyExists`` when anything is at `path`, a symbolic link included.
     public static func makeNewDirectory(_ path: String) throws(StoreError) {
         willOperate()
-        guard mkdir(path, 0o755) == 0 else {
+        guard inFolder(of: path, { folder, name in mkdirat(folder, name, 0o755) == 0 }) == true else {
             if errno == EEXIST {
                 throw StoreError(.alreadyExists, "something is already at this path (a folder, file or symbolic link)", path: path)
             }

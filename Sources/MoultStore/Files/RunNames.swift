@@ -82,7 +82,7 @@ public enum RunNames {
     public static func beingRemoved(for target: URL) -> [URL] { workFolders(of: target).map(removing) }
 
     /// Every work folder a run keeps for `target`, whichever run it is.
-    private static func workFolders(of target: URL) -> [URL] {
+    public static func workFolders(of target: URL) -> [URL] {
         [work(forOutput: target), steps(forOutput: target), inPlaceWork(for: target), xmlWork(for: target), xmlWorkDone(for: target)]
     }
 
@@ -119,6 +119,60 @@ public enum RunNames {
 
     /// The name of the record, in a run folder, that a step's result there is finished: `RESULT.finished`.
     public static func finishedRecord(for result: URL) -> String { result.lastPathComponent + ".finished" }
+
+    /// The copy a step run by SQL works on, renamed to `output` when it is finished: `NAME.copying`.
+    public static func copying(for output: URL) -> URL { sibling(output, output.lastPathComponent + ".copying") }
+
+    /// The files that come with an entry Moult makes in a work folder, beside it: a store's companions
+    /// (`-wal`, `-shm`, `-journal`) and support folder, the temporary names it is written under, its
+    /// lock, status, copy and `.finished` record, and the backups a run in place on it keeps (each with
+    /// its support folder). The work folders of runs into it are ``workFolders(of:)``.
+    public static func companions(of entry: URL) -> [URL] {
+        let stores = [entry, copying(for: entry), conversion(for: entry), upToDateCopy(for: entry)]
+        var names = stores.flatMap { store in
+            ["-wal", "-shm", "-journal"].map { URL(filePath: store.path(percentEncoded: false) + $0) } + [ExternalDataReference.supportFolder(besideStore: store)]
+        }
+        names += stores.dropFirst()
+        names += [
+            URL(filePath: temporary(for: entry.path(percentEncoded: false))), lock(for: entry), status(for: entry),
+            sibling(entry, finishedRecord(for: entry)),
+        ]
+        var number = 1
+        while number < 1000, case let backup = backup(of: entry, number: number), FileManager.default.fileExists(atPath: backup.path(percentEncoded: false)) {
+            names += [backup, temporaryBackup(for: backup), ExternalDataReference.supportFolder(besideStore: backup)]
+            number += 1
+        }
+        return names
+    }
+
+    /// Whether `name` is one Moult gives an entry of a work folder (a record, a store, an association
+    /// table, or what comes with one of them): how a work folder an earlier release made, which has no
+    /// record of its entries, is removed without touching anything else in it.
+    public static func isWorkEntry(_ name: String) -> Bool {
+        let fixed: Set = [
+            "made", "arguments", "chain", "backup", "source-state", "store-state", "finished", "associations", "external-data-removals",
+            "original.xml", "source.sqlite", "destination.sqlite", "destination.creating.sqlite",
+        ]
+        var base = name
+        if base.hasPrefix("."), base.hasSuffix(".moult-tmp") || base.hasSuffix("_SUPPORT") || base.hasSuffix(".moult-convert") || base.hasSuffix(".removing")
+            || base.hasSuffix(".moult-inplace") || base.hasSuffix(".moult-xml") || base.hasSuffix(".moult-xml-done")
+        {
+            base.removeFirst()
+        }
+        for suffix in [
+            "-wal", "-shm", "-journal", ".moult-tmp", ".moult-lock", ".moult-status.json", ".moult-steps", ".moult-copy", ".moult-convert", ".moult-inplace",
+            ".moult-xml-done", ".moult-xml", ".moult", ".copying", ".finished", ".removing", "_SUPPORT",
+        ] where base.hasSuffix(suffix) {
+            base.removeLast(suffix.count)
+        }
+        return fixed.contains(base) || base.hasPrefix("store-state-") || base.hasSuffix(".sqlite") || base.hasSuffix(".xml")
+    }
+
+    /// Whether `name` is a run's work folder (a step's, a chain's, an in-place or XML run's, or one on its
+    /// way out): removed by its own record, never whole.
+    public static func isWorkFolder(_ name: String) -> Bool {
+        [workSuffix, ".moult-steps", ".moult-inplace", ".moult-xml", ".moult-xml-done", ".removing"].contains { name.hasSuffix($0) }
+    }
 
     private static func sibling(_ url: URL, _ name: String) -> URL { url.deletingLastPathComponent().appending(path: name) }
 }
