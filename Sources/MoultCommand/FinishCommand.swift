@@ -12,7 +12,8 @@ struct FinishCommand: AsyncParsableCommand {
         discussion: """
             The store is usable at its new version before this runs; its metadata lists what is pending \
             (`moult inspect` shows it). The clean-up runs in one transaction, each step made from the layout \
-            of the store's version (found with --model by its entity hashes). Nothing pending is success.
+            of the store's version (found with --model by its entity hashes). Nothing pending is success. \
+            Busy (73) while another run holds the store.
             """
     )
 
@@ -25,6 +26,9 @@ struct FinishCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let url = URL(filePath: store)
+            // One run per store: a migration of it, or another `finish`, makes this one busy (73), nothing touched.
+            let lock = try RunLock.acquire(for: url, purpose: "finishing its deferred clean-up")
+            defer { lock.release() }
             let versioned = try VersionedModel(contentsOf: URL(filePath: model))
             let metadata = try StoreMetadata(contentsOf: url)
             guard let version = versioned.version(matchingEntityHashes: metadata.entityHashes) else {

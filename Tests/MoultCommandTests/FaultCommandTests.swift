@@ -59,6 +59,23 @@ import Testing
         #expect(left == ["d.sqlite", "s.sqlite"], "\(left)")
     }
 
+    /// `moult finish` takes the store's lock as a migration does: busy (73) while another run holds it,
+    /// the store's folder byte for byte as it was.
+    @Test func finishIsBusyWhileARunHoldsTheStore() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StoreRegressionTests.generatePeople(version: 2, persons: 20, in: directory, name: "s.sqlite")
+        let lock = try RunLock.acquire(for: store, purpose: "migrating it in place")
+        let before = try StoreRegressionTests.snapshot(directory.url)
+        let busy = try MoultProcess.run(["finish", store.path, "--model", Fixtures.peopleModel.path])
+        #expect(busy.exitCode == 73, "\(busy.standardError)")
+        #expect(try StoreRegressionTests.snapshot(directory.url) == before)
+        lock.release()
+        let finished = try MoultProcess.run(["finish", store.path, "--model", Fixtures.peopleModel.path])
+        #expect(finished.exitCode == 0 && finished.standardOutput.contains("nothing pending"), "\(finished.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: RunLock.lockFile(for: store).path))
+    }
+
     /// The same for a store migrated in place: busy (73), the store's folder byte for byte as it was.
     @Test func aSecondRunInPlaceIsBusy() throws {
         let directory = try TemporaryDirectory()

@@ -52,6 +52,25 @@ import Testing
 
     /// A chain (v1 -> v2 inferred, then the v2 -> v3 and v3 -> v4 mappings): counted and sampled
     /// through every step; to v5, the counts a policy makes are listed as not checked, with why.
+    /// DEST that cannot be opened because a symbolic link is at its `-wal`'s name is an I/O failure
+    /// (74, naming the link), not a store of another model (66); nothing it leads to is read.
+    @Test func aLinkAtDestinationsWALIsAnIOFailure() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try MigrateCommandTests.generate("2", persons: 20, in: directory)
+        let output = directory.appending("v3.sqlite")
+        let mapping = MigrateCommandTests.mapping("v2-to-v3")
+        let migrate = try MoultProcess.run(["migrate", source.path, "--model", Self.model, "--to", "v3", "--mapping", mapping, "--output", output.path, "--quiet"])
+        #expect(migrate.exitCode == 0, "\(migrate.standardError)")
+        let elsewhere = directory.appending("elsewhere")
+        try Data("not a WAL".utf8).write(to: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: output.path + "-wal", withDestinationPath: elsewhere.path)
+        let verified = try MoultProcess.run(["verify", source.path, output.path, "--model", Self.model, "--to", "v3", "--mapping", mapping])
+        #expect(verified.exitCode == 74, "\(verified.standardError)")
+        #expect(verified.standardError.contains("-wal is a symbolic link"), "\(verified.standardError)")
+        #expect(try Data(contentsOf: elsewhere) == Data("not a WAL".utf8))
+    }
+
     @Test func verifyComparesAChainThroughEveryStep() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -106,6 +106,10 @@ public struct MigrationVerifier {
         do {
             store = try SQLiteStore(url: destination, model: target, mode: .readOnly, configuration: valueLimits)
         } catch {
+            // A file that cannot be read (a link at a companion's name, a permission) is an I/O failure, not another store.
+            if let categorized = error as? any CategorizedError, categorized.category == .io {
+                throw MigrationError(.io, "cannot open the destination \(destination.path): \(categorized.description)", underlying: error)
+            }
             throw MigrationError(.incompatibleStore, "the destination \(destination.path) does not open as a store of \(migration.targetVersion.name): \(error)", underlying: error)
         }
         defer { store.database.close() }

@@ -20,6 +20,11 @@ public import Foundation
 /// | `.NAME-moult-UUID.EXT` | a store or model a command makes | the result being written (`create`, `generate`, `model extract`) |
 /// | `NAME~.EXT`, `NAME~2.EXT`… | a store | the original an in-place migration keeps (Core Data's name) |
 ///
+/// Each work folder holds `made`, the record of the entries its run makes in it, each written there before
+/// it is made: a removal removes those (with their ``companions(of:)`` and the work folders of runs into
+/// them) and nothing else; ``isWorkEntry(_:)`` says which names a folder without that record (an earlier
+/// release's) may lose.
+///
 /// ```swift
 /// let work = RunNames.inPlaceWork(for: storeURL)      // …/.People.sqlite.moult-inplace
 /// let backup = RunNames.backup(of: storeURL)           // …/People~.sqlite
