@@ -156,7 +156,7 @@ let package = Package(
         .testTarget(name: "MoultXMLStoreTests", dependencies: ["MoultXMLStore", "MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),
         .testTarget(name: "MoultMigrationTests", dependencies: ["MoultEngine", "MoultMigration", "MoultPeople", "MoultXMLStore", "MoultTestSupport"]),
-        .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultStore", "MoultXMLStore", "MoultTestSupport"]),
+        .testTarget(name: "MoultCommandTests", dependencies: ["MoultCommand", "MoultStore", "MoultTesting", "MoultXMLStore", "MoultTestSupport"]),
         .testTarget(name: "DocExamplesTests", dependencies: ["MoultTestSupport"]),
         .testTarget(
             name: "MoultTelemetryTests",

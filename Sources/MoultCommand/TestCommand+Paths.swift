@@ -100,21 +100,24 @@ struct PathRunner: Sendable {
         let stop = stopChunk(chunk: chunk, objects: sourceObjects, label: label, number: number)
         // What verify and the account compare each result with: the source, or with --stages what the
         // stages' handlers make of it.
-        var reference = (url: source, version: version, snapshot: sourceSnapshot, notes: [String](), arguments: arguments)
+        var reference = (url: source, version: version, snapshot: sourceSnapshot, arguments: arguments)
         var referenceFailure: String?
+        // With --stages: the reference at the target, which each staged result must equal object for object.
+        var expected: StoreSnapshot?
         if let stages {
             // Every path runs the stages: a copy staged in place, and a copy staged in place stopped
             // (killed) after the first commit of the handlers (reached whenever a handler changes
             // anything, whatever the chunk size) and run again. A staged run takes its steps, target and
             // mappings from the stages file alone.
             // A reference that cannot be made (a delete a deny rule refuses, a migration between handlers
-            // that fails) fails each staged path, named, after it ran.
+            // that fails, a handler it cannot work out) fails each staged path, named, after it ran.
             do {
                 let made = try stagedReference(of: source, version: version, stages: stages, in: base)
                 reference = (
-                    made.url, made.version, try StoreSnapshot(url: made.url, model: made.version.model), made.notes,
+                    made.url, made.version, try StoreSnapshot(url: made.url, model: made.version.model),
                     stages.chainArguments(from: made.version, model: command.model, policies: command.policyBindings)
                 )
+                expected = try StoreSnapshot(url: made.target, model: target.model)
             } catch {
                 referenceFailure = "the reference (what the stages' handlers make of the source) could not be made: \(error)"
             }
@@ -135,7 +138,8 @@ struct PathRunner: Sendable {
                 try runner.migrateStopped([source.path, "--output", resumed.path] + arguments, chunk: chunk, at: .afterSQLiteCommit, stop: stop, what: "the commit of chunk")
             }))
         }
-        let compared = (url: reference.url, arguments: reference.arguments, failure: referenceFailure)
+        let compared = (url: reference.url, arguments: reference.arguments, failure: referenceFailure, expected: expected)
+        let targetModel = target.model
         let done = Mutex<[(result: PathResult, produced: Bool)?]>(Array(repeating: nil, count: jobs.count))
         let planned = jobs
         DispatchQueue.concurrentPerform(iterations: planned.count) { index in
@@ -150,6 +154,9 @@ struct PathRunner: Sendable {
                 produced = true
                 if let failure = compared.failure { throw CommandFailure(.validationFailed, failure) }
                 try runner.check(source: compared.url, destination: job.destination, arguments: compared.arguments)
+                if let expected = compared.expected, let difference = try PathRunner.difference(of: job.destination, fromReference: expected, model: targetModel) {
+                    throw CommandFailure(.validationFailed, difference)
+                }
             } catch {
                 result.failure = "\(error)"
             }
@@ -163,13 +170,21 @@ struct PathRunner: Sendable {
             throw CommandFailure(.interrupted, "moult test was stopped (signal \(ChildStop.signal)); its child moult was stopped with it")
         }
         try compare(outputs, &results)
-        for note in reference.notes { printError("moult: note: \(label) \(version.name): \(note)") }
         var result = SourceResult(version: version.name, label: label, paths: results, objects: sourceObjects)
         if let first = outputs.first, referenceFailure == nil, reference.version.name != (stages?.target ?? target.name) {
             (result.account, result.accountFailure) = try account(
                 source: reference.url, before: reference.snapshot, after: first.url, arguments: reference.arguments)
         }
         return result
+    }
+
+    /// How a staged path's result differs from the reference taken to the target (the first object one
+    /// holds and the other lacks or holds with other values), nil when they hold the same objects with
+    /// the same values: every object, not a sample.
+    static func difference(of result: URL, fromReference expected: StoreSnapshot, model: ObjectModel) throws -> String? {
+        expected.firstDifference(from: try StoreSnapshot(url: result, model: model)).map {
+            "differs from the reference (what the stages' handlers make of the source, taken to the target by an ordinary run): \($0)"
+        }
     }
 
     /// Every path's result against the first one's: the same objects with the same values.

@@ -231,10 +231,13 @@ public final class StageStore {
         case .update(let entity, let predicate, let assignments):
             let compiled = try compile(assignments, entity: entity)
             if try updateInSQL(entity, where: predicate, compiled) { return }
+            // Every value is evaluated on the object as it was before the update, then all are set: the
+            // keys of `set` have no order, so no assignment reads what another one wrote (as SQL's
+            // `UPDATE … SET a = …, b = a` reads the old `a`). A value that depends on another one is a
+            // second update, after the first.
             try forEach(entity, where: predicate) { object in
-                for (key, expression) in compiled {
-                    object[key] = try evaluate(expression, on: object, entity: entity)
-                }
+                let values = try compiled.map { key, expression in (key, try evaluate(expression, on: object, entity: entity)) }
+                for (key, value) in values { object[key] = value }
             }
         case .delete(let entity, let predicate):
             try delete(entity, where: predicate)

@@ -137,7 +137,10 @@ public struct StageHandler: Sendable {
 /// One declarative operation of a handler, in Moult's expression language.
 public enum StageOperation: Sendable, Hashable, CustomStringConvertible {
     /// For each object of `entity` matching `where` (all when nil), set each key to the value of its
-    /// expression (evaluated on the object: `now()`, `name + "!"`, `0`).
+    /// expression (evaluated on the object: `now()`, `name + "!"`, `0`). Every expression reads the
+    /// object as it was before the update, as SQL's `UPDATE … SET` does: in `["dues": "0", "label":
+    /// "TERNARY(dues == nil, 'unpaid', label)"]`, `label` reads the old `dues`. A value that reads
+    /// another one's new value is a second update.
     case update(entity: String, where: String?, set: [String: String])
     /// Delete each object of `entity` matching `where` (all when nil), with its delete rules.
     case delete(entity: String, where: String?)
