@@ -11,7 +11,7 @@ import Testing
     /// People v4 → v5 giving only `entityMappings` of the whole hand-written mapping
     /// (`Datasets/People/BuiltinPolicy/v4-to-v5.json`), the rest inferred.
     static func partialV4ToV5(giving names: Set<String>, in directory: TemporaryDirectory) throws -> String {
-        let whole = Fixtures.url("Datasets/People/BuiltinPolicy/v4-to-v5.json")
+        let whole = Fixtures.datasets.appending(path: "People/BuiltinPolicy/v4-to-v5.json")
         var root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: whole)) as? [String: Any])
         let mappings = try #require(root["entityMappings"] as? [[String: Any]])
         root["entityMappings"] = mappings.filter { names.contains($0["name"] as? String ?? "") }.map { $0.filter { $0.key != "order" } }

@@ -13,7 +13,7 @@ import Testing
     /// People v4 → v5 (six entities, three relationships, a hierarchy): the whole mapping written out
     /// by hand, `Datasets/People/BuiltinPolicy/v4-to-v5.json`.
     static func wholeV4ToV5() throws -> MappingModel {
-        try MappingModel(contentsOf: Fixtures.url("Datasets/People/BuiltinPolicy/v4-to-v5.json"))
+        try MappingModel(contentsOf: Fixtures.datasets.appending(path: "People/BuiltinPolicy/v4-to-v5.json"))
     }
 
     /// The entity mappings of the whole v4 → v5 mapping named `names`, as a partial mapping.
