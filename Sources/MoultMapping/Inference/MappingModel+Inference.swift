@@ -511,9 +511,12 @@ struct Inference {
                 continue
             }
             // Every migrated object the relationship held must belong to the new destination entity.
+            // (A given mapping that makes objects of another kind from them, as a policy making a
+            // Company of each Adult, is not what the relationship holds.)
+            let covered = Set(given.compactMap(\.destinationEntityName))
             let targets = source.hierarchy(from: old.destinationEntity).flatMap { entity in
                 (sourceToDestination[entity.name] ?? []).map { (entity.name, $0) }
-            }
+            }.filter { !covered.contains($0.1) || destination.entity($0.1, isKindOf: relationship.destinationEntity) }
             let misfits = targets.filter { !destination.entity($0.1, isKindOf: relationship.destinationEntity) }
             if targets.isEmpty || !misfits.isEmpty {
                 let detail = targets.isEmpty
