@@ -89,6 +89,7 @@ enum StagedReport {
         if let handler = stage.willMigrate { lines += handlerLines(handler, "willMigrate", at: stage.versions[0].name) }
         for step in stage.steps {
             lines.append("  step \(step.from.name) → \(step.to.name): \(step.inferred ? "inferred" : "mapping \(step.mappingLabels.first ?? "given")")")
+            lines += StepReport.origins(step).map { "    " + $0 }
             for warning in step.warnings { lines.append("    warning: \(warning)") }
             lines += InPlaceReport.lines(step).map { "  " + $0 }
         }
@@ -112,6 +113,8 @@ extension StagedReport {
             var from: String
             var to: String
             var inferred: Bool
+            /// Each entity mapping, given or inferred.
+            var entityMappings: [StepReport.Step.EntityMappingOrigin]
             @ExplicitNull var inPlace: InPlaceReport.Method?
         }
 
@@ -130,7 +133,11 @@ extension StagedReport {
             kind = stage.isCustom ? "custom" : "lightweight"
             versions = stage.versions.map(\.name)
             willMigrate = stage.willMigrate.map { ($0.operations ?? []).map(\.description) }
-            steps = stage.steps.map { Step(from: $0.from.name, to: $0.to.name, inferred: $0.inferred, inPlace: InPlaceReport.Method($0)) }
+            steps = stage.steps.map {
+                Step(
+                    from: $0.from.name, to: $0.to.name, inferred: $0.inferred, entityMappings: StepReport.Step.EntityMappingOrigin.all(of: $0),
+                    inPlace: InPlaceReport.Method($0))
+            }
             didMigrate = stage.didMigrate.map { ($0.operations ?? []).map(\.description) }
         }
     }

@@ -15,16 +15,29 @@ enum StepReport {
         return line
     }
 
-    /// The lines under a step: why it is one of several inferred steps, inference warnings, and what
-    /// it does not carry.
+    /// The lines under a step: which entity mappings a partial mapping gave and which were inferred,
+    /// why it is one of several inferred steps, inference warnings, and what it does not carry.
     static func details(_ step: ProgressiveMigration.Step, losses: [DataLoss]) -> [String] {
-        var lines: [String] = []
+        var lines = origins(step).map { "  " + $0 }
         if let note = step.chainedInference { lines.append("  note: \(note)") }
         for warning in step.warnings { lines.append("  warning: \(warning.message)") }
         if !losses.isEmpty {
             lines.append("  not carried: " + losses.map(\.description).joined(separator: ", "))
         }
         return lines
+    }
+
+    /// For each partial mapping of a step, completed: `given: AdultToCompany` and
+    /// `inferred: AddressToAddress, AdultToAdult, …` (nothing for a mapping given whole or inferred whole).
+    static func origins(_ step: ProgressiveMigration.Step) -> [String] {
+        step.mappings.filter { !$0.inferredEntityMappingNames.isEmpty }.flatMap { mapping in
+            let ordered = mapping.orderedEntityMappings
+            let given = ordered.filter { !mapping.isInferred($0) }.map(\.name)
+            return [
+                "given: " + (given.isEmpty ? "none" : given.joined(separator: ", ")),
+                "inferred: " + ordered.filter(mapping.isInferred).map(\.name).joined(separator: ", "),
+            ]
+        }
     }
 
     /// The warning for each loss a step counted: the objects of an entity, or the non-nil values of a
@@ -45,10 +58,32 @@ extension StepReport {
             @ExplicitNull var count: Int?
         }
 
+        /// One entity mapping of the step, and whether it was given or inferred (a whole inferred step,
+        /// or the rest of a partial mapping).
+        struct EntityMappingOrigin: Encodable {
+            var name: String
+            @ExplicitNull var source: String?
+            @ExplicitNull var destination: String?
+            var inferred: Bool
+
+            /// Every entity mapping of every pass of `step`, in the order each pass runs them.
+            static func all(of step: ProgressiveMigration.Step) -> [EntityMappingOrigin] {
+                step.mappings.flatMap { mapping in
+                    mapping.orderedEntityMappings.map {
+                        EntityMappingOrigin(
+                            name: $0.name, source: $0.sourceEntityName, destination: $0.destinationEntityName,
+                            inferred: step.inferred || mapping.isInferred($0))
+                    }
+                }
+            }
+        }
+
         var from: String
         var to: String
         var inferred: Bool
         var mappings: [String]
+        /// Every entity mapping of every pass, in the order each pass runs them.
+        var entityMappings: [EntityMappingOrigin]
         var notCarried: [NotCarried]
         /// Left out unless the step is one of several inferred steps.
         var chainedInference: String?
@@ -60,6 +95,7 @@ extension StepReport {
             to = step.to.name
             inferred = step.inferred
             mappings = step.mappingLabels
+            entityMappings = EntityMappingOrigin.all(of: step)
             notCarried = losses.map { NotCarried(kind: $0.what.kind.rawValue, entity: $0.what.entity, property: $0.what.property, count: $0.count) }
             chainedInference = step.chainedInference
             warnings = step.warnings.isEmpty ? nil : step.warnings.map(\.message)

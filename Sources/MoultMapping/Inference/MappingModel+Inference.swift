@@ -83,6 +83,16 @@ extension MappingModel {
 
     /// ``inferred(from:to:in:)`` with the inference's warnings.
     public static func inference(from sourceVersion: String, to destinationVersion: String, in model: VersionedModel) throws(MappingError) -> InferredMapping {
+        let (from, to, between) = try step(from: sourceVersion, to: destinationVersion, in: model)
+        return try inference(from: from, to: to, through: between, sourceName: sourceVersion, destinationName: destinationVersion)
+    }
+
+    /// The models of two versions of `model` and of the versions between them, in the step's direction.
+    ///
+    /// - Throws: ``MappingError/Code/modelNotFound`` when a version does not exist.
+    static func step(
+        from sourceVersion: String, to destinationVersion: String, in model: VersionedModel
+    ) throws(MappingError) -> (source: ObjectModel, destination: ObjectModel, between: [ObjectModel]) {
         guard let from = model.version(named: sourceVersion) else {
             throw MappingError(.modelNotFound, "the model '\(model.name)' has no version '\(sourceVersion)' (it has \(model.versions.map(\.name).joined(separator: ", ")))")
         }
@@ -99,7 +109,7 @@ extension MappingModel {
         } else {
             between = []
         }
-        return try inference(from: from.model, to: to.model, through: between, sourceName: from.name, destinationName: to.name)
+        return (from.model, to.model, between)
     }
 }
 
@@ -176,6 +186,12 @@ struct Inference {
     /// The chain's correspondence composed beforehand (by an ``InferenceCache``), with the
     /// ambiguities of its last step; nil to compose it here.
     var precomposed: (correspondence: Correspondence, ambiguities: [MappingIssue])?
+
+    /// The entity mappings a partial mapping gives (``MappingModel/infersRest``), in their order: each
+    /// takes the place of the inferred mapping of its destination entity, the sources they read are not
+    /// inferred removed, and inferred relationships reach the objects they make. Empty for a whole
+    /// inference.
+    var given: [EntityMapping] = []
 
     init(source: ObjectModel, destination: ObjectModel, chain: [ObjectModel]) {
         self.source = source
@@ -297,19 +313,54 @@ struct Inference {
 
     mutating func run() -> [EntityMapping] {
         let correspondence = composed()
+        let covered = Set(given.compactMap(\.destinationEntityName))
         var sourceToDestination: [String: [String]] = [:]
-        for (destinationEntity, sourceEntity) in correspondence.entities { sourceToDestination[sourceEntity, default: []].append(destinationEntity) }
-        let mappingName = { (sourceEntity: String?, destinationEntity: String?) in "\(sourceEntity ?? "None")To\(destinationEntity ?? "None")" }
+        for (destinationEntity, sourceEntity) in correspondence.entities where !covered.contains(destinationEntity) {
+            sourceToDestination[sourceEntity, default: []].append(destinationEntity)
+        }
+        for mapping in given {
+            guard let sourceEntity = mapping.sourceEntityName, let destinationEntity = mapping.destinationEntityName,
+                sourceToDestination[sourceEntity]?.contains(destinationEntity) != true
+            else { continue }
+            sourceToDestination[sourceEntity, default: []].append(destinationEntity)
+        }
+        let consumed = Set(given.compactMap(\.sourceEntityName))
+        let givenNames = Set(given.map(\.name))
+        let given = self.given
+        // The mapping that makes `destinationEntity` objects of `sourceEntity` objects: the given one
+        // when one is given, nil when several are (a relationship then finds them by its source).
+        let mappingName = { (sourceEntity: String?, destinationEntity: String?) -> String? in
+            if let destinationEntity, covered.contains(destinationEntity) {
+                let named = given.filter { $0.sourceEntityName == sourceEntity && $0.destinationEntityName == destinationEntity }
+                return named.count == 1 ? named[0].name : nil
+            }
+            return "\(sourceEntity ?? "None")To\(destinationEntity ?? "None")"
+        }
+        func inferredName(_ sourceEntity: String?, _ destinationEntity: String?) -> String {
+            let name = "\(sourceEntity ?? "None")To\(destinationEntity ?? "None")"
+            if givenNames.contains(name) {
+                issues.append(
+                    MappingIssue(
+                        .badMappingReference,
+                        "the entity mapping inferred for \(destinationEntity ?? sourceEntity ?? "?") would be named \(name), as a given entity mapping is: give that one another name",
+                        entity: destinationEntity ?? sourceEntity))
+            }
+            return name
+        }
 
-        checkHierarchies(correspondence)
+        checkHierarchies(correspondence, leaving: covered)
         var mappings: [EntityMapping] = []
         for destinationName in destination.entityNamesInByteOrder {
+            if covered.contains(destinationName) {
+                mappings += given.filter { $0.destinationEntityName == destinationName }
+                continue
+            }
             let entity = destination.entity(named: destinationName)!
             let destinationHash = try? destination.versionHash(ofEntity: destinationName)
             guard let sourceName = correspondence.entities[destinationName], let sourceEntity = source.entity(named: sourceName) else {
                 mappings.append(
                     EntityMapping(
-                        name: mappingName(nil, destinationName), type: .add, source: nil, destination: destinationName,
+                        name: inferredName(nil, destinationName), type: .add, source: nil, destination: destinationName,
                         destinationVersionHash: destinationHash))
                 continue
             }
@@ -328,14 +379,16 @@ struct Inference {
                 && attributes.allSatisfy { $0.valueExpression == PropertyMapping.sourceValue($0.name) }
             mappings.append(
                 EntityMapping(
-                    name: mappingName(sourceName, destinationName), type: unchanged ? .copy : .transform, source: sourceName,
+                    name: inferredName(sourceName, destinationName), type: unchanged ? .copy : .transform, source: sourceName,
                     destination: destinationName, sourceVersionHash: sourceHash, destinationVersionHash: destinationHash,
                     attributes: attributes, relationships: relationships))
         }
-        for sourceName in source.entityNamesInByteOrder where sourceToDestination[sourceName] == nil {
+        // Given mappings that make no destination object (removes, policies of no destination entity).
+        mappings += given.filter { $0.destinationEntityName == nil }
+        for sourceName in source.entityNamesInByteOrder where sourceToDestination[sourceName] == nil && !consumed.contains(sourceName) {
             mappings.append(
                 EntityMapping(
-                    name: mappingName(sourceName, nil), type: .remove, source: sourceName, destination: nil,
+                    name: inferredName(sourceName, nil), type: .remove, source: sourceName, destination: nil,
                     sourceVersionHash: try? source.versionHash(ofEntity: sourceName)))
         }
         for index in mappings.indices { mappings[index].order = index + 1 }
@@ -343,9 +396,10 @@ struct Inference {
     }
 
     /// Hierarchies are never merged: entities from two source hierarchies may not share a destination root.
-    private mutating func checkHierarchies(_ correspondence: Correspondence) {
+    /// The destination entities in `covered` have given mappings, which may merge what they like.
+    private mutating func checkHierarchies(_ correspondence: Correspondence, leaving covered: Set<String>) {
         var sourceRoots: [String: [String: String]] = [:]  // destination root → source root → a destination entity
-        for destinationName in destination.entityNamesInByteOrder {
+        for destinationName in destination.entityNamesInByteOrder where !covered.contains(destinationName) {
             guard let sourceName = correspondence.entities[destinationName], let destinationRoot = destination.root(of: destinationName)?.name,
                 let sourceRoot = source.root(of: sourceName)?.name
             else { continue }
@@ -429,7 +483,7 @@ struct Inference {
 
     private mutating func relationshipMappings(
         _ destinationName: String, _ sourceName: String, _ properties: [String: String], _ sourceToDestination: [String: [String]],
-        _ mappingName: (String?, String?) -> String
+        _ mappingName: (String?, String?) -> String?
     ) -> [PropertyMapping] {
         var result: [PropertyMapping] = []
         for relationship in destination.relationships(of: destinationName) where !relationship.isTransient {
@@ -457,9 +511,12 @@ struct Inference {
                 continue
             }
             // Every migrated object the relationship held must belong to the new destination entity.
+            // (A given mapping that makes objects of another kind from them, as a policy making a
+            // Company of each Adult, is not what the relationship holds.)
+            let covered = Set(given.compactMap(\.destinationEntityName))
             let targets = source.hierarchy(from: old.destinationEntity).flatMap { entity in
                 (sourceToDestination[entity.name] ?? []).map { (entity.name, $0) }
-            }
+            }.filter { !covered.contains($0.1) || destination.entity($0.1, isKindOf: relationship.destinationEntity) }
             let misfits = targets.filter { !destination.entity($0.1, isKindOf: relationship.destinationEntity) }
             if targets.isEmpty || !misfits.isEmpty {
                 let detail = targets.isEmpty
@@ -472,10 +529,12 @@ struct Inference {
                         entity: destinationName, property: relationship.name))
                 continue
             }
-            let expression = targets.count == 1
-                ? PropertyMapping.destinationInstances(mapping: mappingName(targets[0].0, targets[0].1), sourceKeyPath: old.name)
-                : PropertyMapping.destinationInstances(sourceRelationship: old.name)
-            result.append(PropertyMapping(relationship.name, expression))
+            let expression = targets.count == 1 ? mappingName(targets[0].0, targets[0].1) : nil
+            result.append(
+                PropertyMapping(
+                    relationship.name,
+                    expression.map { PropertyMapping.destinationInstances(mapping: $0, sourceKeyPath: old.name) }
+                        ?? PropertyMapping.destinationInstances(sourceRelationship: old.name)))
         }
         return result
     }

@@ -127,7 +127,7 @@ extension KeyedDecodingContainer {
 private struct MappingModelJSON: Decodable {
     var model: MappingModel
 
-    enum Key: String, CodingKey, CaseIterable { case format, source, destination, entityMappings }
+    enum Key: String, CodingKey, CaseIterable { case format, source, destination, inferRest, entityMappings }
 
     init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(Key.allCases.map(\.rawValue))
@@ -140,7 +140,8 @@ private struct MappingModelJSON: Decodable {
         let source = try container.decodeIfPresent(ModelReferenceJSON.self, forKey: .source)?.reference ?? .init()
         let destination = try container.decodeIfPresent(ModelReferenceJSON.self, forKey: .destination)?.reference ?? .init()
         let mappings = try container.decode([EntityMappingJSON].self, forKey: .entityMappings).map(\.mapping)
-        model = MappingModel(source: source, destination: destination, entityMappings: mappings)
+        let infersRest = try container.decodeIfPresent(Bool.self, forKey: .inferRest) ?? false
+        model = MappingModel(source: source, destination: destination, entityMappings: mappings, infersRest: infersRest)
     }
 }
 
@@ -224,11 +225,14 @@ extension MappingType {
 
 extension MappingModel {
     /// The mapping model in Moult's JSON format: two-space indented, keys in a fixed order, empty
-    /// fields left out. Reading the text back gives an equal mapping model.
+    /// fields left out. Reading the text back gives an equal mapping model, but for
+    /// ``inferredEntityMappingNames``: a completed partial mapping is written whole, as a mapping given
+    /// whole, and a partial one not completed yet with `"inferRest": true`.
     public func jsonText() -> String {
         var object: [(String, JSONText)] = [("format", .string(Self.jsonFormatIdentifier))]
         if let source = sourceModel.json { object.append(("source", source)) }
         if let destination = destinationModel.json { object.append(("destination", destination)) }
+        if infersRest { object.append(("inferRest", .bool(true))) }
         object.append(("entityMappings", .array(entityMappings.map(\.json))))
         return JSONText.object(object).rendered(indent: "") + "\n"
     }
@@ -283,6 +287,7 @@ extension PropertyMapping {
 private indirect enum JSONText {
     case string(String)
     case integer(Int)
+    case bool(Bool)
     case array([JSONText])
     case object([(String, JSONText)])
 
@@ -293,7 +298,7 @@ private indirect enum JSONText {
     /// Whether the value fits on one line (a property mapping does).
     private var isFlat: Bool {
         switch self {
-        case .string, .integer: true
+        case .string, .integer, .bool: true
         case .array(let items): items.isEmpty
         case .object(let members): members.allSatisfy { if case .object = $0.1 { false } else { $0.1.isFlat } }
         }
@@ -303,6 +308,7 @@ private indirect enum JSONText {
         switch self {
         case .string(let text): return Self.quote(text)
         case .integer(let value): return String(value)
+        case .bool(let value): return value ? "true" : "false"
         case .array(let items):
             if items.isEmpty { return "[]" }
             let inner = indent + "  "

@@ -56,11 +56,22 @@ public struct Relationship: Sendable, Hashable {
 
 extension MappingModel {
     /// Builds a mapping model from a block of entity mappings.
+    ///
+    /// With `infersRest`, the block gives only the entity mappings that need a policy or an
+    /// expression, and the rest of the step is inferred (a partial mapping, ``MappingModel/infersRest``):
+    ///
+    /// ```swift
+    /// let mapping = MappingModel(source: .init(name: "v4"), destination: .init(name: "v5"), infersRest: true) {
+    ///     EntityMapping(name: "AdultToCompany", type: .custom, source: "Adult", destination: "Company", policy: "CompanyPolicy") {
+    ///         PropertyMapping("name", "$source.companyName")
+    ///     }
+    /// }
+    /// ```
     public init(
-        source: ModelReference = .init(), destination: ModelReference = .init(),
+        source: ModelReference = .init(), destination: ModelReference = .init(), infersRest: Bool = false,
         @EntityMappingsBuilder _ mappings: () -> [EntityMapping]
     ) {
-        self.init(source: source, destination: destination, entityMappings: mappings())
+        self.init(source: source, destination: destination, entityMappings: mappings(), infersRest: infersRest)
     }
 }
 

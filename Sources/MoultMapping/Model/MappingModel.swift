@@ -14,16 +14,36 @@ public import MoultModel
 ///     }
 /// }
 /// ```
+///
+/// A mapping may be partial (``infersRest``): it gives only the entity mappings that need a policy or
+/// an expression, and the rest of its step is inferred as a lightweight step would infer it
+/// (``completion(from:to:through:sourceName:destinationName:alongside:)``).
 public struct MappingModel: Sendable, Hashable {
     public var sourceModel: ModelReference
     public var destinationModel: ModelReference
     /// The entity mappings, in the order they run.
     public var entityMappings: [EntityMapping]
+    /// Whether the entity mappings not given are to be inferred: a partial mapping (JSON
+    /// `"inferRest": true`). Completing it (``completion(from:to:through:sourceName:destinationName:alongside:)``)
+    /// gives a mapping that is no longer partial. An Xcode mapping model is always complete.
+    public var infersRest: Bool
+    /// The names of the entity mappings inference added when a partial mapping was completed; empty
+    /// for a mapping given whole, and for one not completed yet.
+    public var inferredEntityMappingNames: Set<String>
 
-    public init(source: ModelReference = .init(), destination: ModelReference = .init(), entityMappings: [EntityMapping]) {
+    public init(
+        source: ModelReference = .init(), destination: ModelReference = .init(), entityMappings: [EntityMapping], infersRest: Bool = false
+    ) {
         self.sourceModel = source
         self.destinationModel = destination
         self.entityMappings = entityMappings
+        self.infersRest = infersRest
+        self.inferredEntityMappingNames = []
+    }
+
+    /// Whether this entity mapping was inferred to complete a partial mapping rather than given.
+    public func isInferred(_ mapping: EntityMapping) -> Bool {
+        inferredEntityMappingNames.contains(mapping.name)
     }
 
     /// The entity mapping with this name.

@@ -92,8 +92,10 @@ extension StagedMigration {
         let from = try custom.from.resolve(in: model), to = try custom.to.resolve(in: model)
         versions = [from, to]
         if from.name == to.name { throw MigrationError(.invalidMapping, "a custom stage goes from \(from.name) to itself") }
-        if let mapping = custom.mapping {
+        if let given = custom.mapping {
             let name = custom.mappingLabel ?? "the mapping"
+            let (completed, warnings) = try ProgressiveMigration.completingPartial([given], labels: [name], from: from, to: to, in: model)
+            let mapping = completed[0]
             try checkMapping(mapping, named: name, from: from, to: to, in: model)
             for entityMapping in mapping.orderedEntityMappings {
                 do {
@@ -103,7 +105,7 @@ extension StagedMigration {
                 }
             }
             steps.append(
-                ProgressiveMigration.Step(from: from, to: to, mappings: [mapping], inferred: false, mappingLabels: [name]))
+                ProgressiveMigration.Step(from: from, to: to, mappings: [mapping], inferred: false, mappingLabels: [name], warnings: warnings))
         } else {
             do {
                 steps.append(try Self.inferredStep(from, to, in: model))
