@@ -83,7 +83,7 @@ public struct RunFolder: Sendable, Hashable {
     }
 
     /// Makes the folder (one already there is used; a link or a file is refused), with its record of
-    /// what it holds (``recordEntries(_:)``), empty.
+    /// what it holds (`made`, the record of the entries its run makes in it), empty.
     public func make() throws { try Self.make(work) }
 
     static func make(_ work: URL) throws {
