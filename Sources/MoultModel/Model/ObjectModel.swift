@@ -99,19 +99,32 @@ public struct ObjectModel: Sendable, Hashable {
     /// A property an entity declares again under an inherited property's name replaces the inherited
     /// one (models rebuilt from a store's model cache list inherited properties on every sub-entity).
     public func attributes(of entityName: String) -> [AttributeDescription] {
-        inheritedProperties(of: entityName, \.attributes, name: \.name).map(\.property)
+        if let own = ownPropertiesOnly(of: entityName, \.attributes, \.attributePositions) { return own }
+        return inheritedProperties(of: entityName, \.attributes, name: \.name).map(\.property)
     }
 
     /// Every relationship of the entity, inherited ones first (from the root down), then its own; a
     /// redeclared relationship replaces the inherited one, as for ``attributes(of:)``.
     public func relationships(of entityName: String) -> [RelationshipDescription] {
-        inheritedProperties(of: entityName, \.relationships, name: \.name).map(\.property)
+        if let own = ownPropertiesOnly(of: entityName, \.relationships, \.relationshipPositions) { return own }
+        return inheritedProperties(of: entityName, \.relationships, name: \.name).map(\.property)
     }
 
     /// Every relationship of the entity with the entity that declares it, in the order of
     /// ``relationships(of:)``.
     public func relationshipsWithOwners(of entityName: String) -> [(property: RelationshipDescription, owner: String)] {
         inheritedProperties(of: entityName, \.relationships, name: \.name)
+    }
+
+    /// The properties a root entity declares, as they are, when no two share a name: what
+    /// ``inheritedProperties(of:_:name:)`` would list, without copying them one by one (a model of
+    /// hundreds of attributes is asked for them at every step of a long chain). Nil otherwise.
+    private func ownPropertiesOnly<P>(
+        of entityName: String, _ declared: KeyPath<EntityDescription, [P]>, _ positions: KeyPath<Resolution, [[String: Int]]>
+    ) -> [P]? {
+        guard let index = resolution.index[entityName], entities[index].parentName == nil else { return nil }
+        let properties = entities[index][keyPath: declared]
+        return resolution[keyPath: positions][index].count == properties.count ? properties : nil
     }
 
     private func inheritedProperties<P>(
