@@ -148,24 +148,27 @@ public struct ObjectModel: Sendable, Hashable {
 
     /// The attribute with this name on the entity, inherited ones included.
     public func attribute(named name: String, of entityName: String) -> AttributeDescription? {
-        nearestDeclaration(of: name, in: entityName, \.attributePositions).map { entities[$0.entity].attributes[$0.property] }
+        nearestDeclaration(of: name, in: entityName, resolution.attributePositions).map { entities[$0.entity].attributes[$0.property] }
     }
 
     /// The relationship with this name on the entity, inherited ones included.
     public func relationship(named name: String, of entityName: String) -> RelationshipDescription? {
-        nearestDeclaration(of: name, in: entityName, \.relationshipPositions).map { entities[$0.entity].relationships[$0.property] }
+        nearestDeclaration(of: name, in: entityName, resolution.relationshipPositions).map { entities[$0.entity].relationships[$0.property] }
     }
 
     /// Where the property named so is declared: by the entity, else by its nearest ancestor (the one
     /// ``attributes(of:)`` and ``relationships(of:)`` list), found by the entities' indexes of their
     /// properties, without listing them (models of hundreds of attributes are asked for each).
+    ///
+    /// `positions` is the resolution's `attributePositions` or `relationshipPositions`,
+    /// passed as it is (a key path applied at every lookup cost more than the lookup).
     private func nearestDeclaration(
-        of propertyName: String, in entityName: String, _ positions: KeyPath<Resolution, [[String: Int]]>
+        of propertyName: String, in entityName: String, _ positions: [[String: Int]]
     ) -> (entity: Int, property: Int)? {
         var current = resolution.index[entityName]
         // (Parent cycles are refused when the model is made: the walk ends.)
         while let entity = current {
-            if let property = resolution[keyPath: positions][entity][propertyName] { return (entity, property) }
+            if let property = positions[entity][propertyName] { return (entity, property) }
             current = entities[entity].parentName.flatMap { resolution.index[$0] }
         }
         return nil
