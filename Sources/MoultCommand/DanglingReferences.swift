@@ -12,7 +12,8 @@ import MoultStore
 /// would name keep their primary keys (`KeptKeys`). Where a step gives them new keys (a hierarchy fed
 /// from two source hierarchies, a uniquing mapping or a policy), the key would name another object or
 /// none: the streamed step sets it to nil, and a required to-one then fails validation. The warnings
-/// count them by relationship, before the run and after it, with what became of them.
+/// count them by relationship, before the run and after it, with what became of them: `--output`, in
+/// place and a staged run (`--stages`) alike.
 struct DanglingReferences {
     /// (entity, relationship, how many objects name a missing one), in the layout's order.
     let counts: [(entity: String, relationship: String, count: Int)]

@@ -50,6 +50,10 @@ extension MigrateCommand {
         }
         // The pause file is honoured where a stop request is: between a handler's chunks and before each step.
         let observer = self.observer(status: status, log: log)
+        // The to-ones naming an object that does not exist, counted before and after as in place and
+        // `--output` count them (a resumed run counts them in the store as the earlier run left it).
+        let dangling = migration.storeVersion.map { DanglingReferences(store: migration.store, model: $0.model) }
+        if let line = dangling?.warning { observer.warn(line) }
         let result = try migration.run(
             progress: { progress in
                 observer.handle(.staged(.init(stage: progress.stage, stages: progress.stages, activity: progress.activity, objects: progress.objects)))
@@ -58,6 +62,7 @@ extension MigrateCommand {
                 observer.waitWhilePaused()
                 return observer.isCancelled
             })
+        if let line = dangling?.outcome(in: DanglingReferences(store: migration.store, model: migration.targetVersion.model)) { observer.warn(line) }
         let seconds = observer.finish()
         observer.handle(.finished(MigrationEvent.Finished(outcome: .migrated, resumed: result.resumed, seconds: seconds)))
         let report = StagedMigrationReport(

@@ -57,6 +57,22 @@ import Testing
         try Self.expectVerified(RunNames.backup(of: store), store)
     }
 
+    /// A staged run (`--stages`, one lightweight stage, in place) keeps it and says so, as in place does.
+    @Test func aStagedRunKeepsItAndSaysSo() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Self.store(in: directory)
+        let stages = directory.appending("stages.json")
+        try Data(#"{"stages": [{"lightweight": ["CoreDataMigration_Example 3", "CoreDataMigration_Example 4"]}]}"#.utf8).write(to: stages)
+        let migrated = try MoultProcess.run(["migrate", store.path, "--model", Self.model, "--stages", stages.path])
+        #expect(migrated.exitCode == 0, "\(migrated.standardError)")
+        #expect(migrated.standardOutput.contains("through 1 stage(s)"), "\(migrated.standardOutput)")
+        #expect(migrated.standardError.contains(Self.counted), "\(migrated.standardError)")
+        #expect(migrated.standardError.contains(Self.keptOne), "\(migrated.standardError)")
+        #expect(try Self.color(in: store) == .int(5))
+        try Self.expectVerified(RunNames.backup(of: store), store)
+    }
+
     /// `--output`, in bulk and object by object: the value is kept (Color's keys are kept), the
     /// required to-one passes validation, and verify accepts it.
     @Test(arguments: [[], ["--no-bulk-sql"]])

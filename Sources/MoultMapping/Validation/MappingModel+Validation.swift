@@ -158,7 +158,12 @@ private struct EntityMappingValidator {
     /// The key of an expression that is exactly `$source.<key>`.
     private func plainSourceKey(_ expression: String) -> String? {
         let keys = ExpressionScanner.sourceKeys(in: expression, implicit: false)
-        guard keys.count == 1, expression.trimmingCharacters(in: .whitespaces) == PropertyMapping.sourceValue(keys[0]) else { return nil }
+        guard keys.count == 1 else { return nil }
+        // Trimmed only when it starts or ends with a space (Foundation's trimming costs more than the rest).
+        let spaces = CharacterSet.whitespaces
+        let ends = [expression.unicodeScalars.first, expression.unicodeScalars.last].compactMap { $0 }
+        let trimmed = ends.contains(where: spaces.contains) ? expression.trimmingCharacters(in: spaces) : expression
+        guard trimmed == PropertyMapping.sourceValue(keys[0]) else { return nil }
         return keys[0]
     }
 

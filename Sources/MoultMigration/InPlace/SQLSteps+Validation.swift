@@ -69,7 +69,10 @@ extension InPlaceMigration {
     /// ```
     package static func rowsRead(_ step: ProgressiveMigration.Step, script: InPlaceScript) -> [String] {
         var reads = script.changes.filter(\.touchesRows).map { "\($0.description): rewrites rows" }
-        if case .success(let correspondence) = step.mapping.layoutCorrespondence(source: step.from.model, destination: step.to.model) {
+        // The correspondence the script was made from (found again only for a script made otherwise).
+        let found = script.correspondence.map { Result<LayoutCorrespondence, InPlaceReasons>.success($0) }
+            ?? step.mapping.layoutCorrespondence(source: step.from.model, destination: step.to.model)
+        if case .success(let correspondence) = found {
             let checked = SQLSteps.rulesTheStepCanBreak(correspondence, source: step.from.model, destination: step.to.model)
             for (entity, properties) in checked.sorted(by: { $0.key < $1.key }) {
                 let names = properties.sorted().map { "\(entity).\($0)" }.joined(separator: ", ")

@@ -149,6 +149,22 @@ extension ObjectModel {
         return hash
     }
 
+    /// Whether each entity of the model has the hash `storeHashes` gives it, and the store no entity
+    /// more: ``isCompatible(withEntityHashes:configuration:)`` for the whole model, deciding at the first
+    /// entity that differs (finding a store's version among hundreds hashes little of the others).
+    func hasEntityHashes(_ storeHashes: [String: VersionHash]) -> Bool {
+        guard entities.count == storeHashes.count, entities.allSatisfy({ storeHashes[$0.name] != nil }) else { return false }
+        if let hashes = hashMemo.known {
+            return entities.allSatisfy { entity in hashes[entity.name].map { $0 == storeHashes[entity.name] } ?? true }
+        }
+        var cache: [String: VersionHash] = [:]
+        for entity in entities {
+            // An entity whose hash cannot be computed matches whatever the store holds (as in hashDifferences).
+            if let hash = try? versionHash(ofEntity: entity.name, cache: &cache), hash != storeHashes[entity.name] { return false }
+        }
+        return true
+    }
+
     /// The version hash of a property (attribute or relationship, inherited ones included) of an entity;
     /// nil when the entity has no property with this name.
     public func versionHash(ofProperty propertyName: String, inEntity entityName: String) -> VersionHash? {
@@ -203,6 +219,9 @@ extension ObjectModel {
 /// no part in a model's equality or hash: it is a function of the entities.
 final class VersionHashMemo: Sendable, Hashable {
     private let hashes = Mutex<[String: VersionHash]?>(nil)
+
+    /// The hashes when they have been computed, else nil.
+    var known: [String: VersionHash]? { hashes.withLock { $0 } }
 
     /// The hashes, `compute`d the first time.
     func value(_ compute: () -> [String: VersionHash]) -> [String: VersionHash] {

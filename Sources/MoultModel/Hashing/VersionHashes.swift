@@ -97,7 +97,8 @@ extension ObjectModel {
     /// if model.isCompatible(withEntityHashes: metadata.entityHashes) { ... }
     /// ```
     public func isCompatible(withEntityHashes storeHashes: [String: VersionHash], configuration: String? = nil) -> Bool {
-        hashDifferences(from: storeHashes, configuration: configuration).isEmpty
+        guard configuration == nil || configuration == "Default" else { return hashDifferences(from: storeHashes, configuration: configuration).isEmpty }
+        return hasEntityHashes(storeHashes)
     }
 }
 

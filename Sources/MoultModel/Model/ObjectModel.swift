@@ -99,19 +99,32 @@ public struct ObjectModel: Sendable, Hashable {
     /// A property an entity declares again under an inherited property's name replaces the inherited
     /// one (models rebuilt from a store's model cache list inherited properties on every sub-entity).
     public func attributes(of entityName: String) -> [AttributeDescription] {
-        inheritedProperties(of: entityName, \.attributes, name: \.name).map(\.property)
+        if let own = ownPropertiesOnly(of: entityName, \.attributes, \.attributePositions) { return own }
+        return inheritedProperties(of: entityName, \.attributes, name: \.name).map(\.property)
     }
 
     /// Every relationship of the entity, inherited ones first (from the root down), then its own; a
     /// redeclared relationship replaces the inherited one, as for ``attributes(of:)``.
     public func relationships(of entityName: String) -> [RelationshipDescription] {
-        inheritedProperties(of: entityName, \.relationships, name: \.name).map(\.property)
+        if let own = ownPropertiesOnly(of: entityName, \.relationships, \.relationshipPositions) { return own }
+        return inheritedProperties(of: entityName, \.relationships, name: \.name).map(\.property)
     }
 
     /// Every relationship of the entity with the entity that declares it, in the order of
     /// ``relationships(of:)``.
     public func relationshipsWithOwners(of entityName: String) -> [(property: RelationshipDescription, owner: String)] {
         inheritedProperties(of: entityName, \.relationships, name: \.name)
+    }
+
+    /// The properties a root entity declares, as they are, when no two share a name: what
+    /// ``inheritedProperties(of:_:name:)`` would list, without copying them one by one (a model of
+    /// hundreds of attributes is asked for them at every step of a long chain). Nil otherwise.
+    private func ownPropertiesOnly<P>(
+        of entityName: String, _ declared: KeyPath<EntityDescription, [P]>, _ positions: KeyPath<Resolution, [[String: Int]]>
+    ) -> [P]? {
+        guard let index = resolution.index[entityName], entities[index].parentName == nil else { return nil }
+        let properties = entities[index][keyPath: declared]
+        return resolution[keyPath: positions][index].count == properties.count ? properties : nil
     }
 
     private func inheritedProperties<P>(
@@ -135,24 +148,27 @@ public struct ObjectModel: Sendable, Hashable {
 
     /// The attribute with this name on the entity, inherited ones included.
     public func attribute(named name: String, of entityName: String) -> AttributeDescription? {
-        nearestDeclaration(of: name, in: entityName, \.attributePositions).map { entities[$0.entity].attributes[$0.property] }
+        nearestDeclaration(of: name, in: entityName, resolution.attributePositions).map { entities[$0.entity].attributes[$0.property] }
     }
 
     /// The relationship with this name on the entity, inherited ones included.
     public func relationship(named name: String, of entityName: String) -> RelationshipDescription? {
-        nearestDeclaration(of: name, in: entityName, \.relationshipPositions).map { entities[$0.entity].relationships[$0.property] }
+        nearestDeclaration(of: name, in: entityName, resolution.relationshipPositions).map { entities[$0.entity].relationships[$0.property] }
     }
 
     /// Where the property named so is declared: by the entity, else by its nearest ancestor (the one
     /// ``attributes(of:)`` and ``relationships(of:)`` list), found by the entities' indexes of their
     /// properties, without listing them (models of hundreds of attributes are asked for each).
+    ///
+    /// `positions` is the resolution's `attributePositions` or `relationshipPositions`,
+    /// passed as it is (a key path applied at every lookup cost more than the lookup).
     private func nearestDeclaration(
-        of propertyName: String, in entityName: String, _ positions: KeyPath<Resolution, [[String: Int]]>
+        of propertyName: String, in entityName: String, _ positions: [[String: Int]]
     ) -> (entity: Int, property: Int)? {
         var current = resolution.index[entityName]
         // (Parent cycles are refused when the model is made: the walk ends.)
         while let entity = current {
-            if let property = resolution[keyPath: positions][entity][propertyName] { return (entity, property) }
+            if let property = positions[entity][propertyName] { return (entity, property) }
             current = entities[entity].parentName.flatMap { resolution.index[$0] }
         }
         return nil

@@ -40,13 +40,18 @@ extension InPlaceBuilder {
     }
 
     /// `Z_MODELCACHE` emptied, then given the new model's cache when its archived form is known.
+    ///
+    /// The archive is made when the change's summary or statements are first asked for (a plan that
+    /// only says how each step runs never archives the new model).
     func modelCacheChange() -> InPlaceChange {
-        let cacheTable = SQLName.quoted("Z_MODELCACHE", always: true)
-        var statements = [InPlaceStatement("DELETE FROM \(cacheTable)")]
-        if let cache = try? ModelCache.encoded(new.model) {
-            statements.append(InPlaceStatement("INSERT INTO \(cacheTable) (\(SQLName.quoted("Z_CONTENT", always: true))) VALUES (?)", [.data(cache)]))
+        let model = new.model
+        return InPlaceChange(kind: .modelCache, touchesRows: false) {
+            let cacheTable = SQLName.quoted("Z_MODELCACHE", always: true)
+            var statements = [InPlaceStatement("DELETE FROM \(cacheTable)")]
+            if let cache = try? ModelCache.encoded(model) {
+                statements.append(InPlaceStatement("INSERT INTO \(cacheTable) (\(SQLName.quoted("Z_CONTENT", always: true))) VALUES (?)", [.data(cache)]))
+            }
+            return (statements.count > 1 ? "the new model" : "emptied", statements)
         }
-        return InPlaceChange(
-            kind: .modelCache, summary: statements.count > 1 ? "the new model" : "emptied", statements: statements, touchesRows: false)
     }
 }

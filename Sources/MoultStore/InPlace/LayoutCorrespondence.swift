@@ -1,4 +1,5 @@
 public import MoultModel
+import Synchronization
 
 /// Which source element each element of a new model version comes from, over one lightweight step:
 /// what an inferred mapping says, in the terms of stores (entities and properties by name, and the
@@ -59,16 +60,73 @@ public struct InPlaceChange: Sendable, Hashable, CustomStringConvertible {
 
     public var kind: Kind
     /// What changes, in words (`ZPERSON: add column ZSTATE VARCHAR`).
-    public var summary: String
-    public var statements: [InPlaceStatement]
+    public var summary: String {
+        get { content.made.summary }
+        set { content = Content(Made(summary: newValue, statements: statements)) }
+    }
+    public var statements: [InPlaceStatement] {
+        get { content.made.statements }
+        set { content = Content(Made(summary: summary, statements: newValue)) }
+    }
     /// Whether the statements' cost grows with the number of rows (a copy, a fill, a dropped column),
     /// rather than only with the schema.
     public var touchesRows: Bool
     /// When the change is clean-up that can wait (a dropped column, a dropped table no name needs, an
     /// index): what to do later, on the migrated store. Nil when it cannot wait.
     public var deferred: InPlaceCleanup? = nil
+    /// The summary and the statements, made now or when first asked for.
+    private var content: Content
+
+    init(kind: Kind, summary: String, statements: [InPlaceStatement], touchesRows: Bool, deferred: InPlaceCleanup? = nil) {
+        self.kind = kind
+        self.touchesRows = touchesRows
+        self.deferred = deferred
+        content = Content(Made(summary: summary, statements: statements))
+    }
+
+    /// A change whose summary and statements are made the first time either is asked for, once: the
+    /// model cache's archive, which `moult plan` of a chain of hundreds of steps never prints.
+    init(kind: Kind, touchesRows: Bool, making make: @escaping @Sendable () -> (summary: String, statements: [InPlaceStatement])) {
+        self.kind = kind
+        self.touchesRows = touchesRows
+        content = Content(making: make)
+    }
 
     public var description: String { "\(kind.rawValue): \(summary)" }
+
+    /// A change's summary and statements.
+    struct Made: Sendable, Hashable {
+        var summary: String
+        var statements: [InPlaceStatement]
+    }
+
+    /// ``Made``, or how to make it, made once and shared by the change's copies; equal when what they
+    /// make is equal.
+    final class Content: Sendable, Hashable {
+        private let make: (@Sendable () -> Made)?
+        private let memo: Mutex<Made?>
+
+        init(_ made: Made) {
+            make = nil
+            memo = Mutex(made)
+        }
+
+        init(making make: @escaping @Sendable () -> (summary: String, statements: [InPlaceStatement])) {
+            self.make = { let made = make(); return Made(summary: made.summary, statements: made.statements) }
+            memo = Mutex(nil)
+        }
+
+        var made: Made {
+            if let known = memo.withLock({ $0 }) { return known }
+            // (`make` is set whenever nothing is kept yet.) Two threads asking at once may both make it: equal values.
+            let value = make!()
+            memo.withLock { $0 = value }
+            return value
+        }
+
+        static func == (lhs: Content, rhs: Content) -> Bool { lhs.made == rhs.made }
+        func hash(into hasher: inout Hasher) { hasher.combine(made) }
+    }
 }
 
 /// The SQL of one lightweight step run in place.
@@ -78,6 +136,10 @@ public struct InPlaceScript: Sendable, Hashable {
     /// The old version's tables the script does not keep where they stand: each rebuilt into a new
     /// table, or dropped. What the store declared on them (``TableDeclaration``) goes with them.
     public var rebuiltTables: Set<String> = []
+    /// The correspondence the script was made from, when it was made by
+    /// ``StoreLayout/inPlaceChanges(to:correspondence:rebuilding:)`` (what a report of the step reads
+    /// again, without finding it a second time).
+    public var correspondence: LayoutCorrespondence? = nil
 
     /// Every statement, in order.
     public var statements: [InPlaceStatement] { changes.flatMap(\.statements) }
@@ -89,7 +151,7 @@ public struct InPlaceScript: Sendable, Hashable {
     /// The script without the clean-up that can wait (Core Data's deferred lightweight migration), and
     /// that clean-up's statements, to run later on the migrated store, in order.
     public func deferringCleanup() -> (script: InPlaceScript, pending: [InPlaceCleanup]) {
-        (InPlaceScript(changes: changes.filter { $0.deferred == nil }, rebuiltTables: rebuiltTables), changes.compactMap(\.deferred))
+        (InPlaceScript(changes: changes.filter { $0.deferred == nil }, rebuiltTables: rebuiltTables, correspondence: correspondence), changes.compactMap(\.deferred))
     }
 }
 

@@ -47,7 +47,7 @@ extension StoreLayout {
             changes += destination.derivedAttributeChanges(derived.updates)
         }
         changes += destination.rTreeChanges()
-        return .script(InPlaceScript(changes: changes, rebuiltTables: builder.rebuiltTables))
+        return .script(InPlaceScript(changes: changes, rebuiltTables: builder.rebuiltTables, correspondence: correspondence))
     }
 
     /// The names of the triggers this layout makes (derived attributes' and R-tree indexes').
