@@ -2,17 +2,21 @@ import Foundation
 import MoultTestSupport
 import Testing
 
+/// Whether these tests can run `moult` as the image's user (the suite's condition, outside the suite).
+private enum ImageUser {
+    static let setpriv = "/usr/bin/setpriv"
+    static var canRunAs: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv) }
+}
+
 /// Issue 42, item 3: the image runs as uid 65534 (the Dockerfile's `USER 65534:65534`), and the
 /// Kubernetes example of Fleets.md mounts a volume that user must write to. These tests run `moult` as
 /// that user through `setpriv` (the tests run as root here, and root passes every permission check, so
 /// a folder made read-only would prove nothing), against folders owned as a volume is with and without
 /// the pod's `fsGroup`.
-@Suite(.enabled(if: KubernetesExampleTests.canRunAsAnotherUser, "needs root and setpriv (util-linux) to run moult as uid 65534"))
+@Suite(.enabled(if: ImageUser.canRunAs, "needs root and setpriv (util-linux) to run moult as uid 65534"))
 struct KubernetesExampleTests {
-    static let setpriv = "/usr/bin/setpriv"
+    static let setpriv = ImageUser.setpriv
     static let model = Fixtures.peopleModel.path
-
-    static var canRunAsAnotherUser: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv) }
 
     /// Runs `moult` as the image's user, uid and gid 65534, with no other group (a pod without `fsGroup`).
     static func asImageUser(_ arguments: [String]) throws -> MoultProcess.Result {

@@ -742,7 +742,7 @@ public enum FileOperations {
         }
         var info = stat()
         if number == ENOENT, lstat(path, &info) != 0, lstat(parent(of: path), &info) != 0 {
-            return StoreError(.ioFailure, "\(action): its folder \(parent(of: path)) does not exist (\(reason))", path: path)
+            return StoreError(.ioFailure, "\(action): its folder \(shown(parent(of: path))) does not exist (\(reason))", path: path)
         }
         return StoreError(.ioFailure, "\(action): \(reason) (errno \(number))", path: path)
     }
@@ -760,7 +760,7 @@ public enum FileOperations {
     /// mounted in a pod, the pod's securityContext.fsGroup), or run as a user who has it
     /// ```
     static func permissionReason(_ number: Int32, _ path: String) -> String {
-        let folder = parent(of: path)
+        let folder = shown(parent(of: path))
         if number == EROFS { return "the file system holding \(folder) is read-only (errno \(number))" }
         var text = "permission denied (errno \(number)) to this process (\(processIdentity())): "
         var info = stat()
@@ -768,6 +768,11 @@ public enum FileOperations {
         text += stat(folder, &info) == 0 ? "its folder \(folder) is \(ownership(info))" : "its folder \(folder) cannot be reached"
         return text
             + "; give this user write access to the folder and its files (for a volume mounted in a pod, the pod's securityContext.fsGroup), or run as a user who has it"
+    }
+
+    /// A folder's path as a message shows it: without a trailing `/` (but `/` itself).
+    private static func shown(_ folder: String) -> String {
+        folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
     }
 
     /// `uid U, gid G, groups A B`: who this process is, as permissions see it.
