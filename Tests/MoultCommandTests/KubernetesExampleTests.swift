@@ -63,6 +63,26 @@ struct KubernetesExampleTests {
         #expect(try MigrateCommandTests.digest(store) == before)
     }
 
+    @Test func aStoreTheUserCannotWriteInAFolderItCanSaysWhoOwnsIt() throws {
+        // A store copied onto the volume by root after the kubelet set its group: the folder is the
+        // group's (setgid, group-writable), the store root's own, 0644.
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (volume, store) = try Self.rootVolume(in: directory)
+        _ = chown(volume.path, 0, 65534)
+        _ = chmod(volume.path, 0o2775)
+        let result = try MoultProcess.run(
+            URL(filePath: Self.setpriv),
+            ["--reuid", "65534", "--regid", "65534", "--groups", "65534", MoultProcess.executable.path,
+             "migrate", store.path, "--model", Self.model, "--to", "v2", "--quiet"])
+        #expect(result.exitCode == 74, "\(result.standardError)")
+        let message = result.standardError
+        #expect(message.contains("\(store.path): read-only: the store cannot be written"), "\(message)")
+        #expect(message.contains("this process (uid 65534, gid 65534, groups 65534) may not write it"), "\(message)")
+        #expect(message.contains("the file is owned by 0:0, mode 0644, its folder \(volume.path) is owned by 0:65534, mode 2775"), "\(message)")
+        #expect(message.contains("securityContext.fsGroup"), "\(message)")
+    }
+
     @Test func aFleetWhoseResultsFileCannotBeWrittenStopsBeforeItsFirstStore() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

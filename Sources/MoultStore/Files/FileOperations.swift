@@ -759,10 +759,16 @@ public enum FileOperations {
     /// /data/stores is owned by 0:0, mode 0755; give this user write access to the folder (for a volume
     /// mounted in a pod, the pod's securityContext.fsGroup), or run as a user who has it
     /// ```
-    static func permissionReason(_ number: Int32, _ path: String) -> String {
+    ///
+    /// - Parameters:
+    ///   - number: the `errno` of the call refused; nil when the refusal comes from elsewhere (SQLite's
+    ///     "attempt to write a readonly database").
+    ///   - path: the file the call was refused.
+    static func permissionReason(_ number: Int32?, _ path: String) -> String {
         let folder = shown(parent(of: path))
-        if number == EROFS { return "the file system holding \(folder) is read-only (errno \(number))" }
-        var text = "permission denied (errno \(number)) to this process (\(processIdentity())): "
+        if number == EROFS { return "the file system holding \(folder) is read-only (errno \(EROFS))" }
+        var text = number.map { "permission denied (errno \($0)) to this process (\(processIdentity())): " }
+            ?? "this process (\(processIdentity())) may not write it: "
         var info = stat()
         if lstat(path, &info) == 0 { text += "the file is \(ownership(info)), " }
         text += stat(folder, &info) == 0 ? "its folder \(folder) is \(ownership(info))" : "its folder \(folder) cannot be reached"
