@@ -44,14 +44,14 @@ PAGE=$ROOT/Sources/MoultCommand/MoultCommand.docc/Fleets.md
 YAML=$(awk '/^### Job runners/ { section = 1 } section && /^```yaml/ { inside = 1; next } inside && /^```/ { exit } inside' "$PAGE")
 [[ -n $YAML ]] || fail "no yaml block under \"### Job runners\" in $PAGE"
 field() { # the value of `key: value` (a number or a word), first occurrence, flow mappings included
-    grep -oE "\\b$1: *[A-Za-z0-9/._-]+" <<<"$YAML" | head -1 | sed -E 's/^[^:]+: *//'
+    { grep -oE "\\b$1: *[A-Za-z0-9/._-]+" <<<"$YAML" || true; } | head -1 | sed -E 's/^[^:]+: *//'
 }
 COMPLETIONS=$(field completions)
 RUN_USER=$(field runAsUser)
 RUN_GROUP=$(field runAsGroup)
 FS_GROUP=$(field fsGroup)
 MOUNT=$(field mountPath)
-ARGS_JSON=$(grep -oE '^ *args: *\[.*\]' <<<"$YAML" | sed -E 's/^ *args: *//')
+ARGS_JSON=$({ grep -oE '^ *args: *\[.*\]' <<<"$YAML" || true; } | sed -E 's/^ *args: *//')
 for name in COMPLETIONS RUN_USER RUN_GROUP FS_GROUP MOUNT ARGS_JSON; do
     [[ -n ${!name} ]] || fail "the Job in $PAGE gives no ${name,,} (completions, securityContext runAsUser/runAsGroup/fsGroup, mountPath, args)"
 done
