@@ -25,6 +25,9 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/moult /out/moult-people /usr/local/bin/
 COPY Datasets/People /usr/share/moult/People
+# Not root: a volume must let uid 65534 write (Kubernetes: the pod's securityContext.fsGroup: 65534, as in
+# Fleets.md's Job). scripts/k8s-example.sh runs that Job's args as this user against a volume owned so,
+# and without fsGroup, where Moult must stop with a message naming the folder (no Docker needed).
 USER 65534:65534
 WORKDIR /data
 ENTRYPOINT ["moult"]

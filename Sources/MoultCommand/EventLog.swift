@@ -8,12 +8,12 @@ import MoultStore
 struct EventOptions: ParsableArguments {
     @Option(
         name: .customLong("events"),
-        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended; '-' for standard output, where with --json the report is one more JSON line; a FIFO or device is written to). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
+        help: ArgumentHelp("Write the run's events to FILE, one JSON object per line (appended, its folder made when missing; '-' for standard output, where with --json the report is one more JSON line; a FIFO or device is written to). The MoultCommand documentation's \"Events, pacing and status\" has the schema.", valueName: "file"))
     var path: String?
 
     @Option(
         name: .customLong("metrics"),
-        help: ArgumentHelp("Write the run's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector), under a temporary name then renamed; a FIFO or device is written to, never replaced.", valueName: "file"))
+        help: ArgumentHelp("Write the run's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector), under a temporary name then renamed, its folder made when missing; a FIFO or device is written to, never replaced.", valueName: "file"))
     var metricsPath: String?
 
     /// The files these options write, for ``OutputPathCheck``.
@@ -29,7 +29,7 @@ struct EventOptions: ParsableArguments {
     /// (once: a run whose own events ended it is not written twice) and is reported with its exit code.
     func withLog(_ body: (EventLog?) throws -> Void) async throws {
         try await reportingFailures {
-            let metrics = MetricsFile.start(metricsPath)
+            let metrics = try MetricsFile.start(metricsPath)
             defer { metrics?.write() }
             let log = try open()
             do {
@@ -59,6 +59,8 @@ final class EventLog: @unchecked Sendable {
             owned = false
         } else {
             do throws(StoreError) {
+                // Its folder made when missing, as the metrics file's is.
+                try FileOperations.prepareFolder(forOutput: path)
                 descriptor = try FileOperations.openForAppending(path)
             } catch {
                 throw CommandFailure(.io, "cannot open the events file \(path): \(error.message)")

@@ -56,7 +56,7 @@ struct FleetOptions: ParsableArguments {
 
     @Option(
         name: .customLong("metrics"),
-        help: ArgumentHelp("Write the shard's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector).", valueName: "file"))
+        help: ArgumentHelp("Write the shard's metrics to FILE in Prometheus's text format when it ends (for node_exporter's textfile collector); its folder is made when missing.", valueName: "file"))
     var metrics: String?
 
     @Flag(help: "Refuse (66) every store whose migration would drop data, as `moult migrate --strict` does (a manifest line's \"strict\": true does so for its store).")
@@ -127,8 +127,15 @@ struct FleetShardRun {
             if let what = FileOperations.notOwnFile(results) {
                 throw FleetError(.io, "the results file \(results) is \(what): Moult neither reads nor writes it; nothing was migrated").categorized
             }
+            // Checked before any store is migrated: a store migrated whose result cannot be recorded
+            // would be a shard that fails after doing its work.
+            do throws(StoreError) {
+                try FileOperations.prepareToAppend(results)
+            } catch {
+                throw FleetError(.io, "cannot append to the results file \(results): \(error.message); nothing was migrated").categorized
+            }
+            let metrics = try MetricsFile.start(options.metrics, dimensions: [("shard", "\(shard.index)")])
             Interruption.install()
-            let metrics = MetricsFile.start(options.metrics, dimensions: [("shard", "\(shard.index)")])
             defer { metrics?.write() }
             var models: [String: VersionedModel] = [:]
             let folders = MappingFolders()

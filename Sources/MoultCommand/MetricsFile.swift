@@ -28,9 +28,19 @@ final class MetricsFile: Sendable {
         telemetry = MigrationTelemetry(dimensions: dimensions)
     }
 
-    /// The metrics file `path` asks for (nil: none), made current.
-    static func start(_ path: String?, dimensions: [(String, String)] = []) -> MetricsFile? {
+    /// The metrics file `path` asks for (nil: none), made current. Its folder is made when missing (as
+    /// `mkdir -p` would: a new volume needs no step first), and a folder this process cannot create files
+    /// in is refused before the run starts, rather than said when it ends.
+    ///
+    /// - Throws: ``CommandFailure`` `.io` (74) naming the file and why it cannot be written.
+    static func start(_ path: String?, dimensions: [(String, String)] = []) throws -> MetricsFile? {
         guard let path else { return nil }
+        do throws(StoreError) {
+            try FileOperations.prepareFolder(forOutput: path)
+        } catch {
+            let place = error.path.map { $0 == path ? "" : "\($0): " } ?? ""
+            throw CommandFailure(.io, "cannot write the metrics file \(path): \(place)\(error.message); nothing was done")
+        }
         let file = MetricsFile(path: path, dimensions: dimensions)
         current = file
         return file

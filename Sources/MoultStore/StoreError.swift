@@ -116,7 +116,9 @@ public struct StoreError: CategorizedError, Hashable {
                 + "`sqlite3 STORE 'PRAGMA quick_check'`, to roll the transaction back, then run again"
         case .readOnly, .permission:
             code = .readOnly
-            message = "the store cannot be written (\(sqliteMessage)): check the permissions of the file and its folder"
+            // Who may not write it, and who owns the store and its folder (the image runs as uid 65534).
+            message = "the store cannot be written (\(sqliteMessage)): "
+                + (path.map { FileOperations.permissionReason(nil, $0) } ?? "check the permissions of the file and its folder")
         case .full:
             code = .diskFull
             message = "the disk is full (\(sqliteMessage)): free some space and run again"

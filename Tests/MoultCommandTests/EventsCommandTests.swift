@@ -130,12 +130,16 @@ import Testing
         #expect(events.count == 1 && events[0]["event"] as? String == "failed", "\(events)")
         #expect(events[0]["exitCode"] as? Int == Int(missing.exitCode))
 
-        // An events file that cannot be opened: an I/O failure, named.
+        // An events file that cannot be opened (a missing folder is made, but not under a file): an I/O
+        // failure, named.
+        try Data("a file".utf8).write(to: directory.appending("plain"))
         let unwritable = try MoultProcess.run([
             "migrate", source.path, "--model", Self.model, "--output", directory.appending("o.sqlite").path, "--events",
-            directory.appending("no/such/dir/e.jsonl").path,
+            directory.appending("plain/dir/e.jsonl").path,
         ])
-        #expect(unwritable.exitCode == 74 && unwritable.standardError.contains("events file"), "\(unwritable.standardError)")
+        #expect(
+            unwritable.exitCode == 74 && unwritable.standardError.contains("cannot open the events file \(directory.appending("plain/dir/e.jsonl").path)"),
+            "\(unwritable.standardError)")
     }
 
     @Test func aKilledRunLeavesWholeLinesAndTheResumeAppends() throws {

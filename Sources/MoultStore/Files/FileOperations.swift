@@ -380,7 +380,12 @@ public enum FileOperations {
         }
         let above = parent(of: path)
         if errno == ENOENT, above != path, lstat(above, &info) != 0 { try makeDirectories(above) }
-        try makeNewDirectory(path)
+        do {
+            try makeNewDirectory(path)
+        } catch where error.code == .alreadyExists {
+            // Made meanwhile by another process (the shards of a fleet make one metrics folder at once).
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw error }
+        }
     }
 
     /// Renames `from` to `to`, which must not exist (Foundation's `moveItem`): a file or a folder, moved
@@ -623,18 +628,34 @@ public enum FileOperations {
     ///
     /// - Throws: ``StoreError`` (`.ioFailure`, `.diskFull`) naming `path`.
     public static func appendLine(_ line: String, to path: String) throws(StoreError) {
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw failure("cannot open", path) }
+        let descriptor = try openOwnForAppending(path)
         defer { Glibc.close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1 else {
-            throw StoreError(.ioFailure, "this is not a file of Moult's own (a FIFO, a device, or a file with other names): it is not written", path: path)
-        }
         let failed = Array((line + "\n").utf8).withUnsafeBytes { writeAll($0, to: descriptor) }
         if failed != 0 {
             errno = failed
             throw failure("cannot append to", path)
         }
+    }
+
+    /// Makes sure ``appendLine(_:to:)`` can append to `path`, before anything it would record is done: the
+    /// file is created when missing (empty) and opened for appending as ``appendLine(_:to:)`` opens it.
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`) naming `path`, with the reason (a permission refused says
+    ///   who owns the file and its folder).
+    public static func prepareToAppend(_ path: String) throws(StoreError) {
+        Glibc.close(try openOwnForAppending(path))
+    }
+
+    /// `path` opened for appending, created when missing: a plain file with one name, never through a link.
+    private static func openOwnForAppending(_ path: String) throws(StoreError) -> Int32 {
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure("cannot open", path) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1 else {
+            Glibc.close(descriptor)
+            throw StoreError(.ioFailure, "this is not a file of Moult's own (a FIFO, a device, or a file with other names): it is not written", path: path)
+        }
+        return descriptor
     }
 
     /// Copies the content of the file at `from` into a new file at `path` (created or truncated, never
@@ -702,15 +723,100 @@ public enum FileOperations {
         return folder.isEmpty ? "." : folder
     }
 
+    /// The error of a failed call on `path`, from `errno`: `what` is the action (`cannot create`), to which
+    /// "the file" is added unless it names its object itself (`cannot create the folder`, `cannot create
+    /// the lock file`). A permission refused says who this process is, who owns the file and its folder,
+    /// and what gives access (``permissionReason(_:_:)``).
     static func failure(_ what: String, _ path: String) -> StoreError {
         let number = errno
         let reason = String(cString: strerror(number))
+        let action = ["folder", "file", "link"].contains { what.hasSuffix($0) } ? what : what + " the file"
         if number == ENOSPC || number == EDQUOT {
-            return StoreError(.diskFull, "\(what) the file: the disk is full (\(reason))", path: path)
+            return StoreError(.diskFull, "\(action): the disk is full (\(reason))", path: path)
         }
         if number == ELOOP {
-            return StoreError(.ioFailure, "\(what) the file: a symbolic link is in the way, and Moult does not follow it", path: path)
+            return StoreError(.ioFailure, "\(action): a symbolic link is in the way, and Moult does not follow it", path: path)
         }
-        return StoreError(.ioFailure, "\(what) the file: \(reason) (errno \(number))", path: path)
+        if number == EACCES || number == EPERM || number == EROFS {
+            return StoreError(.ioFailure, "\(action): \(permissionReason(number, path))", path: path)
+        }
+        var info = stat()
+        if number == ENOENT, lstat(path, &info) != 0, lstat(parent(of: path), &info) != 0 {
+            return StoreError(.ioFailure, "\(action): its folder \(shown(parent(of: path))) does not exist (\(reason))", path: path)
+        }
+        return StoreError(.ioFailure, "\(action): \(reason) (errno \(number))", path: path)
+    }
+
+    // MARK: - Permissions
+
+    /// Why this process was refused `path` (`EACCES`, `EPERM` or `EROFS`), in words a person can act on:
+    /// the process's user and groups, the owner, group and mode of the file (when there) and of its
+    /// folder, and the remedy. The image runs as uid 65534: a volume it writes to must give that user
+    /// access, as Kubernetes does for the pod's `securityContext.fsGroup`.
+    ///
+    /// ```
+    /// permission denied (errno 13) to this process (uid 65534, gid 65534, groups 65534): its folder
+    /// /data/stores is owned by 0:0, mode 0755; give this user write access to the folder (for a volume
+    /// mounted in a pod, the pod's securityContext.fsGroup), or run as a user who has it
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - number: the `errno` of the call refused; nil when the refusal comes from elsewhere (SQLite's
+    ///     "attempt to write a readonly database").
+    ///   - path: the file the call was refused.
+    static func permissionReason(_ number: Int32?, _ path: String) -> String {
+        let folder = shown(parent(of: path))
+        if number == EROFS { return "the file system holding \(folder) is read-only (errno \(EROFS))" }
+        var text = number.map { "permission denied (errno \($0)) to this process (\(processIdentity())): " }
+            ?? "this process (\(processIdentity())) may not write it: "
+        var info = stat()
+        if lstat(path, &info) == 0 { text += "the file is \(ownership(info)), " }
+        text += stat(folder, &info) == 0 ? "its folder \(folder) is \(ownership(info))" : "its folder \(folder) cannot be reached"
+        return text
+            + "; give this user write access to the folder and its files (for a volume mounted in a pod, the pod's securityContext.fsGroup), or run as a user who has it"
+    }
+
+    /// A folder's path as a message shows it: without a trailing `/` (but `/` itself).
+    private static func shown(_ folder: String) -> String {
+        folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+    }
+
+    /// `uid U, gid G, groups A B`: who this process is, as permissions see it.
+    public static func processIdentity() -> String {
+        var groups = [gid_t](repeating: 0, count: 256)
+        let count = getgroups(Int32(groups.count), &groups)
+        let list = count > 0 ? groups[..<Int(count)].map(String.init).joined(separator: " ") : "none"
+        return "uid \(getuid()), gid \(getgid()), groups \(list)"
+    }
+
+    /// `owned by U:G, mode 2775`.
+    private static func ownership(_ info: stat) -> String {
+        "owned by \(info.st_uid):\(info.st_gid), mode \(String(info.st_mode & 0o7777, radix: 8).leftPadded(to: 4))"
+    }
+
+    /// Makes the folder of an output file the user named (`--metrics`, `--events`: their folder made as
+    /// `mkdir -p` would, so that a new volume needs no step before the run), and checks that this process
+    /// can create files in it; a FIFO or a device at `path` needs neither.
+    ///
+    /// ```swift
+    /// try FileOperations.prepareFolder(forOutput: "/data/metrics/moult-0.prom")
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`) naming the folder when it cannot be made or written to.
+    public static func prepareFolder(forOutput path: String) throws(StoreError) {
+        guard !isStream(path) else { return }
+        let folder = parent(of: path)
+        try makeDirectories(folder)
+        guard access(folder, W_OK | X_OK) == 0 else {
+            let number = errno
+            let reason = [EACCES, EPERM, EROFS].contains(number) ? permissionReason(number, path) : "\(String(cString: strerror(number))) (errno \(number))"
+            throw StoreError(.ioFailure, "cannot create files in its folder: \(reason)", path: path)
+        }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

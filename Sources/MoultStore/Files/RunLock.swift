@@ -73,7 +73,7 @@ public final class RunLock: Sendable {
                         throw StoreError(
                             .ioFailure, "the folder \(folder) does not exist: Moult writes there only in a folder that is; nothing was changed", path: targetPath)
                     }
-                    throw FileOperations.failure("cannot create", path)
+                    throw FileOperations.failure("cannot create the lock file", path)
                 }
                 // A file at the lock's name that Moult did not make (a hard link to another file, a FIFO, a
                 // device) is never written: its other names would see the holder's text.
