@@ -1,13 +1,26 @@
 import Foundation
+import MoultMigration
 
 /// What `moult migrate` prints when it ends: with `--json`, one of the reports below.
 extension MigrateCommand {
     /// Prints the run's result: nothing when the events go to standard output (they end with
     /// `finished`, which says it), the report with `--json`, the lines otherwise.
     func printResult(_ report: some JSONReport, log: EventLog?, lines: () -> [String]) throws {
+        warnAboutKeptFolders()
         if log?.toStandardOutput == true { return }
         if json { return try report.printJSON() }
         for line in lines() { print(line) }
+    }
+
+    /// Names the work folders the run finished without removing, because someone else put files in them
+    /// (``/MoultMigration/RunFolder/keptFolders(of:)``): the run's own files are gone, those stay.
+    private func warnAboutKeptFolders() {
+        guard manifest == nil, let store = arguments.storeArgument else { return }
+        for (folder, names) in RunFolder.keptFolders(of: URL(filePath: outputOption ?? store)) {
+            printError(
+                "moult: warning: kept \(folder.path(percentEncoded: false)): it holds \(names.joined(separator: ", ")), which Moult did not make; "
+                    + "the run's own files in it are removed, and the folder goes once those are moved away")
+        }
     }
 
     /// Says that the store is already at the target version: nothing to migrate, nothing written.

@@ -95,16 +95,19 @@ struct MigrateCommand: AsyncParsableCommand {
     }
 
     private func migrateCommand() async throws {
-        // In place, a store reached through a symbolic link is migrated where it really is: its lock,
-        // backup and swap are the real file's, so that a run by another name is busy, never beside it.
-        if outputOption == nil, manifest == nil, let store = arguments.storeArgument, FileOperations.isSymbolicLink(store) {
+        // A store reached through a symbolic link is migrated where it really is: in place, its lock,
+        // backup and swap are the real file's, so that a run by another name is busy, never beside it;
+        // with --output, its companions (`-wal`, the external files) and its identity are the real file's.
+        if manifest == nil, let store = arguments.storeArgument, FileOperations.isSymbolicLink(store) {
             let real = URL(filePath: store).resolvingSymlinksInPath().path(percentEncoded: false)
             guard real != store, !FileOperations.isSymbolicLink(real) else {
                 return try await reportingFailures { () throws -> Void in
                     throw CommandFailure(.badInput, "\(store) is a symbolic link that leads to no store (a loop, or a link to nothing)")
                 }
             }
-            if !quiet, !json { printError("moult: note: \(store) is a symbolic link to \(real): the store is migrated there") }
+            if !quiet, !json {
+                printError("moult: note: \(store) is a symbolic link to \(real): the store is \(outputOption == nil ? "migrated" : "read") there")
+            }
             var resolved = self
             resolved.arguments.storeArgument = real
             return try await resolved.run()

@@ -223,7 +223,7 @@ public struct ProgressiveMigration {
                 // made from another state of it (its content decides, not its times).
                 var state = try StoreFileState(of: store)
                 state.content = content
-                try folder.recordOrCheckSource(current: state, source: store)
+                try folder.beginOrResume(current: state, source: store)
             }
             outcome = try loop.run(progress: progress, isCancelled: isCancelled, events: events)
         } catch {

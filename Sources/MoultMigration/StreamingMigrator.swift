@@ -116,7 +116,7 @@ public final class StreamingMigrator {
         let mismatch = { self.mismatch(paths.work, arguments: arguments) }
 
         // A run that died after the destination was complete: finish the swap.
-        if let report = try finishSwap(paths, source: source, fingerprint: fingerprint, mismatch: mismatch, emitter: emitter) {
+        if let report = try finishSwap(paths, source: source, fingerprint: fingerprint, sourceState: sourceState, mismatch: mismatch, emitter: emitter) {
             return report
         }
         guard !FileManager.default.fileExists(atPath: output.path) else { throw outputExists(output) }
@@ -164,14 +164,18 @@ public final class StreamingMigrator {
     }
 
     /// Finishes the swap of a run that died after its destination was complete (its marker written);
-    /// nil when there is no marker.
+    /// nil when there is no marker. The marker's run must be this one, and the source the one it read
+    /// (``RunFolder/resumption(of:source:state:record:otherRun:)``): a destination made from another
+    /// state of the source is never put in place.
     private func finishSwap(
-        _ paths: RunPaths, source: any StoreReading, fingerprint: String, mismatch: () -> MigrationError, emitter: EventEmitter
+        _ paths: RunPaths, source: any StoreReading, fingerprint: String, sourceState: StoreFileState, mismatch: () -> MigrationError,
+        emitter: EventEmitter
     ) throws -> Report? {
         let (work, partial, marker, output) = (paths.work, paths.partial, paths.marker, paths.output)
         let manager = FileManager.default
         guard let recorded = try? String(contentsOf: marker, encoding: .utf8) else { return nil }
-        guard recorded == fingerprint else { throw mismatch() }
+        let earlier = RunFolder.Earlier(work: .finished, sameArguments: recorded == fingerprint)
+        guard try paths.folder.resumption(of: earlier, source: sourceURL, state: sourceState, otherRun: mismatch) == .finish else { return nil }
         if manager.fileExists(atPath: partial.path) {
             guard !manager.fileExists(atPath: output.path) else { throw outputExists(output) }
             try carryExternalData(of: partial, to: output, emitter: emitter)
@@ -186,57 +190,62 @@ public final class StreamingMigrator {
         return Report(plan: plan, resumed: true, chunksRun: 0, objectCounts: counts, validationFailures: 0)
     }
 
-    /// Looks at what an earlier run left in the work directory: a destination to resume (this run's
-    /// checkpoint, the same state of the source), a finished one without its marker (the marker is
-    /// written), or nothing to resume. Another migration's work is refused, never deleted.
+    /// Reads what an earlier run left in the work directory (a destination with this run's checkpoint,
+    /// or another's; a finished one whose marker was not written; nothing to go on from) and lets the
+    /// run folder's rule decide (``RunFolder/resumption(of:source:state:record:otherRun:)``): resume it,
+    /// write the marker and swap, or start again. Another migration's work, or work made from another
+    /// state of the source, is refused, never deleted.
     private func resumable(
         _ paths: RunPaths, fingerprint: String, sourceState: StoreFileState, mismatch: () -> MigrationError
     ) throws -> Resumable {
         let (partial, marker) = (paths.partial, paths.marker)
         guard FileManager.default.fileExists(atPath: partial.path) else { return .startAgain }
-        // The work of another migration (to another model, whose store would not open with this
-        // one) is refused by its checkpoint, never deleted.
-        // A partial store without a checkpoint is a finished one (its checkpoint is dropped when it
-        // is finalized): it must be this migration's, by its plan-derived UUID.
+        var earlier = RunFolder.Earlier(work: .none)
+        // Whose work it is: its checkpoint's fingerprint, or, for a finished store (its checkpoint is
+        // dropped when it is finalized), its plan-derived UUID.
         if let database = try? Database(url: partial, mode: .readOnly) {
             let hasCheckpoint = (try? database.tableExists(Checkpoint.table)) == true
             let recorded = hasCheckpoint ? try? Checkpoint.fingerprint(in: database) : nil
             database.close()
-            if let recorded, recorded != fingerprint { throw mismatch() }
+            if let recorded, recorded != fingerprint { earlier = RunFolder.Earlier(work: .underWay, sameArguments: false) }
             if !hasCheckpoint, let metadata = try? StoreMetadata(contentsOf: partial), metadata.storeUUID != Self.storeUUID(fingerprint) {
-                throw mismatch()
+                earlier = RunFolder.Earlier(work: .finished, sameArguments: false)
             }
         }
-        // A partial store that does not open as a Core Data store cannot hold a checkpoint (the
-        // store and its checkpoint appear together, by a rename): start again.
-        if let store = try? SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration) {
-            if try store.database.tableExists(Checkpoint.table) {
-                let recorded = try Checkpoint.fingerprint(in: store.database)
-                guard recorded == fingerprint else { throw mismatch() }
-                if options.associations == .memory {
-                    // The associations died with the process: start again.
-                    store.database.close()
-                    return .startAgain
-                } else {
-                    // The work was made from one state of the source: never resume it from another.
-                    do {
-                        try paths.folder.checkSource(current: sourceState, source: sourceURL)
-                    } catch {
-                        store.database.close()
-                        throw error
-                    }
-                    return .resume(store)
+        // A partial store that does not open as a Core Data store cannot hold a checkpoint (the store
+        // and its checkpoint appear together, by a rename): nothing to go on from.
+        var store: SQLiteStore?
+        if earlier.sameArguments == nil, let opened = try? SQLiteStore(url: partial, model: destinationModel, mode: .readWrite, configuration: databaseConfiguration) {
+            store = opened
+            if try opened.database.tableExists(Checkpoint.table) {
+                let recorded = try Checkpoint.fingerprint(in: opened.database)
+                // (Associations kept in memory died with the process: nothing to go on from.)
+                if recorded != fingerprint || options.associations != .memory {
+                    earlier = RunFolder.Earlier(work: .underWay, sameArguments: recorded == fingerprint)
                 }
-            } else if try Self.isFinalized(store, uuid: Self.storeUUID(fingerprint)) {
-                // Finalized, but the marker was not written: write it and swap.
-                store.database.close()
-                try writeMarker(marker, fingerprint: fingerprint)
-                return .finalized
-            } else {
-                store.database.close()
+            } else if try Self.isFinalized(opened, uuid: Self.storeUUID(fingerprint)) {
+                earlier = RunFolder.Earlier(work: .finished, sameArguments: true)
             }
         }
-        return .startAgain
+        let decision: RunFolder.Resumption
+        do {
+            decision = try paths.folder.resumption(of: earlier, source: sourceURL, state: sourceState, otherRun: mismatch)
+        } catch {
+            store?.database.close()
+            throw error
+        }
+        switch decision {
+        case .resume:
+            return .resume(store!)
+        case .finish:
+            // Finalized, but the marker was not written: write it and swap.
+            store?.database.close()
+            try writeMarker(marker, fingerprint: fingerprint)
+            return .finalized
+        case .startAfresh:
+            store?.database.close()
+            return .startAgain
+        }
     }
 
     /// A new destination in a new work directory: the plan first (a mapping that does not compile or

@@ -104,6 +104,9 @@ import Testing
         #expect(left == [".d.sqlite.moult.removing", "d.sqlite", "s.sqlite"], "\(left)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending(".d.sqlite.moult.removing").path) == ["notes.txt"])
         #expect(try Data(contentsOf: directory.appending(".d.sqlite.moult.removing").appending(path: "notes.txt")) == Data("mine".utf8))
+        // The run says so, though it is quiet: its own files are gone, the folder stays for that file.
+        let removing = directory.appending(".d.sqlite.moult.removing").path
+        #expect(finished.standardError.contains("kept \(removing): it holds notes.txt, which Moult did not make"), "\(finished.standardError)")
     }
 
     /// A work folder an earlier release made has no record of its entries: the names Moult gives a work

@@ -90,4 +90,63 @@ import Testing
             #expect(try Self.state(of: directory) == expected, "\(path), killed at operation \(operation)")
         }
     }
+
+    /// A run stopped after it made the XML store's SQLite copy, then the store written by another
+    /// program (here: replaced by another store of the same version), then the same command: the work
+    /// was made from the old content, so the rerun is refused (65) and changes nothing; given up with
+    /// `moult abandon`, the next run migrates what the store holds now. Before, the rerun migrated the
+    /// stale copy over the store, exit 0.
+    @Test(arguments: [Path.xmlInPlace, .xmlToXML])
+    func aResumeAfterTheXMLStoreChangedIsRefused(path: Path) throws {
+        // Where the run's first work takes its name in its folder (in place: the SQLite copy; into DEST:
+        // the SQLite destination, the XML being read directly), from an uninterrupted run's trace.
+        let traced = try TemporaryDirectory()
+        defer { traced.remove() }
+        let trace = traced.appending("trace")
+        let whole = try MoultProcess.run(try Self.prepare(path, in: traced), environment: ["MOULT_FILE_TRACE": trace.path])
+        #expect(whole.exitCode == 0, "\(whole.standardError)")
+        let operations = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n")
+        let copied = try #require(
+            operations.firstIndex { $0.hasPrefix("rename ") && ($0.hasSuffix("/source.sqlite") || $0.hasSuffix("/destination.sqlite")) })
+
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let arguments = try Self.prepare(path, in: directory)
+        let store = directory.appending("s.xml")
+        let other = try MigrateCommandTests.generate("1", persons: 30, in: directory, name: "other.sqlite")
+        let otherXML = directory.appending("other.xml")
+        let converted = try MoultProcess.run(["convert", other.path, "--to", "xml", "--output", otherXML.path, "--model", Self.model])
+        #expect(converted.exitCode == 0, "\(converted.standardError)")
+        // (Operations are counted from 1: that rename is operation `copied + 1`.)
+        let killed = try MoultProcess.run(arguments, environment: ["MOULT_FILE_CRASH": "\(copied + 2)"])
+        #expect(killed.terminatedBySignal, "\(killed.standardError)")
+        try FileManager.default.removeItem(at: store)
+        try FileManager.default.copyItem(at: otherXML, to: store)
+        // (The killed run's lock file, which nobody holds, is taken over and removed as any run does.)
+        let lock = "/\(path == .xmlInPlace ? "s.xml" : "d.xml").moult-lock"
+        let before = try Self.tree(of: directory.url).filter { $0.key != lock }
+        let refused = try MoultProcess.run(arguments)
+        #expect(refused.exitCode == 65, "\(refused.standardError)")
+        #expect(refused.standardError.contains("changed since the interrupted run"), "\(refused.standardError)")
+        #expect(try Self.tree(of: directory.url).filter { $0.key != lock } == before, "a refused rerun changes nothing")
+        let target = path == .xmlInPlace ? store : directory.appending("d.xml")
+        let abandoned = try MoultProcess.run(["abandon", target.path])
+        #expect(abandoned.exitCode == 0, "\(abandoned.standardError)")
+        let finished = try MoultProcess.run(arguments)
+        #expect(finished.exitCode == 0, "\(finished.standardError)")
+        let inspected = try MoultProcess.run(["inspect", target.path, "--model", Self.model])
+        #expect(inspected.standardOutput.contains(" 30 objects"), "the store's content now: \(inspected.standardOutput)")
+    }
+
+    /// Every file under `folder`, by its path in it, with its bytes' digest (a folder: its name alone).
+    static func tree(of folder: URL) throws -> [String: String] {
+        var tree: [String: String] = [:]
+        let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isDirectoryKey])
+        while let url = enumerator?.nextObject() as? URL {
+            let name = String(url.path.dropFirst(folder.path.count))
+            let isFolder = try url.resourceValues(forKeys: [.isDirectoryKey]).isDirectory == true
+            tree[name] = isFolder ? "folder" : try MigrateCommandTests.digest(url)
+        }
+        return tree
+    }
 }

@@ -163,7 +163,7 @@ extension InPlaceMigration {
         // (Its content included: times and sizes may change with no write, as when a reader checkpoints
         // its `-wal`, and stay the same through one, as when an edit's time is put back.)
         let startState = try StoreFileState(of: store, content: true)
-        try folder.recordOrCheckSource(record: storeStateFile, current: startState, source: store)
+        try folder.beginOrResume(record: storeStateFile, current: startState, source: store)
         let steps = chain.steps
         var loop = ChainLoop(
             chain: chain, folder: folder,

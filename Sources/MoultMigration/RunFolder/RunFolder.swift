@@ -14,7 +14,7 @@ public import MoultStore
 /// let folder = RunFolder.inPlace(storeURL)          // …/.People.sqlite.moult-inplace
 /// let lock = try folder.claim(purpose: "migrating it in place")
 /// defer { lock.release() }
-/// try folder.checkSource(record: "store-state", current: state, source: storeURL)
+/// try folder.beginOrResume(record: "store-state", current: state, source: storeURL)
 /// ```
 public struct RunFolder: Sendable, Hashable {
     /// What the run writes.
@@ -223,26 +223,4 @@ public struct RunFolder: Sendable, Hashable {
 
     /// Removes the record named `name` (none there is fine).
     func removeRecord(_ name: String) { try? FileOperations.removeTree(record(name)) }
-
-    /// Refuses to resume work made from another state of the source than the one at `source` now (the
-    /// folder's record `name`, written when the work began).
-    func checkSource(record name: String = sourceStateRecord, current: StoreFileState, source: URL) throws {
-        let recorded = read(name).flatMap(StoreFileState.init(text:))
-        let changes = recorded.map { current.differences(from: $0) } ?? ["no record of the source's state is in the work folder"]
-        guard !changes.isEmpty else { return }
-        throw MigrationError(
-            .sourceChanged,
-            "the source \(source.path) changed since the interrupted run whose work is in \(work.path) (\(changes.joined(separator: ", "))): "
-                + "that work was made from another state of it and cannot be resumed; to start again, give that run up with `moult abandon` on the output (in place: on the store), which removes \(work.path)")
-    }
-
-    /// Checks the source against the record `name`, or writes the record when there is none yet (the
-    /// run begins).
-    func recordOrCheckSource(record name: String = sourceStateRecord, current: StoreFileState, source: URL) throws {
-        if FileManager.default.fileExists(atPath: record(name).path) {
-            try checkSource(record: name, current: current, source: source)
-        } else {
-            try write(name, current.text)
-        }
-    }
 }

@@ -124,13 +124,21 @@ public struct XMLStoreRun {
             return .alreadyFinished
         }
         // A work folder left by a stopped run: its migration is resumed, or, when it had finished (its
-        // SQLite destination is there), accepted as done and only the XML is written again.
+        // SQLite destination is there), accepted as done and only the XML is written again; by the run
+        // folder's rule, only from the state of the store its work was made from (the SQLite copy, the
+        // original kept for the backup).
         let folderFound = try RunFolder.exists(work)
+        let folder = RunFolder(target: final, kind: output == nil ? .inPlace : .output, work: work)
+        let state = try Self.state(of: store)
+        let made = [original, sqliteCopy, work.appending(path: "destination.sqlite")]
+        let hasWork = folderFound && (folder.read(RunFolder.sourceStateRecord) != nil || made.contains { FileManager.default.fileExists(atPath: $0.path(percentEncoded: false)) })
+        let resumption = try folder.resumption(of: .init(work: hasWork ? .underWay : .none), source: store, state: state, otherRun: folder.anotherMigration)
         try RunFolder.make(work)
         // What the run makes in its folder, recorded before it is made (the SQLite runs into these
-        // stores keep their own folders beside them, removed with them).
-        try RunFolder(target: final, kind: output == nil ? .inPlace : .output, work: work).recordEntries(
-            [original, sqliteCopy, work.appending(path: "destination.sqlite")].map(\.lastPathComponent))
+        // stores keep their own folders beside them, removed with them), and the state of the store
+        // it is made from.
+        try folder.recordEntries(made.map(\.lastPathComponent))
+        if resumption == .startAfresh { try folder.write(RunFolder.sourceStateRecord, state.text) }
         do {
             let written = try await run(resuming: folderFound, isUpToDate: isUpToDate, note: note, migrate: migrate)
             removeWork()
@@ -138,6 +146,18 @@ public struct XMLStoreRun {
         } catch {
             if !folderFound, refused(error) { RunFolder.remove(work) }
             throw error
+        }
+    }
+
+    /// The state of the store a run reads, its content included (an XML store's bytes, an SQLite
+    /// store's pages): what a resumed run must find again.
+    ///
+    /// - Throws: ``/MoultEngine/MigrationError`` `.io` when the store cannot be read.
+    static func state(of store: URL) throws -> StoreFileState {
+        do {
+            return try StoreFileState(of: store, content: true)
+        } catch {
+            throw MigrationError.classifying(error)
         }
     }
 
