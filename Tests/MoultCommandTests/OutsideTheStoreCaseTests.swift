@@ -40,6 +40,29 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: folder.appending(path: "s~.sqlite").path))
     }
 
+    /// With `--output`, a store reached through a symbolic link in another folder is read where it really
+    /// is (its companions and identity are the real file's), and the run says so; the output has every object.
+    @Test func anOutputFromALinkedStoreSaysWhereItIsRead() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let real = directory.appending("data")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        let store = try MigrateCommandTests.generate("2", persons: 60, in: directory, name: "data/s.sqlite")
+        let link = directory.appending("l.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: store.path)
+        let output = directory.appending("d.sqlite")
+        let run = try MoultProcess.run(["migrate", link.path, "--model", Fixtures.peopleModel.path, "--to", "v3", "--mapping",
+            Fixtures.peopleMapping("v2-to-v3").path, "--output", output.path])
+        #expect(run.exitCode == 0, "\(run.standardError)")
+        #expect(run.standardError.contains("moult: note: \(link.path) is a symbolic link to \(store.path): the store is read there"), "\(run.standardError)")
+        let inspected = try MoultProcess.run(["inspect", output.path, "--model", Fixtures.peopleModel.path])
+        #expect(inspected.standardOutput.contains("60 objects"), "\(inspected.standardOutput)")
+        // Quiet, it says nothing.
+        let quiet = try MoultProcess.run(["migrate", link.path, "--model", Fixtures.peopleModel.path, "--to", "v3", "--mapping",
+            Fixtures.peopleMapping("v2-to-v3").path, "--output", directory.appending("q.sqlite").path, "--quiet"])
+        #expect(quiet.exitCode == 0 && quiet.standardError.isEmpty, "\(quiet.standardError)")
+    }
+
     /// A backup name whose support folder's `_EXTERNAL_DATA` is a link elsewhere: that name is not free
     /// (the backup takes the next), and nothing in the linked folder is listed or removed.
     @Test func aBackupsLinkedSupportFolderIsNeverEmptied() throws {
