@@ -134,7 +134,7 @@ extension ProgressiveMigration {
             }
             if first.from != position { steps += try inferStretch(model, from: position, to: first.from) }
             let from = model.versions[first.from], to = model.versions[first.to]
-            let (mappings, warnings) = try completingPartial(group.map(\.mapping), labels: group.map(\.label), from: from, to: to, in: model)
+            let (mappings, warnings) = try PartialMappings.completing(group.map(\.mapping), labels: group.map(\.label), from: from, to: to, in: model)
             // Every problem at once, before anything runs; passes may name each other's mappings.
             let combined = MappingModel(
                 source: first.mapping.sourceModel, destination: first.mapping.destinationModel,
@@ -153,34 +153,6 @@ extension ProgressiveMigration {
         }
         if position != way.end { steps += try inferStretch(model, from: position, to: way.end) }
         return steps
-    }
-
-    /// The mappings of one step (its passes) with each partial one completed
-    /// (``/MoultMapping/MappingModel/completion(from:to:in:alongside:)``): the entity mappings of the
-    /// other passes count as given; and what inferring the rest warns about.
-    ///
-    /// - Throws: ``/MoultEngine/MigrationError`` `.noMigrationPath` (incompatible) naming the mapping, the
-    ///   step and each entity whose mapping cannot be inferred.
-    static func completingPartial(
-        _ mappings: [MappingModel], labels: [String], from: VersionedModel.Version, to: VersionedModel.Version, in model: VersionedModel
-    ) throws -> (mappings: [MappingModel], warnings: [MappingIssue]) {
-        var completed = mappings
-        var warnings: [MappingIssue] = []
-        for (index, mapping) in mappings.enumerated() where mapping.infersRest {
-            let others = mappings.enumerated().filter { $0.offset != index }.flatMap(\.element.orderedEntityMappings)
-            do {
-                let completion = try mapping.completion(from: from.name, to: to.name, in: model, alongside: others)
-                completed[index] = completion.mapping
-                warnings += completion.warnings
-            } catch {
-                let entities = error.issues.compactMap(\.entity)
-                throw MigrationError(
-                    .noMigrationPath,
-                    "\(labels[index]) is a partial mapping (\(from.name) → \(to.name)), and the entity mappings it does not give cannot be inferred",
-                    entity: entities.count == 1 ? entities[0] : nil, underlying: error)
-            }
-        }
-        return (completed, warnings)
     }
 
     /// The inferred steps across a stretch with no given mapping: one step straight across when it

@@ -94,7 +94,7 @@ extension StagedMigration {
         if from.name == to.name { throw MigrationError(.invalidMapping, "a custom stage goes from \(from.name) to itself") }
         if let given = custom.mapping {
             let name = custom.mappingLabel ?? "the mapping"
-            let (completed, warnings) = try ProgressiveMigration.completingPartial([given], labels: [name], from: from, to: to, in: model)
+            let (completed, warnings) = try PartialMappings.completing([given], labels: [name], from: from, to: to, in: model)
             let mapping = completed[0]
             try checkMapping(mapping, named: name, from: from, to: to, in: model)
             for entityMapping in mapping.orderedEntityMappings {
