@@ -151,7 +151,7 @@ let package = Package(
         ),
         .testTarget(name: "MoultArchiveTests", dependencies: ["MoultArchive", "MoultTestSupport"]),
         .testTarget(name: "MoultExpressionsTests", dependencies: ["MoultExpressions", "MoultTestSupport"]),
-        .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultArchive", "MoultTestSupport"]),
+        .testTarget(name: "MoultMappingTests", dependencies: ["MoultMapping", "MoultArchive", "MoultExpressions", "MoultTestSupport"]),
         .testTarget(name: "MoultStoreTests", dependencies: ["MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultXMLStoreTests", dependencies: ["MoultXMLStore", "MoultStore", "MoultTestSupport"]),
         .testTarget(name: "MoultAssociationsTests", dependencies: ["MoultAssociations", "MoultTestSupport"]),

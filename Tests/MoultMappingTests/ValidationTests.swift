@@ -1,5 +1,6 @@
 import Foundation
-import MoultMapping
+@testable import MoultMapping
+import MoultExpressions
 import MoultModel
 import MoultTestSupport
 import Testing
@@ -118,5 +119,22 @@ import Testing
         #expect(mapping.validationIssues(source: source, destination: source).isEmpty)
         mapping.entityMappings[0].sourceEntityVersionHash = try destination.versionHash(ofEntity: "Person")
         #expect(mapping.validationIssues(source: source, destination: source).map(\.reason) == [.versionHashMismatch])
+    }
+}
+
+/// The validator's shortcut for a plain copy (`$source.name`, not parsed again) says what the parser
+/// says: no problem for a name that is no reserved word; a reserved word, in any case, is parsed.
+@Suite struct PlainCopySyntaxTests {
+    @Test func shortcutAgreesWithTheParser() {
+        let keys = [
+            "name", "b1", "_x", "x_9", "size", "SIZE", "Size", "and", "AND", "or", "not", "in", "IN", "nil", "null", "yes", "no", "true",
+            "false", "self", "SELF", "any", "some", "all", "none", "first", "last", "between", "like", "contains", "matches", "beginswith",
+            "endswith", "subquery", "function", "cast", "truepredicate", "falsepredicate", "uti", "count", "sum", "min", "max", "average",
+        ]
+        for key in keys {
+            let text = "$source." + key
+            let parses = (try? ExpressionNode(parsing: text)) != nil
+            #expect((ExpressionScanner.syntaxProblem(in: text) == nil) == parses, "\(text)")
+        }
     }
 }

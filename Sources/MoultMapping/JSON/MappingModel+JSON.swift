@@ -9,14 +9,29 @@ extension MappingModel {
 
     /// Reads a mapping model from Moult's JSON format (see the "Mapping Format" article).
     ///
+    /// A document in the plain shape Moult writes is read straight from its bytes; any other, and every
+    /// malformed one, by Foundation's `JSONDecoder`, whose findings the errors give. Both read a
+    /// document to the same mapping model.
+    ///
     /// ```swift
     /// let mapping = try MappingModel(json: Data(contentsOf: url))
     /// ```
+    ///
     /// - Throws: ``MappingError`` with code ``MappingError/Code/malformedJSON`` naming the JSON path
     ///   (`$.entityMappings[1].type`) and what was expected there.
     public init(json data: Data) throws(MappingError) {
+        if let model = MappingJSONReader.model(in: data) {
+            self = model
+            return
+        }
+        self = try Self.decoded(json: data)
+    }
+
+    /// The mapping model `data` holds, read by Foundation's `JSONDecoder`: what ``init(json:)`` does
+    /// with a document ``MappingJSONReader`` leaves, and what that reader is checked against.
+    static func decoded(json data: Data) throws(MappingError) -> MappingModel {
         do {
-            self = try JSONDecoder().decode(MappingModelJSON.self, from: data).model
+            return try JSONDecoder().decode(MappingModelJSON.self, from: data).model
         } catch let error as MappingError {
             throw error
         } catch let error as DecodingError {

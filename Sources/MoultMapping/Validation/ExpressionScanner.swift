@@ -55,6 +55,9 @@ enum ExpressionScanner {
     /// What is wrong with a value expression's syntax (line, column, a caret under the spot, what was
     /// expected), or nil when MoultExpressions parses it.
     static func syntaxProblem(in text: String) -> String? {
+        // A plain copy, `$source.name` with a name that is no reserved word, is what Moult writes and
+        // parses (nearly every property mapping of a long history): not parsed again.
+        if let key = plainSourceKey(text), ExpressionNode.keyText(key) == key { return nil }
         do {
             _ = try ExpressionNode(parsing: text)
             return nil

@@ -37,7 +37,8 @@ extension MappingModel {
         let reference = side == .source ? sourceModel : destinationModel
         let sideName = side == .source ? "source" : "destination"
         if !reference.entityVersionHashes.isEmpty {
-            let fitting = model.versions.filter { $0.model.hashDifferences(from: reference.entityVersionHashes).isEmpty }
+            // (No difference at all: decided at the first entity that differs, without listing them.)
+            let fitting = model.versions.filter { $0.model.isCompatible(withEntityHashes: reference.entityVersionHashes) }
             if !fitting.isEmpty {
                 // Versions with identical hashes: the recorded name, when it is one of them, decides.
                 if let name = reference.name, let named = fitting.first(where: { $0.name == name }) {
@@ -110,7 +111,7 @@ extension MappingModel {
                 var keys = expressions.flatMap { ExpressionScanner.sourceKeys(in: $0, implicit: false) }
                 if let filter = mapping.filterPredicate { keys += ExpressionScanner.sourceKeys(in: filter, implicit: true) }
                 for key in keys
-                where version.attribute(named: key, of: entity) == nil && version.relationship(named: key, of: entity) == nil
+                where !version.hasAttribute(named: key, of: entity) && !version.hasRelationship(named: key, of: entity)
                     && version.entity(named: entity)?.fetchedProperties.contains(where: { $0.name == key }) != true
                 {
                     note("no property \(entity).\(key)")
@@ -121,10 +122,10 @@ extension MappingModel {
                     note("no entity \(entity)")
                     continue
                 }
-                for property in mapping.attributeMappings where version.attribute(named: property.name, of: entity) == nil {
+                for property in mapping.attributeMappings where !version.hasAttribute(named: property.name, of: entity) {
                     note("no attribute \(entity).\(property.name)")
                 }
-                for property in mapping.relationshipMappings where version.relationship(named: property.name, of: entity) == nil {
+                for property in mapping.relationshipMappings where !version.hasRelationship(named: property.name, of: entity) {
                     note("no relationship \(entity).\(property.name)")
                 }
             }

@@ -1,5 +1,6 @@
 public import MoultModel
 import Foundation
+import MoultExpressions
 
 extension MappingModel {
     /// Checks the mapping model against its two models and throws every problem found.
@@ -130,7 +131,7 @@ private struct EntityMappingValidator {
     }
 
     private func hasProperty(_ key: String, _ entity: String, in model: ObjectModel) -> Bool {
-        model.attribute(named: key, of: entity) != nil || model.relationship(named: key, of: entity) != nil
+        model.hasAttribute(named: key, of: entity) || model.hasRelationship(named: key, of: entity)
             || model.entity(named: entity)?.fetchedProperties.contains { $0.name == key } == true
     }
 
@@ -157,6 +158,8 @@ private struct EntityMappingValidator {
 
     /// The key of an expression that is exactly `$source.<key>`.
     private func plainSourceKey(_ expression: String) -> String? {
+        // `$source.name` with a plain name (nearly every property mapping of a long history): no scan, no trimming.
+        if let key = ExpressionScanner.plainSourceKey(expression) { return ExpressionNode.keyText(key) == key ? key : nil }
         let keys = ExpressionScanner.sourceKeys(in: expression, implicit: false)
         guard keys.count == 1 else { return nil }
         // Trimmed only when it starts or ends with a space (Foundation's trimming costs more than the rest).

@@ -110,6 +110,10 @@ extension ObjectModel {
     /// - Throws: ``ModelError`` `.missingEntity` for an unknown entity; `.notComputable` for an entity
     ///   that has or inherits a derived attribute whose expression's hash is not confirmed.
     public func versionHash(ofEntity name: String) throws(ModelError) -> VersionHash {
+        // Kept with the model's other hashes (``entityVersionHashes()``): inferring a long history asks
+        // each version for its entities' hashes once per pair of versions tried. An entity whose hash
+        // cannot be computed is not kept there, and is hashed again to say why.
+        if let known = entityVersionHashes()[name] { return known }
         var cache: [String: VersionHash] = [:]
         return try versionHash(ofEntity: name, cache: &cache)
     }

@@ -156,6 +156,17 @@ public struct ObjectModel: Sendable, Hashable {
         nearestDeclaration(of: name, in: entityName, resolution.relationshipPositions).map { entities[$0.entity].relationships[$0.property] }
     }
 
+    /// Whether the entity has an attribute with this name, inherited ones included: ``attribute(named:of:)``
+    /// without copying the attribute out (a mapping of hundreds of property mappings asks for each).
+    public func hasAttribute(named name: String, of entityName: String) -> Bool {
+        nearestDeclaration(of: name, in: entityName, resolution.attributePositions) != nil
+    }
+
+    /// Whether the entity has a relationship with this name, inherited ones included.
+    public func hasRelationship(named name: String, of entityName: String) -> Bool {
+        nearestDeclaration(of: name, in: entityName, resolution.relationshipPositions) != nil
+    }
+
     /// Where the property named so is declared: by the entity, else by its nearest ancestor (the one
     /// ``attributes(of:)`` and ``relationships(of:)`` list), found by the entities' indexes of their
     /// properties, without listing them (models of hundreds of attributes are asked for each).

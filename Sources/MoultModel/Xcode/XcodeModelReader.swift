@@ -73,7 +73,7 @@ extension ObjectModel {
                 entities: reader.entities, versionIdentifier: reader.versionIdentifier,
                 configurations: reader.configurations, fetchRequests: reader.fetchRequests)
         } catch {
-            let line = error.entity.flatMap { reader.lines[XcodeModelReader.LineKey(entity: $0, property: error.property)] ?? reader.lines[XcodeModelReader.LineKey(entity: $0, property: nil)] }
+            let line = error.entity.flatMap { reader.line(of: .init(entity: $0, property: error.property)) ?? reader.line(of: .init(entity: $0, property: nil)) }
             throw error.located(file: path, line: line)
         }
     }
@@ -95,8 +95,15 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
     var entities: [EntityDescription] = []
     var configurations: [ConfigurationDescription] = []
     var fetchRequests: [FetchRequestTemplate] = []
-    /// The line of each entity and property element, to locate the model's checks.
-    var lines: [LineKey: Int] = [:]
+    /// The line of each entity and property element, to locate the model's checks: listed as they
+    /// come (a dictionary cost a tenth of reading a model of hundreds of attributes), looked up only
+    /// for an error, the last element of a name counting.
+    var lines: [(key: LineKey, line: Int)] = []
+
+    /// The line of the last entity or property element `key` names.
+    func line(of key: LineKey) -> Int? {
+        lines.last { $0.key == key }?.line
+    }
 
     private var entity: EntityDescription?
     private var attribute: AttributeDescription?
@@ -227,7 +234,7 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
         let yes = { (key: String) in attributes[key] == "YES" }
         guard depth == 2, entity == nil else { return fail(parser, .malformedXML, "<entity> outside <model>") }
         guard let entityName = required(parser, attributes, "name", of: "entity") else { return }
-        lines[LineKey(entity: entityName)] = parser.lineNumber
+        lines.append((LineKey(entity: entityName), parser.lineNumber))
         entity = EntityDescription(
             name: entityName, representedClassName: attributes["representedClassName"],
             parent: attributes["parentEntity"], isAbstract: yes("isAbstract"),
@@ -241,7 +248,7 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
             return fail(parser, .malformedXML, "<attribute> outside <entity>")
         }
         guard let attributeName = required(parser, attributes, "name", of: "attribute") else { return }
-        lines[LineKey(entity: owner.name, property: attributeName)] = parser.lineNumber
+        lines.append((LineKey(entity: owner.name, property: attributeName), parser.lineNumber))
         let typeName = attributes["attributeType"] ?? AttributeType.undefined.rawValue
         guard let type = AttributeType(rawValue: typeName) else {
             let known = AttributeType.allCases.map(\.rawValue).joined(separator: ", ")
@@ -272,7 +279,7 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
             return fail(parser, .malformedXML, "<relationship> outside <entity>")
         }
         guard let relationshipName = required(parser, attributes, "name", of: "relationship") else { return }
-        lines[LineKey(entity: owner.name, property: relationshipName)] = parser.lineNumber
+        lines.append((LineKey(entity: owner.name, property: relationshipName), parser.lineNumber))
         guard let destination = attributes["destinationEntity"], !destination.isEmpty else {
             return fail(parser, .invalidValue, "relationship '\(owner.name).\(relationshipName)' has no destinationEntity")
         }

@@ -210,6 +210,10 @@ extension LayoutBuilder {
     mutating func layOutManyToMany() {
         var made: Set<String> = []
         for entity in model.entities.sorted(by: { Self.precedes($0.name, $1.name) }) {
+            // Only a to-many relationship, declared or inherited, can have a join table: an entity
+            // without one is not put in Core Data's property order (the cost of laying out an entity of
+            // hundreds of attributes).
+            guard ([entity] + model.ancestors(of: entity.name)).contains(where: { $0.relationships.contains(where: \.isToMany) }) else { continue }
             for key in PropertyOrder.order(propertyKeys(of: entity.name)) {
                 guard let relationship = model.relationship(named: key, of: entity.name), !relationship.isTransient, relationship.isToMany,
                     let inverse = model.inverse(of: relationship), inverse.isToMany,
