@@ -44,7 +44,7 @@ echo "user: $USER_NAME (uid $USER_ID, not root), home $HOME_DIR"
 # The clone: this repository's HEAD, owned by the user.
 git clone -q --no-hardlinks "$ROOT" "$CLONE"
 chown -R "$USER_NAME:$USER_NAME" "$CLONE"
-echo "clone: $CLONE at $(git -C "$CLONE" rev-parse --short HEAD), owned by $(stat -c %U "$CLONE")"
+echo "clone: $CLONE at $(git -C "$ROOT" rev-parse --short HEAD), owned by $(stat -c %U "$CLONE")"
 
 # This machine serves GitHub's repositories from local mirrors owned by root (/etc/gitconfig's
 # insteadOf), which git refuses to read for another user unless `safe.directory` says so; a user
