@@ -129,6 +129,29 @@ import Testing
         #expect(again.standardOutput.contains("already at version v2"), "\(again.standardOutput)")
     }
 
+    /// The stages file format's own example (StagesFileFormat.md), from a file through `moult migrate
+    /// --stages`: in `{ "dateCreated": "now()", "size": "TERNARY(dateCreated == nil, -1, #size)" }`
+    /// (`size` is a reserved word), `size` reads the old `dateCreated`, so the attachments that had no
+    /// date get -1 and the others keep their size, in chunks of 7 objects.
+    @Test func anUpdateFromAStagesFileReadsTheOldValues() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let stages = try Self.write(
+            """
+            { "stages": [ { "custom": { "from": "v1", "to": "v2", "willMigrate": [
+                { "update": "Attachment", "set": { "dateCreated": "now()", "size": "TERNARY(dateCreated == nil, -1, #size)" } } ] } } ] }
+            """, "old-values.json", in: directory)
+        let store = try Self.attachmentStore(30, in: directory, name: "attachments.sqlite")
+        let run = try MoultProcess.run(["migrate", store.path, "--model", Self.attachments.path, "--stages", stages, "--chunk-size", "7", "--quiet"])
+        #expect(run.exitCode == 0, "\(run.standardError)")
+        #expect(try Self.version(of: store, Self.attachments) == "v2")
+        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZDATECREATED IS NULL") == 0)
+        // Attachment i had no date when i % 3 == 0, and size i.
+        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZSIZE = -1") == 10)
+        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZSIZE = -1 AND CAST(substr(ZNAME, 6) AS INTEGER) % 3 != 0") == 0)
+        #expect(try Self.scalar(store, "SELECT COUNT(*) FROM ZATTACHMENT WHERE ZSIZE = CAST(substr(ZNAME, 6) AS INTEGER)") == 20)
+    }
+
     @Test func uniquenessConstraintFromAStagesFileKilledInsideTheHandler() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
