@@ -13,9 +13,9 @@ SWIFT ?= swift
 # What building needs (the C libraries' headers and pkg-config), and what the tests and the demo add.
 BUILD_PACKAGES := libsqlite3-dev liblmdb-dev pkg-config
 APT_PACKAGES := $(BUILD_PACKAGES) sqlite3 parallel python3-prometheus-client
-# A release build keeps SwiftPM's caches, configuration and the compiler's temporary files in the clone
-# (.build/), so that `make install` writes nowhere but the clone and $(PREFIX), and needs no home
-# folder: `make install SWIFTPM_PATHS=` uses the user's own (~/.swiftpm, ~/.cache) instead.
+# A release build keeps SwiftPM's caches and configuration, clang's module cache (XDG_CACHE_HOME) and the
+# compiler's temporary files in the clone (.build/), so that `make install` writes nowhere but the clone
+# and $(PREFIX): `make install SWIFTPM_PATHS=` uses the user's own (~/.swiftpm, ~/.cache) instead.
 SWIFTPM_PATHS ?= --cache-path .build/swiftpm/cache --config-path .build/swiftpm/configuration --security-path .build/swiftpm/security
 RELEASE_TMP := $(CURDIR)/.build/tmp
 
@@ -63,8 +63,8 @@ build: deps
 # (scripts/check-static.sh checks it; ldd names only the C libraries the README lists).
 release: build-deps
 	@mkdir -p $(RELEASE_TMP)
-	TMPDIR=$(RELEASE_TMP) $(SWIFT) build $(SWIFTPM_PATHS) -c release --static-swift-stdlib --product moult
-	TMPDIR=$(RELEASE_TMP) $(SWIFT) build $(SWIFTPM_PATHS) -c release --static-swift-stdlib --product moult-people
+	TMPDIR=$(RELEASE_TMP) XDG_CACHE_HOME=$(CURDIR)/.build/cache XDG_DATA_HOME=$(CURDIR)/.build/share $(SWIFT) build $(SWIFTPM_PATHS) -c release --static-swift-stdlib --product moult
+	TMPDIR=$(RELEASE_TMP) XDG_CACHE_HOME=$(CURDIR)/.build/cache XDG_DATA_HOME=$(CURDIR)/.build/share $(SWIFT) build $(SWIFTPM_PATHS) -c release --static-swift-stdlib --product moult-people
 
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin
