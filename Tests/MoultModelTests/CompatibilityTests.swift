@@ -100,7 +100,7 @@ struct StoreMetadataEntry: Decodable, Sendable, CustomTestStringConvertible {
 
 @Suite struct StoreDigestTests {
     @Test func realStoresHaveDigestsAndChecksums() {
-        #expect(StoreMetadataEntry.all.filter { $0.digest != nil }.count == 9)
+        #expect(StoreMetadataEntry.all.filter { $0.digest != nil }.count == 10)
         #expect(StoreMetadataEntry.all.filter { $0.checksum != nil }.count == 2)
     }
 

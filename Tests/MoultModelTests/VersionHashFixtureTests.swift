@@ -20,7 +20,7 @@ struct StoredHash: Decodable, Sendable, CustomTestStringConvertible {
 
 @Suite struct VersionHashFixtureTests {
     @Test func fixtureListsEveryHash() {
-        #expect(StoredHash.all.count == 75)
+        #expect(StoredHash.all.count == 165)
     }
 
     @Test("Every entity hash a real store holds is reproduced from its model", arguments: StoredHash.all)
