@@ -45,6 +45,10 @@ STORES = [
      "ebf__CTDataStoreManager/CTDataStoreManager/CTDataStoreManagerTests/CoreDataTests/MigrationTest/TestMigrationStore.xcdatamodeld/TestMigrationStore.xcdatamodel/contents", None),
     ("objcio__issue-4-core-data-migration/BookMigration/Model1.sqlite",
      "objcio__issue-4-core-data-migration/BookMigration/Model.xcdatamodeld/Model1.xcdatamodel/contents", None),
+    # CartKit edits its one version in place; its legacy store was written by the model of commit
+    # 48ffe53 (the same at 0cd9455 and 8bde0bb), kept under history/.
+    ("Karim-ezzedine__CartKit/Tests/CartKitStorageCoreDataTests/LegacyCoreData/CartStorage_v1.sqlite",
+     "Karim-ezzedine__CartKit/history/48ffe53/Sources/CartKitStorageCoreData/Resources/CartStorage.xcdatamodeld/CartStorage.xcdatamodel/contents", None),
 ]
 
 

@@ -59,7 +59,7 @@ import Testing
     }()
 
     @Test func everyStoreIsWalked() {
-        #expect(Set(Self.cases.map(\.store)).count == 16)
+        #expect(Set(Self.cases.map(\.store)).count == 30)
         #expect(Self.cases.contains { $0.store == Self.photos })
     }
 
