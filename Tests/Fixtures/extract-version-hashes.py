@@ -48,7 +48,7 @@ STORES = [
     # CartKit edits its one version in place; its legacy store was written by the model of commit
     # 48ffe53 (the same at 0cd9455 and 8bde0bb), kept under history/.
     ("Karim-ezzedine__CartKit/Tests/CartKitStorageCoreDataTests/LegacyCoreData/CartStorage_v1.sqlite",
-     "Karim-ezzedine__CartKit/history/48ffe53/Sources/CartKitStorageCoreData/Resources/CartStorage.xcdatamodeld/CartStorage.xcdatamodel/contents", None),
+     "Karim-ezzedine__CartKit/history/48ffe53/CartStorage.xcdatamodel/contents", None),
 ]
 
 
