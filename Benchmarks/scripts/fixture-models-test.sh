@@ -24,7 +24,7 @@ if [[ -n "${MOULT_BINARY:-}" ]]; then MOULT=$MOULT_BINARY; elif [[ -n "$DEBUG" ]
 make_work fixture-models
 F="$ROOT/Tests/Fixtures"
 
-# model | mapping folder (or -) | stores folder (or -) | extra options
+# model | mapping folder or files, ';' between them (or -) | stores folder (or -) | extra options
 CASES=(
     "wibosco__CoreDataMigration-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld|wibosco__CoreDataMigration-Example/CoreDataMigration-Example/CoreData/Migration/Mappings|wibosco__CoreDataMigration-Example/CoreDataMigration-ExampleTests/Resources/SQLite|--policy Post2ToPost3MigrationPolicy=default"
     "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld|wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Migration/Mappings|wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite|--policy Post2ToPost3MigrationPolicy=default"
@@ -32,6 +32,19 @@ CASES=(
     "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld|alemar11__CoreDataPlus/Tests/Resources/SampleModel/MappingModels|alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures|--to SampleModel3 --policy V2to3MakerPolicy=default"
     "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld|-|alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures|"
     "jdspoone__CoreDataMigrationExample/CoreDataMigration/CoreDataMigration.xcdatamodeld|jdspoone__CoreDataMigrationExample/CoreDataMigration|-|--policy NoteToNotePolicy=default --policy ImageToImagePolicy=default"
+    "apptentive__apptentive-ios/Apptentive/Apptentive/Model/ATDataModel.xcdatamodeld|apptentive__apptentive-ios/Apptentive/Apptentive/Model|apptentive__apptentive-ios/Apptentive/ApptentiveTests/data|"
+    "bignerdranch__CoreDataStack/Sample Model/Deprecated/Sample.xcdatamodeld|-|bignerdranch__CoreDataStack/Sample Model/Deprecated|"
+    "ebf__CTDataStoreManager/CTDataStoreManager/CTDataStoreManagerTests/CoreDataTests/MigrationTest/TestMigrationStore.xcdatamodeld|ebf__CTDataStoreManager/CTDataStoreManager/CTDataStoreManagerTests/CoreDataTests/MigrationTest|ebf__CTDataStoreManager/CTDataStoreManager/CTDataStoreManagerTests/CoreDataTests/MigrationTest|"
+    "ebf__CTDataStoreManager/SampleApplication/SampleApplication/DataModel.xcdatamodeld|ebf__CTDataStoreManager/SampleApplication/SampleApplication|-|"
+    "ebf__CTDataStoreManager/SampleApplication/SampleApplication/ECConnectorModel.xcdatamodeld|-|-|"
+    # Model2 → Model3 is two mapping models, run as two passes (the app's own migration manager does so).
+    "objcio__issue-4-core-data-migration/BookMigration/Model.xcdatamodeld|objcio__issue-4-core-data-migration/BookMigration/Model1_to_Model2.xcmappingmodel;objcio__issue-4-core-data-migration/BookMigration/Model2_to_Model3.xcmappingmodel;objcio__issue-4-core-data-migration/BookMigration/Model2_to_Model3_User.xcmappingmodel|objcio__issue-4-core-data-migration/BookMigration|--policy MHWBookToBookPolicy=default --policy MHWUserToUserPolicy=default"
+    # The repository's .xccurrentversion names V0; its tests migrate up to V3. The mappings' policies
+    # compute values with functions of their own ($entityPolicy): bound to the default policy they
+    # cannot run, so this history is tested inferred.
+    "prisma-ai__Sworm/Tests/SwormTests/DataModels/MigratableDataModel.xcdatamodeld|-|-|--to V3 --infer"
+    "prisma-ai__Sworm/Tests/SwormTests/DataModels/BLOBModel.xcdatamodeld|-|-|"
+    "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld|-|-|"
 )
 
 failed=0
@@ -53,7 +66,10 @@ for index in "${!CASES[@]}"; do
         done
     fi
     args=("$F/$model" --objects "$OBJECTS" --seed "$SEED" --fixtures "$fixtures" --junit "$WORK/junit-$index.xml")
-    [[ "$mappings" != "-" ]] && args+=(--mapping "$F/$mappings")
+    if [[ "$mappings" != "-" ]]; then
+        IFS=';' read -r -a mapping_list <<<"$mappings"
+        for mapping in "${mapping_list[@]}"; do args+=(--mapping "$F/$mapping"); done
+    fi
     # shellcheck disable=SC2206
     [[ -n "$extra" ]] && args+=($extra)
     echo "== $model"

@@ -16,13 +16,16 @@ struct PathRunner: Sendable {
     let folder: URL
     /// With `--stages`: every path runs them, and is compared with what their handlers make of the source.
     let stages: TestStages?
+    /// For each `--mapping` file, the versions whose stores do not use it (``TestCommand/earlierMappings(_:)``).
+    let earlierMappings: [String: Set<String>]
     private var counter = 0
 
-    init(command: TestCommand, target: VersionedModel.Version, folder: URL, stages: TestStages? = nil) {
+    init(command: TestCommand, target: VersionedModel.Version, folder: URL, stages: TestStages? = nil, earlierMappings: [String: Set<String>] = [:]) {
         self.command = command
         self.target = target
         self.folder = folder
         self.stages = stages
+        self.earlierMappings = earlierMappings
     }
 
     /// One path of one source.
@@ -89,7 +92,7 @@ struct PathRunner: Sendable {
     private func run(source: URL, label: String, version: VersionedModel.Version, number: Int) throws -> SourceResult {
         let base = folder.appending(path: "\(number)-\(TestCommand.fileName(version.name))")
         try FileOperations.makeNewDirectory(base.path)
-        let arguments = command.migrationArguments
+        let arguments = command.migrationArguments(from: version, earlier: earlierMappings)
         let sourceSnapshot = try StoreSnapshot(url: source, model: version.model)
         let chunk = command.chunkSize ?? max(1, command.objects / 8)
         // The paths, each a child `moult migrate` and `moult verify`, run side by side on the cores there are.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MoultGenerate
+import MoultMapping
 import MoultMigration
 import MoultModel
 import MoultStore
@@ -137,7 +138,7 @@ struct TestCommand: AsyncParsableCommand {
                 }
             }
             let stagesPlan = try stages.map { try TestStages(file: $0, model: versioned) }
-            var runner = PathRunner(command: self, target: target, folder: folder, stages: stagesPlan)
+            var runner = PathRunner(command: self, target: target, folder: folder, stages: stagesPlan, earlierMappings: try earlierMappings(versioned))
             var sources: [PathRunner.Source] = []
             for version in chosen where version.name != target.name {
                 if version.model.entityVersionHashes() == target.model.entityVersionHashes() {
@@ -176,9 +177,41 @@ struct TestCommand: AsyncParsableCommand {
         return version
     }
 
-    /// The arguments every child `migrate` and `verify` gets: the model, the target, the mappings, the policies.
-    var migrationArguments: [String] {
-        ["--model", model] + (to.map { ["--to", $0] } ?? []) + mappings.flatMap { ["--mapping", $0] } + (infer ? ["--infer"] : []) + policyBindings.flatMap { ["--policy", $0] }
+    /// The arguments every child `migrate` and `verify` of a store at `version` gets: the model, the
+    /// target, the mappings, the policies. A `--mapping` file whose source is a version the chain
+    /// passes before `version` maps an earlier part of the history: it is left out for this store, as
+    /// a migration refuses a mapping model none of its steps uses (a folder is searched by the child).
+    func migrationArguments(from version: VersionedModel.Version, earlier: [String: Set<String>]) -> [String] {
+        let kept = mappings.filter { earlier[$0]?.contains(version.name) != true }
+        return ["--model", model] + (to.map { ["--to", $0] } ?? []) + kept.flatMap { ["--mapping", $0] } + (infer ? ["--infer"] : [])
+            + policyBindings.flatMap { ["--policy", $0] }
+    }
+
+    /// For each `--mapping` file, the versions whose stores do not use it: those the chain reaches after
+    /// every version the mapping's source fits (the order the given mappings give, as `migrate` follows
+    /// it). A mapping that fits no version is given to every store, so that the child says why.
+    func earlierMappings(_ versioned: VersionedModel) throws -> [String: Set<String>] {
+        let folders = MappingFolders()
+        var given: [MappingModel] = []
+        var files: [(path: String, mapping: MappingModel)] = []
+        for path in mappings {
+            let url = URL(filePath: path)
+            if ChainArguments.isMappingFolder(url) {
+                given += try folders.candidates(in: url).map(\.mapping)
+            } else {
+                let mapping = try folders.mapping(at: url)
+                given.append(mapping)
+                files.append((path, mapping))
+            }
+        }
+        let order = VersionOrder.following(given, in: versioned).versions.map(\.name)
+        var result: [String: Set<String>] = [:]
+        for (path, mapping) in files {
+            let sources = mapping.matchingVersions(.source, in: versioned).versions.compactMap { order.firstIndex(of: $0.name) }
+            guard let latest = sources.max() else { continue }
+            result[path] = Set(order[(latest + 1)...])
+        }
+        return result
     }
 
     private func workFolder() throws -> URL {

@@ -63,8 +63,8 @@ enum FixtureArchives {
 
     @Test func corporaAreTheFixtures() {
         #expect(Self.storeMetadataCorpus.count >= 10)
-        #expect(FixtureArchives.mappingFiles.count == 7)
-        #expect(FixtureArchives.embeddedModels.count == 14)
+        #expect(FixtureArchives.mappingFiles.count == 20)
+        #expect(FixtureArchives.embeddedModels.count == 40)
     }
 
     /// Binary property lists: the fixture stores' metadata and every archive of the fixture mapping

@@ -43,16 +43,24 @@ import Testing
         }
     }
 
+    /// Real stores no model Moult reads describes, each with why (each has a test of its own).
+    static let leftOut: [String: String] = [
+        "apptentive__apptentive-ios/Apptentive/ApptentiveTests/data/v2CorruptDatabase/ATDataModel.sqlite":
+            "corrupt on purpose: its metadata names version 3, its tables are older (Core Data refuses it too)",
+        "RestKit__RestKit/Examples/RKTwitterCoreData/RKSeedDatabase.sqlite":
+            "its model is in Xcode 3's format (an elements file), which Moult does not read, and it carries none",
+    ]
+
     /// Every SQLite store under Tests/Fixtures but the regression cases' (hostile or partial stores, each
-    /// with its own test), with the model version version-hashes.json gives it, else the `.xcdatamodel`
-    /// beside it (Photos), else none (its model cache).
+    /// with its own test) and those left out, with the model version version-hashes.json gives it, else
+    /// the `.xcdatamodel` beside it (Photos), else none (its model cache).
     static let fixtures: [Source] = {
         struct Entry: Decodable { var model: String; var store: String }
         let entries = (try? Data(contentsOf: Fixtures.url("version-hashes.json"))).flatMap { try? JSONDecoder().decode([Entry].self, from: $0) } ?? []
         var models: [String: String] = [:]
         for entry in entries { models[entry.store] = entry.model }
         let stores = (FileManager.default.subpaths(atPath: Fixtures.root.path) ?? [])
-            .filter { $0.hasSuffix(".sqlite") && !$0.hasPrefix("regressions/") }
+            .filter { $0.hasSuffix(".sqlite") && !$0.hasPrefix("regressions/") && leftOut[$0] == nil }
             .sorted()
         return stores.map { store in
             if let model = models[store] {
@@ -68,10 +76,12 @@ import Testing
     static let sources: [Source] = fixtures + [.everything(version: "v1", seed: 7), .everything(version: "v2", seed: 11), .random]
 
     @Test func everyFixtureStoreIsTaken() {
-        // 16 stores Core Data wrote: 3 + 3 wibosco, 5 jeffreybergier, 4 alemar11 (SampleModel2_V2's model
-        // only in its cache), Photos 10.15.1 (persistent history, an R-tree, ordered relationships).
+        // 30 stores Core Data wrote: 3 + 3 wibosco, 5 jeffreybergier, 4 alemar11 (SampleModel2_V2's model
+        // only in its cache), Photos 10.15.1 (persistent history, an R-tree, ordered relationships), 9
+        // apptentive-ios (framework 419 to 754, two with their data in the -wal), CoreDataStack,
+        // CTDataStoreManager, objc.io's issue 4, and CartKit's 2 (one written by SwiftData).
         let names = Self.fixtures.map(\.description)
-        #expect(names.count == 16, "\(names)")
+        #expect(names.count == 30, "\(names)")
         #expect(names.contains("osxphotos__Photos-10.15.1/Photos.sqlite"))
         #expect(names.contains { $0.hasSuffix("SampleModel2_V2.sqlite") })
     }

@@ -59,8 +59,12 @@ import Testing
         #expect(try colors.value("$source.color", on: TestRecord(schema: schema, ["color": "#FF0000"])) == "#FF0000")
         // Relationship mappings go to the migration manager.
         let host = RecordingHost()
-        let cars = KeySchema(keys: ["owner", "cars"])
-        let car = TestRecord(id: 4, schema: cars, ["owner": .object(ObjectID(entity: 2, primaryKey: 9)), "cars": [.object(ObjectID(entity: 1, primaryKey: 3))]])
+        // The other fixtures' relationships (apptentive's fileMessage, fileAttachment) are to-ones.
+        let toOnes = ["owner", "fileMessage", "fileAttachment"]
+        let cars = KeySchema(keys: toOnes + ["cars"])
+        var values: [String: Value] = ["cars": [.object(ObjectID(entity: 1, primaryKey: 3))]]
+        for key in toOnes { values[key] = .object(ObjectID(entity: 2, primaryKey: 9)) }
+        let car = TestRecord(id: 4, schema: cars, values)
         for (_, mappings) in try FixtureMappings.load() {
             for mapping in mappings {
                 for property in mapping.properties where property.valueExpression?.hasPrefix("FUNCTION($manager") == true {

@@ -35,9 +35,9 @@ import Testing
     }
 
     @Test func corporaAreTheFixtures() {
-        #expect(Self.xcmappingFiles.count == 7)
+        #expect(Self.xcmappingFiles.count == 20)
         #expect(Self.expressionArchives.count >= 8)
-        #expect(Self.jsonMappings.count == 11)
+        #expect(Self.jsonMappings.count == 24)
     }
 
     @Test func xcmappingReaderNeverTrapsOrHangs() {

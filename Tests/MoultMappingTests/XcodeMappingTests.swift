@@ -30,8 +30,8 @@ enum RecordedMappings {
 }
 
 @Suite struct XcodeMappingTests {
-    @Test func sevenFixtureMappingModelsAreRecorded() {
-        #expect(RecordedMappings.files.count == 7)
+    @Test func twentyFixtureMappingModelsAreRecorded() {
+        #expect(RecordedMappings.files.count == 20)
     }
 
     @Test(arguments: RecordedMappings.files)

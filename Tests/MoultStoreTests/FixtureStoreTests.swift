@@ -11,6 +11,9 @@ import Testing
     }
 
     /// The schema Moult creates for a model equals the one Core Data created for it (order ignored).
+    /// Core Data before framework 637 (apptentive-ios' stores of 419 to 519, CTDataStoreManager's of 386,
+    /// objc.io's of 419) made no `Z_MODELCACHE` table and no index on a many-to-many join table; Moult
+    /// lays a store out as today's Core Data does, so those two are set aside for such a store.
     @Test(arguments: FixtureStore.all)
     func schemaEqualsCoreData(_ fixture: FixtureStore) throws {
         let version = try fixture.loadVersion()
@@ -19,7 +22,13 @@ import Testing
         let before = fileFingerprint(fixture.storeURL)
         let coreData = try NormalisedSchema(Database(url: fixture.storeURL, mode: .readOnly))
         let created = try SQLiteStore.create(at: directory.appending("new.sqlite"), model: version.model)
-        let moult = try NormalisedSchema(created.database)
+        var moult = try NormalisedSchema(created.database)
+        if let framework = try StoreMetadata(contentsOf: fixture.storeURL).frameworkVersion, framework < 637 {
+            #expect(coreData.tables["Z_MODELCACHE"] == nil)
+            moult.tables["Z_MODELCACHE"] = nil
+            let joinTables = Set(moult.tables.keys.filter { $0.wholeMatch(of: /Z_[0-9]+[A-Z0-9_]+/) != nil })
+            moult.indexes = moult.indexes.filter { index in !joinTables.contains { index.contains(" ON \($0) (") } }
+        }
         #expect(moult.tables == coreData.tables, "tables differ for \(fixture)")
         #expect(moult.indexes == coreData.indexes, "indexes differ for \(fixture)")
         #expect(fileFingerprint(fixture.storeURL) == before, "the fixture was modified")

@@ -127,12 +127,27 @@ import Testing
         return parts
     }
 
+    /// What a fixture cache holds that Moult does not carry, by store.
+    static let notCarried: [String: Set<String>] = [
+        "alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite":
+            ["fetched properties", "a default value of class CoreDataPlus_Tests.Cover"],
+        // A Decimal attribute's default (an NSDecimalNumber): not decoded.
+        "Karim-ezzedine__CartKit/Tests/CartKitStorageCoreDataTests/LegacyCoreData/CartStorage_v1.sqlite":
+            ["a default value of class NSDecimalNumberPlaceholder"],
+    ]
+
+    /// The cache of a Core Data older than the one whose archive Moult writes: its shape is not Moult's
+    /// (framework 754 archives a sub-entity's inherited properties as `_NSPropertyDescriptionProxy`
+    /// records); its hashes and schema still come back.
+    static let olderShape: Set<String> = ["apptentive__apptentive-ios/Apptentive/ApptentiveTests/data/ATDataModelv6.sqlite"]
+
     /// For every fixture cache: decoded, written again by Moult, and read back, it gives the store's
-    /// hashes and the same schema; and the archive Moult writes has the real one's shape. One cache holds
+    /// hashes and the same schema; and the archive Moult writes has the real one's shape. Two caches hold
     /// parts Moult does not carry (SampleModel2_V2: fetched properties, a transformable's default
-    /// object; its validation rules are carried, `validationRulesAsTheFixtureHasThem`); for an XML model with them Moult writes no cache
+    /// object; its validation rules are carried, `validationRulesAsTheFixtureHasThem`; CartKit's: a
+    /// Decimal default); for an XML model with them Moult writes no cache
     /// (`partsMoultCannotArchiveLeaveTheCacheEmpty`).
-    @Test(arguments: ModelCacheTests.stores)
+    @Test(arguments: ModelCacheTests.cached)
     func roundTripAndShape(_ path: String) throws {
         let real = try Self.realArchive(path)
         let model = try ModelCache.decode(real)
@@ -149,14 +164,16 @@ import Testing
         #expect(back.entityVersionHashes() == metadata.entityHashes, "\(path)")
         #expect(try StoreLayout(model: back).schemaSQL == StoreLayout(model: model).schemaSQL, "\(path)")
         guard notCarried.isEmpty else {
-            #expect(path.hasSuffix("SampleModel2_V2.sqlite"), "\(path): \(notCarried.sorted())")
-            #expect(notCarried == ["fetched properties", "a default value of class CoreDataPlus_Tests.Cover"])
-            // What is carried is written back as it was: its configurations, for one.
-            let back = try ModelCache.model(compressed: ModelCache.compressed(try ModelCache.archive(model)))
-            #expect(back.configurations.map(\.name) == ["SampleConfigurationV2Part1", "SampleConfigurationV2Part2"])
-            #expect(back.configurations == model.configurations)
+            #expect(Set(notCarried) == Self.notCarried[path], "\(path): \(notCarried.sorted())")
+            if path.hasSuffix("SampleModel2_V2.sqlite") {
+                // What is carried is written back as it was: its configurations, for one.
+                let back = try ModelCache.model(compressed: ModelCache.compressed(try ModelCache.archive(model)))
+                #expect(back.configurations.map(\.name) == ["SampleConfigurationV2Part1", "SampleConfigurationV2Part2"])
+                #expect(back.configurations == model.configurations)
+            }
             return
         }
+        guard !Self.olderShape.contains(path) else { return }
         let theirs = Self.signatures(real)
         let mine = Self.signatures(try KeyedArchive(ours))
         let missing = theirs.filter { mine[$0.key] != $0.value }.map { "\($0.value)× \($0.key) (ours \(mine[$0.key] ?? 0))" }.sorted()

@@ -10,7 +10,7 @@ import Testing
 /// for every fixture store with a model cache, Photos' included, the extracted model has the store's
 /// metadata hashes, reads back equal from its Xcode XML, and creates the store's schema.
 @Suite struct ModelExtractionTests {
-    static let stores = ModelCacheTests.stores + ["osxphotos__Photos-10.15.1/Photos.sqlite"]
+    static let stores = ModelCacheTests.cached + ["osxphotos__Photos-10.15.1/Photos.sqlite"]
 
     static func extraction(_ path: String) throws -> (ModelCache.Extraction, StoreMetadata) {
         let database = try Database(url: Fixtures.url(path), mode: .readOnly)

@@ -9,10 +9,12 @@ import Testing
 /// Xcode's mapping-model entities, and writing it back gives a file that reads to the same header and
 /// the same objects, object by object.
 @Suite struct XMLStoreFixtureTests {
-    static let files = XMLTestModels.xcmappingFiles
+    /// apptentive's `ATDataModel v4 to v5` is left out: its entity mappings have a `name` attribute,
+    /// which the test model of Xcode's mapping entities (`XMLTestModels.xcodeMappingModel`) lacks.
+    static let files = XMLTestModels.xcmappingFiles.filter { !$0.path.contains("ATDataModel v4 to v5") }
 
-    @Test func theSevenFixturesAreFound() {
-        #expect(Self.files.count == 7)
+    @Test func theFixturesAreFound() {
+        #expect(Self.files.count == 19)
     }
 
     @Test(arguments: files)
@@ -45,13 +47,14 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: writer.temporaryPath))
 
         // In bytes, the files differ only in the order of the lines inside each <object> (Core Data's
-        // order of properties is its own; Moult writes the model's) and, for one file, in the XML
-        // declaration (`standalone="yes"` is written by the Core Data of the other six).
+        // order of properties is its own; Moult writes the model's), for one file in the XML
+        // declaration (`standalone="yes"` is written by the Core Data of the others), and for the older
+        // files (apptentive's, CTDataStoreManager's, objc.io's) in the newline Moult ends the file with.
         let original = try String(contentsOf: file, encoding: .utf8)
         let written = try String(contentsOf: copy, encoding: .utf8)
         #expect(Self.sortedWithinObjects(original).dropFirst() == Self.sortedWithinObjects(written).dropFirst())
         let declarationDifference = original.hasPrefix("<?xml version=\"1.0\"?>") ? " standalone=\"yes\"".utf8.count : 0
-        #expect(written.utf8.count == original.utf8.count + declarationDifference)
+        #expect(written.utf8.count == original.utf8.count + declarationDifference + (original.hasSuffix("\n") ? 0 : 1))
     }
 
     /// The file's lines, those inside each object sorted.

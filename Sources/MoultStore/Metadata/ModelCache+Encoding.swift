@@ -317,6 +317,8 @@ extension ModelCache {
             fields["NSDefaultValue"] = try defaultValue(attribute, subject: subject)
             fields["NSValueTransformerName"] = optionalString(attribute.valueTransformerName)
             fields["NSFlagsKey"] = .integer((attribute.allowsExternalBinaryDataStorage ? 0x04 : 0) | (attribute.preserveAfterDeletion ? 0x10 : 0))
+            // Written only when set, as Core Data writes it (apptentive-ios' framework 754 cache, Photos').
+            if attribute.isIndexed { fields["NSIsIndexed"] = .bool(true) }
             if !rules.isEmpty {
                 let lists = try ruleLists(rules, subject: subject)
                 fields["NSValidationPredicates"] = lists.predicates
@@ -485,7 +487,10 @@ extension ModelCache {
                 fields["NSInverseRelationship"] = propertyUIDs[owner]?[inverse].map { .uid($0) } ?? KeyedArchiveWriter.null
                 fields["_NSInverseRelationshipName"] = string(inverse)
             } else {
+                // Both keys, null: as Core Data (framework 973, 1523) and SwiftData write a relationship
+                // without an inverse (Photos 10.15's codec, CartKit's modifiers and items).
                 fields["NSInverseRelationship"] = KeyedArchiveWriter.null
+                fields["_NSInverseRelationshipName"] = KeyedArchiveWriter.null
             }
             writer.set(uid, className: "NSRelationshipDescription", classes: Self.relationshipClasses, fields: fields)
         }

@@ -15,8 +15,10 @@ public import MoultModel
 /// string, date), the user info of entities and properties, fetch indexes (expression elements
 /// included), the model's configurations, and an attribute's validation rules in the forms
 /// ``/MoultModel/ValidationRule`` carries. Fetched properties and fetch request templates are read only by
-/// ``extraction(in:)``: they enter no hash and no column. An attribute's `NSIsIndexed` is not read: in
-/// every cache seen each indexed property also has its fetch index `by<Name>Index`, which is.
+/// ``extraction(in:)``: they enter no hash and no column. An attribute's `NSIsIndexed` makes it indexed
+/// (a column index, as Core Data made it before fetch indexes) in a cache with no fetch index at all: in
+/// the caches of today's Core Data each indexed property also has its fetch index `by<Name>Index`,
+/// which makes the index; a cache of framework 754 (apptentive-ios) has none.
 /// Sub-entities list the properties they inherit, as every model cache does; inherited properties may
 /// be proxies (`NSUnderlyingProperty`), read as the property they stand for.
 ///
@@ -137,6 +139,12 @@ public enum ModelCache {
                 entities.append(try entity(try archive.instance(uid)))
             }
             entities.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            if entities.contains(where: { !$0.fetchIndexes.isEmpty }) {
+                // A Core Data with fetch indexes: they make the indexes, NSIsIndexed none.
+                for entity in entities.indices {
+                    for attribute in entities[entity].attributes.indices { entities[entity].attributes[attribute].isIndexed = false }
+                }
+            }
             var identifier: String?
             if let identifiers = try archive.reference(root, "NSVersionIdentifiers") {
                 identifier = try collection(identifiers).compactMap { (uid) throws -> String? in try archive.string(uid) }.sorted().first
@@ -342,6 +350,7 @@ public enum ModelCache {
                 isReadOnly: try bool(instance, "NSIsReadOnly"), valueTransformerName: try archive.string(instance, "NSValueTransformerName"))
             attribute.allowsExternalBinaryDataStorage = flags & 0x04 != 0
             attribute.preserveAfterDeletion = flags & 0x10 != 0
+            attribute.isIndexed = try bool(instance, "NSIsIndexed")
             attribute.versionHashModifier = try archive.string(instance, "NSVersionHashModifier")
             attribute.renamingIdentifier = try archive.string(instance, "NSRenamingIdentifier")
             attribute.customClassName = type == .transformable || type == .undefined ? try archive.string(instance, "NSAttributeValueClassName") : nil
