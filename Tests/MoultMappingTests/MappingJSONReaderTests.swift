@@ -29,7 +29,8 @@ import Testing
 
     @Test func readsTheRepositorysMappingsAsTheDecoderDoes() throws {
         let documents = Self.documents
-        #expect(documents.count == 18)
+        // 10 files, each mapping model of the fixtures (`RecordedMappings`) as JSON, and one with every field.
+        #expect(documents.count == 11 + RecordedMappings.files.count)
         for (label, bytes) in documents {
             let read = try #require(MappingJSONReader.model(in: Data(bytes)), "\(label)")
             #expect(try MappingModel.decoded(json: Data(bytes)) == read, "\(label)")

@@ -31,11 +31,17 @@ import Testing
         let models = objects.filter { $0.entity == "XDDevMappingModel" }
         #expect(models.count == 1)
         let entityMappings = objects.filter { $0.entity == "XDDevEntityMapping" }
-        #expect(Set(models[0].toMany[0]) == Set(entityMappings.map(\.number)))
-        for mapping in entityMappings {
-            guard case .object(let model) = mapping.values[7] else { Issue.record("entity mapping \(mapping.id) has no mapping model"); continue }
+        let attached = entityMappings.filter { if case .object = $0.values[7] { true } else { false } }
+        #expect(Set(models[0].toMany[0]) == Set(attached.map(\.number)))
+        for mapping in attached {
+            guard case .object(let model) = mapping.values[7] else { continue }
             #expect(model.primaryKey == models[0].number)
         }
+        // objc.io's two Model2_to_Model3 files hold entity mappings that no mapping model lists (their
+        // mapping model is nil): Xcode left them detached, and a reader ignores them.
+        let detached = ["Model2_to_Model3.xcmappingmodel": 1, "Model2_to_Model3_User.xcmappingmodel": 3]
+        let expectedDetached = file.path.contains("objcio__") ? detached[file.deletingLastPathComponent().lastPathComponent] ?? 0 : 0
+        #expect(entityMappings.count - attached.count == expectedDetached)
 
         let directory = try TemporaryDirectory("xml-fixture")
         defer { directory.remove() }
@@ -49,12 +55,14 @@ import Testing
         // In bytes, the files differ only in the order of the lines inside each <object> (Core Data's
         // order of properties is its own; Moult writes the model's), for one file in the XML
         // declaration (`standalone="yes"` is written by the Core Data of the others), and for the older
-        // files (apptentive's, CTDataStoreManager's, objc.io's) in the newline Moult ends the file with.
+        // files (apptentive's, CTDataStoreManager's, objc.io's), which end without one, in the newline
+        // Moult ends the file with.
         let original = try String(contentsOf: file, encoding: .utf8)
         let written = try String(contentsOf: copy, encoding: .utf8)
         #expect(Self.sortedWithinObjects(original).dropFirst() == Self.sortedWithinObjects(written).dropFirst())
         let declarationDifference = original.hasPrefix("<?xml version=\"1.0\"?>") ? " standalone=\"yes\"".utf8.count : 0
-        #expect(written.utf8.count == original.utf8.count + declarationDifference + (original.hasSuffix("\n") ? 0 : 1))
+        let extra = written.utf8.count - original.utf8.count - declarationDifference
+        #expect(extra == 0 || (extra == 1 && original.utf8.last != UInt8(ascii: "\n")), "\(extra) bytes more")
     }
 
     /// The file's lines, those inside each object sorted.
