@@ -134,12 +134,16 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
 }
 
 /// What a context knows of one object in the chunk being evaluated: its values as read, and the
-/// to-many additions the policy made before they were read.
+/// to-many additions and removals the policy made before the list was read (applied to what the
+/// store holds when it is).
 final class ObjectState {
     let generation: Int
     var row: [String: Value]?
     var toMany: [String: [ObjectID]] = [:]
     var added: [String: [ObjectID]] = [:]
+    var removed: [String: Set<ObjectID>] = [:]
+    /// To-one values set before the row was read, applied to it when it is.
+    var rowChanges: [String: Value] = [:]
 
     init(generation: Int, row: [String: Value]? = nil) {
         self.generation = generation
