@@ -58,6 +58,26 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         managedObjectContext?.setValue(value, of: self, forKey: key)
     }
 
+    /// An unordered to-many relationship as a mutable set: what is added to it or removed from it is
+    /// set on the object at once, its inverse kept in step, as Core Data's proxy does.
+    ///
+    /// ```swift
+    /// owner.mutableSetValue(forKey: "tags").remove(hiddenTag)
+    /// ```
+    ///
+    /// An ordered to-many is set whole, as an `NSOrderedSet` (``setValue(_:forKey:)``): this module has
+    /// no `mutableOrderedSetValue(forKey:)`, whose Foundation class Linux cannot subclass faithfully.
+    open func mutableSetValue(forKey key: String) -> NSMutableSet {
+        if let relationship = entity.relationshipsByName[key], !relationship.isToMany || relationship.isOrdered {
+            managedObjectContext?.manager.fail(
+                "mutableSetValue(forKey:) takes an unordered to-many; '\(key)' of \(entity.name ?? "?") is "
+                    + (relationship.isToMany ? "ordered: set an NSOrderedSet with setValue(_:forKey:)" : "a to-one"))
+        } else if entity.relationshipsByName[key] == nil {
+            managedObjectContext?.manager.fail("the entity \(entity.name ?? "?") has no relationship '\(key)' (mutableSetValue(forKey:))")
+        }
+        return RelationshipMutableSet(owner: self, key: key)
+    }
+
     /// ``value(forKey:)``: a migration has no accessors to bypass.
     open func primitiveValue(forKey key: String) -> Any? { value(forKey: key) }
 

@@ -26,6 +26,11 @@ final class PruningPolicy: NSEntityMigrationPolicy {
         for case let chapter as NSManagedObject in kept where (chapter.value(forKey: "title") as? String)?.contains("x") == true {
             chapter.setValue(nil, forKey: "owner")
         }
+        // Owner 7 takes a chapter from owner 3 (made earlier), last in its list.
+        if rank == 7, let stolen = try find("Chapter", "title", "c3-2", manager) {
+            let mine = owner.value(forKey: "chapters") as? NSOrderedSet ?? NSOrderedSet()
+            owner.setValue(NSOrderedSet(array: mine.array + [stolen]), forKey: "chapters")
+        }
 
         // A one-to-one set back to nil, or to a new object (the old one's inverse then nil).
         if rank % 2 == 1 {
@@ -36,17 +41,26 @@ final class PruningPolicy: NSEntityMigrationPolicy {
             owner.setValue(badge, forKey: "badge")
         }
 
+        // Owner 4 takes owner 0's badge: owner 0's is nil, and owner 4's own badge has no holder.
+        if rank == 4, let taken = try find("Badge", "title", "b0", manager) { owner.setValue(taken, forKey: "badge") }
+
         // A to-one without inverse set back to nil.
         if rank % 3 == 0 { owner.setValue(nil, forKey: "favorite") }
 
-        // A to-many without inverse given fewer objects.
-        let notes = owner.value(forKey: "notes") as? Set<NSManagedObject> ?? []
-        owner.setValue(notes.filter { length($0, "text") % 2 == 0 }, forKey: "notes")
+        // A to-many without inverse given fewer objects, through Core Data's mutable set.
+        let notes = owner.mutableSetValue(forKey: "notes")
+        for case let note as NSManagedObject in notes.allObjects where length(note, "text") % 2 == 1 { notes.remove(note) }
 
         // An ordered many-to-many: its first song removed, then its last moved first.
         var songs = (owner.value(forKey: "songs") as? NSOrderedSet)?.array ?? []
         if !songs.isEmpty { songs.removeFirst() }
         if let last = songs.popLast() { songs.insert(last, at: 0) }
         owner.setValue(NSOrderedSet(array: songs), forKey: "songs")
+    }
+
+    private func find(_ entity: String, _ key: String, _ value: String, _ manager: NSMigrationManager) throws -> NSManagedObject? {
+        let request = NSFetchRequest<NSManagedObject>(entityName: entity)
+        request.predicate = NSPredicate(format: "%K == %@", key, value)
+        return try manager.destinationContext.fetch(request).first
     }
 }

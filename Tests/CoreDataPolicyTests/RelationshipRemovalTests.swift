@@ -109,17 +109,27 @@ import Testing
     static func expected() -> [String: [[String]]] {
         var pets: [[String]] = [], tags: [[String]] = [], chapters: [[String]] = [], badges: [[String]] = [], holders: [[String]] = []
         var favorites: [[String]] = [], notes: [[String]] = [], songs: [[String]] = []
+        // Every other chapter kept, reversed, less the one titled x; owner 7 takes c3-2 last.
+        var lists = owners.map { owner in
+            let all = Self.chapters(owner)
+            return [all[4], all[2], all[0]].filter { !$0.contains("x") }
+        }
+        lists[3].removeAll { $0 == "c3-2" }
+        lists[7].append("c3-2")
+        var listOf: [String: (owner: String, position: Int)] = [:]
+        for owner in owners { for (offset, title) in lists[owner].enumerated() { listOf[title] = ("O\(owner)", offset + 1) } }
+        // Badges: none for an odd rank, a new one for ranks 2 and 6, b0 taken by owner 4.
+        var badgeOf = Dictionary(uniqueKeysWithValues: owners.map { ("O\($0)", $0 % 2 == 1 ? "" : $0 % 4 == 2 ? "new-b\($0)" : "b\($0)") })
+        badgeOf["O0"] = ""
+        badgeOf["O4"] = "b0"
+        let holderOf = Dictionary(uniqueKeysWithValues: badgeOf.filter { !$0.value.isEmpty }.map { ($0.value, $0.key) })
         for owner in owners {
             let name = "O\(owner)"
             pets += petNames(owner).map { [$0, $0.count % 2 == 0 ? name : ""] }
             tags += Self.tags(owner).filter { $0.count % 2 == 0 }.map { [name, $0] }
-            let all = Self.chapters(owner)
-            let kept = [all[4], all[2], all[0]].filter { !$0.contains("x") }
-            chapters += all.map { title in kept.firstIndex(of: title).map { [title, name, "\($0 + 1)"] } ?? [title, "", ""] }
-            let badge = owner % 2 == 1 ? "" : owner % 4 == 2 ? "new-b\(owner)" : "b\(owner)"
-            badges.append([name, badge])
-            if owner != 5 { holders.append(["b\(owner)", owner % 4 == 0 ? name : ""]) }
-            if owner % 4 == 2 { holders.append(["new-b\(owner)", name]) }
+            chapters += Self.chapters(owner).map { title in listOf[title].map { [title, $0.owner, "\($0.position)"] } ?? [title, "", ""] }
+            badges.append([name, badgeOf[name]!])
+            for title in (owner == 5 ? [] : ["b\(owner)"]) + (owner % 4 == 2 ? ["new-b\(owner)"] : []) { holders.append([title, holderOf[title] ?? ""]) }
             favorites.append([name, owner % 3 == 0 ? "" : petNames(owner)[0]])
             notes += Self.notes(owner).map { [$0, $0.count % 2 == 0 ? name : ""] }
             let listened = Self.songs(owner)
