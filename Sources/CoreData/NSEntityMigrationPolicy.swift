@@ -52,7 +52,9 @@ open class NSEntityMigrationPolicy: NSObject {
                 .evaluationFailed, "super.createRelationships(forDestination:in:manager:) was called outside stage 2", mapping: mapping.mapping.name)
         }
         try manager.throwFailure()
-        try manager.engine.createDefaultRelationships(for: dInstance.id, source: source, mapping: mapping.mapping)
+        try manager.destinationContext.absorbingRelationshipWrites {
+            try manager.engine.createDefaultRelationships(for: dInstance.id, source: source, mapping: mapping.mapping)
+        }
     }
 
     /// Called once when the mapping's stage-2 pass is over. Does nothing.

@@ -58,6 +58,26 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         managedObjectContext?.setValue(value, of: self, forKey: key)
     }
 
+    /// An unordered to-many relationship as a mutable set: what is added to it or removed from it is
+    /// set on the object at once, its inverse kept in step, as Core Data's proxy does.
+    ///
+    /// ```swift
+    /// owner.mutableSetValue(forKey: "tags").remove(hiddenTag)
+    /// ```
+    ///
+    /// An ordered to-many is set whole, as an `NSOrderedSet` (``setValue(_:forKey:)``): this module has
+    /// no `mutableOrderedSetValue(forKey:)`, whose Foundation class Linux cannot subclass faithfully.
+    open func mutableSetValue(forKey key: String) -> NSMutableSet {
+        if let relationship = entity.relationshipsByName[key], !relationship.isToMany || relationship.isOrdered {
+            managedObjectContext?.manager.fail(
+                "mutableSetValue(forKey:) takes an unordered to-many; '\(key)' of \(entity.name ?? "?") is "
+                    + (relationship.isToMany ? "ordered: set an NSOrderedSet with setValue(_:forKey:)" : "a to-one"))
+        } else if entity.relationshipsByName[key] == nil {
+            managedObjectContext?.manager.fail("the entity \(entity.name ?? "?") has no relationship '\(key)' (mutableSetValue(forKey:))")
+        }
+        return RelationshipMutableSet(owner: self, key: key)
+    }
+
     /// ``value(forKey:)``: a migration has no accessors to bypass.
     open func primitiveValue(forKey key: String) -> Any? { value(forKey: key) }
 
@@ -134,12 +154,16 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
 }
 
 /// What a context knows of one object in the chunk being evaluated: its values as read, and the
-/// to-many additions the policy made before they were read.
+/// to-many additions and removals the policy made before the list was read (applied to what the
+/// store holds when it is).
 final class ObjectState {
     let generation: Int
     var row: [String: Value]?
     var toMany: [String: [ObjectID]] = [:]
     var added: [String: [ObjectID]] = [:]
+    var removed: [String: Set<ObjectID>] = [:]
+    /// To-one values set before the row was read, applied to it when it is.
+    var rowChanges: [String: Value] = [:]
 
     init(generation: Int, row: [String: Value]? = nil) {
         self.generation = generation

@@ -102,7 +102,7 @@ open class NSManagedObjectContext: NSObject {
     }
 
     /// The state of an object for reading: the context's, else the object's own (current), else new.
-    private func state(of object: NSManagedObject, registering: Bool) -> ObjectState {
+    func state(of object: NSManagedObject, registering: Bool) -> ObjectState {
         synchronize()
         if let known = states[object.id] { return known }
         if let own = object.ownState, own.generation == generation, !registering { return own }
@@ -128,7 +128,7 @@ open class NSManagedObjectContext: NSObject {
         return object
     }
 
-    private func row(of object: NSManagedObject, _ state: ObjectState) -> [String: Value] {
+    func row(of object: NSManagedObject, _ state: ObjectState) -> [String: Value] {
         if let row = state.row { return row }
         var values: [String: Value] = [:]
         do {
@@ -144,11 +144,13 @@ open class NSManagedObjectContext: NSObject {
         } catch {
             manager.fail(error)
         }
+        for (key, value) in state.rowChanges { values[key] = value }
+        state.rowChanges = [:]
         state.row = values
         return values
     }
 
-    private func toMany(_ name: String, of object: NSManagedObject, _ state: ObjectState) -> [ObjectID] {
+    func toMany(_ name: String, of object: NSManagedObject, _ state: ObjectState) -> [ObjectID] {
         if let known = state.toMany[name] { return known }
         var ids: [ObjectID]
         do {
@@ -162,6 +164,7 @@ open class NSManagedObjectContext: NSObject {
             manager.fail(error)
             ids = []
         }
+        if let removed = state.removed.removeValue(forKey: name) { ids.removeAll { removed.contains($0) } }
         for id in state.added[name] ?? [] where !ids.contains(id) { ids.append(id) }
         state.added[name] = nil
         state.toMany[name] = ids
@@ -218,95 +221,6 @@ open class NSManagedObjectContext: NSObject {
             setToMany(value, of: object, relationship)
         } else {
             setToOne(value, of: object, relationship)
-        }
-    }
-
-    private func objects(in value: Any?, key: String) -> [NSManagedObject]? {
-        switch value {
-        case nil, is NSNull: return []
-        case let set as Set<NSManagedObject>: return Array(set)
-        case let ordered as NSOrderedSet: return ordered.array.compactMap { $0 as? NSManagedObject }
-        case let set as NSSet: return set.allObjects.compactMap { $0 as? NSManagedObject }
-        case let array as [NSManagedObject]: return array
-        case let array as NSArray: return array.compactMap { $0 as? NSManagedObject }
-        default:
-            manager.fail("the to-many '\(key)' takes a set of objects, not \(String(describing: type(of: value!)))")
-            return nil
-        }
-    }
-
-    private func setToOne(_ value: Any?, of object: NSManagedObject, _ relationship: NSRelationshipDescription) {
-        let key = relationship.name
-        let state = state(of: object, registering: true)
-        let current = row(of: object, state)[key] ?? .null
-        guard let target = value as? NSManagedObject else {
-            if value == nil || value is NSNull {
-                if case .null = current { return }
-                manager.fail("setting the to-one '\(key)' of \(object) back to nil is not supported in a migration")
-            } else {
-                manager.fail("the to-one '\(key)' takes an object, not \(String(describing: type(of: value!)))")
-            }
-            return
-        }
-        guard target.managedObjectContext === self else {
-            manager.fail("\(target) is not an object of the destination context; it cannot be the '\(key)' of \(object)")
-            return
-        }
-        if case .object(target.id) = current { return }
-        do {
-            try engine.setRelationship(key, of: object.id, to: [target.id])
-        } catch {
-            return manager.fail(error)
-        }
-        state.row?[key] = .object(target.id)
-        if case .object(let previous) = current, let inverse = relationship.inverseName, let old = states[previous], old.toMany[inverse] != nil {
-            old.toMany[inverse]?.removeAll { $0 == object.id }
-        }
-        noteInverse(of: relationship, from: object, to: target)
-    }
-
-    private func setToMany(_ value: Any?, of object: NSManagedObject, _ relationship: NSRelationshipDescription) {
-        let key = relationship.name
-        guard let targets = objects(in: value, key: key) else { return }
-        if let stranger = targets.first(where: { $0.managedObjectContext !== self }) {
-            manager.fail("\(stranger) is not an object of the destination context; it cannot be in the '\(key)' of \(object)")
-            return
-        }
-        let state = state(of: object, registering: true)
-        let current = toMany(key, of: object, state)
-        let known = Set(current)
-        let wanted = Set(targets.map(\.id))
-        let removed = current.filter { !wanted.contains($0) }
-        guard removed.isEmpty else {
-            manager.fail(
-                "removing objects from the to-many '\(key)' of \(object) is not supported in a migration (\(removed.count) would be removed)")
-            return
-        }
-        var added: [ObjectID] = []
-        for target in targets where !known.contains(target.id) && !added.contains(target.id) { added.append(target.id) }
-        guard !added.isEmpty else { return }
-        do {
-            try engine.setRelationship(key, of: object.id, to: added)
-        } catch {
-            return manager.fail(error)
-        }
-        state.toMany[key] = current + added
-        for target in targets where added.contains(target.id) { noteInverse(of: relationship, from: object, to: target) }
-    }
-
-    /// Keeps the inverse of a relationship just set in step in what the context knows, as Core Data does.
-    private func noteInverse(of relationship: NSRelationshipDescription, from object: NSManagedObject, to target: NSManagedObject) {
-        guard let inverseName = relationship.inverseName, let inverse = target.entity.relationshipsByName[inverseName] else { return }
-        let targetState = state(of: target, registering: true)
-        if inverse.isToMany {
-            if targetState.toMany[inverseName] != nil {
-                if !targetState.toMany[inverseName]!.contains(object.id) { targetState.toMany[inverseName]!.append(object.id) }
-            } else {
-                targetState.added[inverseName, default: []].append(object.id)
-            }
-        } else {
-            _ = row(of: target, targetState)
-            targetState.row?[inverseName] = .object(object.id)
         }
     }
 

@@ -1,10 +1,12 @@
 import Foundation
+import MoultModel
 import MoultTestSupport
 import Testing
 
 /// Partial mappings end to end (issue 41, item 4): `plan` names each entity mapping given or
-/// inferred, a rest that cannot be inferred is refused (66), and `moult test` runs a partial step by
-/// every path, staged included, each result verified.
+/// inferred, a rest that cannot be inferred is refused (66), `moult test` runs a partial step by
+/// every path, staged included, each result verified, and a partial step that needs no policy runs in
+/// place by SQL, as `plan` says, into the store `--output` makes.
 @Suite struct PartialMappingCommandTests {
     static let model = MigrateCommandTests.model
 
@@ -89,5 +91,135 @@ import Testing
         ])
         #expect(staged.exitCode == 0, "\(staged.standardOutput)\(staged.standardError)")
         #expect(staged.standardOutput.contains("1 store, 2 paths: all passed"), "\(staged.standardOutput)")
+    }
+
+    // MARK: - In place by SQL
+
+    /// Author becomes Writer without a renaming identifier (inference would drop the authors and
+    /// their links); Book gains an attribute; Shelf is unchanged. The partial mapping gives Author →
+    /// Writer alone, with plain values, and its `books` through the inferred `BookToBook`.
+    static func library() throws -> VersionedModel {
+        let v1 = try ObjectModel(versionIdentifier: "1") {
+            Entity("Author") {
+                Attribute("name", .string)
+                Attribute("born", .integer32)
+                Relationship("books", toMany: "Book", inverse: "author")
+            }
+            Entity("Book") {
+                Attribute("title", .string)
+                Attribute("year", .integer16)
+                Relationship("author", to: "Author", inverse: "books")
+                Relationship("shelves", toMany: "Shelf", inverse: "books")
+            }
+            Entity("Shelf") {
+                Attribute("label", .string)
+                Relationship("books", toMany: "Book", inverse: "shelves").ordered()
+            }
+        }
+        let v2 = try ObjectModel(versionIdentifier: "2") {
+            Entity("Writer") {
+                Attribute("name", .string)
+                Attribute("born", .integer32)
+                Relationship("books", toMany: "Book", inverse: "author")
+            }
+            Entity("Book") {
+                Attribute("title", .string)
+                Attribute("year", .integer16)
+                Attribute("isbn", .string)
+                Relationship("author", to: "Writer", inverse: "books")
+                Relationship("shelves", toMany: "Shelf", inverse: "books")
+            }
+            Entity("Shelf") {
+                Attribute("label", .string)
+                Relationship("books", toMany: "Book", inverse: "shelves").ordered()
+            }
+        }
+        return try VersionedModel(name: "Library", versions: [.init(name: "v1", model: v1), .init(name: "v2", model: v2)])
+    }
+
+    static let libraryPartial = #"""
+        {
+          "format": "moult-mapping/1", "source": { "name": "v1" }, "destination": { "name": "v2" }, "inferRest": true,
+          "entityMappings": [
+            {
+              "name": "AuthorToWriter", "type": "transform", "source": "Author", "destination": "Writer",
+              "attributes": [ { "name": "name", "value": "$source.name" }, { "name": "born", "value": "$source.born" } ],
+              "relationships": [
+                { "name": "books", "value": "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"BookToBook\", $source.books)" }
+              ]
+            }
+          ]
+        }
+        """#
+
+    /// A store's rows, table by table, with every key replaced by what it names (an object's own
+    /// values), read with the `sqlite3` shell: equal for two stores whose objects and links are the
+    /// same, whatever their keys.
+    static func libraryContent(_ store: URL) throws -> [String: [String]] {
+        let queries = [
+            "ZWRITER": "SELECT w.ZNAME, w.ZBORN FROM ZWRITER w",
+            "ZBOOK": "SELECT b.ZTITLE, b.ZYEAR, b.ZISBN, w.ZNAME, w.ZBORN FROM ZBOOK b LEFT JOIN ZWRITER w ON w.Z_PK = b.ZAUTHOR",
+            "ZSHELF": "SELECT s.ZLABEL FROM ZSHELF s",
+            "Z_1SHELVES": """
+                SELECT b.ZTITLE, b.ZYEAR, s.ZLABEL, j.Z_FOK_1BOOKS FROM Z_1SHELVES j JOIN ZBOOK b ON b.Z_PK = j.Z_1BOOKS
+                JOIN ZSHELF s ON s.Z_PK = j.Z_2SHELVES
+                """,
+            "Z_ENT": "SELECT 'ZBOOK', Z_ENT FROM ZBOOK UNION ALL SELECT 'ZSHELF', Z_ENT FROM ZSHELF UNION ALL SELECT 'ZWRITER', Z_ENT FROM ZWRITER",
+        ]
+        var content: [String: [String]] = [:]
+        for (table, sql) in queries {
+            let process = Process()
+            process.executableURL = URL(filePath: "/usr/bin/env")
+            process.arguments = ["sqlite3", "-readonly", "-separator", "|", "-nullvalue", "<nil>", store.path, sql]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
+            content[table] = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).sorted()
+        }
+        return content
+    }
+
+    /// The partial step needs no policy: `plan` says it runs in place by SQL, the run does, and the
+    /// store it leaves is the one the same step makes with `--output` (table by table, keys aside);
+    /// `verify` passes on both.
+    @Test func aPartialStepWithoutPolicyRunsInPlaceBySQL() throws {
+        let directory = try TemporaryDirectory("moult-partial-in-place")
+        defer { directory.remove() }
+        let model = directory.appending("Library.xcdatamodeld")
+        try Self.library().write(to: model)
+        let source = directory.appending("library.sqlite")
+        let generated = try MoultProcess.run(["generate", source.path, "--model", model.path, "--model-version", "v1", "--objects", "240", "--seed", "9"])
+        #expect(generated.exitCode == 0, "\(generated.standardError)")
+        let partial = directory.appending("partial.json")
+        try Data(Self.libraryPartial.utf8).write(to: partial)
+        let arguments = ["--model", model.path, "--to", "v2", "--mapping", partial.path]
+
+        let plan = try MoultProcess.run(["plan", source.path] + arguments)
+        #expect(plan.exitCode == 0, "\(plan.standardError)")
+        #expect(plan.standardOutput.contains("\n  given: AuthorToWriter\n") && plan.standardOutput.contains("inferred: BookToBook, ShelfToShelf"), "\(plan.standardOutput)")
+        #expect(plan.standardOutput.contains("  in place: by SQL, rows copied inside SQLite"), "\(plan.standardOutput)")
+
+        let streamed = directory.appending("streamed.sqlite")
+        let copy = try MoultProcess.run(["migrate", source.path] + arguments + ["--output", streamed.path, "--quiet"])
+        #expect(copy.exitCode == 0, "\(copy.standardError)")
+        let inPlace = try directory.copyStore(source, as: "in-place.sqlite")
+        let run = try MoultProcess.run(["migrate", inPlace.path] + arguments)
+        #expect(run.exitCode == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains("v1 -> v2 (\(partial.path)): by SQL"), "planned by SQL, run by SQL: \(run.standardOutput)")
+
+        let expected = try Self.libraryContent(streamed)
+        #expect(expected["ZWRITER"]?.isEmpty == false && expected["Z_1SHELVES"]?.isEmpty == false, "the generated store has writers and shelved books")
+        #expect(expected["ZBOOK"]?.contains { !$0.hasSuffix("|<nil>|<nil>") } == true, "books keep their authors")
+        let found = try Self.libraryContent(inPlace)
+        for table in expected.keys.sorted() { #expect(found[table] == expected[table], "\(table): in place vs --output") }
+
+        let backup = directory.appending("in-place~.sqlite")
+        for (original, migrated) in [(source, streamed), (backup, inPlace)] {
+            let verify = try MoultProcess.run(["verify", original.path, migrated.path] + arguments)
+            #expect(verify.exitCode == 0, "verify \(migrated.lastPathComponent): \(verify.standardOutput)\(verify.standardError)")
+        }
     }
 }

@@ -81,8 +81,12 @@ package final class ChunkWriter {
             }
         case .setToOne(let update, let object, let target):
             try update.run(object: object, target: target, in: database)
-        case .relate(let relationship, let source, let destinations):
-            try writer.relate(relationship, source, to: destinations)
+        case .relate(let relationship, let source, let destinations, let firstPosition):
+            try writer.relate(relationship, source, to: destinations, from: firstPosition)
+        case .unrelate(let relationship, let source, let destinations):
+            try writer.unrelate(relationship, source, from: destinations)
+        case .clearToOne(let clear, let object, let target):
+            try clear.run(object: object, target: target, in: database)
         case .setAttribute(let value, let column, let table, let primaryKey):
             try EngineLinkWrites.setAttribute(value, column: column, table: table, primaryKey: primaryKey, in: database)
         case .policyState(let namespace, let key, let value?):

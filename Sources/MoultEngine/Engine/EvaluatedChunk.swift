@@ -25,8 +25,13 @@ package struct EvaluatedChunk: Sendable {
         case insert(entity: String, primaryKey: Int64, values: [Value])
         /// A to-one set on an object (a one-to-one's inverse is a second write).
         case setToOne(EngineLinkWrites.ToOneUpdate, object: ObjectID, target: ObjectID)
-        /// Destinations added to a to-many.
-        case relate(relationship: String, source: ObjectID, destinations: [ObjectID])
+        /// Destinations added to a to-many; an ordered one's positions counted from `firstPosition`.
+        case relate(relationship: String, source: ObjectID, destinations: [ObjectID], firstPosition: Int)
+        /// Destinations removed from a to-many (a policy's).
+        case unrelate(relationship: String, source: ObjectID, destinations: [ObjectID])
+        /// A to-one set back to nil on an object, when it still names `target` (a policy's; a
+        /// one-to-one's inverse is a second write).
+        case clearToOne(EngineLinkWrites.ToOneClear, object: ObjectID, target: ObjectID)
         /// An attribute set by a policy on an object already made.
         case setAttribute(value: Value, column: String, table: String, primaryKey: Int64)
         /// A policy's state: a value stored under a key, or removed (nil).

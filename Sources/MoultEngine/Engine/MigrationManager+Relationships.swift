@@ -14,7 +14,9 @@ extension MigrationManager {
         for (index, (name, expression)) in compiled.relationships.enumerated() {
             if let direct = compiled.directLookups[index], let mapping = mappingIndexByName[direct.mappingName] {
                 guard let slot = direct.slot else {
-                    try setRelationship(name, of: destination, to: try destinations(forMapping: mapping, source: source.objectID.primaryKey))
+                    let found = try destinations(forMapping: mapping, source: source.objectID.primaryKey)
+                    try setRelationship(name, of: destination, to: found)
+                    didSetRelationship?(name, destination, found)
                     continue
                 }
                 guard case .object(let id) = source.value(atSlot: slot) else { continue }
@@ -26,6 +28,7 @@ extension MigrationManager {
                     found = [kept]
                 }
                 try setRelationship(name, of: destination, to: found)
+                didSetRelationship?(name, destination, found)
                 continue
             }
             if !contextIsSet {
@@ -42,7 +45,9 @@ extension MigrationManager {
                     .evaluationFailed, "the relationship '\(name)' could not be computed", mapping: compiled.name,
                     entity: source.entityName, primaryKey: source.objectID.primaryKey, underlying: error)
             }
-            try setRelationship(name, of: destination, to: Self.objectIDs(in: value))
+            let targets = Self.objectIDs(in: value)
+            try setRelationship(name, of: destination, to: targets)
+            didSetRelationship?(name, destination, targets)
         }
     }
 
@@ -58,6 +63,14 @@ extension MigrationManager {
     /// to-many's destinations, or the join rows of a many-to-many. Adding is idempotent, so a chunk
     /// replayed after a crash writes the same rows.
     public func setRelationship(_ name: String, of object: ObjectID, to targets: [ObjectID]) throws {
+        try setRelationship(name, of: object, to: targets, firstPosition: 1)
+    }
+
+    /// Sets a relationship of a destination object (see ``setRelationship(_:of:to:)``), the positions of
+    /// an ordered to-many's `targets` counted from `firstPosition`: they follow, in order, the first
+    /// `firstPosition - 1` objects of its list, which keep theirs (a policy appending to a list, or
+    /// rewriting it from its first change).
+    public func setRelationship(_ name: String, of object: ObjectID, to targets: [ObjectID], firstPosition: Int) throws {
         let plan = try relationshipWrite(name, entity: object.entity)
         for target in targets where !plan.accepted.contains(target.entity) {
             let found = destinationLayout.entity(number: target.entity)?.name ?? "Z_ENT \(target.entity)"
@@ -73,8 +86,72 @@ extension MigrationManager {
             // A one-to-one is stored on both sides: keep the inverse's column in step, as Core Data does.
             if let inverse = inverse?[target.entity] { evaluation.append(.setToOne(inverse, object: target, target: object)) }
         case .toMany:
-            evaluation.append(.relate(relationship: name, source: object, destinations: targets))
+            evaluation.append(.relate(relationship: name, source: object, destinations: targets, firstPosition: firstPosition))
         }
+    }
+
+    /// Removes `targets` from a relationship of a destination object, as Core Data stores the removal:
+    /// a to-one that names a target set back to nil (a one-to-one's inverse on the target too, when it
+    /// names the object), a to-many's destinations unlinked (their inverse column, hidden key or join
+    /// row). What does not name a target is left as it is, so a chunk replayed after a crash writes
+    /// the same rows. An ordered to-many's remaining positions are the caller's to renumber
+    /// (``setRelationship(_:of:to:firstPosition:)``).
+    ///
+    /// - Throws: ``MigrationError`` `.invalidMapping` for a relationship the entity does not have.
+    public func removeFromRelationship(_ name: String, of object: ObjectID, targets: [ObjectID]) throws {
+        guard !targets.isEmpty else { return }
+        let plan = try relationshipRemoval(name, entity: object.entity)
+        switch plan {
+        case .toOne(let clear, let inverse):
+            for target in targets {
+                evaluation.append(.clearToOne(clear, object: object, target: target))
+                if let inverse = inverse[target.entity] { evaluation.append(.clearToOne(inverse, object: target, target: object)) }
+            }
+        case .toMany:
+            evaluation.append(.unrelate(relationship: name, source: object, destinations: targets))
+        }
+    }
+
+    /// How a relationship of an entity is unset: a to-one's clearing (and, for a one-to-one, its
+    /// inverse's by the target's entity), or a to-many's unlinking.
+    enum RelationshipRemoval {
+        case toOne(EngineLinkWrites.ToOneClear, inverse: [Int32: EngineLinkWrites.ToOneClear])
+        case toMany
+    }
+
+    /// How the relationship `name` of the destination entity `number` is unset, worked out once.
+    func relationshipRemoval(_ name: String, entity number: Int32) throws -> RelationshipRemoval {
+        let key = RelationshipKey(entity: number, name: name)
+        if let plan = relationshipRemovals[key] { return plan }
+        guard let layout = destinationLayout.entity(number: number) else {
+            throw MigrationError(.invalidMapping, "no destination entity has Z_ENT \(number)", mapping: currentMapping?.name)
+        }
+        let plan: RelationshipRemoval
+        if let toOne = layout.toOne(named: name) {
+            let inverse = destinationModel.relationship(named: name, of: layout.name).flatMap { destinationModel.inverse(of: $0) }
+            var inverseClears: [Int32: EngineLinkWrites.ToOneClear] = [:]
+            var orderColumn: String?
+            for number in destinationLayout.entity(named: toOne.destination)?.hierarchyNumbers ?? [] {
+                guard let target = destinationLayout.entity(number: number), let inverse else { continue }
+                if let column = target.toOne(named: inverse.name) {
+                    inverseClears[number] = EngineLinkWrites.ToOneClear(column, table: target.table, orderColumn: nil)
+                } else if let toMany = target.toMany(named: inverse.name),
+                    case .destinationColumn(let table, let column, _, let order?) = toMany.storage, table == layout.table, column == toOne.column
+                {
+                    // An ordered one-to-many: its position, on this object's row, goes with the link.
+                    orderColumn = order
+                }
+            }
+            plan = .toOne(EngineLinkWrites.ToOneClear(toOne, table: layout.table, orderColumn: orderColumn), inverse: inverseClears)
+        } else if layout.toMany(named: name) != nil {
+            plan = .toMany
+        } else {
+            throw MigrationError(
+                .invalidMapping, "the destination entity '\(layout.name)' has no relationship '\(name)'",
+                mapping: currentMapping?.name, entity: layout.name)
+        }
+        relationshipRemovals[key] = plan
+        return plan
     }
 
     /// How a relationship of an entity is written, worked out once per (entity, relationship).

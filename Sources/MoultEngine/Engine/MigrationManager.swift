@@ -77,6 +77,10 @@ public final class MigrationManager {
     /// Called before each evaluation is handed to the chunk writer: a layer records there what must
     /// commit with the chunk (the CoreData module's `userInfo`).
     package var willTakeEvaluation: (() throws -> Void)?
+    /// Called after stage 2's default sets a relationship (its name, the object, the targets: a
+    /// to-one's first, a to-many's added), for a layer that caches objects (the CoreData module's
+    /// context, around `super.createRelationships`).
+    package var didSetRelationship: ((String, ObjectID, [ObjectID]) -> Void)?
 
     /// The chunk being evaluated: what policies and mappings create, relate, set and remember is
     /// recorded there, not written (see ``EvaluatedChunk``).
@@ -86,6 +90,8 @@ public final class MigrationManager {
     var sourceRelationshipMappings: [SourceRelationshipKey: [Int]] = [:]
     /// How each relationship of each destination entity is written (see ``relationshipWrite(_:entity:)``).
     var relationshipWrites: [RelationshipKey: RelationshipWrite] = [:]
+    /// How each relationship of each destination entity is unset (see ``relationshipRemoval(_:entity:)``).
+    var relationshipRemovals: [RelationshipKey: RelationshipRemoval] = [:]
     /// The set form of each mapping's stage 2, by mapping index: nil inside when it has none (see
     /// ``setWrite(for:)``).
     var setWrites: [Int: SetWrite?] = [:]

@@ -46,6 +46,26 @@ extension EngineLinkWrites {
         }
     }
 
+    /// `UPDATE <table> SET <column> = NULL[, <companion> = NULL][, <order> = NULL] WHERE Z_PK = ? AND <column> = ?`:
+    /// a to-one set back to nil on one object that still names the target (the `Z_FOK_` column of the
+    /// inverse's order, when the inverse is an ordered to-many kept in this column, cleared with it).
+    package struct ToOneClear: Sendable {
+        private let sql: String
+
+        /// The clearing of the to-one `toOne` of the objects of `table`; `orderColumn` is the
+        /// inverse's `Z_FOK_` column on the same rows, if it has one.
+        package init(_ toOne: ToOneColumn, table: String, orderColumn: String?) {
+            let columns = [toOne.column] + [toOne.entityColumn, orderColumn].compactMap { $0 }
+            let sets = columns.map { "\(SQLName.quoted($0)) = NULL" }.joined(separator: ", ")
+            sql = "UPDATE \(SQLName.quoted(table)) SET \(sets) WHERE Z_PK = ? AND \(SQLName.quoted(toOne.column)) = ?"
+        }
+
+        /// Sets `object`'s to-one to nil when it names `target` (else leaves it).
+        package func run(object: ObjectID, target: ObjectID, in database: Database) throws(StoreError) {
+            try database.execute(sql, [.int(object.primaryKey), .int(target.primaryKey)])
+        }
+    }
+
     /// Sets the attribute stored in `column` of the object `primaryKey` of `table`.
     package static func setAttribute(_ value: Value, column: String, table: String, primaryKey: Int64, in database: Database) throws(StoreError) {
         try database.execute("UPDATE \(SQLName.quoted(table)) SET \(SQLName.quoted(column)) = ? WHERE Z_PK = ?", [value, .int(primaryKey)])

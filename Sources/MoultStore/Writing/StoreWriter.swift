@@ -246,22 +246,31 @@ public final class StoreWriter {
     ///   - source: The source object.
     ///   - destinations: The destinations, in order for an ordered relationship.
     public func relate(_ relationship: String, _ source: ObjectID, to destinations: [ObjectID]) throws(StoreError) {
-        guard let entity = layout.entity(number: source.entity) else {
-            throw StoreError(.unknownName, "no entity has number \(source.entity)", path: database.path)
-        }
-        guard let toMany = entity.toMany(named: relationship) else {
-            throw StoreError(.unknownName, "entity '\(entity.name)' has no to-many relationship '\(relationship)'", path: database.path, entity: entity.name)
-        }
+        try relate(relationship, source, to: destinations, from: 1)
+    }
+
+    /// Relates a source object to destinations through a to-many relationship, an ordered one's
+    /// positions counted from `firstPosition`: the destinations that follow, in order, the first
+    /// `firstPosition - 1` of the list, which keep theirs (a list appended to, or rewritten from its first
+    /// change). A destination already related gets its new position.
+    ///
+    /// ```swift
+    /// try writer.relate("chapters", novel, to: [epilogue], from: 13)    // after the 12 it has
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (`.unknownName` for a relationship the entity does not have).
+    public func relate(_ relationship: String, _ source: ObjectID, to destinations: [ObjectID], from firstPosition: Int) throws(StoreError) {
+        let toMany = try toManyLayout(relationship, of: source)
         switch toMany.storage {
         case .destinationColumn(let table, let column, let entityColumn, let orderColumn):
             var sets = ["\(SQLName.quoted(column)) = ?"]
             if let entityColumn { sets.append("\(SQLName.quoted(entityColumn)) = ?") }
             if let orderColumn { sets.append("\(SQLName.quoted(orderColumn)) = ?") }
             let statement = try database.statement("UPDATE \(SQLName.quoted(table)) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?")
-            for (index, destination) in destinations.enumerated() {
+            for (offset, destination) in destinations.enumerated() {
                 var arguments: [Value] = [.int(source.primaryKey)]
                 if entityColumn != nil { arguments.append(.int(Int64(source.entity))) }
-                if orderColumn != nil { arguments.append(.int(Int64(index + 1))) }
+                if orderColumn != nil { arguments.append(.int(Int64(firstPosition + offset))) }
                 arguments.append(.int(destination.primaryKey))
                 try statement.execute(arguments)
             }
@@ -274,12 +283,48 @@ public final class StoreWriter {
                 sql = "INSERT OR IGNORE INTO \(table) (\(sourceColumn), \(destinationColumn)) VALUES (?, ?)"
             }
             let statement = try database.statement(sql)
-            for (index, destination) in destinations.enumerated() {
+            for (offset, destination) in destinations.enumerated() {
                 var arguments: [Value] = [.int(source.primaryKey), .int(destination.primaryKey)]
-                if orderColumn != nil { arguments.append(.int(Int64(index + 1))) }
+                if orderColumn != nil { arguments.append(.int(Int64(firstPosition + offset))) }
                 try statement.execute(arguments)
             }
         }
+    }
+
+    /// Removes destinations from a to-many relationship of a source object, as Core Data stores the
+    /// removal: the inverse's column (with its companion and `Z_FOK_` columns) or the hidden key set
+    /// to NULL on each destination that still names the source, or the join rows deleted. A
+    /// destination not related to the source is left as it is.
+    ///
+    /// ```swift
+    /// try writer.unrelate("tags", novel, from: [tag])
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (`.unknownName` for a relationship the entity does not have).
+    public func unrelate(_ relationship: String, _ source: ObjectID, from destinations: [ObjectID]) throws(StoreError) {
+        let toMany = try toManyLayout(relationship, of: source)
+        let statement: Statement
+        switch toMany.storage {
+        case .destinationColumn(let table, let column, let entityColumn, let orderColumn):
+            let sets = ([column] + [entityColumn, orderColumn].compactMap { $0 }).map { "\(SQLName.quoted($0)) = NULL" }
+            statement = try database.statement(
+                "UPDATE \(SQLName.quoted(table)) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ? AND \(SQLName.quoted(column)) = ?")
+            for destination in destinations { try statement.execute([.int(destination.primaryKey), .int(source.primaryKey)]) }
+        case .joinTable(let table, let sourceColumn, let destinationColumn, _):
+            statement = try database.statement(
+                "DELETE FROM \(SQLName.quoted(table)) WHERE \(SQLName.quoted(sourceColumn)) = ? AND \(SQLName.quoted(destinationColumn)) = ?")
+            for destination in destinations { try statement.execute([.int(source.primaryKey), .int(destination.primaryKey)]) }
+        }
+    }
+
+    private func toManyLayout(_ relationship: String, of source: ObjectID) throws(StoreError) -> ToManyLayout {
+        guard let entity = layout.entity(number: source.entity) else {
+            throw StoreError(.unknownName, "no entity has number \(source.entity)", path: database.path)
+        }
+        guard let toMany = entity.toMany(named: relationship) else {
+            throw StoreError(.unknownName, "entity '\(entity.name)' has no to-many relationship '\(relationship)'", path: database.path, entity: entity.name)
+        }
+        return toMany
     }
 }
 
