@@ -41,6 +41,8 @@ struct MigrationArguments: ParsableArguments {
     @Flag(help: .hidden) var keepPassOrder = false
     @Flag(help: .hidden) var writeAllAssociations = false
     @Flag(help: .hidden) var uniquePerObject = false
+    /// A policy's fetches in the destination evaluated in Swift, object by object (for comparison).
+    @Flag(help: .hidden) var fetchesInSwift = false
     /// The destination's WAL size over which it is checkpointed between chunks on two threads (tests: 0).
     @Option(help: .hidden) var walCheckpointBytes: Int64?
     @Flag(help: .hidden) var streamEveryStep = false
@@ -83,6 +85,7 @@ struct MigrationArguments: ParsableArguments {
         options.reorderCreatePasses = !keepPassOrder
         options.skipUnreadAssociations = !writeAllAssociations
         options.uniqueInSQL = !uniquePerObject
+        options.fetchesInSQL = !fetchesInSwift
         if let walCheckpointBytes { options.walLimitBytes = walCheckpointBytes }
         options.intermediateStepsBySQL = !streamEveryStep
         options.linksExternalData = !copyExternalData
