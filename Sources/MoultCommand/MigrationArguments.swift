@@ -26,7 +26,7 @@ struct MigrationArguments: ParsableArguments {
     var strict = false
 
     @Option(help: ArgumentHelp(
-        "Threads to use: with 2, the next chunk is read (and, when copied in bulk, evaluated by its SELECT) while the chunk before it is written (the same store byte for byte; default: the cores available).",
+        "Threads to use: with 2, the next chunk is read (and, when copied in bulk, evaluated by its SELECT) while the chunk before it is written (the same store byte for byte; default: the cores available). A migration policy runs on one thread whatever the number, one object after another.",
         valueName: "n"))
     var threads: Int?
 

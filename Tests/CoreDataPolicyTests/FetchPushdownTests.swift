@@ -52,11 +52,12 @@ import Testing
         }
     }
 
-    static func migrate(_ source: URL, chunkSize: Int, inSQL: Bool, output: URL) throws -> [String: Int] {
+    static func migrate(_ source: URL, chunkSize: Int, inSQL: Bool, threads: Int = 1, output: URL) throws -> [String: Int] {
         var policies = PolicyRegistry()
         policies.register(FetchingPolicy.self, module: nil)
         var options = MigrationOptions(chunkSize: chunkSize)
         options.fetchesInSQL = inSQL
+        options.threads = threads
         FetchingPolicy.statistics = [:]
         try ProgressiveMigration(store: source, model: try models(), to: "v2", mappings: [mapping], policies: policies, options: options)
             .run(output: output)
@@ -91,5 +92,18 @@ import Testing
             let counts = Set(fetches.compactMap { $0.count == 17 ? $0[index].prefix { $0 != ":" } : nil })
             #expect(counts.count > 1, "fetch \(index + 1) found \(counts) objects for every item: \(fetches.prefix(3).map { $0[index] })")
         }
+    }
+
+    /// On two threads a policy still runs on the thread that runs the migration, one object after
+    /// another, while the second reads the next chunk's source rows: the same store as on one.
+    @Test func aPolicyOnTwoThreadsMakesTheStoreItMakesOnOne() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = directory.appending("v1.sqlite")
+        try StoreGenerator(model: try #require(try Self.models().version(named: "v1")?.model), objects: 200, seed: 23).generate(at: source)
+        let one = directory.appending("one.sqlite"), two = directory.appending("two.sqlite")
+        _ = try Self.migrate(source, chunkSize: 6, inSQL: true, threads: 1, output: one)
+        _ = try Self.migrate(source, chunkSize: 6, inSQL: true, threads: 2, output: two)
+        #expect(try StoreRows.dump(two) == StoreRows.dump(one))
     }
 }
