@@ -9,10 +9,10 @@
 #
 # The policy (written below, as an app writes one, built by `moult policies build`) runs for each item in
 # stage 2, after `super`: a fetch of the items with the same owner (`owner == %@`, a to-one: its column is
-# indexed), a count of the heavier items (`weight > %d`, an attribute: no index, SQLite scans the table),
-# and a fetch of its holder by name in the holders (`name == %@`). In Swift each fetch reads and tests
-# every committed object of its entity; in SQL, SQLite selects them, and Swift tests only the objects the
-# chunk has read or changed.
+# indexed), a count of the heavier items (`weight > %d`, an attribute: no index, SQLite scans the table,
+# and about half the items are read), and a fetch of its holder by name in the holders (`name == %@`);
+# none (the migration alone), each kind alone, then the three. In Swift each fetch reads and tests every committed object of its
+# entity; in SQL, SQLite selects them, and Swift tests only the objects the chunk has read or changed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -76,19 +76,32 @@ cat >"$WORK/mapping.json" <<'EOF'
 EOF
 cat >"$WORK/src/FetchBenchPolicy.swift" <<'EOF'
 import CoreData
+import Foundation
 
+/// $FETCHES names the fetches made for each item: owner, weight, holder (all three by default).
 final class FetchBenchPolicy: NSEntityMigrationPolicy {
+    let fetches = Set((ProcessInfo.processInfo.environment["FETCHES"] ?? "owner,weight,holder").split(separator: ",").map(String.init))
+
     override func createRelationships(forDestination item: NSManagedObject, in mapping: NSEntityMapping, manager: NSMigrationManager) throws {
         try super.createRelationships(forDestination: item, in: mapping, manager: manager)
         let context = manager.destinationContext!
         let owner = item.value(forKey: "owner") as? NSManagedObject
-        let siblings = NSFetchRequest<NSManagedObject>(entityName: "Item")
-        siblings.predicate = NSPredicate(format: "owner == %@", owner ?? NSNull())
-        let heavier = NSFetchRequest<NSManagedObject>(entityName: "Item")
-        heavier.predicate = NSPredicate(format: "weight > %d", (item.value(forKey: "weight") as? Int) ?? 0)
-        let holder = NSFetchRequest<NSManagedObject>(entityName: "Holder")
-        holder.predicate = NSPredicate(format: "name == %@", (owner?.value(forKey: "name") as? String) ?? NSNull())
-        let found = [try context.fetch(siblings).count, try context.count(for: heavier), try context.fetch(holder).count]
+        var found: [Int] = []
+        if fetches.contains("owner") {
+            let siblings = NSFetchRequest<NSManagedObject>(entityName: "Item")
+            siblings.predicate = NSPredicate(format: "owner == %@", owner ?? NSNull())
+            found.append(try context.fetch(siblings).count)
+        }
+        if fetches.contains("weight") {
+            let heavier = NSFetchRequest<NSManagedObject>(entityName: "Item")
+            heavier.predicate = NSPredicate(format: "weight > %d", (item.value(forKey: "weight") as? Int) ?? 0)
+            found.append(try context.count(for: heavier))
+        }
+        if fetches.contains("holder") {
+            let holder = NSFetchRequest<NSManagedObject>(entityName: "Holder")
+            holder.predicate = NSPredicate(format: "name == %@", (owner?.value(forKey: "name") as? String) ?? NSNull())
+            found.append(try context.fetch(holder).count)
+        }
         item.setValue(found.map(String.init).joined(separator: " "), forKey: "note")
     }
 }
@@ -110,15 +123,23 @@ run() { # NAME EXTRA...: one migration, timed
     local begin end
     begin=$(date +%s.%N)
     "$BUILT" migrate "$SOURCE" --model "$WORK/Items.xcdatamodeld" --to v2 --mapping "$WORK/mapping.json" \
-        --output "$WORK/runs/$name.sqlite" --chunk-size 1000 --threads 1 --quiet "$@"
+        --output "$WORK/runs/$name.sqlite" --chunk-size 1000 --threads 1 --quiet "$@" >/dev/null
     end=$(date +%s.%N)
     python3 -c "print(f'{$end - $begin:.2f}')"
 }
-sql=$(run in-sql)
-swift=$(run in-swift --fetches-in-swift)
 digest() { python3 "$SCRIPTS/store-digest.py" --ignore-uuid "$1" | grep -v '^metadata'; }
-if diff -q <(digest "$WORK/runs/in-sql.sqlite") <(digest "$WORK/runs/in-swift.sqlite") >/dev/null; then same=identical; else same=DIFFER; fi
-ratio=$(python3 -c "print(f'{$swift / $sql:.1f}')")
-echo "policy-fetch-bench: $items items, $holders holders, $((3 * items)) fetches, chunks of 1,000, one thread ($CONFIGURATION):" \
-    "in SQL ${sql} s, in Swift ${swift} s (${ratio}x); stores $same"
-[[ $same == identical ]] || exit 1
+echo "policy-fetch-bench: $items items, $holders holders, chunks of 1,000, one thread ($CONFIGURATION), $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-22s %8s %10s %10s %7s %s\n' fetches count "in SQL" "in Swift" ratio stores
+FAILED=0
+for fetches in none owner weight holder owner,weight,holder; do
+    sql=$(FETCHES=$fetches run "in-sql-$fetches")
+    swift=$(FETCHES=$fetches run "in-swift-$fetches" --fetches-in-swift)
+    if diff -q <(digest "$WORK/runs/in-sql-$fetches.sqlite") <(digest "$WORK/runs/in-swift-$fetches.sqlite") >/dev/null; then
+        same=identical
+    else
+        same=DIFFER FAILED=1
+    fi
+    count=$([[ $fetches == none ]] && echo 0 || echo $((items * $(tr ',' '\n' <<<"$fetches" | wc -l))))
+    printf '%-22s %8s %9ss %9ss %6sx %s\n' "$fetches" "$count" "$sql" "$swift" "$(python3 -c "print(f'{$swift / $sql:.1f}')")" "$same"
+done
+exit $FAILED

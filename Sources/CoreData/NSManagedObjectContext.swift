@@ -96,10 +96,7 @@ open class NSManagedObjectContext: NSObject {
         if let known = handles[id] { return known }
         guard let entity = entityDescription(named: layout.name) else { return nil }
         let object = NSManagedObject(entity: entity, context: self, id: id)
-        var values: [String: Value] = [:]
-        for column in layout.attributes { values[column.name] = row[column.name] ?? .null }
-        for toOne in layout.toOneRelationships { values[toOne.name] = row[toOne.name] ?? .null }
-        object.ownState = ObjectState(generation: generation, row: values)
+        object.ownState = ObjectState(generation: generation, storeRow: row)
         return object
     }
 
@@ -131,7 +128,7 @@ open class NSManagedObjectContext: NSObject {
     }
 
     func row(of object: NSManagedObject, _ state: ObjectState) -> [String: Value] {
-        if let row = state.row { return row }
+        if let row = state.cachedRow { return row }
         var values: [String: Value] = [:]
         do {
             switch side {
@@ -316,7 +313,7 @@ open class NSManagedObjectContext: NSObject {
     /// The objects a fetch request asks for, in store order: the chunk's first, then each entity's
     /// committed objects by key. In the destination context the predicate runs as a `WHERE` over each
     /// entity's table where it can (a comparison of an attribute with a constant, a to-one with an
-    /// object: see the article "Bringing your app's policies"), and on the objects the chunk has made or
+    /// object: see <doc:BringingYourAppsPolicies>), and on the objects the chunk has made or
     /// changed in Swift; elsewhere, and for what SQL cannot say exactly, Moult's predicate language runs
     /// on each object. The objects are the same either way.
     ///
