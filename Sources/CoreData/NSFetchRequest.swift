@@ -2,6 +2,7 @@ public import Foundation
 import MoultEngine
 import MoultExpressions
 import MoultModel
+import MoultStore
 
 /// A fetch in a migration's context: an entity, a predicate, an offset and a limit.
 ///
@@ -120,12 +121,15 @@ open class NSPredicate: NSObject, @unchecked Sendable {
     }
 }
 
-/// A fetch's predicate compiled against a context: objects as records, relationship values as object ids.
+/// A fetch's predicate compiled against a context: objects as records, relationship values as object
+/// ids; and, for the destination's tables, its SQL where it pushes down exactly.
 struct FetchCondition {
     let predicate: CompiledPredicate
     let variables: VariableLayout
     let values: [(String, Value)]
     let context: NSManagedObjectContext
+    /// The predicate with its arguments written in as constants, for ``sql(for:)``.
+    private let bound: PredicateNode?
 
     init(_ predicate: NSPredicate, context: NSManagedObjectContext) throws {
         self.context = context
@@ -137,6 +141,24 @@ struct FetchCondition {
         } catch {
             throw MigrationError(.invalidMapping, "the fetch predicate '\(predicate.predicateFormat)' cannot be read: \(error)", underlying: error)
         }
+        bound = (try? PredicateNode(parsing: text)).map { $0.binding(Dictionary(values, uniquingKeysWith: { first, _ in first })) }
+    }
+
+    /// Whether the predicate may push down to SQL over some entity's table (``sql(for:)`` says for which).
+    var canPushDown: Bool { bound != nil }
+
+    /// The predicate as a `WHERE` over the table of `layout` (its attributes, and its to-ones compared
+    /// with an object or nil), true for exactly the rows the predicate holds for, as the Swift evaluator
+    /// would say of them; nil when it cannot be said in SQL exactly (``/MoultExpressions/SQLPushdown``).
+    func sql(for layout: EntityLayout) -> SQLCondition? {
+        guard let bound else { return nil }
+        var columns: [String: SQLColumn] = [:]
+        for attribute in layout.attributes { columns[attribute.name] = SQLColumn(name: attribute.column, type: attribute.type) }
+        for toOne in layout.toOneRelationships {
+            columns[toOne.name] = .toOne(name: toOne.column, entity: toOne.entityColumn.map { .column($0) } ?? .fixed(toOne.destinationNumber))
+        }
+        guard let fragment = SQLPushdown(columns: columns).predicate(bound) else { return nil }
+        return SQLCondition(fragment.sql, fragment.arguments)
     }
 
     static func value(of argument: Any?) throws -> Value {

@@ -1,5 +1,6 @@
 public import Foundation
 import MoultModel
+import MoultStore
 
 /// What can be fetched: Core Data's `NSFetchRequestResult`.
 public protocol NSFetchRequestResult: AnyObject {}
@@ -159,14 +160,31 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
 final class ObjectState {
     let generation: Int
     var row: [String: Value]?
+    /// The row a cursor gave, made into ``row`` when a value is first read (a fetch hands out many
+    /// objects whose values nobody reads).
+    var storeRow: ObjectRow?
     var toMany: [String: [ObjectID]] = [:]
     var added: [String: [ObjectID]] = [:]
     var removed: [String: Set<ObjectID>] = [:]
     /// To-one values set before the row was read, applied to it when it is.
     var rowChanges: [String: Value] = [:]
 
-    init(generation: Int, row: [String: Value]? = nil) {
+    init(generation: Int, row: [String: Value]? = nil, storeRow: ObjectRow? = nil) {
         self.generation = generation
         self.row = row
+        self.storeRow = storeRow
+    }
+
+    /// ``row``, made from ``storeRow`` if need be; nil when neither was read.
+    var cachedRow: [String: Value]? {
+        if row == nil, let storeRow {
+            var values: [String: Value] = [:]
+            for (name, value) in zip(storeRow.shape.names, storeRow.values) { values[name] = value }
+            for (key, value) in rowChanges { values[key] = value }
+            rowChanges = [:]
+            row = values
+            self.storeRow = nil
+        }
+        return row
     }
 }

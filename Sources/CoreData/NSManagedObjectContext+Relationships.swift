@@ -150,7 +150,7 @@ extension NSManagedObjectContext {
         } else {
             let targetState = state(of: target, registering: true)
             if writing { _ = row(of: target, targetState) }
-            if targetState.row != nil {
+            if targetState.cachedRow != nil {
                 targetState.row?[inverse.name] = .object(object.id)
             } else {
                 targetState.rowChanges[inverse.name] = .object(object.id)
@@ -233,7 +233,7 @@ extension NSManagedObjectContext {
             if relationship.isToMany {
                 for id in targets {
                     guard let target = self.object(for: id) else { continue }
-                    if let inverse, !inverse.isToMany, let row = self.state(of: target, registering: true).row,
+                    if let inverse, !inverse.isToMany, let row = self.state(of: target, registering: true).cachedRow,
                         case .object(let ownerID) = row[inverse.name] ?? .null, ownerID != objectID, let owner = self.object(for: ownerID)
                     {
                         try removeMember(id, from: relationship, of: owner, writing: false)
@@ -242,7 +242,7 @@ extension NSManagedObjectContext {
                     try remember(object, inInverse: inverse, of: target, writing: false)
                 }
             } else if let id = targets.first, let target = self.object(for: id) {
-                guard let row = state.row else {
+                guard let row = state.cachedRow else {
                     state.rowChanges[name] = .object(id)
                     try remember(object, inInverse: inverse, of: target, writing: false)
                     return

@@ -21,11 +21,13 @@ open class NSManagedObjectContext: NSObject {
     let side: Side
     unowned let manager: NSMigrationManager
     let model: ObjectModel
-    private var states: [ObjectID: ObjectState] = [:]
+    private(set) var states: [ObjectID: ObjectState] = [:]
     private var handles: [ObjectID: NSManagedObject] = [:]
     private var generation = -1
     private var entities: [String: NSEntityDescription] = [:]
     let rows = ChunkRowIndex()
+    /// How the fetches in the destination ran so far (see ``FetchStatistics``).
+    package var fetchStatistics = FetchStatistics()
 
     init(side: Side, manager: NSMigrationManager, model: ObjectModel) {
         self.side = side
@@ -36,7 +38,7 @@ open class NSManagedObjectContext: NSObject {
     var engine: MigrationManager { manager.engine }
 
     /// Drops what the context knew of the chunk before, when a new chunk began.
-    private func synchronize() {
+    func synchronize() {
         let current = engine.evaluationGeneration
         guard current != generation else { return }
         generation = current
@@ -90,14 +92,11 @@ open class NSManagedObjectContext: NSObject {
         }
     }
 
-    private func transientObject(for id: ObjectID, row: ObjectRow, layout: EntityLayout) -> NSManagedObject? {
+    func transientObject(for id: ObjectID, row: ObjectRow, layout: EntityLayout) -> NSManagedObject? {
         if let known = handles[id] { return known }
         guard let entity = entityDescription(named: layout.name) else { return nil }
         let object = NSManagedObject(entity: entity, context: self, id: id)
-        var values: [String: Value] = [:]
-        for column in layout.attributes { values[column.name] = row[column.name] ?? .null }
-        for toOne in layout.toOneRelationships { values[toOne.name] = row[toOne.name] ?? .null }
-        object.ownState = ObjectState(generation: generation, row: values)
+        object.ownState = ObjectState(generation: generation, storeRow: row)
         return object
     }
 
@@ -129,7 +128,7 @@ open class NSManagedObjectContext: NSObject {
     }
 
     func row(of object: NSManagedObject, _ state: ObjectState) -> [String: Value] {
-        if let row = state.row { return row }
+        if let row = state.cachedRow { return row }
         var values: [String: Value] = [:]
         do {
             switch side {
@@ -264,19 +263,20 @@ open class NSManagedObjectContext: NSObject {
     /// objects the chunk has met.
     public var registeredObjects: RegisteredObjects { RegisteredObjects(context: self) }
 
+    /// The names of an entity and, when asked, its sub-entities; nil (every entity) for no entity.
+    func entityNames(_ name: String?, includingSubentities: Bool) throws -> Set<String>? {
+        guard let name else { return nil }
+        guard model.entity(named: name) != nil else {
+            throw MigrationError(.invalidMapping, "the \(side == .source ? "source" : "destination") model has no entity '\(name)' to fetch")
+        }
+        return Set(includingSubentities ? model.hierarchy(from: name).map(\.name) : [name])
+    }
+
     /// The objects of an entity (and its sub-entities when asked), those the chunk made first, then the
     /// store's, one at a time.
     func forEachObject(ofEntity name: String?, includingSubentities: Bool, _ body: (NSManagedObject) throws -> Bool) throws {
         synchronize()
-        let names: Set<String>?
-        if let name {
-            guard model.entity(named: name) != nil else {
-                throw MigrationError(.invalidMapping, "the \(side == .source ? "source" : "destination") model has no entity '\(name)' to fetch")
-            }
-            names = Set(includingSubentities ? model.hierarchy(from: name).map(\.name) : [name])
-        } else {
-            names = nil
-        }
+        let names = try entityNames(name, includingSubentities: includingSubentities)
         switch side {
         case .destination:
             var seen: Set<ObjectID> = []
@@ -288,6 +288,7 @@ open class NSManagedObjectContext: NSObject {
                 guard try body(object) else { return }
             }
             for layout in engine.destinationEntities where !layout.isAbstract && (names?.contains(layout.name) ?? true) {
+                fetchStatistics.scanned += 1
                 let cursor = try engine.committedDestinations(of: layout)
                 while let row = try cursor.next() {
                     guard !seen.contains(row.id), let object = transientObject(for: row.id, row: row, layout: layout) else { continue }
@@ -309,7 +310,12 @@ open class NSManagedObjectContext: NSObject {
         }
     }
 
-    /// The objects a fetch request asks for, its predicate run by Moult's predicate language.
+    /// The objects a fetch request asks for, in store order: the chunk's first, then each entity's
+    /// committed objects by key. In the destination context the predicate runs as a `WHERE` over each
+    /// entity's table where it can (a comparison of an attribute with a constant, a to-one with an
+    /// object: see <doc:BringingYourAppsPolicies>), and on the objects the chunk has made or
+    /// changed in Swift; elsewhere, and for what SQL cannot say exactly, Moult's predicate language runs
+    /// on each object. The objects are the same either way.
     ///
     /// - Throws: ``/MoultEngine/MigrationError`` when the entity is unknown or the predicate cannot be
     ///   read or evaluated.
@@ -317,14 +323,21 @@ open class NSManagedObjectContext: NSObject {
         let condition = try request.predicate.map { try FetchCondition($0, context: self) }
         var results: [T] = []
         var skipped = 0
-        try forEachObject(ofEntity: request.entityName, includingSubentities: request.includesSubentities) { object in
-            if let condition, try !condition.matches(object) { return true }
+        let take = { (object: NSManagedObject) -> Bool in
             if skipped < request.fetchOffset {
                 skipped += 1
                 return true
             }
             if let result = object as? T { results.append(result) }
             return request.fetchLimit == 0 || results.count < request.fetchLimit
+        }
+        if side == .destination, engine.fetchesInSQL, let condition, condition.canPushDown {
+            try forEachDestination(ofEntity: request.entityName, includingSubentities: request.includesSubentities, matching: condition, take)
+            return results
+        }
+        try forEachObject(ofEntity: request.entityName, includingSubentities: request.includesSubentities) { object in
+            if let condition, try !condition.matches(object) { return true }
+            return take(object)
         }
         return results
     }

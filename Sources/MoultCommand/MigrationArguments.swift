@@ -26,7 +26,7 @@ struct MigrationArguments: ParsableArguments {
     var strict = false
 
     @Option(help: ArgumentHelp(
-        "Threads to use: with 2, the next chunk is read (and, when copied in bulk, evaluated by its SELECT) while the chunk before it is written (the same store byte for byte; default: the cores available).",
+        "Threads to use: with 2, the next chunk is read (and, when copied in bulk, evaluated by its SELECT) while the chunk before it is written (the same store byte for byte; default: the cores available). A migration policy runs on one thread whatever the number, one object after another.",
         valueName: "n"))
     var threads: Int?
 
@@ -41,6 +41,8 @@ struct MigrationArguments: ParsableArguments {
     @Flag(help: .hidden) var keepPassOrder = false
     @Flag(help: .hidden) var writeAllAssociations = false
     @Flag(help: .hidden) var uniquePerObject = false
+    /// A policy's fetches in the destination evaluated in Swift, object by object (for comparison).
+    @Flag(help: .hidden) var fetchesInSwift = false
     /// The destination's WAL size over which it is checkpointed between chunks on two threads (tests: 0).
     @Option(help: .hidden) var walCheckpointBytes: Int64?
     @Flag(help: .hidden) var streamEveryStep = false
@@ -83,6 +85,7 @@ struct MigrationArguments: ParsableArguments {
         options.reorderCreatePasses = !keepPassOrder
         options.skipUnreadAssociations = !writeAllAssociations
         options.uniqueInSQL = !uniquePerObject
+        options.fetchesInSQL = !fetchesInSwift
         if let walCheckpointBytes { options.walLimitBytes = walCheckpointBytes }
         options.intermediateStepsBySQL = !streamEveryStep
         options.linksExternalData = !copyExternalData

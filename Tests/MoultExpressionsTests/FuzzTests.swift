@@ -128,7 +128,14 @@ import Testing
         var parsed = 0
         var failures: [String] = []
         let compiler = ExpressionCompiler()
-        let pushdown = SQLPushdown { SQLColumn(name: "Z" + $0.uppercased(), type: $0.count % 2 == 0 ? .integer64 : .string) }
+        // Keys of three letters are to-ones (compared with objects in SQL), the others attributes.
+        let pushdown = SQLPushdown { key in
+            key.count == 3
+                ? .toOne(name: "Z" + key.uppercased(), entity: .fixed(2))
+                : SQLColumn(name: "Z" + key.uppercased(), type: key.count % 2 == 0 ? .integer64 : .string)
+        }
+        // Variables bound as a fetch's arguments are: an object, a value, a list.
+        let bindings: [String: Value] = ["a": .object(ObjectID(entity: 2, primaryKey: 7)), "b": .int(3), "c": .array([.string("x"), .int(1)])]
         var context = EvaluationContext(object: Record(), variables: compiler.variables)
         context[variable: "a"] = .value(.int(1))
         for _ in 0..<iterations {
@@ -139,6 +146,7 @@ import Testing
                     failures.append("predicate \(text) printed as \(predicate.description) does not parse back")
                 }
                 _ = pushdown.predicate(predicate)
+                _ = pushdown.predicate(predicate.binding(bindings))
                 if !text.contains("MATCHES"), let compiled = try? compiler.compile(predicate) { _ = try? compiled.evaluate(context) }
             }
             if let expression = try? ExpressionNode(parsing: text) {

@@ -37,6 +37,30 @@ import Testing
         #expect(try expression(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "TradeToTrade", $source.trades)"#) == nil)
     }
 
+    /// A to-one compares with an object (its key and its entity, as object ids compare) or nil, and
+    /// with nothing else; arguments bound as constants push down as literals do.
+    @Test func toOnesCompareWithObjects() throws {
+        var columns = Self.columns
+        columns["owner"] = .toOne(name: "ZOWNER", entity: .fixed(3))
+        columns["holder"] = .toOne(name: "ZHOLDER", entity: .column("Z3_HOLDER"))
+        let pushdown = SQLPushdown(columns: columns)
+        func bound(_ text: String, _ values: [String: Value]) throws -> SQLFragment? {
+            pushdown.predicate(try PredicateNode(parsing: text).binding(values))
+        }
+        let person = Value.object(ObjectID(entity: 3, primaryKey: 42))
+        #expect(try bound("owner == $x", ["x": person]) == SQLFragment(sql: "\"ZOWNER\" IS ?", arguments: [42]))
+        #expect(try bound("owner != $x", ["x": person]) == SQLFragment(sql: "\"ZOWNER\" IS NOT ?", arguments: [42]))
+        #expect(try bound("$x == owner", ["x": .object(ObjectID(entity: 5, primaryKey: 42))]) == SQLFragment(sql: "0"))
+        #expect(try bound("owner == $x", ["x": .null]) == SQLFragment(sql: "\"ZOWNER\" IS NULL"))
+        #expect(try bound("holder == $x", ["x": person]) == SQLFragment(sql: "(\"ZHOLDER\" IS ? AND \"Z3_HOLDER\" IS ?)", arguments: [42, 3]))
+        #expect(try bound("holder != $x AND age > $y", ["x": person, "y": .int(3)])
+            == SQLFragment(sql: "(NOT (\"ZHOLDER\" IS ? AND \"Z3_HOLDER\" IS ?)) AND (\"ZAGE\" > ?)", arguments: [42, 3, 3]))
+        #expect(try bound("age IN $list", ["list": .array([1, 2])]) == SQLFragment(sql: "\"ZAGE\" IN (?, ?)", arguments: [1, 2]))
+        for declined in ["owner == 3", "owner > $x", "owner == name", "owner.name == 'x'", "owner IN {$x}", "age == $unbound"] {
+            #expect(try bound(declined, ["x": person]) == nil, "\(declined)")
+        }
+    }
+
     @Test func nilRules() throws {
         #expect(try predicate("age == nil") == SQLFragment(sql: "(\"ZAGE\") IS NULL"))
         #expect(try predicate("nil != age") == SQLFragment(sql: "(\"ZAGE\") IS NOT NULL"))

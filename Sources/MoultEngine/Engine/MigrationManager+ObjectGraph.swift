@@ -102,6 +102,18 @@ extension MigrationManager {
         }
     }
 
+    /// A single-pass cursor over the destination objects earlier chunks committed, of one entity (its
+    /// own objects), for which `condition` holds: SQL over the entity's table (a fetch's predicate
+    /// pushed down), in key order.
+    package func committedDestinations(of entity: EntityLayout, where condition: SQLCondition, batchSize: Int = 512) throws -> any ObjectRowCursor {
+        do {
+            return try destinationStore.objects(
+                of: entity.name, includingSubentities: false, after: 0, through: nil, condition: condition, batchSize: batchSize)
+        } catch {
+            throw MigrationError(.io, "the destination's \(entity.name) objects could not be read", underlying: error)
+        }
+    }
+
     /// A single-pass cursor over the source objects of one entity (its own, not its sub-entities'), in key order.
     package func sourceObjects(of entity: EntityLayout, batchSize: Int = 512) throws -> any ObjectRowCursor {
         do {

@@ -81,6 +81,9 @@ public final class MigrationManager {
     /// to-one's first, a to-many's added), for a layer that caches objects (the CoreData module's
     /// context, around `super.createRelationships`).
     package var didSetRelationship: ((String, ObjectID, [ObjectID]) -> Void)?
+    /// Whether a layer's fetches in the destination run their predicates in SQL where they can
+    /// (``MigrationOptions/fetchesInSQL``).
+    package var fetchesInSQL = true
 
     /// The chunk being evaluated: what policies and mappings create, relate, set and remember is
     /// recorded there, not written (see ``EvaluatedChunk``).

@@ -77,9 +77,16 @@ public struct MigrationOptions: Sendable, Hashable {
     /// are read on a second thread while the chunk before it is evaluated and written (see
     /// `SourceReadAhead`), and a chunk copied in bulk has its `SELECT` run there while the chunk
     /// before it is inserted (see `BulkReadAhead`); with 1, everything runs on the calling thread. A third thread has nothing to
-    /// do today: more than 2 runs as 2. The destination is the same byte for byte at any number, and a
-    /// resume may use another.
+    /// do today: more than 2 runs as 2. A policy's hooks run on the calling thread at any number, one
+    /// object after another (only its source rows are read ahead). The destination is the same byte
+    /// for byte at any number, and a resume may use another.
     public var threads: Int = 1
+    /// Run the predicate of a fetch a policy makes in the destination context (the CoreData module's
+    /// `NSManagedObjectContext.fetch`) as a `WHERE` over the store's table where it can be (comparisons
+    /// of attributes with constants, a to-one with an object), the objects the chunk has made or changed
+    /// in Swift. The result is the same either way; turning it off evaluates every object in Swift (for
+    /// comparison).
+    public var fetchesInSQL: Bool = true
     /// Print, at the end of a run's passes, where its time went by pass and kind of work (a clock read
     /// per chunk and kind, never per object) to standard error.
     public var profile: Bool = false

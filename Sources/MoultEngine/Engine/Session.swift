@@ -54,6 +54,7 @@ package final class Session {
             let manager = try MigrationManager(
                 source: source, sqlSource: sqlSource, destination: destination, sourceModel: job.sourceModel,
                 destinationModel: job.destinationModel, associations: associations)
+            manager.fetchesInSQL = job.options.fetchesInSQL
             self.manager = manager
             chunkWriter = ChunkWriter(writer: manager.writer, associations: associations)
         } else {

@@ -7,10 +7,31 @@ public struct SQLColumn: Sendable, Hashable {
     public var name: String
     /// The attribute's type: it says how the column stores values (INTEGER, REAL, VARCHAR, TIMESTAMP …).
     public var type: AttributeType
+    /// For a to-one relationship (``toOne(name:entity:)``): where its object's `Z_ENT` is.
+    public var objectEntity: ObjectEntity?
+
+    /// Where the `Z_ENT` of a to-one's object is: a companion column (a destination with
+    /// sub-entities), or the one entity its objects can be of.
+    public enum ObjectEntity: Sendable, Hashable {
+        case column(String)
+        case fixed(Int32)
+    }
 
     public init(name: String, type: AttributeType) {
         self.name = name
         self.type = type
+    }
+
+    /// The column of a to-one relationship, holding its object's `Z_PK`: it compares with an object
+    /// (`owner == %@`, an object id constant) or with nil, and with nothing else.
+    ///
+    /// ```swift
+    /// SQLColumn.toOne(name: "ZOWNER", entity: .fixed(3))
+    /// ```
+    public static func toOne(name: String, entity: ObjectEntity) -> SQLColumn {
+        var column = SQLColumn(name: name, type: .objectID)
+        column.objectEntity = entity
+        return column
     }
 }
 
@@ -162,6 +183,7 @@ public struct SQLPushdown: Sendable {
         guard node.modifier == .direct, node.options.isEmpty else { throw Decline() }
         switch node.op {
         case .equal, .notEqual:
+            if let objects = try objectComparison(node) { return objects }
             let lhs = try value(node.lhs)
             let rhs = try value(node.rhs)
             let negated = node.op == .notEqual
@@ -215,6 +237,42 @@ public struct SQLPushdown: Sendable {
             throw Decline()
         }
     }
+
+    /// A to-one compared with an object or nil (`owner == %@`), as the evaluator compares object ids:
+    /// the key and the entity both; nil when neither side is a to-one. A to-one compared with anything
+    /// else declines.
+    private func objectComparison(_ node: ComparisonNode) throws(Decline) -> Condition? {
+        func toOne(_ side: ExpressionNode) -> SQLColumn? {
+            guard case .keyPath(let base, let components) = side, base == .evaluatedObject || base == .variable("source"),
+                components.count == 1, let column = columns(components[0]), column.objectEntity != nil
+            else { return nil }
+            return column
+        }
+        let (column, other): (SQLColumn, ExpressionNode)
+        if let found = toOne(node.lhs) {
+            (column, other) = (found, node.rhs)
+        } else if let found = toOne(node.rhs) {
+            (column, other) = (found, node.lhs)
+        } else {
+            return nil
+        }
+        let negated = node.op == .notEqual
+        let quoted = Self.quoted(column.name)
+        switch (other, column.objectEntity) {
+        case (.constant(.null), _):
+            return Condition(sql: "\(quoted) \(negated ? "IS NOT NULL" : "IS NULL")", arguments: [], nullable: false)
+        case (.constant(.object(let id)), .fixed(let entity)?):
+            guard id.entity == entity else { return Condition(sql: negated ? "1" : "0", arguments: [], nullable: false) }
+            return Condition(sql: "\(quoted) \(negated ? "IS NOT" : "IS") ?", arguments: [.int(id.primaryKey)], nullable: false)
+        case (.constant(.object(let id)), .column(let entityColumn)?):
+            let both = "(\(quoted) IS ? AND \(Self.quoted(entityColumn)) IS ?)"
+            return Condition(sql: negated ? "NOT \(both)" : both, arguments: [.int(id.primaryKey), .int(Int64(id.entity))], nullable: false)
+        default:
+            throw Decline()
+        }
+    }
+
+    private static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     /// `x IN {constants}`: `x IN (?, ?)`.
     private func membership(_ element: ExpressionNode, in collection: ExpressionNode) throws(Decline) -> Condition {
