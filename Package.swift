@@ -105,7 +105,7 @@ let package = Package(
                 "MoultModel", "MoultExpressions", "MoultMapping", "MoultStore", "MoultXMLStore", "MoultAssociations", "MoultEngine", "MoultMigration", "MoultFleet",
                 "MoultTelemetry", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
-                "MoultGenerate", "MoultTesting", "MoultPolicyBuild",
+                "MoultGenerate", "MoultTesting", "MoultPolicyBuild", "MoultPolicySource",
             ]
         ),
         .target(
@@ -119,9 +119,13 @@ let package = Package(
         // the engine, so an app's policy files compile unchanged on Linux.
         .target(name: "CoreData", dependencies: ["MoultEngine", "MoultModel", "MoultMapping", "MoultExpressions", "MoultStore"]),
         // `moult policies`: an app's policy files rewritten where Linux's compiler refuses them, and registered.
-        .target(name: "MoultPolicyBuild", dependencies: ["MoultModel", "MoultStore"]),
-        // The policy build inside this package, for a target listing app policy files (CoreDataPolicyTests).
-        .plugin(name: "PolicyBuildPlugin", capability: .buildTool(), dependencies: ["moult"]),
+        // Reading and rewriting an app's policy files (Foundation only: the plugin's host tool builds it).
+        .target(name: "MoultPolicySource"),
+        .target(name: "MoultPolicyBuild", dependencies: ["MoultPolicySource", "MoultModel", "MoultStore"]),
+        // The policy build inside this package, for a target listing app policy files (CoreDataPolicyTests):
+        // its tool is the generator alone, so the host build does not compile the package a second time.
+        .executableTarget(name: "moult-policy-generate", dependencies: ["MoultPolicySource"]),
+        .plugin(name: "PolicyBuildPlugin", capability: .buildTool(), dependencies: ["moult-policy-generate"]),
         .executableTarget(
             name: "moult",
             dependencies: ["MoultCommand", .product(name: "ArgumentParser", package: "swift-argument-parser")]

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoultModel
 import MoultPolicyBuild
+import MoultPolicySource
 
 /// `moult policies generate|build`: an app's `NSEntityMigrationPolicy` files, unchanged, compiled into
 /// a `moult` of its own against the CoreData module.

@@ -1,4 +1,6 @@
 public import Foundation
+public import MoultModel
+public import MoultPolicySource
 import MoultStore
 
 /// A package that builds an app's policies into a `moult` of its own: the rewritten policy files and
@@ -23,25 +25,9 @@ public struct PolicyBuildPlan: Sendable {
         self.configuration = configuration
     }
 
-    /// Reads the policy files (path and text), each knowing the policy classes of the others.
-    ///
-    /// - Throws: ``PolicyBuildError`` `.unsupportedConstruct` naming the line; `.noPolicyClass`.
+    /// Reads the policy files (path and text): ``PolicyRegistration/reading(module:files:)``.
     public static func registration(module: String, files: [(path: String, text: String)]) throws -> PolicyRegistration {
-        var known: Set<String> = []
-        var read: [PolicySourceFile] = []
-        // Twice, so a class may descend from one declared in a later file.
-        for _ in 0..<2 {
-            read = try files.map { try PolicySourceFile(text: $0.text, path: $0.path, knownPolicyClasses: known) }
-            known.formUnion(read.flatMap(\.classes).map(\.name))
-        }
-        guard !known.isEmpty else {
-            throw PolicyBuildError(.noPolicyClass, "no class descending from NSEntityMigrationPolicy in \(files.map(\.path).joined(separator: ", "))")
-        }
-        let names = files.map { URL(filePath: $0.path).lastPathComponent }
-        if let repeated = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
-            throw PolicyBuildError(.unsupportedConstruct, "two policy files are named \(repeated); a module's files need distinct names")
-        }
-        return PolicyRegistration(module: module, files: read)
+        try PolicyRegistration.reading(module: module, files: files)
     }
 
     /// Writes the rewritten files and `PolicyRegistration.swift` into a folder.
@@ -147,5 +133,13 @@ public struct PolicyBuildPlan: Sendable {
     /// What went wrong, as a person reads it: a ``MoultStore/StoreError``'s message, Foundation's description.
     private static func described(_ error: any Error) -> String {
         (error as? StoreError)?.message ?? error.localizedDescription
+    }
+}
+
+/// A policy build's failure ends the command as any other: 74 when a file cannot be read or written, 65
+/// for what the files say.
+extension PolicyBuildError: CategorizedError {
+    public var category: FailureCategory {
+        code == .io ? .io : .badInput
     }
 }

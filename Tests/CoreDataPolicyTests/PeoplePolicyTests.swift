@@ -8,9 +8,9 @@ import MoultPeople
 import MoultTestSupport
 import Testing
 
-/// The People company policy written as an app writes it for Core Data
-/// (`Datasets/People/CoreData/AdultToCompanyPolicy.swift`, its companies found through `userInfo`), built
-/// by the policy build, against the same policy written with Moult's own protocol (`MoultPeople`).
+/// The People company and school policies written as an app writes them for Core Data
+/// (`Datasets/People/CoreData/`, the companies and schools found through `userInfo`), built
+/// by the policy build, against the same policies written with Moult's own protocol (`MoultPeople`).
 @Suite struct PeoplePolicyTests {
     /// People v4 → v5 in chunks of 41: the same store as the People command's compiled policy.
     @Test func theCoreDataCompanyPolicyGivesThePeopleStore() throws {
@@ -28,7 +28,7 @@ import Testing
             .run(output: expected)
 
         var coreData = native
-        CoreDataPolicyTestsPolicies.register(in: &coreData)  // AdultToCompanyPolicy, the NSEntityMigrationPolicy
+        CoreDataPolicyTestsPolicies.register(in: &coreData)  // AdultToCompanyPolicy and ChildToSchoolPolicy, as written for Core Data
         let output = directory.appending("coredata.sqlite")
         try ProgressiveMigration(store: source, model: model, to: "v5", mappings: [mapping], policies: coreData, options: MigrationOptions(chunkSize: 41))
             .run(output: output)
@@ -36,6 +36,9 @@ import Testing
         let companies = try StoreRows.query(output, "SELECT ZNAME, IFNULL(ZBUSINESS, '') FROM ZCOMPANY ORDER BY ZNAME")
         let names = try StoreRows.query(source, "SELECT DISTINCT ZCOMPANYNAME FROM ZPERSON WHERE ZCOMPANYNAME IS NOT NULL AND ZCOMPANYNAME != '' ORDER BY ZCOMPANYNAME")
         #expect(companies.map { $0[0] } == names.map { $0[0] } && !names.isEmpty)
+        let schools = try StoreRows.query(output, "SELECT ZNAME FROM ZSCHOOL ORDER BY ZNAME")
+        let schoolNames = try StoreRows.query(source, "SELECT DISTINCT ZSCHOOLNAME FROM ZPERSON WHERE ZSCHOOLNAME IS NOT NULL AND ZSCHOOLNAME != '' ORDER BY ZSCHOOLNAME")
+        #expect(schools == schoolNames && !schoolNames.isEmpty)
         #expect(try StoreRows.dump(output) == StoreRows.dump(expected))
     }
 }

@@ -35,7 +35,7 @@ import Testing
         #expect(
             names == [
                 "Post2ToPost3MigrationPolicy", "V2to3MakerPolicy", "BookCoverToCoverMigrationPolicy", "NoteToNotePolicy", "ImageToImagePolicy",
-                "AdultToCompanyPolicy",
+                "AdultToCompanyPolicy", "ChildToSchoolPolicy",
             ])
         let book = try #require(CoreDataPolicyTestsPolicies.classes.first { $0.name == "BookCoverToCoverMigrationPolicy" })
         #expect(book.selectors == ["destinationTitleForSourceBookTitle:manager:"])

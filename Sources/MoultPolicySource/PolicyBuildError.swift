@@ -1,8 +1,7 @@
-public import MoultModel
-
 /// Why an app's policy files cannot be built: a construct Linux's compiler refuses that the build does
-/// not rewrite, a class it cannot register, or a file it cannot read or write.
-public struct PolicyBuildError: CategorizedError {
+/// not rewrite, a class it cannot register, or a file it cannot read or write. (Its exit code, 74 for
+/// `.io` and 65 otherwise, is given where the build meets the command line: `MoultPolicyBuild`.)
+public struct PolicyBuildError: Error, CustomStringConvertible {
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
@@ -31,10 +30,6 @@ public struct PolicyBuildError: CategorizedError {
         self.file = file
         self.line = line
         self.column = column
-    }
-
-    public var category: FailureCategory {
-        code == .io ? .io : .badInput
     }
 
     public var description: String {
