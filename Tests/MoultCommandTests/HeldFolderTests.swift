@@ -4,13 +4,13 @@ import MoultStore
 import MoultTestSupport
 import Testing
 
-/// Issue 37, item 1: a run holds the store's folder (and DEST's) from its start to its end. A run is
-/// stopped at an operation of its own (`MOULT_FILE_PAUSE`), the store's folder is renamed away and a
-/// symbolic link to another folder, or another folder, is put at its old name; then the run goes on. The
-/// other folder holds a copy of the same store and support folder, so a run that went by the path would
-/// find a store there to work on. By a listing with content hashes, nothing in the other folder is
-/// created, changed or removed; the run completes in the folder it holds, where the store is then at the
-/// new version; no message names `/proc/self/fd`.
+/// Issue 37, item 1: a run holds the store's folder (and DEST's) from its start to its end. A run (in
+/// place, into `--output`, staged, `convert`) is stopped at an operation of its own (`MOULT_FILE_PAUSE`),
+/// the store's folder is renamed away and a symbolic link to another folder, or another folder, is put at
+/// its old name; then the run goes on. The other folder holds a copy of the same store and support
+/// folder, so a run that went by the path would find a store there to work on. By a listing with content
+/// hashes, nothing in the other folder is created, changed or removed; the run completes in the folder it
+/// holds, where its result is; no message names `/proc/self/fd`.
 @Suite struct HeldFolderTests {
     static let model = NothingOutsideTests.model
     static let toV2 = ["--model", model, "--to", "v2"]
@@ -34,6 +34,7 @@ import Testing
         try manager.copyItem(at: scene.stores, to: scene.other)
         try Data("someone's notes\n".utf8).write(to: scene.other.appending(path: "notes.txt"))
         #expect(mkfifo(scene.fifo.path, 0o600) == 0)
+        try Data(#"{ "stages": [ { "custom": { "from": "v1", "to": "v2" } } ] }"#.utf8).write(to: scene.directory.appending("stages.json"))
         return scene
     }
 
@@ -103,45 +104,67 @@ import Testing
         return versioned.version(matchingEntityHashes: try StoreMetadata(contentsOf: url).entityHashes)?.name
     }
 
+    /// The runs stopped and swapped: in place, into `--output` (DEST beside the store), staged in place,
+    /// and `convert` into an XML store beside it.
+    enum Kind: CaseIterable, CustomStringConvertible {
+        case inPlace, output, staged, convert
+
+        var description: String { "\(self == .inPlace ? "in place" : self == .output ? "--output" : self == .staged ? "staged" : "convert")" }
+
+        func arguments(_ scene: Scene) -> [String] {
+            let store = scene.stores.appending(path: "base.sqlite").path
+            switch self {
+            case .inPlace: return ["migrate", store] + toV2
+            case .output: return ["migrate", store, "--output", scene.stores.appending(path: "out.sqlite").path] + toV2
+            case .staged: return ["migrate", store, "--model", model, "--stages", scene.directory.appending("stages.json").path]
+            case .convert: return ["convert", store, "--to", "xml", "--model", model, "--output", scene.stores.appending(path: "conv.xml").path]
+            }
+        }
+
+        /// What the run made, in the folder it held (`moved/`), as it should be.
+        func checkMade(in folder: URL, _ label: String, _ output: String) throws {
+            let (store, out, xml) = (folder.appending(path: "base.sqlite"), folder.appending(path: "out.sqlite"), folder.appending(path: "conv.xml"))
+            switch self {
+            case .inPlace, .staged:
+                #expect(try version(of: store) == "v2", "\(label): \(store.path) is not at v2\n\(output)")
+            case .output:
+                #expect(try version(of: out) == "v2", "\(label): \(out.path) is not at v2\n\(output)")
+                #expect(try version(of: store) == "v1", "\(label): the source changed")
+            case .convert:
+                let text = (try? String(contentsOf: xml, encoding: .utf8)) ?? ""
+                #expect(text.contains("<database"), "\(label): \(xml.path) is no XML store\n\(output)")
+                #expect(try version(of: store) == "v1", "\(label): the source changed")
+            }
+        }
+    }
+
     /// One run stopped at operation `pause` with `swap`: the other folder unchanged, the run completed in
-    /// the folder it holds.
-    static func check(_ arguments: (Scene) -> [String], inPlace: Bool, pause: Int, swap: Swap) throws {
+    /// the folder it holds, nothing of its own left there.
+    static func check(_ kind: Kind, pause: Int, swap: Swap) throws {
         let scene = try scene()
         defer { scene.directory.remove() }
         let before = NamedOutputsTests.listing(scene.other)
-        let run = try runSwapped(arguments(scene), pause: pause, swap: swap, in: scene)
-        let label = "\(arguments(scene).joined(separator: " ")), stopped at operation \(pause), \(swap) at stores/"
+        let arguments = kind.arguments(scene)
+        let run = try runSwapped(arguments, pause: pause, swap: swap, in: scene)
+        let label = "\(arguments.joined(separator: " ")), stopped at operation \(pause), \(swap) at stores/"
         #expect(run.stopped, "\(label): the run ended before its stop\n\(run.output)")
         let otherNow = swap == .link ? scene.other : scene.stores
         let after = NamedOutputsTests.listing(otherNow)
         #expect(after == before, "\(label) changed the other folder: \(NothingOutsideTests.difference(before, after))\n\(run.output)")
         #expect(run.status == 0, "\(label): exit \(run.status)\n\(run.output)")
         #expect(!run.output.contains("/proc/self"), "\(label): a message names a descriptor's path\n\(run.output)")
-        // Completed where the run looked: the store (or DEST) there at v2, nothing of the run's own left.
-        let migrated = scene.moved.appending(path: inPlace ? "base.sqlite" : "out.sqlite")
-        #expect(try version(of: migrated) == "v2", "\(label): \(migrated.path) is not at v2\n\(run.output)")
-        if !inPlace { #expect(try version(of: scene.moved.appending(path: "base.sqlite")) == "v1", "\(label): the source changed") }
+        try kind.checkMade(in: scene.moved, label, run.output)
         let leftovers = NamedOutputsTests.listing(scene.moved).keys.filter { $0.contains(".moult-") }
         #expect(leftovers.isEmpty, "\(label) left \(leftovers.sorted())")
     }
 
-    static func inPlace(_ scene: Scene) -> [String] {
-        ["migrate", scene.stores.appending(path: "base.sqlite").path] + toV2
-    }
-
-    static func output(_ scene: Scene) -> [String] {
-        ["migrate", scene.stores.appending(path: "base.sqlite").path, "--output", scene.stores.appending(path: "out.sqlite").path] + toV2
-    }
-
-    /// In place, and into `--output` (DEST beside the store), each stopped at its first operation, a third
-    /// of the way and half way.
-    @Test(arguments: [true, false], [Swap.link, .folder])
-    func aRunStaysInTheFolderItHolds(inPlace: Bool, swap: Swap) throws {
-        let arguments = inPlace ? Self.inPlace : Self.output
-        let count = try Self.operations(arguments)
-        #expect(count > 6, "the run made \(count) operations")
+    /// Each kind of run, stopped at its first operation, a third of the way and half way.
+    @Test(arguments: Kind.allCases, [Swap.link, .folder])
+    func aRunStaysInTheFolderItHolds(kind: Kind, swap: Swap) throws {
+        let count = try Self.operations(kind.arguments)
+        #expect(count >= 4, "\(kind) made \(count) operations")
         for pause in Set([1, count / 3, count / 2]) {
-            try Self.check(arguments, inPlace: inPlace, pause: pause, swap: swap)
+            try Self.check(kind, pause: pause, swap: swap)
         }
     }
 
@@ -151,7 +174,7 @@ import Testing
         defer { scene.directory.remove() }
         try FileManager.default.createSymbolicLink(
             at: scene.stores.appending(path: "base.sqlite-wal"), withDestinationURL: scene.other.appending(path: "notes.txt"))
-        let result = try MoultProcess.run(Self.inPlace(scene))
+        let result = try MoultProcess.run(Kind.inPlace.arguments(scene))
         #expect(result.exitCode != 0)
         #expect(result.standardError.contains(scene.stores.appending(path: "base.sqlite-wal").path), "\(result.standardError)")
         #expect(!result.standardError.contains("/proc/self"), "\(result.standardError)")
