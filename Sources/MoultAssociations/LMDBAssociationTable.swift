@@ -35,6 +35,9 @@ public final class LMDBAssociationTable: AssociationTable {
     public let directory: URL
 
     private let environment: Environment
+    /// The directory's descriptor LMDB opens its files through, when it lies in a folder the run holds
+    /// (``FileOperations/openFolder(_:)``); closed with the environment.
+    private var heldDirectory: Int32?
     private let forward: Environment.Database
     private let reverse: Environment.Database
     private let state: Environment.Database
@@ -78,12 +81,32 @@ public final class LMDBAssociationTable: AssociationTable {
         for name in ["data.mdb", "lock.mdb"] where FileOperations.isSymbolicLink(directory.appending(path: name).path(percentEncoded: false)) {
             throw AssociationError(.io, "\(name) is a symbolic link, and Moult does not follow it", directory: directory.path)
         }
-        environment = try Environment(
-            directory: directory.path, maxDatabases: 4, mapSize: initialMapSize, maximumMapSize: maximumMapSize,
-            syncOnCommit: syncOnCommit)
-        forward = try environment.database(named: "forward")
-        reverse = try environment.database(named: "reverse")
-        state = try environment.database(named: "state")
+        // In a folder the run holds, through a descriptor of the directory (`/proc/self/fd/N`): the files
+        // are made in the folder the run looked at, wherever it now is.
+        let held: (descriptor: Int32, path: String)?
+        do throws(StoreError) {
+            held = try FileOperations.openFolder(directory.path(percentEncoded: false))
+        } catch {
+            throw AssociationError(.io, "cannot open the association directory: \(error.message)", directory: directory.path)
+        }
+        do {
+            environment = try Environment(
+                directory: directory.path, openingAt: held?.path, maxDatabases: 4, mapSize: initialMapSize, maximumMapSize: maximumMapSize,
+                syncOnCommit: syncOnCommit)
+        } catch {
+            if let held { FileOperations.closeFolder(held.descriptor) }
+            throw error
+        }
+        do {
+            forward = try environment.database(named: "forward")
+            reverse = try environment.database(named: "reverse")
+            state = try environment.database(named: "state")
+        } catch {
+            environment.close()
+            if let held { FileOperations.closeFolder(held.descriptor) }
+            throw error
+        }
+        heldDirectory = held?.descriptor
         scratchKey.reserveCapacity(32)
         scratchKey2.reserveCapacity(32)
     }
@@ -362,6 +385,8 @@ public final class LMDBAssociationTable: AssociationTable {
     public func close() {
         abortChunk()
         environment.close()
+        if let heldDirectory { FileOperations.closeFolder(heldDirectory) }
+        heldDirectory = nil
     }
 
     public func removeStorage() throws {

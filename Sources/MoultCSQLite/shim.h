@@ -132,8 +132,10 @@ static inline int moult_private_shm_delete(sqlite3_vfs *vfs, const char *name, i
 static inline int moult_private_shm_access(sqlite3_vfs *vfs, const char *name, int flags, int *out) {
     return MOULT_BASE(vfs)->xAccess(MOULT_BASE(vfs), name, flags, out);
 }
+static inline int moult_held_path(const char *name, int size, char *out);
 static inline int moult_private_shm_full_pathname(sqlite3_vfs *vfs, const char *name, int size, char *out) {
-    return MOULT_BASE(vfs)->xFullPathname(MOULT_BASE(vfs), name, size, out);
+    int held = moult_held_path(name, size, out);
+    return held >= 0 ? held : MOULT_BASE(vfs)->xFullPathname(MOULT_BASE(vfs), name, size, out);
 }
 static inline void *moult_private_shm_dlopen(sqlite3_vfs *vfs, const char *name) {
     return MOULT_BASE(vfs)->xDlOpen(MOULT_BASE(vfs), name);
@@ -196,6 +198,59 @@ static inline const char *moult_register_private_shm_vfs(void) {
     vfs.xCurrentTime = moult_private_shm_current_time;
     vfs.xGetLastError = moult_private_shm_last_error;
     vfs.xCurrentTimeInt64 = moult_private_shm_current_time_int64;
+    if (sqlite3_vfs_register(&vfs, 0) != SQLITE_OK) return 0;
+    registered = 1;
+    return vfs.zName;
+}
+
+// MARK: - A VFS for files in a folder the run holds
+//
+// A file in a folder Moult holds open for a run is given to SQLite as `/proc/self/fd/N/NAME`, N being a
+// descriptor of that folder, so that the kernel finds the folder the run holds wherever it now is. The
+// unix VFS's xFullPathname would undo that: it follows every symbolic link of a path (and the magic link
+// `/proc/self/fd/N` is one), naming the folder by the path it has at that instant, and then opens the
+// `-journal`, `-wal` and `-shm` by that path, later, wherever it then leads (with
+// SQLITE_OPEN_NOFOLLOW it refuses the path instead: SQLITE_CANTOPEN_SYMLINK). This VFS is the default
+// one with one change: a path under `/proc/self/fd/` is its own full path, so that every file of the
+// connection is opened through the descriptor. The private-memory VFS above does the same.
+
+/// Copies `name` to `out` when it is a path under `/proc/self/fd/`: SQLITE_OK, or SQLITE_CANTOPEN when it
+/// does not fit; -1 for any other path.
+static inline int moult_held_path(const char *name, int size, char *out) {
+    static const char prefix[] = "/proc/self/fd/";
+    if (!name || strncmp(name, prefix, sizeof(prefix) - 1) != 0) return -1;
+    size_t length = strlen(name);
+    if (length + 1 > (size_t)size) return SQLITE_CANTOPEN;
+    memcpy(out, name, length + 1);
+    return SQLITE_OK;
+}
+
+/// The default VFS the held-folder VFS is a copy of.
+static inline sqlite3_vfs **moult_held_base(void) {
+    static sqlite3_vfs *base = 0;
+    return &base;
+}
+
+static inline int moult_held_full_pathname(sqlite3_vfs *vfs, const char *name, int size, char *out) {
+    (void)vfs;
+    int held = moult_held_path(name, size, out);
+    sqlite3_vfs *base = *moult_held_base();
+    return held >= 0 ? held : base->xFullPathname(base, name, size, out);
+}
+
+/// Registers the held-folder VFS (once; later calls do nothing) and returns its name, or 0 when SQLite
+/// has no default VFS to copy. Call it from one thread at a time (Moult calls it from a Swift lazy global).
+static inline const char *moult_register_held_vfs(void) {
+    static sqlite3_vfs vfs;
+    static int registered = 0;
+    if (registered) return vfs.zName;
+    sqlite3_vfs *base = sqlite3_vfs_find(0);
+    if (!base) return 0;
+    *moult_held_base() = base;
+    vfs = *base;
+    vfs.pNext = 0;
+    vfs.zName = "moult-held";
+    vfs.xFullPathname = moult_held_full_pathname;
     if (sqlite3_vfs_register(&vfs, 0) != SQLITE_OK) return 0;
     registered = 1;
     return vfs.zName;

@@ -71,8 +71,7 @@ struct AbandonCommand: AsyncParsableCommand {
 
     /// Whether anything (a link to nothing included) has this name.
     static func exists(_ url: URL) -> Bool {
-        var info = stat()
-        return lstat(url.path(percentEncoded: false), &info) == 0
+        FileOperations.attributes(url.path(percentEncoded: false)) != nil
     }
 
     /// Removes a name: a link or a file by itself, a folder with what it holds (links in it removed, not

@@ -155,10 +155,12 @@ struct ChainArguments: ParsableArguments {
     /// most likely copied without its `-wal`, where an app's latest writes are until a checkpoint. It
     /// migrates as the store it is (a store closed cleanly has no `-wal` either), with this said.
     static func missingWALNote(_ store: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: store) else { return nil }
-        defer { try? handle.close() }
-        guard let header = try? handle.read(upToCount: 20), header.count == 20, header.starts(with: Array("SQLite format 3".utf8)),
-            header[18] == 2, header[19] == 2, !FileManager.default.fileExists(atPath: store + "-wal"),
+        // (In the folder the run holds: FileOperations, HeldFolders.)
+        let header = (try? FileOperations.withRegularFile(store) { (descriptor, size) throws(StoreError) in
+            try FileOperations.readAll(descriptor, size: min(size, 20), path: store)
+        }) ?? nil
+        guard let header, header.count == 20, header.starts(with: Array("SQLite format 3".utf8)),
+            header[18] == 2, header[19] == 2, !FileOperations.exists(store + "-wal"),
             let database = try? Database(url: URL(filePath: store), mode: .readOnly)
         else { return nil }
         defer { database.close() }

@@ -29,7 +29,7 @@ struct ChildProcess {
     /// is what the handlers' `now()` gives in a staged child.
     static func run(_ arguments: [String], in folder: URL, fault: String? = nil, stagesNow: Date? = nil) throws -> ChildProcess {
         var environment = ProcessInfo.processInfo.environment
-        for key in ["MOULT_FAULT", "MOULT_FILE_TRACE", "MOULT_FILE_CRASH", "MOULT_FILE_KEEP", holdVariable] { environment[key] = nil }
+        for key in ["MOULT_FAULT", "MOULT_FILE_TRACE", "MOULT_FILE_CRASH", "MOULT_FILE_KEEP", "MOULT_FILE_PAUSE", holdVariable] { environment[key] = nil }
         if let fault { environment["MOULT_FAULT"] = fault }
         environment[MigrateCommand.stagesNowVariable] = stagesNow.map { String($0.timeIntervalSince1970) }
         // The child stops when this process is gone, and is stopped with it (ChildStop).

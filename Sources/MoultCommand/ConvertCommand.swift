@@ -66,6 +66,9 @@ struct ConvertCommand: AsyncParsableCommand {
     }
 
     private func convert() async throws {
+        // STORE's folder and DEST's, held for the run (``HeldFolders``).
+        let held = HeldFolders.hold(foldersOf: [store, output])
+        defer { held.release() }
         try await reportingFailures {
             try OutputPathCheck(reads: [.store("STORE", store)], writes: [.store("--output", output)]).refuse()
             guard let type = try StoreTypeSupport.type(of: store) else {
@@ -84,7 +87,7 @@ struct ConvertCommand: AsyncParsableCommand {
             defer { lock.release() }
             // DEST already there is refused, unless it is exactly what this conversion writes (a run
             // killed after renaming it into place, before it ended): judged once the conversion is made.
-            let exists = FileManager.default.fileExists(atPath: output)
+            let exists = FileOperations.exists(output)
             let support = ExternalDataReference.supportFolder(besideStore: destination)
             if !exists, AbandonCommand.exists(support) {
                 throw MigrationError(.outputExists, "\(support.path(percentEncoded: false)) already exists; Moult never overwrites a store's external data")

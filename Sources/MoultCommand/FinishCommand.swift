@@ -24,6 +24,9 @@ struct FinishCommand: AsyncParsableCommand {
     var model: String
 
     func run() async throws {
+        // The store's folder, held for the run (``HeldFolders``).
+        let held = HeldFolders.hold(foldersOf: [store])
+        defer { held.release() }
         try await reportingFailures {
             let url = URL(filePath: store)
             // One run per store: a migration of it, or another `finish`, makes this one busy (73), nothing touched.

@@ -112,6 +112,11 @@ struct MigrateCommand: AsyncParsableCommand {
             resolved.arguments.storeArgument = real
             return try await resolved.run()
         }
+        // The store's folder and DEST's, opened once and held for the whole run: every file of the run in
+        // them (backups, run folders, swaps, companions, `_SUPPORT`, outputs) is made, renamed and
+        // removed there, wherever those folders are moved meanwhile (``HeldFolders``).
+        let held = HeldFolders.hold(foldersOf: [arguments.storeArgument, outputOption].compactMap { $0 })
+        defer { held.release() }
         // DEST, `--events` and `--metrics` never name the store, a file of its, or one another (64, before anything runs).
         if arguments.storeArgument != nil {
             try await reportingFailures {
@@ -166,8 +171,8 @@ struct MigrateCommand: AsyncParsableCommand {
                 log: log)
         }
         if arguments.strict { try DataLossGuard(migration).refuseUnderStrict() }
-        if run.resume, !FileManager.default.fileExists(atPath: output.path), !FileManager.default.fileExists(atPath: RunNames.work(forOutput: output).path),
-            !FileManager.default.fileExists(atPath: migration.stepsDirectory(for: output).path)
+        if run.resume, !FileOperations.exists(output.path), !FileOperations.exists(RunNames.work(forOutput: output).path),
+            !FileOperations.exists(migration.stepsDirectory(for: output).path)
         {
             printError("moult: nothing to resume for \(run.output); starting")
         }

@@ -130,7 +130,8 @@ public struct MoultCommand: AsyncParsableCommand {
     /// The test harnesses' hooks, the only environment the library's behaviour depends on, read here and
     /// nowhere else: `MOULT_FAULT=<point>[:<n>]` (``FaultInjection``: `moult fault-points` lists the
     /// points), the power-loss harness's `MOULT_FILE_TRACE=<file>`, `MOULT_FILE_CRASH=<n>` and
-    /// `MOULT_FILE_KEEP=<folder>` (``FileOperations/armHarness(tracePath:crashBefore:keepFolder:)``), and
+    /// `MOULT_FILE_KEEP=<folder>` (``FileOperations/armHarness(tracePath:crashBefore:keepFolder:)``), the
+    /// folder-swap harness's `MOULT_FILE_PAUSE=<n>:<fifo>` (``FileOperations/armPause(before:fifo:)``), and
     /// `moult test`'s `MOULT_TEST_HOLD=<fifo>` (``ChildProcess/holdVariable``).
     static func armHarnessHooks(_ environment: [String: String]) throws {
         if let fault = environment["MOULT_FAULT"] { try FaultInjection.arm(fault) }
@@ -138,6 +139,9 @@ public struct MoultCommand: AsyncParsableCommand {
         let (trace, crash, keep) = (environment["MOULT_FILE_TRACE"], environment["MOULT_FILE_CRASH"], environment["MOULT_FILE_KEEP"])
         if trace != nil || crash != nil || keep != nil {
             FileOperations.armHarness(tracePath: trace, crashBefore: crash.flatMap { Int($0) }, keepFolder: keep)
+        }
+        if let pause = environment["MOULT_FILE_PAUSE"], let colon = pause.firstIndex(of: ":"), let count = Int(pause[..<colon]) {
+            FileOperations.armPause(before: count, fifo: String(pause[pause.index(after: colon)...]))
         }
     }
 

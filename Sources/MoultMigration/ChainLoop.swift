@@ -201,7 +201,7 @@ struct ChainLoop {
         return path(url.deletingLastPathComponent()) == path(folder.work)
     }
 
-    private func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
+    private func exists(_ url: URL) -> Bool { FileOperations.exists(url.path) }
 
     private func storeUUID(of url: URL) -> String? { try? StoreMetadata(contentsOf: url).storeUUID }
 }

@@ -18,7 +18,7 @@ extension ProgressiveMigration {
         defer { lock.release() }
         let record = try runRecord()
         let manager = FileManager.default
-        if manager.fileExists(atPath: output.path) {
+        if FileOperations.exists(output.path) {
             if (try? StoreMetadata(contentsOf: output).runRecord) == record { return false }
             throw MigrationError(.outputExists, "\(output.path) already exists; Moult never overwrites a store")
         }

@@ -248,12 +248,12 @@ public struct ProgressiveMigration {
         let identity = directory.appending(path: "chain")
         let arguments = try chainFingerprintText()
         let fingerprint = RunArguments.hash(arguments)
-        var existed = manager.fileExists(atPath: directory.path)
-        if steps.count > 1 && existed && !manager.fileExists(atPath: identity.path) {
+        var existed = FileOperations.exists(directory.path)
+        if steps.count > 1 && existed && !FileOperations.exists(identity.path) {
             // A run killed between making the folder and recording its chain there: the identity is
             // written before any step runs, so such a folder holds no work (at most the identity's own
             // temporary file). It is this run's to take.
-            let entries = (try? manager.contentsOfDirectory(atPath: directory.path)) ?? []
+            let entries = FileOperations.names(in: directory.path) ?? []
             if !entries.contains(where: { $0.hasSuffix(".sqlite") || $0.hasSuffix(RunNames.workSuffix) }) {
                 RunFolder.remove(directory)
                 existed = false
@@ -276,7 +276,7 @@ public struct ProgressiveMigration {
         // An output already there is refused before any step runs (the last step would refuse it only
         // after the others), unless a run under way or asked to resume may own it.
         let lastWork = migrator(for: steps[steps.count - 1], source: store).workDirectory(for: output)
-        if !resume, !chainUnderWay, manager.fileExists(atPath: output.path), !manager.fileExists(atPath: lastWork.path) {
+        if !resume, !chainUnderWay, FileOperations.exists(output.path), !FileOperations.exists(lastWork.path) {
             throw MigrationError(.outputExists, "\(output.path) already exists; Moult never overwrites a store")
         }
         if steps.count > 1 && !existed {
@@ -385,8 +385,8 @@ public struct ProgressiveMigration {
     /// ``runRecord()``: these arguments, this content of the source), and no run into it is under way.
     func isFinishedOutput(_ output: URL, record: String) -> Bool {
         let manager = FileManager.default
-        guard manager.fileExists(atPath: output.path), !manager.fileExists(atPath: stepsDirectory(for: output).path),
-            !manager.fileExists(atPath: migrator(for: steps[steps.count - 1], source: store).workDirectory(for: output).path),
+        guard FileOperations.exists(output.path), !FileOperations.exists(stepsDirectory(for: output).path),
+            !FileOperations.exists(migrator(for: steps[steps.count - 1], source: store).workDirectory(for: output).path),
             let recorded = try? StoreMetadata(contentsOf: output).runRecord
         else { return false }
         return recorded == record
@@ -425,7 +425,7 @@ public struct ProgressiveMigration {
     public func dataLosses(of step: Step, in source: URL?) -> [DataLoss] {
         let uncarried = step.uncarried
         guard !uncarried.isEmpty else { return [] }
-        guard let source, FileManager.default.fileExists(atPath: source.path),
+        guard let source, FileOperations.exists(source.path),
             let opened = try? SourceStore.open(source, model: step.from.model, configuration: .init())
         else { return uncarried.map { DataLoss(what: $0, count: nil) } }
         defer { SourceStore.close(opened) }

@@ -119,7 +119,7 @@ public final class StreamingMigrator {
         if let report = try finishSwap(paths, source: source, fingerprint: fingerprint, sourceState: sourceState, mismatch: mismatch, emitter: emitter) {
             return report
         }
-        guard !FileManager.default.fileExists(atPath: output.path) else { throw outputExists(output) }
+        guard !FileOperations.exists(output.path) else { throw outputExists(output) }
 
         // Resume, or start afresh.
         let destination: SQLiteStore
@@ -173,11 +173,11 @@ public final class StreamingMigrator {
     ) throws -> Report? {
         let (work, partial, marker, output) = (paths.work, paths.partial, paths.marker, paths.output)
         let manager = FileManager.default
-        guard let recorded = try? String(contentsOf: marker, encoding: .utf8) else { return nil }
+        guard let data = FileOperations.contents(ofOwnFile: marker.path(percentEncoded: false)), let recorded = String(data: data, encoding: .utf8) else { return nil }
         let earlier = RunFolder.Earlier(work: .finished, sameArguments: recorded == fingerprint)
         guard try paths.folder.resumption(of: earlier, source: sourceURL, state: sourceState, otherRun: mismatch) == .finish else { return nil }
-        if manager.fileExists(atPath: partial.path) {
-            guard !manager.fileExists(atPath: output.path) else { throw outputExists(output) }
+        if FileOperations.exists(partial.path) {
+            guard !FileOperations.exists(output.path) else { throw outputExists(output) }
             try carryExternalData(of: partial, to: output, emitter: emitter)
             try rename(partial, to: output)
         }
@@ -199,7 +199,7 @@ public final class StreamingMigrator {
         _ paths: RunPaths, fingerprint: String, sourceState: StoreFileState, mismatch: () -> MigrationError
     ) throws -> Resumable {
         let (partial, marker) = (paths.partial, paths.marker)
-        guard FileManager.default.fileExists(atPath: partial.path) else { return .startAgain }
+        guard FileOperations.exists(partial.path) else { return .startAgain }
         var earlier = RunFolder.Earlier(work: .none)
         // Whose work it is: its checkpoint's fingerprint, or, for a finished store (its checkpoint is
         // dropped when it is finalized), its plan-derived UUID.

@@ -65,7 +65,7 @@ public final class SQLiteStore {
         at url: URL, model: ObjectModel, metadata: StoreMetadata? = nil, configuration: Database.Configuration = .init()
     ) throws(StoreError) -> SQLiteStore {
         let path = url.path(percentEncoded: false)
-        guard !FileManager.default.fileExists(atPath: path) else {
+        guard !FileOperations.exists(path) else {
             throw StoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: path)
         }
         let layout = try StoreLayout(model: model)

@@ -1,4 +1,5 @@
 public import Foundation
+import MoultStore
 
 /// The type of a Core Data store file, found from its first bytes, never from its name.
 ///
@@ -34,13 +35,12 @@ public enum StoreType: String, Sendable, Hashable, CaseIterable, CustomStringCon
     ///   folder, or its content is none of Core Data's store types (the message says what it begins with).
     public init(contentsOf url: URL) throws(XMLStoreError) {
         let path = url.path(percentEncoded: false)
-        var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+        if FileOperations.isFolder(path) {
             throw XMLStoreError(.malformed, "this is a folder, not a store: give the store's file (NAME.sqlite or NAME.xml) itself", path: path)
         }
         let head: Data
         do {
-            let handle = try FileHandle(forReadingFrom: url)
+            let handle = FileHandle(fileDescriptor: try FileOperations.openForReading(path), closeOnDealloc: true)
             defer { try? handle.close() }
             head = try handle.read(upToCount: 4096) ?? Data()
         } catch {

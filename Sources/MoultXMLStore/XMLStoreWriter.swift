@@ -43,7 +43,7 @@ public final class XMLStoreWriter {
         temporaryPath = FileOperations.temporaryPath(for: path)
         schema = try XMLStoreSchema(layout: layout)
         try Self.checkCharacters(info, path: url.path(percentEncoded: false))
-        if !replacing, FileManager.default.fileExists(atPath: path) {
+        if !replacing, FileOperations.exists(path) {
             throw XMLStoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: path)
         }
         let descriptor: Int32

@@ -60,12 +60,14 @@ final class Environment {
     ///
     /// - Parameters:
     ///   - directory: an existing directory; LMDB creates its two files inside.
+    ///   - openingAt: the path LMDB is given for `directory` when it differs (`/proc/self/fd/N`, a
+    ///     descriptor of the directory held for the run); errors always name `directory`.
     ///   - maxDatabases: how many named databases may be opened.
     ///   - mapSize: the initial map size in bytes (rounded up by LMDB to its page size; at least the
     ///     size of the existing data).
     ///   - maximumMapSize: the largest size the map may grow to.
     ///   - syncOnCommit: whether each commit flushes to disk (`false`: `MDB_NOSYNC`, flush with ``sync(force:)``).
-    init(directory: String, maxDatabases: Int, mapSize: Int, maximumMapSize: Int, syncOnCommit: Bool) throws {
+    init(directory: String, openingAt: String? = nil, maxDatabases: Int, mapSize: Int, maximumMapSize: Int, syncOnCommit: Bool) throws {
         self.directory = directory
         self.maximumMapSize = max(mapSize, maximumMapSize)
         var env: OpaquePointer?
@@ -76,7 +78,7 @@ final class Environment {
             try lmdbCheck(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize", directory: directory)
             var flags = UInt32(MDB_NOTLS)
             if !syncOnCommit { flags |= UInt32(MDB_NOSYNC) }
-            try lmdbCheck(mdb_env_open(env, directory, flags, 0o644), "mdb_env_open", directory: directory)
+            try lmdbCheck(mdb_env_open(env, openingAt ?? directory, flags, 0o644), "mdb_env_open", directory: directory)
         } catch {
             mdb_env_close(env)
             handle = nil

@@ -223,7 +223,7 @@ extension Session {
     /// moves pages between files; the store's bytes are the same.
     private func keepWALSmall(_ destination: SQLiteStore) throws {
         let path = destination.database.path + "-wal"
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        let size = FileOperations.size(of: path) ?? 0
         guard size > job.options.walLimitBytes else { return }
         _ = try destination.database.checkpointWALIfInWALMode()
         profile?.walCheckpoints += 1

@@ -23,7 +23,7 @@ public struct MigrationCheckpointStatus: Sendable, Hashable {
         var found: [MigrationCheckpointStatus] = []
         let manager = FileManager.default
         let steps = RunNames.steps(forOutput: output)
-        if let names = try? manager.contentsOfDirectory(atPath: steps.path) {
+        if let names = FileOperations.names(in: steps.path) {
             for name in names.sorted() where name.hasSuffix(RunNames.workSuffix) && name.hasPrefix("step-") {
                 let number = Int(name.dropFirst(5).prefix { $0.isNumber })
                 if let status = read(work: steps.appending(path: name), step: number) { found.append(status) }
@@ -36,7 +36,7 @@ public struct MigrationCheckpointStatus: Sendable, Hashable {
 
     package static func read(work: URL, step: Int?) -> MigrationCheckpointStatus? {
         let partial = work.appending(path: "destination.sqlite")
-        guard FileManager.default.fileExists(atPath: partial.path), let database = try? Database(url: partial, mode: .readOnly) else { return nil }
+        guard FileOperations.exists(partial.path), let database = try? Database(url: partial, mode: .readOnly) else { return nil }
         defer { database.close() }
         guard (try? database.tableExists(Checkpoint.table)) == true, let plan = try? Checkpoint.plan(in: database),
             let position = try? Checkpoint.position(in: database)

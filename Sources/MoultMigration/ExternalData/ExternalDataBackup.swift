@@ -74,7 +74,7 @@ extension ExternalDataBackup {
         // The commit durable before a file goes: a power loss never takes the store back to a state naming one.
         let path = store.path(percentEncoded: false)
         guard (try? FileOperations.sync(path)) != nil else { return }
-        if FileManager.default.fileExists(atPath: path + "-wal"), (try? FileOperations.sync(path + "-wal")) == nil { return }
+        if FileOperations.exists(path + "-wal"), (try? FileOperations.sync(path + "-wal")) == nil { return }
         FileOperations.syncDirectory(store.deletingLastPathComponent().path(percentEncoded: false))
         var kept = referenced
         if kept == nil, let database = try? Database(url: store, mode: .readOnly) {
@@ -111,7 +111,7 @@ extension ExternalDataBackup {
         let folder = ExternalDataReference.folder(besideStore: backup)
         // (Never listed through a link: `carry` refused one already; this is the rule, kept here too.)
         guard ExternalDataReference.foldersProblem(besideStore: backup) == nil,
-            let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path(percentEncoded: false)) else { return }
+            let names = FileOperations.names(in: folder.path(percentEncoded: false)) else { return }
         var removed = false
         for name in names where !referenced.contains(name) {
             FileOperations.remove(folder.appending(path: name).path(percentEncoded: false))

@@ -66,7 +66,7 @@ enum ExternalDataCarrier {
                 let to = reference.url(besideStore: output)
                 let fromPath = from.path(percentEncoded: false), toPath = to.path(percentEncoded: false)
                 guard sourceProblem == nil, ExternalDataReference.isPlainFile(fromPath) else {
-                    let there = manager.fileExists(atPath: fromPath) || FileOperations.isSymbolicLink(fromPath)
+                    let there = FileOperations.exists(fromPath) || FileOperations.isSymbolicLink(fromPath)
                     let why = sourceProblem.map { "is in a folder that is not the store's own (\($0)): never read" }
                         ?? (there ? "is not a plain file (a link, FIFO, device or folder: never read)" : "is missing from the source")
                     result.warnings.append(
@@ -74,7 +74,7 @@ enum ExternalDataCarrier {
                             + "the destination refers to it as the source does, with no file")
                     return
                 }
-                if manager.fileExists(atPath: toPath) || FileOperations.isSymbolicLink(toPath) {
+                if FileOperations.exists(toPath) || FileOperations.isSymbolicLink(toPath) {
                     if !FileOperations.isSymbolicLink(toPath), try ExternalDataReference.filesHaveSameContent(from, to) {
                         result.present += 1
                         return
@@ -116,8 +116,7 @@ enum ExternalDataCarrier {
     /// Makes a folder unless a folder (not a symbolic link) is already there.
     private static func makeFolder(_ url: URL) throws {
         let path = url.path(percentEncoded: false)
-        var isFolder: ObjCBool = false
-        if !FileOperations.isSymbolicLink(path), FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+        if !FileOperations.isSymbolicLink(path), FileOperations.isFolder(path) {
             return
         }
         try FileOperations.makeNewDirectory(path)

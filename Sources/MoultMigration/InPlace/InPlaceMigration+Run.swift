@@ -41,13 +41,13 @@ extension InPlaceMigration {
                     madeBackup = backup
                 }
                 if try keepingExternalData(backup: backup, folder: folder, { try runAllBySQL(isCancelled: isCancelled, events: events, beforeCommit: $0) }) {
-                    if manager.fileExists(atPath: work.path) { folder.remove() }
+                    if FileOperations.exists(work.path) { folder.remove() }
                     return (Report(ranBySQL: methods.map { _ in true }, backup: backup), [:])
                 }
             }
             let (ranBySQL, objects) = try runOutOfPlace(
                 folder: folder, backup: &backup, progress: progress, isCancelled: isCancelled, beforeStep: beforeStep, events: events)
-            if manager.fileExists(atPath: work.path) { folder.remove() }
+            if FileOperations.exists(work.path) { folder.remove() }
             return (Report(ranBySQL: ranBySQL, backup: backup), objects)
         } catch {
             var classified = MigrationError.classifying(error)
@@ -58,7 +58,7 @@ extension InPlaceMigration {
                     ExternalDataBackup.remove(besideCopy: madeBackup)
                 }
                 // (Work made from a state of the store that is gone is of no use to a rerun either.)
-                if !foundWork || classified.code == .sourceChangedWhileRead, manager.fileExists(atPath: work.path) {
+                if !foundWork || classified.code == .sourceChangedWhileRead, FileOperations.exists(work.path) {
                     folder.remove()
                 }
                 let unchanged = "the store \(store.path) was not changed (still at version \(chain.sourceVersion.name))"

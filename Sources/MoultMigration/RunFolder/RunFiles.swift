@@ -48,8 +48,7 @@ enum RunFiles {
 
     /// Whether the store's `-wal` holds frames not yet in its main file (the store in WAL mode).
     static func walHoldsData(_ store: URL) -> Bool {
-        let size = (try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
-        return size > 0
+        (FileOperations.size(of: store.path + "-wal") ?? 0) > 0
     }
 
     /// Removes a store Moult made in a work folder, with its companion files.

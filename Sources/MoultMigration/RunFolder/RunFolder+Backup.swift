@@ -20,7 +20,7 @@ extension RunFolder {
 
     /// The backup this run folder recorded, when it is there.
     var recordedBackup: URL? {
-        guard let path = read(Self.backupRecord), FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let path = read(Self.backupRecord), FileOperations.exists(path) else { return nil }
         return URL(filePath: path)
     }
 
@@ -40,7 +40,7 @@ extension RunFolder {
     func forgetBackup() {
         try? FileOperations.removeTree(record(Self.backupRecord))
         // (What the folder holds besides its records of its entries and of the backup.)
-        let held = (try? FileManager.default.contentsOfDirectory(atPath: work.path)) ?? []
+        let held = FileOperations.names(in: work.path) ?? []
         if held.allSatisfy({ $0 == Self.madeRecord || $0 == Self.backupRecord }) { remove() }
     }
 
@@ -49,9 +49,8 @@ extension RunFolder {
     /// nothing, included), or whose support folder is there, is not free.
     public static func freeBackup(for store: URL) -> URL {
         var number = 1
-        while (try? FileManager.default.attributesOfItem(atPath: RunNames.backup(of: store, number: number).path)) != nil
-            || (try? FileManager.default.attributesOfItem(
-                atPath: ExternalDataReference.supportFolder(besideStore: RunNames.backup(of: store, number: number)).path)) != nil
+        while FileOperations.attributes(RunNames.backup(of: store, number: number).path) != nil
+            || FileOperations.attributes(ExternalDataReference.supportFolder(besideStore: RunNames.backup(of: store, number: number)).path) != nil
         {
             number += 1
         }
@@ -99,7 +98,7 @@ extension RunFolder {
     /// The checkpoints of the streamed steps of an in-place run (running or interrupted), found in its
     /// folder: what `moult status STORE` reports besides the status file.
     public func checkpoints() -> [MigrationCheckpointStatus] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: work.path) else { return [] }
+        guard let names = FileOperations.names(in: work.path) else { return [] }
         return names.sorted().filter { $0.hasSuffix(".sqlite" + RunNames.workSuffix) }.compactMap { name in
             MigrationCheckpointStatus.read(work: work.appending(path: name), step: nil)
         }
@@ -115,12 +114,12 @@ extension RunFolder {
         // live run, it stays, and so does that run's work folder.
         guard let lock = try? Self.claim(target, purpose: "cleaning up after a finished run") else { return nil }
         defer { lock.release() }
-        guard manager.fileExists(atPath: work.path) else { return nil }
+        guard FileOperations.exists(work.path) else { return nil }
         ExternalDataBackup.completeRemovals(of: target, work: work)
         var recorded: RecordedBackup?
         if let path = read(Self.backupRecord) {
             let url = URL(filePath: path)
-            recorded = manager.fileExists(atPath: path) ? .present(url) : .missing(url)
+            recorded = FileOperations.exists(path) ? .present(url) : .missing(url)
         }
         remove()
         return recorded

@@ -106,7 +106,7 @@ extension RunFolder {
     public static func keptFolders(of target: URL) -> [(folder: URL, names: [String])] {
         RunNames.beingRemoved(for: target).compactMap { folder in
             guard (try? exists(folder)) == true else { return nil }
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path(percentEncoded: false))) ?? []).sorted()
+            let names = (FileOperations.names(in: folder.path(percentEncoded: false)) ?? []).sorted()
             return names.isEmpty ? nil : (folder, names)
         }
     }

@@ -69,8 +69,7 @@ public struct RunFolder: Sendable, Hashable {
     public func exists() throws -> Bool { try Self.exists(work) }
 
     static func exists(_ work: URL) throws -> Bool {
-        var info = stat()
-        guard lstat(work.path, &info) == 0 else {
+        guard let info = FileOperations.attributes(work.path) else {
             if errno == ENOENT { return false }
             throw MigrationError(.io, "cannot examine the work folder \(work.path): \(String(cString: strerror(errno))); nothing was changed")
         }
@@ -167,17 +166,16 @@ public struct RunFolder: Sendable, Hashable {
     /// - Returns: the names left in the folder, which Moult did not make (empty when it is gone).
     @discardableResult
     public static func removeRecorded(_ work: URL) -> [String] {
-        var info = stat()
-        guard lstat(work.path(percentEncoded: false), &info) == 0 else { return [] }
+        guard let info = FileOperations.attributes(work.path(percentEncoded: false)) else { return [] }
         guard info.st_mode & S_IFMT == S_IFDIR else {
             FileOperations.remove(work.path(percentEncoded: false))
             return []
         }
-        let names = recorded(in: work) ?? ((try? FileManager.default.contentsOfDirectory(atPath: work.path(percentEncoded: false))) ?? []).filter(RunNames.isWorkEntry)
+        let names = recorded(in: work) ?? (FileOperations.names(in: work.path(percentEncoded: false)) ?? []).filter(RunNames.isWorkEntry)
         for name in names { removeEntry(work.appending(path: name)) }
         removeEntry(work.appending(path: madeRecord))
         if FileOperations.removeEmptyDirectory(work.path(percentEncoded: false)) { return [] }
-        return ((try? FileManager.default.contentsOfDirectory(atPath: work.path(percentEncoded: false))) ?? []).sorted()
+        return (FileOperations.names(in: work.path(percentEncoded: false)) ?? []).sorted()
     }
 
     /// Removes an entry Moult made and what comes with it: the run folders kept for it (each by its own

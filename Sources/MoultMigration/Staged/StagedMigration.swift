@@ -146,7 +146,7 @@ public struct StagedMigration {
     /// - Throws: `StoreError` when the store cannot be opened for writing (locked by
     ///   another process, read-only).
     public static func rollBackUnfinishedTransaction(of store: URL, timeout: Duration = .milliseconds(500)) throws {
-        guard FileManager.default.fileExists(atPath: store.path + "-journal") else { return }
+        guard FileOperations.exists(store.path + "-journal") else { return }
         // Opening reads the schema: SQLite sees the hot journal and rolls it back.
         let database = try Database(url: store, mode: .readWrite, configuration: .init(pageCacheKiB: 1024, busyTimeout: timeout))
         database.close()
@@ -220,7 +220,7 @@ public struct StagedMigration {
             if let existing = self.record {
                 record = existing
                 let backup = existing.backup.map { URL(filePath: $0) } ?? RunNames.backup(of: store)
-                if keepsBackup, FileManager.default.fileExists(atPath: backup.path) { report.backup = backup }
+                if keepsBackup, FileOperations.exists(backup.path) { report.backup = backup }
             } else {
                 guard let version = storeVersion, let (stage, phase) = Self.start(of: version, in: stages) else { return report }
                 // Without a backup, a private copy, removed when the run ends.
@@ -294,7 +294,7 @@ public struct StagedMigration {
     static func backupBeforeRecord(of store: URL) throws -> URL {
         let folder = RunFolder.inPlace(store)
         var target = folder.backupTarget()
-        if FileManager.default.fileExists(atPath: target.path) {
+        if FileOperations.exists(target.path) {
             if FileManager.default.contentsEqual(atPath: target.path, andPath: store.path) { return target }
             target = RunFolder.freeBackup(for: store)
         }

@@ -99,7 +99,7 @@ public struct MigrationVerifier {
             report(failure)
         }
         let target = migration.targetVersion.model
-        guard FileManager.default.fileExists(atPath: destination.path) else {
+        guard FileOperations.exists(destination.path) else {
             throw MigrationError(.io, "the destination \(destination.path) does not exist")
         }
         let store: SQLiteStore

@@ -106,7 +106,7 @@ public struct XMLStoreRun {
         // made nothing. (The SQLite migration inside takes the same lock again when it writes DEST.)
         let lock = try RunFolder.claim(final, purpose: output == nil ? "migrating it in place" : "migrating into it")
         defer { lock.release() }
-        let wasFinished = FileManager.default.fileExists(atPath: finished.path(percentEncoded: false))
+        let wasFinished = FileOperations.exists(finished.path(percentEncoded: false))
         RunFolder.removeRecorded(finished)
         if output == nil, source == .xml, try isUpToDate() {
             // In place on a store already at the target version: nothing is written, its backup and the
@@ -115,9 +115,9 @@ public struct XMLStoreRun {
             removeWork()
             return .upToDateInPlace
         }
-        if output != nil, target == .xml, FileManager.default.fileExists(atPath: final.path(percentEncoded: false)) {
+        if output != nil, target == .xml, FileOperations.exists(final.path(percentEncoded: false)) {
             // A run stopped after renaming DEST into place, before removing its work folder, is done.
-            guard wasFinished || FileManager.default.fileExists(atPath: work.path(percentEncoded: false)) || isFinished(final) else {
+            guard wasFinished || FileOperations.exists(work.path(percentEncoded: false)) || isFinished(final) else {
                 throw XMLStoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: final.path(percentEncoded: false))
             }
             removeWork()
@@ -131,7 +131,7 @@ public struct XMLStoreRun {
         let folder = RunFolder(target: final, kind: output == nil ? .inPlace : .output, work: work)
         let state = try Self.state(of: store)
         let made = [original, sqliteCopy, work.appending(path: "destination.sqlite")]
-        let hasWork = folderFound && (folder.read(RunFolder.sourceStateRecord) != nil || made.contains { FileManager.default.fileExists(atPath: $0.path(percentEncoded: false)) })
+        let hasWork = folderFound && (folder.read(RunFolder.sourceStateRecord) != nil || made.contains { FileOperations.exists($0.path(percentEncoded: false)) })
         let resumption = try folder.resumption(of: .init(work: hasWork ? .underWay : .none), source: store, state: state, otherRun: folder.anotherMigration)
         try RunFolder.make(work)
         // What the run makes in its folder, recorded before it is made (the SQLite runs into these
@@ -173,7 +173,7 @@ public struct XMLStoreRun {
         resuming: Bool, isUpToDate: () throws -> Bool, note: (String) -> Void, migrate: (SQLiteRun) async throws -> Void
     ) async throws -> Written? {
         let inPlace = output == nil
-        if inPlace, keepsBackup, !FileManager.default.fileExists(atPath: original.path(percentEncoded: false)) {
+        if inPlace, keepsBackup, !FileOperations.exists(original.path(percentEncoded: false)) {
             if !FileOperations.hardLink(store.path(percentEncoded: false), to: original.path(percentEncoded: false)) {
                 try FileOperations.copyFile(store.path(percentEncoded: false), toNew: original.path(percentEncoded: false), durable: true)
             }
@@ -190,7 +190,7 @@ public struct XMLStoreRun {
             }
         }
         try await migrate(sqlite)
-        guard target == .xml, FileManager.default.fileExists(atPath: sqliteDestination.path(percentEncoded: false)) else { return nil }
+        guard target == .xml, FileOperations.exists(sqliteDestination.path(percentEncoded: false)) else { return nil }
         return try writeXML()
     }
 
@@ -199,7 +199,7 @@ public struct XMLStoreRun {
     /// store's SQLite copy (it resumes as it began). In place, and a store already at the target version
     /// (its output is a copy of it), go through the copy.
     private func readsXMLDirectly(isUpToDate: () throws -> Bool) throws -> Bool {
-        guard output != nil, !FileManager.default.fileExists(atPath: sqliteCopy.path(percentEncoded: false)) else { return false }
+        guard output != nil, !FileOperations.exists(sqliteCopy.path(percentEncoded: false)) else { return false }
         return try !isUpToDate()
     }
 
@@ -219,7 +219,7 @@ public struct XMLStoreRun {
             let folder = RunFolder(target: final, kind: .inPlace, work: work)
             let chosen = folder.backupTarget()
             try folder.recordBackup(chosen)
-            if !FileManager.default.fileExists(atPath: chosen.path(percentEncoded: false)) {
+            if !FileOperations.exists(chosen.path(percentEncoded: false)) {
                 let temporary = RunNames.temporaryBackup(for: chosen).path(percentEncoded: false)
                 FileOperations.remove(temporary)
                 if !FileOperations.hardLink(original.path(percentEncoded: false), to: temporary) {
@@ -253,7 +253,7 @@ public struct XMLStoreRun {
     /// Converts an XML store into an SQLite store at `destination` (its model version found by its
     /// hashes), unless a finished copy is already there (a resumed run); a value over `maxValueBytes` is refused.
     public static func sqliteCopy(ofXML store: URL, model: URL, at destination: URL, maxValueBytes: Int? = nil) throws {
-        guard !FileManager.default.fileExists(atPath: destination.path(percentEncoded: false)) else { return }
+        guard !FileOperations.exists(destination.path(percentEncoded: false)) else { return }
         let versioned = try VersionedModel(contentsOf: model, requiringCurrentVersion: false)
         let version = try version(ofXML: store, in: versioned)
         try XMLStoreConversion.sqlite(from: store, model: version.model, to: destination, configuration: .init(maxValueBytes: maxValueBytes ?? Database.Configuration.defaultMaxValueBytes))

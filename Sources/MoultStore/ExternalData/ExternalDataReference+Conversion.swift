@@ -72,8 +72,7 @@ extension ExternalDataReference {
 
     /// Whether this reference's file is in `folder`, as a plain file (a symbolic link is not followed).
     public func isPresent(in folder: URL) -> Bool {
-        var info = stat()
-        return lstat(folder.appending(path: fileName).path(percentEncoded: false), &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        ExternalDataReference.isPlainFile(folder.appending(path: fileName).path(percentEncoded: false))
     }
 
     /// The bytes of this reference's file in `folder`, or nil when there is no such file. A symbolic link

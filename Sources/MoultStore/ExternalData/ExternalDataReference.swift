@@ -62,8 +62,7 @@ public struct ExternalDataReference: Sendable, Hashable, CustomStringConvertible
     public static func foldersProblem(besideStore store: URL) -> String? {
         for folder in [supportFolder(besideStore: store), folder(besideStore: store)] {
             let path = folder.path(percentEncoded: false)
-            var info = stat()
-            guard lstat(path, &info) == 0 else { return nil }  // (absent: so is what it would hold)
+            guard let info = FileOperations.attributes(path) else { return nil }  // (absent: so is what it would hold)
             switch info.st_mode & S_IFMT {
             case S_IFDIR: continue
             case S_IFLNK: return "\(path) is a symbolic link"
@@ -75,8 +74,7 @@ public struct ExternalDataReference: Sendable, Hashable, CustomStringConvertible
 
     /// Whether `path` is a plain file (not a link, FIFO, device or folder), by `lstat`.
     public static func isPlainFile(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        FileOperations.attributes(path).map { $0.st_mode & S_IFMT == S_IFREG } ?? false
     }
 
     /// The hidden support folder of the store at `store`: `.<name without extension>_SUPPORT` beside it.
@@ -104,12 +102,16 @@ extension ExternalDataReference {
     /// - Throws: ``StoreError`` (`.ioFailure`) when either cannot be read.
     public static func filesHaveSameContent(_ first: URL, _ second: URL) throws(StoreError) -> Bool {
         let a = first.path(percentEncoded: false), b = second.path(percentEncoded: false)
-        var infoA = stat(), infoB = stat()
-        guard stat(a, &infoA) == 0 else { throw FileOperations.failure("cannot read the attributes of", a) }
-        guard stat(b, &infoB) == 0 else { throw FileOperations.failure("cannot read the attributes of", b) }
+        guard let infoA = FileOperations.followedAttributes(a) else { throw FileOperations.failure("cannot read the attributes of", a) }
+        guard let infoB = FileOperations.followedAttributes(b) else { throw FileOperations.failure("cannot read the attributes of", b) }
         if infoA.st_dev == infoB.st_dev && infoA.st_ino == infoB.st_ino { return true }
         guard infoA.st_size == infoB.st_size else { return false }
-        guard let handleA = FileHandle(forReadingAtPath: a), let handleB = FileHandle(forReadingAtPath: b) else {
+        let (descriptorA, descriptorB) = (FileOperations.openDescriptor(a, O_RDONLY | O_NONBLOCK), FileOperations.openDescriptor(b, O_RDONLY | O_NONBLOCK))
+        let handleA = FileHandle(fileDescriptor: descriptorA, closeOnDealloc: false)
+        let handleB = FileHandle(fileDescriptor: descriptorB, closeOnDealloc: false)
+        guard descriptorA >= 0, descriptorB >= 0 else {
+            if descriptorA >= 0 { try? handleA.close() }
+            if descriptorB >= 0 { try? handleB.close() }
             throw StoreError(.ioFailure, "cannot open \(a) or \(b) to compare them", path: a)
         }
         defer {

@@ -12,6 +12,11 @@ import Synchronization
 /// `removeTree(_:)`, ``makeDirectories(_:)``, ``move(_:to:)``, ``copyTree(_:toNew:)`` and
 /// ``withRegularFile(_:_:)``.
 ///
+/// A path in a folder the run holds (``HeldFolders``: the store's folder and DEST's, opened once when the
+/// run starts) is reached from that folder's descriptor, every folder below it opened with
+/// `O_NOFOLLOW | O_DIRECTORY`, and never by its path again: a folder above renamed during the run, or the
+/// store's folder swapped for a link, does not move the run's files elsewhere.
+///
 /// SQLite and LMDB keep their own files durable under the `synchronous` and `MDB_NOSYNC` settings the
 /// migrators choose; this room covers everything else. Every operation is reported to ``trace`` when one
 /// is set, so a harness can record the order of writes, syncs and renames of a run and build the states a
@@ -88,6 +93,40 @@ public enum FileOperations {
         keepFolderPath.withLock { $0 = keepFolder.flatMap { $0.isEmpty ? nil : $0 } }
     }
 
+    /// The folder-swap harness's stop (`MOULT_FILE_PAUSE=<n>:<fifo>`, read by the command line): just
+    /// before its n-th operation of this room, the process opens the FIFO for reading and reads it to its
+    /// end, so that a test, which opens the FIFO for writing, knows the run is there and holds it there
+    /// while it moves folders about, and lets it go by closing the FIFO.
+    private static let pausePoint = Mutex<(remaining: Int, fifo: String)?>(nil)
+
+    /// Arms the folder-swap harness's stop: the process waits on `fifo` (read to its end) before its
+    /// operation number `before` of this room.
+    public static func armPause(before: Int, fifo: String) {
+        pausePoint.withLock { $0 = (before, fifo) }
+    }
+
+    private static func pauseIfArmed() {
+        let fifo = pausePoint.withLock { (point: inout (remaining: Int, fifo: String)?) -> String? in
+            guard let armed = point else { return nil }
+            guard armed.remaining <= 1 else {
+                point = (armed.remaining - 1, armed.fifo)
+                return nil
+            }
+            point = nil
+            return armed.fifo
+        }
+        guard let fifo else { return }
+        let descriptor = Glibc.open(fifo, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { Glibc.close(descriptor) }
+        var byte: UInt8 = 0
+        while true {
+            let count = Glibc.read(descriptor, &byte, 1)
+            if count > 0 || (count < 0 && errno == EINTR) { continue }
+            break
+        }
+    }
+
     private static let keptCount = Mutex(0)
 
     private static func keep(_ path: String) {
@@ -107,6 +146,7 @@ public enum FileOperations {
     }
 
     private static func willOperate() {
+        pauseIfArmed()
         let stop = crashPoint.withLock { (remaining: inout Int?) -> Bool in
             guard let left = remaining else { return false }
             remaining = left - 1
@@ -175,7 +215,7 @@ public enum FileOperations {
     /// - Throws: ``StoreError`` (``StoreError/Code/ioFailure``) naming `path`.
     public static func openForAppending(_ path: String) throws(StoreError) -> Int32 {
         if isStream(path) { return try openStream(path) }
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let descriptor = openLocated(path, O_WRONLY | O_CREAT | O_APPEND)
         guard descriptor >= 0 else { throw failure("cannot open", path) }
         return descriptor
     }
@@ -183,14 +223,14 @@ public enum FileOperations {
     /// Whether `path` is (or links to) a FIFO or a character device: a stream, written to, never replaced.
     public static func isStream(_ path: String) -> Bool {
         var info = stat()
-        guard stat(path, &info) == 0 else { return false }
+        guard located(path, { folder, name in fstatat(folder, name, &info, 0) == 0 }) == true else { return false }
         let kind = info.st_mode & S_IFMT
         return kind == S_IFIFO || kind == S_IFCHR
     }
 
     private static func openStream(_ path: String) throws(StoreError) -> Int32 {
         while true {
-            let descriptor = Glibc.open(path, O_WRONLY | O_CLOEXEC)
+            let descriptor = openLocated(path, O_WRONLY)
             if descriptor >= 0 { return descriptor }
             if errno == EINTR { continue }
             throw failure("cannot open", path)
@@ -207,7 +247,7 @@ public enum FileOperations {
     public static func write(_ data: Data, toNew path: String, durable: Bool) throws(StoreError) {
         willOperate()
         keep(path)
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let descriptor = openLocated(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW)
         guard descriptor >= 0 else { throw failure("cannot create", path) }
         defer { Glibc.close(descriptor) }
         try write(data, to: descriptor, path: path)
@@ -261,7 +301,7 @@ public enum FileOperations {
     /// Syncs a file's content to the disk.
     public static func sync(_ path: String) throws(StoreError) {
         willOperate()
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = openLocated(path, O_RDONLY)
         guard descriptor >= 0 else { throw failure("cannot open to sync", path) }
         defer { Glibc.close(descriptor) }
         guard fsync(descriptor) == 0 else { throw failure("cannot sync", path) }
@@ -272,7 +312,7 @@ public enum FileOperations {
     /// A file system that cannot sync folders (some network and FUSE file systems) is tolerated.
     public static func syncDirectory(_ path: String) {
         willOperate()
-        let descriptor = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let descriptor = openLocated(path, O_RDONLY | O_DIRECTORY)
         guard descriptor >= 0 else { return }
         defer { Glibc.close(descriptor) }
         if fsync(descriptor) == 0 { record(.syncDirectory(path: path)) }
@@ -283,10 +323,10 @@ public enum FileOperations {
     public static func rename(_ from: String, to: String, durable: Bool) throws(StoreError) {
         willOperate()
         keep(to)
-        // Relative to the two folders, opened once: the names are entries of those folders, whatever
-        // happens to the paths above them meanwhile.
-        let renamed = inFolder(of: from) { fromFolder, fromName in
-            inFolder(of: to) { toFolder, toName in renameat(fromFolder, fromName, toFolder, toName) == 0 } ?? false
+        // In a held folder, relative to its descriptor (``located(_:_:)``): the names are entries of the
+        // folder the run holds, whatever happens to the paths above it meanwhile.
+        let renamed = located(from) { fromFolder, fromName in
+            located(to) { toFolder, toName in renameat(fromFolder, fromName, toFolder, toName) == 0 } ?? false
         }
         guard renamed == true else { throw failure("cannot rename \(from) to", to) }
         record(.rename(from: from, to: to))
@@ -303,8 +343,8 @@ public enum FileOperations {
     public static func hardLink(_ from: String, to: String) -> Bool {
         willOperate()
         // (`linkat` without `AT_SYMLINK_FOLLOW` links a symbolic link itself, never what it points to.)
-        let linked = inFolder(of: from) { fromFolder, fromName in
-            inFolder(of: to) { toFolder, toName in linkat(fromFolder, fromName, toFolder, toName, 0) == 0 } ?? false
+        let linked = located(from) { fromFolder, fromName in
+            located(to) { toFolder, toName in linkat(fromFolder, fromName, toFolder, toName, 0) == 0 } ?? false
         }
         guard linked == true else { return false }
         record(.link(from: from, to: to))
@@ -314,7 +354,7 @@ public enum FileOperations {
     /// Removes a file (not a folder); a missing file is not an error.
     public static func remove(_ path: String) {
         willOperate()
-        if inFolder(of: path, { folder, name in unlinkat(folder, name, 0) == 0 }) == true { record(.remove(path: path)) }
+        if located(path, { folder, name in unlinkat(folder, name, 0) == 0 }) == true { record(.remove(path: path)) }
     }
 
     /// Removes the folder at `path` when it is empty (`unlinkat` with `AT_REMOVEDIR`): true when it was
@@ -326,31 +366,134 @@ public enum FileOperations {
     @discardableResult
     public static func removeEmptyDirectory(_ path: String) -> Bool {
         willOperate()
-        let removed = inFolder(of: path) { folder, name in unlinkat(folder, name, AT_REMOVEDIR) == 0 || errno == ENOENT }
+        let removed = located(path) { folder, name in unlinkat(folder, name, AT_REMOVEDIR) == 0 || errno == ENOENT }
         if removed == true { record(.remove(path: path)) }
         return removed ?? (errno == ENOENT)
     }
 
-    /// Runs `body` with the folder of `path` open (`O_DIRECTORY`: the folders above are reached as the
-    /// path says) and the path's last component: the `*at` calls work on that entry of that folder.
-    /// Nil when the folder cannot be opened (`errno` says why).
-    private static func inFolder<T>(of path: String, _ body: (_ folder: Int32, _ name: String) -> T) -> T? {
-        let folder = Glibc.open(parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard folder >= 0 else { return nil }
+    /// Runs `body` with a folder and a name that together reach `path`, for the `*at` calls: for a path in
+    /// a folder the run holds (``HeldFolders``), that folder's descriptor, each folder below it opened in
+    /// turn with `O_NOFOLLOW | O_DIRECTORY` (a symbolic link on the way fails with `ELOOP`), and the
+    /// path's last component; for any other path, `AT_FDCWD` and the path itself, reached as it says.
+    /// Nil when a folder on the way cannot be opened (`errno` says why).
+    static func located<T>(_ path: String, _ body: (_ folder: Int32, _ name: String) -> T) -> T? {
+        guard let (held, below, name) = HeldFolders.location(of: path) else { return body(AT_FDCWD, path) }
+        var folder = held
         defer {
-            let saved = errno
-            Glibc.close(folder)
-            errno = saved
+            if folder != held {
+                let saved = errno
+                Glibc.close(folder)
+                errno = saved
+            }
         }
-        return body(folder, URL(filePath: path).lastPathComponent)
+        for component in below {
+            let next = openat(folder, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if folder != held {
+                let saved = errno
+                Glibc.close(folder)
+                errno = saved
+            }
+            folder = next
+            guard next >= 0 else {
+                folder = held
+                return nil
+            }
+        }
+        return body(folder, name)
     }
+
+    /// `lstat(2)` of `path` (``located(_:_:)``: in a held folder, there): its attributes, a symbolic
+    /// link's own; nil when nothing is there (`errno` says why).
+    ///
+    /// ```swift
+    /// let isFolder = FileOperations.attributes(work.path).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
+    /// ```
+    public static func attributes(_ path: String) -> stat? {
+        var info = stat()
+        return located(path) { folder, name in fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 } == true ? info : nil
+    }
+
+    /// `stat(2)` of `path` (``located(_:_:)``): the attributes of what is there, a link at the name
+    /// followed; nil when nothing is there.
+    public static func followedAttributes(_ path: String) -> stat? {
+        var info = stat()
+        return located(path) { folder, name in fstatat(folder, name, &info, 0) == 0 } == true ? info : nil
+    }
+
+    /// Whether anything is at `path`, a link at the name followed (Foundation's `fileExists(atPath:)`), in
+    /// a held folder looked at there.
+    public static func exists(_ path: String) -> Bool {
+        followedAttributes(path) != nil
+    }
+
+    /// Whether a folder is at `path`, a link at the name followed (Foundation's `fileExists(atPath:isDirectory:)`).
+    public static func isFolder(_ path: String) -> Bool {
+        followedAttributes(path).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
+    }
+
+    /// The size in bytes of what is at `path` (a link's own, not followed); nil when nothing is there.
+    public static func size(of path: String) -> Int64? {
+        attributes(path).map { Int64($0.st_size) }
+    }
+
+    /// The names in the folder at `path` (`.` and `..` left out; Foundation's `contentsOfDirectory`), the
+    /// folder opened without following a link at its name; nil when it cannot be listed.
+    ///
+    /// ```swift
+    /// let names = FileOperations.names(in: work.path) ?? []
+    /// ```
+    public static func names(in path: String) -> [String]? {
+        let folder = openLocated(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        guard folder >= 0 else { return nil }
+        defer { Glibc.close(folder) }
+        return try? entries(of: folder, path: path)
+    }
+
+    /// `open(2)` of `path` (``located(_:_:)``) with `flags`, and `mode` when it creates: a descriptor, or -1
+    /// with `errno` set.
+    private static func openLocated(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> Int32 {
+        located(path) { folder, name in openat(folder, name, flags | O_CLOEXEC, mode) } ?? -1
+    }
+
+    /// Opens the folder at `path` for ``HeldFolders/hold(foldersOf:)``: `O_RDONLY | O_DIRECTORY |
+    /// O_NOFOLLOW`, close on exec. -1 when it cannot be.
+    static func openHeldFolder(_ path: String) -> Int32 {
+        Glibc.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+    }
+
+    /// For a library that opens its files by path (SQLite, LMDB): when the folder `folder` lies in a
+    /// folder the run holds, a new descriptor of it (reached from the held one, never through a link) and
+    /// the path that names it, `/proc/self/fd/N`, which the kernel resolves to that folder wherever it now
+    /// is. The caller keeps the descriptor open as long as the library may open files by that path, then
+    /// closes it. Nil for a folder in no held folder, or when `/proc/self/fd` is not there (the path is
+    /// then used as it is).
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`) when the folder cannot be reached from the held one (a
+    ///   symbolic link on the way, or the folder gone).
+    public static func openFolder(_ folder: String) throws(StoreError) -> (descriptor: Int32, path: String)? {
+        guard HeldFolders.location(of: folder) != nil, procFolders else { return nil }
+        let descriptor = openLocated(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        guard descriptor >= 0 else { throw failure("cannot open the folder", folder) }
+        return (descriptor, "/proc/self/fd/\(descriptor)")
+    }
+
+    /// Closes a descriptor ``openFolder(_:)`` gave.
+    public static func closeFolder(_ descriptor: Int32) {
+        Glibc.close(descriptor)
+    }
+
+    /// Whether this system names open descriptors in `/proc/self/fd` (Linux with `/proc` mounted).
+    private static let procFolders: Bool = {
+        var info = stat()
+        return stat("/proc/self/fd", &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }()
 
     /// Makes a folder that must not exist yet, as a new folder (never through, or onto, a symbolic link).
     ///
     /// - Throws: ``StoreError/Code/alreadyExists`` when anything is at `path`, a symbolic link included.
     public static func makeNewDirectory(_ path: String) throws(StoreError) {
         willOperate()
-        guard inFolder(of: path, { folder, name in mkdirat(folder, name, 0o755) == 0 }) == true else {
+        guard located(path, { folder, name in mkdirat(folder, name, 0o755) == 0 }) == true else {
             if errno == EEXIST {
                 throw StoreError(.alreadyExists, "something is already at this path (a folder, file or symbolic link)", path: path)
             }
@@ -371,20 +514,19 @@ public enum FileOperations {
     /// - Throws: ``StoreError`` (`.ioFailure`) when a folder cannot be made, or something other than a
     ///   folder is at `path`.
     public static func makeDirectories(_ path: String) throws(StoreError) {
-        var info = stat()
-        if lstat(path, &info) == 0 {
+        if let info = attributes(path) {
             let kind = info.st_mode & S_IFMT
             guard kind != S_IFDIR else { return }
             errno = kind == S_IFLNK ? ELOOP : ENOTDIR
             throw failure("cannot create the folder", path)
         }
         let above = parent(of: path)
-        if errno == ENOENT, above != path, lstat(above, &info) != 0 { try makeDirectories(above) }
+        if errno == ENOENT, above != path, attributes(above) == nil { try makeDirectories(above) }
         do {
             try makeNewDirectory(path)
         } catch where error.code == .alreadyExists {
             // Made meanwhile by another process (the shards of a fleet make one metrics folder at once).
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw error }
+            guard let info = attributes(path), info.st_mode & S_IFMT == S_IFDIR else { throw error }
         }
     }
 
@@ -394,8 +536,7 @@ public enum FileOperations {
     /// - Throws: ``StoreError/Code/alreadyExists`` when something is at `to`, a symbolic link included;
     ///   `.ioFailure` when the rename fails.
     public static func move(_ from: String, to: String) throws(StoreError) {
-        var info = stat()
-        guard lstat(to, &info) != 0 else {
+        guard attributes(to) == nil else {
             throw StoreError(.alreadyExists, "something is already at this path (a folder, file or symbolic link)", path: to)
         }
         try rename(from, to: to, durable: false)
@@ -433,17 +574,16 @@ public enum FileOperations {
     ///
     /// - Throws: ``StoreError`` (`.ioFailure`) when an entry cannot be removed (the rest stays).
     public static func removeTree(_ path: String) throws(StoreError) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
+        guard attributes(path) != nil else { return }
         willOperate()
-        let folder = Glibc.open(parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard folder >= 0 else {
+        let removed = located(path) { (folder, name) -> Result<Bool, StoreError> in
+            Result { () throws(StoreError) in try removeEntry(name, in: folder, path: path) }
+        }
+        guard let removed else {
             if errno == ENOENT { return }
             throw failure("cannot open the folder of", path)
         }
-        defer { Glibc.close(folder) }
-        let name = URL(filePath: path).lastPathComponent
-        if try removeEntry(name, in: folder, path: path) { record(.remove(path: path)) }
+        if try removed.get() { record(.remove(path: path)) }
     }
 
     /// `removeTree(_:)` of a URL's path.
@@ -496,18 +636,16 @@ public enum FileOperations {
     ///
     /// - Throws: ``StoreError`` (`.alreadyExists`, `.ioFailure`, `.diskFull`).
     public static func copyTree(_ from: String, toNew path: String) throws(StoreError) {
-        var info = stat()
-        guard lstat(from, &info) == 0 else { throw failure("cannot read the attributes of", from) }
+        guard let info = attributes(from) else { throw failure("cannot read the attributes of", from) }
         switch info.st_mode & S_IFMT {
         case S_IFREG:
-            var existing = stat()
-            guard lstat(path, &existing) != 0 else {
+            guard attributes(path) == nil else {
                 throw StoreError(.alreadyExists, "something is already at this path (a folder, file or symbolic link)", path: path)
             }
             try copyFile(from, toNew: path, durable: false)
         case S_IFDIR:
             try makeNewDirectory(path)
-            let folder = Glibc.open(from, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let folder = openLocated(from, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
             guard folder >= 0 else { throw failure("cannot open the folder", from) }
             defer { Glibc.close(folder) }
             for name in try entries(of: folder, path: from) {
@@ -515,10 +653,11 @@ public enum FileOperations {
             }
         case S_IFLNK:
             var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlink(from, &target, target.count - 1)
+            let count = located(from) { folder, name in readlinkat(folder, name, &target, target.count - 1) } ?? -1
             guard count >= 0 else { throw failure("cannot read the symbolic link", from) }
             willOperate()
-            guard symlink(String(cString: Array(target[..<count]) + [0]), path) == 0 else { throw failure("cannot create the symbolic link", path) }
+            let link = String(cString: Array(target[..<count]) + [0])
+            guard located(path, { folder, name in symlinkat(link, folder, name) == 0 }) == true else { throw failure("cannot create the symbolic link", path) }
             record(.link(from: from, to: path))
         default:
             return
@@ -541,7 +680,7 @@ public enum FileOperations {
     public static func withRegularFile<Result>(
         _ path: String, _ body: (_ descriptor: Int32, _ size: Int) throws(StoreError) -> Result
     ) throws(StoreError) -> Result? {
-        let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let descriptor = openLocated(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
             if errno == ENOENT || errno == ELOOP || errno == ENXIO || errno == ENOTDIR { return nil }
             throw failure("cannot open", path)
@@ -557,7 +696,21 @@ public enum FileOperations {
     /// hold a descriptor of their own (the lock, a digest's reads): the one place a path is opened. The
     /// result is the system call's: a descriptor, or -1 with `errno` set.
     static func openDescriptor(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> Int32 {
-        Glibc.open(path, flags | O_CLOEXEC, mode)
+        openLocated(path, flags, mode: mode)
+    }
+
+    /// Opens the file at `path` for reading (in a held folder, there; a link at its name followed, as
+    /// Foundation's `FileHandle(forReadingFrom:)` does), for a reader that streams it (an XML store).
+    ///
+    /// ```swift
+    /// let handle = FileHandle(fileDescriptor: try FileOperations.openForReading(path), closeOnDealloc: true)
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`) naming `path`.
+    public static func openForReading(_ path: String) throws(StoreError) -> Int32 {
+        let descriptor = openLocated(path, O_RDONLY)
+        guard descriptor >= 0 else { throw failure("cannot open", path) }
+        return descriptor
     }
 
     /// The bytes of an open file of `size` bytes, read to its end (fewer when it was shortened meanwhile),
@@ -598,7 +751,7 @@ public enum FileOperations {
     ///
     /// - Throws: ``StoreError`` (`.ioFailure`, `.diskFull`) naming `path`.
     public static func openNew(_ path: String) throws(StoreError) -> Int32 {
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let descriptor = openLocated(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW)
         guard descriptor >= 0 else { throw failure("cannot create", path) }
         return descriptor
     }
@@ -611,8 +764,7 @@ public enum FileOperations {
     /// if let what = FileOperations.notOwnFile(results.path) { print("\(results.path) is \(what)") }
     /// ```
     public static func notOwnFile(_ path: String) -> String? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
+        guard let info = attributes(path) else { return nil }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return info.st_nlink == 1 ? nil : "a file with other names (\(info.st_nlink) hard links)"
         case S_IFLNK: return "a symbolic link"
@@ -648,7 +800,7 @@ public enum FileOperations {
 
     /// `path` opened for appending, created when missing: a plain file with one name, never through a link.
     private static func openOwnForAppending(_ path: String) throws(StoreError) -> Int32 {
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
+        let descriptor = openLocated(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { throw failure("cannot open", path) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1 else {
@@ -664,12 +816,12 @@ public enum FileOperations {
     /// returning. Recorded as one whole-file write.
     public static func copyFile(_ from: String, toNew path: String, durable: Bool) throws(StoreError) {
         willOperate()
-        let input = Glibc.open(from, O_RDONLY | O_CLOEXEC)
+        let input = openLocated(from, O_RDONLY)
         guard input >= 0 else { throw failure("cannot open", from) }
         defer { Glibc.close(input) }
         var status = stat()
         let mode = fstat(input, &status) == 0 ? mode_t(status.st_mode & 0o777) : 0o644
-        let output = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
+        let output = openLocated(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: mode)
         guard output >= 0 else { throw failure("cannot create", path) }
         defer { Glibc.close(output) }
         let total = try copyThroughBuffer(input, output, from: from, to: path)
@@ -714,8 +866,7 @@ public enum FileOperations {
 
     /// Whether `path` is a symbolic link (not followed).
     public static func isSymbolicLink(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+        attributes(path).map { ($0.st_mode & S_IFMT) == S_IFLNK } ?? false
     }
 
     static func parent(of path: String) -> String {

@@ -100,8 +100,7 @@ public final class RunLock: Sendable {
                 // The holder before us may have removed the file after we opened it: our lock is then on a
                 // file nobody else will open. Take the one at the path.
                 var opened = stat()
-                var current = stat()
-                guard fstat(descriptor, &opened) == 0, lstat(path, &current) == 0,
+                guard fstat(descriptor, &opened) == 0, let current = FileOperations.attributes(path),
                     opened.st_dev == current.st_dev, opened.st_ino == current.st_ino
                 else {
                     close(descriptor)

@@ -143,7 +143,7 @@ public enum RunNames {
             sibling(entry, finishedRecord(for: entry)),
         ]
         var number = 1
-        while number < 1000, case let backup = backup(of: entry, number: number), FileManager.default.fileExists(atPath: backup.path(percentEncoded: false)) {
+        while number < 1000, case let backup = backup(of: entry, number: number), FileOperations.exists(backup.path(percentEncoded: false)) {
             names += [backup, temporaryBackup(for: backup), ExternalDataReference.supportFolder(besideStore: backup)]
             number += 1
         }

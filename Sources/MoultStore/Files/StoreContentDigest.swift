@@ -36,8 +36,10 @@ public struct StoreContentDigest: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``StoreError/Code/notFound`` when there is no file; ``StoreError/Code/ioFailure`` when
     ///   it cannot be read.
     public init(of url: URL) throws(StoreError) {
-        // A store reached through a link is read where it is; its companions are beside it there.
-        let path = url.resolvingSymlinksInPath().path(percentEncoded: false)
+        // A store reached through a link is read where it is; its companions are beside it there. (Only a
+        // link at the store's own name is resolved: the folder is the one the run holds, HeldFolders.)
+        let named = url.path(percentEncoded: false)
+        let path = FileOperations.isSymbolicLink(named) ? url.resolvingSymlinksInPath().path(percentEncoded: false) : named
         let main = try DigestFile(path: path)
         defer { main.close() }
         var hasher = SHA256()

@@ -46,8 +46,7 @@ public struct StoreFileState: Sendable, Hashable {
     /// - Throws: ``StoreError/Code/notFound`` or ``StoreError/Code/ioFailure`` when the file cannot be read.
     public init(of url: URL, content: Bool = false) throws(StoreError) {
         let path = url.path(percentEncoded: false)
-        var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard let info = FileOperations.followedAttributes(path) else {
             if errno == ENOENT { throw StoreError(.notFound, "there is no file here", path: path) }
             throw FileOperations.failure("cannot read the state of", path)
         }
@@ -57,14 +56,12 @@ public struct StoreFileState: Sendable, Hashable {
         modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
         let header = Self.read(path, offset: 24, count: 4)
         changeCounter = header.count == 4 ? header.reduce(0) { $0 << 8 | UInt32($1) } : 0
-        var wal = stat()
-        if stat(path + "-wal", &wal) == 0 {
+        if let wal = FileOperations.followedAttributes(path + "-wal") {
             walSize = Int64(wal.st_size)
             walModified = Int64(wal.st_mtim.tv_sec) * 1_000_000_000 + Int64(wal.st_mtim.tv_nsec)
             walHeader = Self.read(path + "-wal", offset: 0, count: 32).map { String(format: "%02x", $0) }.joined()
         }
-        var journal = stat()
-        hasJournal = stat(path + "-journal", &journal) == 0 && journal.st_size > 0
+        hasJournal = (FileOperations.followedAttributes(path + "-journal")?.st_size ?? 0) > 0
         self.content = content ? try StoreContentDigest(of: url) : nil
     }
 

@@ -1,4 +1,5 @@
 public import Foundation
+import Glibc
 public import MoultModel
 
 /// A connection to an SQLite database file: the one door through which Moult reads and writes stores.
@@ -65,6 +66,9 @@ public final class Database {
     var chunkRowsSlot: UnsafeMutableRawPointer?
     /// The numbers of columns of the `moult_chunk_rows` tables made on this connection.
     var chunkRowsTables: Set<Int> = []
+    /// The descriptors of held folders this connection's files are opened through
+    /// (``DatabaseFile/Place``), closed with the connection.
+    private var heldFolders: [Int32] = []
 
     /// Opens (or, with ``OpenMode/create``, creates) a database file.
     ///
@@ -87,21 +91,29 @@ public final class Database {
         self.configuration = configuration
         var flags: SQLite.OpenFlags = [.uri, .noMutex, .extendedResultCodes, .noFollow]
         var query = ""
-        // Resolved once, here; from then on SQLite follows no link (`SQLITE_OPEN_NOFOLLOW`).
-        let real = DatabaseFile.realPath(path, followingTheFile: mode != .create)
-        try DatabaseFile.checkCompanions(real, writing: mode != .readOnly)
-        switch mode {
-        case .readOnly:
-            let header = try DatabaseFile.header(real)
-            flags.insert(.readOnly)
-            query = DatabaseFile.readOnlyQuery(real, header: header)
-        case .readWrite:
-            _ = try DatabaseFile.header(real)
-            flags.insert(.readWrite)
-        case .create:
-            flags.formUnion([.readWrite, .create])
+        // Resolved once, here; from then on SQLite follows no link (`SQLITE_OPEN_NOFOLLOW`). In a folder
+        // the run holds, through that folder's descriptor.
+        let place = try DatabaseFile.place(path, followingTheFile: mode != .create)
+        do throws(StoreError) {
+            let real = place.sqlitePath
+            try DatabaseFile.checkCompanions(real, writing: mode != .readOnly)
+            switch mode {
+            case .readOnly:
+                let header = try DatabaseFile.header(real)
+                flags.insert(.readOnly)
+                query = DatabaseFile.readOnlyQuery(real, header: header)
+            case .readWrite:
+                _ = try DatabaseFile.header(real)
+                flags.insert(.readWrite)
+            case .create:
+                flags.formUnion([.readWrite, .create])
+            }
+            handle = try SQLite.open(DatabaseFile.uri(real, query: place.query(query)), flags: flags, path: path)
+        } catch {
+            place.close()
+            throw place.showing(error)
         }
-        handle = try SQLite.open(DatabaseFile.uri(real, query: query), flags: flags, path: path)
+        heldFolders = place.folder.map { [$0] } ?? []
         let milliseconds = configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         SQLite.busyTimeout(handle, milliseconds: Int32(clamping: milliseconds))
@@ -114,6 +126,7 @@ public final class Database {
         } catch {
             cache.removeAll()
             SQLite.close(handle)
+            place.close()
             throw mode == .create ? error : DatabaseFile.openingFailure(error)
         }
     }
@@ -122,6 +135,7 @@ public final class Database {
         if !isClosed {
             cache.removeAll()
             SQLite.close(handle)
+            for folder in heldFolders { Glibc.close(folder) }
         }
         chunkRowsSlot?.deallocate()
     }
@@ -137,12 +151,18 @@ public final class Database {
     ///   left for the caller to remove), or another code when the file cannot be made.
     public func copy(to url: URL) throws(StoreError) {
         let target = url.path(percentEncoded: false)
-        let real = DatabaseFile.realPath(target, followingTheFile: false)
-        try DatabaseFile.checkCompanions(real, writing: true)
-        let copy = try SQLite.open(
-            DatabaseFile.uri(real, query: ""), flags: [.uri, .noMutex, .extendedResultCodes, .noFollow, .readWrite, .create], path: target)
-        defer { SQLite.close(copy) }
-        try SQLite.backup(from: handle, to: copy, path: target)
+        let place = try DatabaseFile.place(target, followingTheFile: false)
+        defer { place.close() }
+        do throws(StoreError) {
+            try DatabaseFile.checkCompanions(place.sqlitePath, writing: true)
+            let copy = try SQLite.open(
+                DatabaseFile.uri(place.sqlitePath, query: place.query("")), flags: [.uri, .noMutex, .extendedResultCodes, .noFollow, .readWrite, .create],
+                path: target)
+            defer { SQLite.close(copy) }
+            try SQLite.backup(from: handle, to: copy, path: target)
+        } catch {
+            throw place.showing(error)
+        }
     }
 
     private func checkOpen(_ sql: String) throws(StoreError) {
@@ -289,20 +309,32 @@ public final class Database {
     ///
     /// - Throws: ``StoreError`` as a read-only open does, or when the name is taken.
     public func attachReadOnly(_ url: URL, as name: String) throws(StoreError) {
-        let path = DatabaseFile.realPath(url.path(percentEncoded: false), followingTheFile: true)
-        try DatabaseFile.checkCompanions(path, writing: false)
-        let header = try DatabaseFile.header(path)
+        let place = try DatabaseFile.place(url.path(percentEncoded: false), followingTheFile: true)
+        let (path, shown) = (place.sqlitePath, place.shown)
+        let header: DatabaseFile.Header
+        do throws(StoreError) {
+            try DatabaseFile.checkCompanions(path, writing: false)
+            header = try DatabaseFile.header(path)
+        } catch {
+            place.close()
+            throw place.showing(error)
+        }
         let query = DatabaseFile.readOnlyQuery(path, header: header)
+        // The folder's descriptor stays open while the connection does: SQLite may open the attached
+        // file's `-wal` later, through it.
+        if let folder = place.folder { heldFolders.append(folder) }
         do {
-            try makeStatement("ATTACH DATABASE ? AS \(name)").execute([.string(DatabaseFile.uri(path, query: query))])
+            try makeStatement("ATTACH DATABASE ? AS \(name)").execute([.string(DatabaseFile.uri(path, query: place.query(query)))])
         } catch where error.code == .sqlite && error.message.contains("text encoding") {
             // Core Data writes UTF-8 stores; SQLite attaches only databases of the main one's encoding.
             throw StoreError(
                 .notCoreData, "the store's text encoding is not UTF-8 (header byte 56 says \(header.textEncoding)): Core Data writes UTF-8 stores",
-                path: path)
+                path: shown)
         } catch where error.code == .sqlite && (error.message.contains("file format") || error.message.contains("malformed")) {
             // A header or schema SQLite cannot read, as a read-only open reports it.
-            throw DatabaseFile.openingFailure(StoreError(error.code, error.message, path: path, resultCode: error.resultCode))
+            throw DatabaseFile.openingFailure(StoreError(error.code, error.message, path: shown, resultCode: error.resultCode))
+        } catch {
+            throw place.showing(error)
         }
     }
 
@@ -334,6 +366,8 @@ public final class Database {
         isClosed = true
         cache.removeAll()
         SQLite.close(handle)
+        for folder in heldFolders { Glibc.close(folder) }
+        heldFolders = []
     }
 }
 
@@ -420,6 +454,51 @@ enum DatabaseFile {
         default:
             return error
         }
+    }
+
+    /// Where SQLite opens a database file: the path it is given, the path messages show, and, for a file in
+    /// a folder the run holds (``HeldFolders``), a descriptor of its folder that the path goes through
+    /// (`/proc/self/fd/N/NAME`, opened by the held-folder VFS of `shim.h`, which keeps that path as it is
+    /// for the file's `-journal`, `-wal` and `-shm` too). The owner closes the descriptor once SQLite
+    /// opens no file there any more.
+    struct Place {
+        var sqlitePath: String
+        var shown: String
+        var folder: Int32?
+
+        /// `query` with the held-folder VFS named, for a file reached through a held folder (a query
+        /// naming the private-memory VFS keeps it: that VFS keeps such paths too).
+        func query(_ query: String) -> String {
+            guard folder != nil, !query.contains("vfs="), let vfs = SQLite.heldFolderVFS else { return query }
+            return query.isEmpty ? "vfs=\(vfs)" : query + "&vfs=\(vfs)"
+        }
+
+        /// `error` naming the file as the user knows it, never by `/proc/self/fd/N`.
+        func showing(_ error: StoreError) -> StoreError {
+            guard folder != nil, let named = error.path, named.hasPrefix(sqlitePath) else { return error }
+            var shownError = error
+            shownError.path = shown + named.dropFirst(sqlitePath.count)
+            return shownError
+        }
+
+        func close() {
+            if let folder { Glibc.close(folder) }
+        }
+    }
+
+    /// The ``Place`` of `path`: in a folder the run holds, through a new descriptor of its folder (reached
+    /// from the held one without following a link); elsewhere at ``realPath(_:followingTheFile:)``.
+    ///
+    /// - Throws: ``StoreError`` (`.ioFailure`) when the file's folder cannot be reached from the folder the
+    ///   run holds (a symbolic link on the way, or the folder gone).
+    static func place(_ path: String, followingTheFile: Bool) throws(StoreError) -> Place {
+        let file = followingTheFile && FileOperations.isSymbolicLink(path) ? realPath(path, followingTheFile: true) : path
+        let absolute = HeldFolders.absolute(file)
+        if SQLite.heldFolderVFS != nil, let (descriptor, folder) = try FileOperations.openFolder(FileOperations.parent(of: absolute)) {
+            return Place(sqlitePath: folder + "/" + URL(filePath: absolute).lastPathComponent, shown: absolute, folder: descriptor)
+        }
+        let real = realPath(file, followingTheFile: false)
+        return Place(sqlitePath: real, shown: real, folder: nil)
     }
 
     /// The path SQLite is given for `path`, which it then opens with `SQLITE_OPEN_NOFOLLOW`: the folder's

@@ -80,6 +80,11 @@ enum SQLite {
     /// `shim.h`), registered on first use; nil when SQLite has no default VFS to wrap.
     static let privateSharedMemoryVFS: String? = moult_register_private_shm_vfs().map { String(cString: $0) }
 
+    /// The name of the VFS that opens a file reached through a held folder's descriptor
+    /// (`/proc/self/fd/N/NAME`, see `shim.h`) and its companions through that same descriptor, registered on
+    /// first use; nil when SQLite has no default VFS to copy (such files are then opened by their path).
+    static let heldFolderVFS: String? = moult_register_held_vfs().map { String(cString: $0) }
+
     /// Copies every page of `source`'s main database into `target`'s, in one pass.
     static func backup(from source: OpaquePointer, to target: OpaquePointer, path: String) throws(StoreError) {
         guard let backup = sqlite3_backup_init(target, "main", source, "main") else {

@@ -48,11 +48,11 @@ public enum XMLStoreConversion {
         from source: URL, model: ObjectModel, to destination: URL, configuration: Database.Configuration = .init()
     ) throws -> Int {
         let path = destination.path(percentEncoded: false)
-        guard !FileManager.default.fileExists(atPath: path) else {
+        guard !FileOperations.exists(path) else {
             throw XMLStoreError(.alreadyExists, "a file is already there; Moult does not overwrite it", path: path)
         }
         let support = ExternalDataReference.supportFolder(besideStore: destination).path(percentEncoded: false)
-        guard !FileManager.default.fileExists(atPath: support) else {
+        guard !FileOperations.exists(support) else {
             throw XMLStoreError(.alreadyExists, "an external data folder is already there; Moult does not overwrite it", path: support)
         }
         let temporary = URL(filePath: FileOperations.temporaryPath(for: path))
@@ -68,7 +68,7 @@ public enum XMLStoreConversion {
         do {
             count = try writeSQLite(from: source, model: model, to: temporary, configuration: configuration)
             try FileOperations.sync(temporary.path(percentEncoded: false))
-            if FileManager.default.fileExists(atPath: temporarySupport) {
+            if FileOperations.exists(temporarySupport) {
                 FileOperations.syncDirectory(ExternalDataReference.folder(besideStore: temporary).path(percentEncoded: false))
                 try FileOperations.rename(temporarySupport, to: support, durable: true)
             }
@@ -286,7 +286,7 @@ public enum XMLStoreConversion {
 
     /// The size of a file, 0 when it cannot be found.
     static func fileSize(_ url: URL) -> Int64 {
-        ((try? FileManager.default.attributesOfItem(atPath: url.path(percentEncoded: false))[.size]) as? NSNumber)?.int64Value ?? 0
+        FileOperations.size(of: url.path(percentEncoded: false)) ?? 0
     }
 
     /// How object numbers become primary keys: unchanged, or, for a store written from an SQLite store

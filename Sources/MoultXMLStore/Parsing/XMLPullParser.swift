@@ -111,10 +111,11 @@ final class XMLPullParser {
     init(url: URL) throws(XMLStoreError) {
         let path = url.path(percentEncoded: false)
         self.path = path
-        do {
-            handle = try FileHandle(forReadingFrom: url)
+        do throws(StoreError) {
+            // (In a folder the run holds, there: HeldFolders.)
+            handle = FileHandle(fileDescriptor: try FileOperations.openForReading(path), closeOnDealloc: true)
         } catch {
-            throw XMLStoreError(.ioFailure, "cannot open the file: \(error.localizedDescription)", path: path)
+            throw XMLStoreError(.ioFailure, "cannot open the file: \(error.message)", path: path)
         }
         source = nil
         chunkSize = Self.blockSize
