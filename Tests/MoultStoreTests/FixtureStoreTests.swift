@@ -29,7 +29,7 @@ import Testing
             let joinTables = Set(moult.tables.keys.filter { $0.wholeMatch(of: /Z_[0-9]+[A-Z0-9_]+/) != nil })
             moult.indexes = moult.indexes.filter { index in !joinTables.contains { index.contains(" ON \($0) (") } }
         }
-        let (coreDataOnly, moultOnly) = Self.indexedAttributeIndexes(coreData: coreData.indexes, moult: moult.indexes, model: version.model)
+        let (coreDataOnly, moultOnly) = try Self.indexedAttributeIndexes(coreData: coreData.indexes, moult: moult.indexes, model: version.model)
         coreData.indexes.subtract(coreDataOnly)
         moult.indexes.subtract(moultOnly)
         #expect(moult.tables == coreData.tables, "tables differ for \(fixture)")
