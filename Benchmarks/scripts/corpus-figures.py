@@ -131,16 +131,25 @@ def main():
             issues.append(f"hashes not loadable ({len(entry['versionHashes'])}): {store}: {why}")
     for info in glob.glob(os.path.join(F, "**", "VersionInfo.plist"), recursive=True):
         compiled = plistlib.load(open(info, "rb"))
-        model = os.path.dirname(os.path.dirname(info))
         name = os.path.basename(os.path.dirname(info))[: -len(".momd")]
+        # The model compiled: the .xcdatamodeld of that name beside the .momd, or else the one of
+        # that name elsewhere in the repository's folder (XCServerCoreData keeps its momd in Tests/).
+        model = os.path.join(os.path.dirname(os.path.dirname(info)), f"{name}.xcdatamodeld")
+        if not os.path.isdir(model):
+            repository = os.path.join(F, os.path.relpath(info, F).split(os.sep)[0])
+            model = next(iter(glob.glob(os.path.join(glob.escape(repository), "**", f"{name}.xcdatamodeld"), recursive=True)), model)
         for version, entities in compiled["NSManagedObjectModel_VersionHashes"].items():
-            folder = os.path.relpath(os.path.join(model, f"{name}.xcdatamodeld", f"{version}.xcdatamodel"), F)
+            folder = os.path.relpath(os.path.join(model, f"{version}.xcdatamodel"), F)
             ours, why = hash_version(moult, folder, versions)
             for entity, theirs in entities.items():
                 hashes["total"] += 1
                 if entity in ours:
                     hashes["loadable"] += 1
                     hashes["equal"] += ours[entity] == bytes(theirs).hex()
+                    if ours[entity] != bytes(theirs).hex():
+                        issues.append(f"hash differs: {entity} of {folder} (compiled {os.path.relpath(info, F)})")
+            if why:
+                issues.append(f"hashes not loadable ({len(entities)}): {folder}: {why}")
 
     # 2. Stores recognised, and 3. migrations and in place.
     stores = {"total": 0, "byVersion": 0, "byCache": 0}

@@ -49,6 +49,23 @@ STORES = [
     # 48ffe53 (the same at 0cd9455 and 8bde0bb), kept under history/.
     ("Karim-ezzedine__CartKit/Tests/CartKitStorageCoreDataTests/LegacyCoreData/CartStorage_v1.sqlite",
      "Karim-ezzedine__CartKit/history/48ffe53/CartStorage.xcdatamodel/contents", None),
+    # DuckDuckGo's BrowserServicesKit: Bookmarks_VN.sqlite was written by BookmarksModel version N and
+    # SyncMetadata_V3.sqlite by SyncMetadata 3 (the repository's migration tests and the stores' tables say so).
+    *[(f"duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V{n}.sqlite",
+       f"duckduckgo__BrowserServicesKit/Sources/Bookmarks/BookmarksModel.xcdatamodeld/BookmarksModel{'' if n == 1 else f' {n}'}.xcdatamodel/contents", None)
+      for n in range(1, 6)],
+    ("duckduckgo__BrowserServicesKit/Tests/DDGSyncTests/Resources/SyncMetadata_V3.sqlite",
+     "duckduckgo__BrowserServicesKit/Sources/DDGSync/SyncMetadata.xcdatamodeld/SyncMetadata 3.xcdatamodel/contents", None),
+    # XCServerCoreData: each store is named after the version that wrote it. XCServerCoreData2.0.0 was
+    # edited in place (commit 876163f: its indexed attributes became fetch indexes, its hashes the same)
+    # after XCServerCoreData_2.0.0_empty.sqlite was made (34f8fd4): that store's version is the one of
+    # commit 0f23bc7, kept under history/ (its indexes are that version's).
+    *[(f"richardpiazza__XCServerCoreData/Tests/XCServerCoreData_{store}.sqlite",
+       f"richardpiazza__XCServerCoreData/{version}.xcdatamodel/contents", None)
+      for store, version in [("1.2.0", "Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData1.2.0"),
+                             ("1.2.0_empty", "Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData1.2.0"),
+                             ("2.0.0_empty", "history/0f23bc7/XCServerCoreData2.0.0"),
+                             ("2.0.1", "Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.1")]],
 ]
 
 

@@ -6,13 +6,14 @@ import Testing
 
 /// The archives of the fixture mapping models and the fixture stores' metadata, as fuzzing corpora.
 enum FixtureArchives {
-    /// Every `.xcmappingmodel`'s `xcmapping.xml` under `Tests/Fixtures`, by path relative to it.
+    /// Every `.xcmappingmodel`'s `xcmapping.xml` under `Tests/Fixtures` small enough to seed a fuzzer
+    /// (`Fixtures.fuzzSeedLimit`: all but XCServerCoreData's two), by path relative to it.
     static let mappingFiles: [String] = {
         let root = Fixtures.root.standardizedFileURL.path
         let enumerator = FileManager.default.enumerator(atPath: root)
         var result: [String] = []
         while let path = enumerator?.nextObject() as? String {
-            if path.hasSuffix(".xcmappingmodel/xcmapping.xml") { result.append(path) }
+            if path.hasSuffix(".xcmappingmodel/xcmapping.xml"), Fixtures.isFuzzSeed(Fixtures.url(path)) { result.append(path) }
         }
         return result.sorted()
     }()

@@ -112,4 +112,111 @@ import Testing
         let checked = try MoultProcess.run(["verify", Self.cartKitStore, copy.path] + options)
         #expect(checked.exitCode == 0, "\(checked.standardOutput)\(checked.standardError)")
     }
+
+    static let browserServicesKit = "duckduckgo__BrowserServicesKit"
+    static var bookmarksModel: String { Fixtures.url("\(browserServicesKit)/Sources/Bookmarks/BookmarksModel.xcdatamodeld").path }
+
+    /// Every row of a query on a store, its values joined by `|`.
+    static func rows(_ store: URL, _ sql: String) throws -> [String] { try FidelityCommandTests.rows(store, sql) }
+
+    /// DuckDuckGo's bookmarks of versions 1 to 3 hold favourites as the to-one `favoriteFolder` and its
+    /// ordered to-many inverse `favorites`; version 4 made it the to-many `favoriteFolders` (its renaming
+    /// identifier names the old one), so the pair is a many-to-many with a join table. Each store goes
+    /// to version 6 inferred, into a new store and in place: every (folder, favourite) pair is in the join
+    /// table in the folder's order, every object keeps its key, and `verify` finds it right.
+    @Test(arguments: [1, 2, 3])
+    func duckDuckGoFavoritesBecomeAManyToMany(_ version: Int) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try directory.copyStore(Fixtures.url("\(Self.browserServicesKit)/Tests/BookmarksTests/Resources/Bookmarks_V\(version).sqlite"))
+        let pairs = try Self.rows(
+            source, "SELECT ZFAVORITEFOLDER || '|' || Z_PK FROM ZBOOKMARKENTITY WHERE ZFAVORITEFOLDER IS NOT NULL ORDER BY ZFAVORITEFOLDER, Z_FOK_FAVORITEFOLDER")
+        #expect(pairs.count == 5)
+        let keys = try Self.rows(source, "SELECT Z_PK || '|' || ZUUID FROM ZBOOKMARKENTITY ORDER BY Z_PK")
+        let options = ["--model", Self.bookmarksModel, "--infer"]
+        let output = directory.appending("out.sqlite")
+        let copy = try directory.copyStore(source, as: "inplace.sqlite")
+        let migrated = try MoultProcess.run(["migrate", source.path, "--output", output.path, "--quiet"] + options)
+        #expect(migrated.exitCode == 0, "\(migrated.standardError)")
+        let inPlace = try MoultProcess.run(["migrate", copy.path, "--no-backup", "--quiet"] + options)
+        #expect(inPlace.exitCode == 0, "\(inPlace.standardError)")
+        for store in [output, copy] {
+            #expect(try Self.rows(store, "SELECT Z_1FAVORITEFOLDERS || '|' || Z_1FAVORITES FROM Z_1FAVORITES ORDER BY Z_1FAVORITEFOLDERS, Z_FOK_1FAVORITES") == pairs)
+            #expect(try Self.rows(store, "SELECT Z_PK || '|' || ZUUID FROM ZBOOKMARKENTITY ORDER BY Z_PK") == keys)
+            let verified = try MoultProcess.run(["verify", source.path, store.path] + options)
+            #expect(verified.exitCode == 0 && verified.standardOutput.contains(": 0 failure(s)"), "\(verified.standardOutput)\(verified.standardError)")
+        }
+    }
+
+    /// DuckDuckGo's app-rating store was written by a model merged from three (AppRatingPrompt's first
+    /// version and two others, 5 entities): no version of AppRatingPrompt matches it (66, the other
+    /// entities named). From the model it carries it goes to version 2 as the app's own test takes it:
+    /// the rating is kept, its new attribute nil, and the other entities' objects are dropped, each
+    /// entity with a warning.
+    @Test func duckDuckGoMergedModelStoreMigratesFromTheModelItCarries() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try directory.copyStore(Fixtures.url("duckduckgo__iOS/DuckDuckGoTests/AppRatingPrompt_v1/Database.sqlite"))
+        let model = Fixtures.url("duckduckgo__iOS/DuckDuckGo/AppRatingPrompt.xcdatamodeld").path
+        let inspected = try MoultProcess.run(["inspect", source.path, "--model", model])
+        #expect(inspected.exitCode == 66)
+        #expect(inspected.standardError.contains("entity 'HTTPSExcludedDomain' is in the store but not in the model"), "\(inspected.standardError)")
+        let rating = "SELECT ZUNIQUEACCESSDAYS || '|' || ZLASTACCESS || '|' || ZLASTSHOWN FROM ZAPPRATINGPROMPTENTITY"
+        let before = try Self.rows(source, rating)
+        #expect(before.count == 1)
+        let options = ["--model", model, "--source-model", "store", "--infer"]
+        let output = directory.appending("out.sqlite")
+        let migrated = try MoultProcess.run(["migrate", source.path, "--output", output.path, "--quiet"] + options)
+        #expect(migrated.exitCode == 0, "\(migrated.standardError)")
+        for entity in ["HTTPSExcludedDomain", "HTTPSStoredBloomFilterSpecification", "RemoteMessagingConfigManagedObject"] {
+            #expect(migrated.standardError.contains("drops all") && migrated.standardError.contains(" \(entity) object"), "\(entity): \(migrated.standardError)")
+        }
+        #expect(try Self.rows(output, rating) == before)
+        #expect(try Self.rows(output, "SELECT COUNT(*) FROM ZAPPRATINGPROMPTENTITY WHERE ZFIRSTSHOWN IS NULL") == ["1"])
+        #expect(try Self.rows(output, "SELECT name FROM sqlite_master WHERE name = 'ZHTTPSEXCLUDEDDOMAIN'").isEmpty)
+        let verified = try MoultProcess.run(["verify", source.path, output.path] + options)
+        #expect(verified.exitCode == 0, "\(verified.standardOutput)\(verified.standardError)")
+    }
+
+    static let xcServer = "richardpiazza__XCServerCoreData"
+    /// The model, and the repository's mapping models folder (two of its mapping models: each store
+    /// uses the one from its own version).
+    static var xcServerOptions: [String] {
+        ["--model", Fixtures.url("\(xcServer)/Resources/XCServerCoreData.xcdatamodeld").path, "--mapping", Fixtures.url("\(xcServer)/Resources").path]
+    }
+
+    /// XCServerCoreData's store at 2.0.1 (13,225 objects, framework 851) goes to 2.0.3 through the
+    /// repository's `MappingModel2.0.1to2.0.3` (3.5 MB, its models archived in it), and its store at
+    /// 2.0.0 (framework 836) is inferred to 2.0.1 and then mapped: both verified.
+    @Test(arguments: ["2.0.1", "2.0.0_empty"])
+    func xcServerStoresGoToTheCurrentVersionThroughTheRepositorysMappings(_ store: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = Fixtures.url("\(Self.xcServer)/Tests/XCServerCoreData_\(store).sqlite").path
+        let output = directory.appending("out.sqlite").path
+        let migrated = try MoultProcess.run(["migrate", source, "--output", output] + Self.xcServerOptions)
+        #expect(migrated.exitCode == 0, "\(migrated.standardError)")
+        #expect(migrated.standardOutput.contains("MappingModel2.0.1to2.0.3.xcmappingmodel"), "\(migrated.standardOutput)")
+        let verified = try MoultProcess.run(["verify", source, output] + Self.xcServerOptions)
+        #expect(verified.exitCode == 0 && verified.standardOutput.contains(": 0 failure(s)"), "\(verified.standardOutput)\(verified.standardError)")
+    }
+
+    /// The store at 1.2.0 takes `MappingModel1.2.0to2.0.3`, whose Integration mapping names the app's
+    /// `IntegrationStringToDateMigrationPolicy` (it parses the dates 1.2.0 kept as strings): refused
+    /// until the class is bound (66, naming it); bound to the default policy, a string cannot be a date
+    /// (65, naming the attribute and the value), and nothing is written.
+    @Test func xcServerDatesAsStringsNeedTheAppsPolicy() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = Fixtures.url("\(Self.xcServer)/Tests/XCServerCoreData_1.2.0.sqlite").path
+        let output = directory.appending("out.sqlite").path
+        let unbound = try MoultProcess.run(["migrate", source, "--output", output] + Self.xcServerOptions)
+        #expect(unbound.exitCode == 66)
+        #expect(unbound.standardError.contains("'XCServerCoreData.IntegrationStringToDateMigrationPolicy'"), "\(unbound.standardError)")
+        let bound = try MoultProcess.run(
+            ["migrate", source, "--output", output] + Self.xcServerOptions + ["--policy", "IntegrationStringToDateMigrationPolicy=default"])
+        #expect(bound.exitCode == 65)
+        #expect(bound.standardError.contains("attribute 'endedTime' (Date) cannot hold \"2017-06-07T18:11:11.297Z\""), "\(bound.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
 }

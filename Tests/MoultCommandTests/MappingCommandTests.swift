@@ -35,7 +35,7 @@ import Testing
     }()
 
     @Test func everyFixtureMappingModelIsFound() {
-        #expect(Self.mappingModels.count == Self.recorded.count && Self.mappingModels.count == 20)
+        #expect(Self.mappingModels.count == Self.recorded.count && Self.mappingModels.count == 22)
     }
 
     /// `moult mapping show --json` loads each fixture mapping model and prints every expression, and

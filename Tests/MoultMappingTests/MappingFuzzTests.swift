@@ -9,13 +9,16 @@ import Testing
 /// never a trap, an uncategorized error or a hang. `MOULT_FUZZ_ITERATIONS` and `MOULT_FUZZ_SEED`
 /// make a long run (CONTRIBUTING.md).
 @Suite struct MappingFuzzTests {
+    /// The fixture mapping models small enough to seed a fuzzer (all but XCServerCoreData's two).
+    static var seedFiles: [String] { RecordedMappings.files.filter { Fixtures.isFuzzSeed(Fixtures.url($0)) } }
+
     static var xcmappingFiles: [[UInt8]] {
-        RecordedMappings.files.compactMap { try? Array(Data(contentsOf: Fixtures.url($0))) }
+        seedFiles.compactMap { try? Array(Data(contentsOf: Fixtures.url($0))) }
     }
 
     /// Every `valueexpressiondata` and `userinfodata` archive of the fixture mapping models.
     static var expressionArchives: [[UInt8]] {
-        RecordedMappings.files.flatMap { file -> [[UInt8]] in
+        seedFiles.flatMap { file -> [[UInt8]] in
             let text = (try? String(contentsOf: Fixtures.url(file), encoding: .utf8)) ?? ""
             return ["valueexpressiondata", "userinfodata"].flatMap { name in
                 text.components(separatedBy: "<attribute name=\"\(name)\" type=\"binary\">").dropFirst().compactMap { part in
@@ -28,7 +31,7 @@ import Testing
     /// Moult's JSON format: the People mappings and every fixture mapping model converted.
     static var jsonMappings: [[UInt8]] {
         let people = (1...4).compactMap { try? Array(Data(contentsOf: Fixtures.datasets.appending(path: "People/Mappings/v\($0)-to-v\($0 + 1).json"))) }
-        let converted = RecordedMappings.files.compactMap { file in
+        let converted = seedFiles.compactMap { file in
             (try? MappingModel(xcmappingModelAt: Fixtures.url(file)))?.jsonText()
         }
         return people + converted.map { Array($0.utf8) }

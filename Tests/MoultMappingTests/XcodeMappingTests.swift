@@ -30,8 +30,8 @@ enum RecordedMappings {
 }
 
 @Suite struct XcodeMappingTests {
-    @Test func twentyFixtureMappingModelsAreRecorded() {
-        #expect(RecordedMappings.files.count == 20)
+    @Test func everyFixtureMappingModelIsRecorded() {
+        #expect(RecordedMappings.files.count == 22)
     }
 
     @Test(arguments: RecordedMappings.files)

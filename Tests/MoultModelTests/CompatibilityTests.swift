@@ -100,8 +100,8 @@ struct StoreMetadataEntry: Decodable, Sendable, CustomTestStringConvertible {
 
 @Suite struct StoreDigestTests {
     @Test func realStoresHaveDigestsAndChecksums() {
-        #expect(StoreMetadataEntry.all.filter { $0.digest != nil }.count == 12)
-        #expect(StoreMetadataEntry.all.filter { $0.checksum != nil }.count == 4)
+        #expect(StoreMetadataEntry.all.filter { $0.digest != nil }.count == 19)
+        #expect(StoreMetadataEntry.all.filter { $0.checksum != nil }.count == 7)
     }
 
     @Test("The digest and checksum Core Data wrote are reproduced from the store's hashes",

@@ -15,7 +15,7 @@ enum FixtureModels {
                 result.append(url)
                 enumerator.skipDescendants()
             } else if url.pathExtension == "xcdatamodel" {
-                // A bare version (Photos, CartKit's of commit 48ffe53); not RestKit's in Xcode 3's format
+                // A bare version (Photos; CartKit's of 48ffe53, XCServerCoreData's of 0f23bc7); not RestKit's in Xcode 3's format
                 // (an elements file), which Moult does not read (issue 40, item 3).
                 if FileManager.default.fileExists(atPath: url.appending(path: "contents").path) { result.append(url) }
             }
@@ -30,8 +30,9 @@ enum FixtureModels {
 
 @Suite struct XcodeModelTests {
     @Test func findsEveryFixtureModel() {
-        // 6 versioned fixture models, the bare Photos model, and People.
-        #expect(FixtureModels.versioned.count == 19)
+        // The fixtures' 20 .xcdatamodeld, 3 bare versions (Photos; CartKit's of commit 48ffe53 and
+        // XCServerCoreData's 2.0.0 of 0f23bc7, each the version that wrote a store), and People.
+        #expect(FixtureModels.versioned.count == 24)
     }
 
     @Test("Every version reads, round-trips through the writer, and the current one is .xccurrentversion's",

@@ -65,11 +65,16 @@ import Testing
         for store in ["ATDataModelv1", "ATDataModelv2", "ATDataModelv3", "ATDataModelv4", "v2WALDatabase/ATDataModel", "v3WALDatabase/ATDataModel"] {
             counts[apptentive + store + ".sqlite"] = 1
         }
+        // DuckDuckGo's favourites, many-to-many from BookmarksModel 4 on; XCServerCoreData's three.
+        for version in [4, 5] { counts["duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V\(version).sqlite"] = 1 }
+        for store in ["1.2.0", "1.2.0_empty", "2.0.0_empty", "2.0.1"] {
+            counts["richardpiazza__XCServerCoreData/Tests/XCServerCoreData_\(store).sqlite"] = 3
+        }
         return counts
     }()
 
     @Test func everyStoreIsWalked() {
-        #expect(Set(Self.cases.map(\.store)).count == 30)
+        #expect(Set(Self.cases.map(\.store)).count == 41)
         #expect(Self.cases.contains { $0.store == Self.photos })
     }
 

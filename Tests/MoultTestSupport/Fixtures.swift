@@ -17,6 +17,17 @@ public enum Fixtures {
     public static let datasets: URL = packageRoot.appending(path: "Datasets", directoryHint: .isDirectory)
 
     /// A file or folder under `Tests/Fixtures`.
+    /// The largest fixture file a fuzzer takes as a seed. A fuzzed input is read whole at every
+    /// iteration: XCServerCoreData's two mapping models (3.5 MB each, their models archived in them)
+    /// would make each fuzz suite many times slower, and hold no construct the smaller ones lack.
+    public static let fuzzSeedLimit = 1 << 20
+
+    /// Whether a fixture file is small enough to seed a fuzzer (`fuzzSeedLimit`).
+    public static func isFuzzSeed(_ file: URL) -> Bool {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int else { return false }
+        return size <= fuzzSeedLimit
+    }
+
     public static func url(_ relativePath: String) -> URL {
         root.appending(path: relativePath)
     }

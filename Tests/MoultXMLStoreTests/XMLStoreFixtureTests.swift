@@ -14,7 +14,7 @@ import Testing
     static let files = XMLTestModels.xcmappingFiles.filter { !$0.path.contains("ATDataModel v4 to v5") }
 
     @Test func theFixturesAreFound() {
-        #expect(Self.files.count == 19)
+        #expect(Self.files.count == 21)
     }
 
     @Test(arguments: files)

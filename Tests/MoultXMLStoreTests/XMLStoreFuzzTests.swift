@@ -11,7 +11,7 @@ import Testing
 @Suite struct XMLStoreFuzzTests {
     /// The seven fixture mapping models (Xcode's entities) and a store of every attribute type.
     static func corpus() throws -> [[UInt8]] {
-        var corpus = try XMLTestModels.xcmappingFiles.map { Array(try Data(contentsOf: $0)) }
+        var corpus = try XMLTestModels.xcmappingFiles.filter(Fixtures.isFuzzSeed).map { Array(try Data(contentsOf: $0)) }
         let model = try XMLTestModels.everyKindModel()
         let layout = try StoreLayout(model: model)
         let directory = try TemporaryDirectory("xml-fuzz-corpus")
