@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 @testable import MoultModel
 import MoultTestSupport
 import Testing
