@@ -45,7 +45,8 @@ import Testing
         var checked = 0
         var refused = 0
         for file in Self.modelFiles {
-            let text = try String(contentsOf: file, encoding: .utf8)
+            // (A fixture that is not UTF-8 on purpose is read whole by the first test.)
+            guard let text = try? String(contentsOf: file, encoding: .utf8) else { continue }
             let elements = text.ranges(of: "<attribute ")
             guard !elements.isEmpty else { continue }
             for _ in 0..<12 {
@@ -112,13 +113,19 @@ import Testing
         #expect(reference.error == nil, "\(label): read, the reference expects \(String(describing: reference.error))")
         for (entityName, expected) in reference.attributes {
             let actual = try #require(model.entity(named: entityName), "\(label): \(entityName)").attributes
-            // (User info comes from <entry> elements, which the reference does not read.)
-            let withUserInfo = zip(expected, actual).map { pair in
-                var attribute = pair.0
-                attribute.userInfo = pair.1.userInfo
-                return attribute
+            // (User info comes from <entry> elements, which the reference does not read. A NaN, which
+            // equals nothing, is compared by being one on both sides.)
+            let pairs = zip(expected, actual).map { pair in
+                var (reference, read) = pair
+                reference.userInfo = read.userInfo
+                for value in [\AttributeDescription.defaultDateTimeInterval, \.minDateTimeInterval, \.maxDateTimeInterval]
+                where reference[keyPath: value]?.isNaN == true && read[keyPath: value]?.isNaN == true {
+                    reference[keyPath: value] = nil
+                    read[keyPath: value] = nil
+                }
+                return (reference, read)
             }
-            #expect(withUserInfo == actual, "\(label): \(entityName)")
+            #expect(expected.count == actual.count && pairs.map(\.0) == pairs.map(\.1), "\(label): \(entityName)")
         }
         return true
     }
