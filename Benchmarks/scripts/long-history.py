@@ -86,6 +86,44 @@ def write_model(model, versions, name, contents):
                    f'<key>_XCCurrentVersionName</key><string>{name(versions - 1)}.xcdatamodel</string></dict></plist>\n')
 
 
+def write_history(work, versions, moult, hashes=False):
+    """Writes the history into WORK (emptied first): the model, the mappings folder and a store at the
+    first version. Returns (model, mapping files, store). (long-history-same.py writes its histories
+    with it.)"""
+    shutil.rmtree(work, ignore_errors=True)
+    model = os.path.join(work, "History.xcdatamodeld")
+    write_model(model, versions, name, contents)
+    mappings = os.path.join(work, "mappings")
+    os.makedirs(mappings)
+    files = []
+    for index in range(versions - 1):
+        path = os.path.join(mappings, f"{name(index)}-to-{name(index + 1)}.json")
+        text = json.dumps(mapping(index), indent=1)
+        if hashes and (index + 1) % 10 != 0:
+            text = subprocess.run([moult, "infer", "--json", "--from", os.path.join(model, name(index) + ".xcdatamodel"),
+                                   "--to", os.path.join(model, name(index + 1) + ".xcdatamodel")],
+                                  check=True, capture_output=True, text=True).stdout
+        with open(path, "w") as file:
+            file.write(text)
+        files.append(path)
+    store = os.path.join(work, "store.sqlite")
+    subprocess.run([moult, "create", store, "--model", os.path.join(model, "History.xcdatamodel")], check=True,
+                   capture_output=True)
+    return model, files, store
+
+
+def cases(versions, files):
+    """The four cases' `moult plan` arguments after STORE --model MODEL: [(label, arguments)]."""
+    mappings = os.path.dirname(files[0])
+    order = ",".join(name(index) for index in range(versions))
+    needed = [path for index, path in enumerate(files) if (index + 1) % 10 == 0]
+    return [("every mapping as a file", [arg for path in files for arg in ("--mapping", path)]),
+            ("the mappings folder", ["--mapping", mappings]),
+            ("no mapping, --order", ["--order", order]),
+            (f"the {len(needed)} retyping mappings only, --order",
+             ["--order", order] + [arg for path in needed for arg in ("--mapping", path)])]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--versions", type=int, default=300)
@@ -93,26 +131,7 @@ def main():
     parser.add_argument("--work", default="/tmp/moult-long-history")
     parser.add_argument("--hashes", action="store_true")
     args = parser.parse_args()
-    work = args.work
-    shutil.rmtree(work, ignore_errors=True)
-    model = os.path.join(work, "History.xcdatamodeld")
-    write_model(model, args.versions, name, contents)
-    mappings = os.path.join(work, "mappings")
-    os.makedirs(mappings)
-    files = []
-    for index in range(args.versions - 1):
-        path = os.path.join(mappings, f"{name(index)}-to-{name(index + 1)}.json")
-        text = json.dumps(mapping(index), indent=1)
-        if args.hashes and (index + 1) % 10 != 0:
-            text = subprocess.run([args.moult, "infer", "--json", "--from", os.path.join(model, name(index) + ".xcdatamodel"),
-                                   "--to", os.path.join(model, name(index + 1) + ".xcdatamodel")],
-                                  check=True, capture_output=True, text=True).stdout
-        with open(path, "w") as file:
-            file.write(text)
-        files.append(path)
-    store = os.path.join(work, "store.sqlite")
-    subprocess.run([args.moult, "create", store, "--model", os.path.join(model, "History.xcdatamodel")], check=True,
-                   capture_output=True)
+    model, files, store = write_history(args.work, args.versions, args.moult, args.hashes)
 
     def timed(label, extra):
         start = time.monotonic()
@@ -126,12 +145,8 @@ def main():
         sys.stdout.flush()
 
     print(f"{args.versions} versions, {len(files)} mappings ({'recording hashes' if args.hashes else 'naming their versions'})")
-    timed("every mapping as a file", [arg for path in files for arg in ("--mapping", path)])
-    timed("the mappings folder", ["--mapping", mappings])
-    order = ",".join(name(index) for index in range(args.versions))
-    timed("no mapping, --order", ["--order", order])
-    needed = [path for index, path in enumerate(files) if (index + 1) % 10 == 0]
-    timed(f"the {len(needed)} retyping mappings only, --order", ["--order", order] + [arg for path in needed for arg in ("--mapping", path)])
+    for label, extra in cases(args.versions, files):
+        timed(label, extra)
 
 
 if __name__ == "__main__":

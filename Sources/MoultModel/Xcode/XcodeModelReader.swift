@@ -145,8 +145,9 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
         return value
     }
 
-    private func double(_ parser: XMLParser, _ attributes: [String: String], _ key: String) -> Double? {
-        guard let text = attributes[key] else { return nil }
+    /// The number `text` (the value of `key`), nil when there is none; not a number fails the parse.
+    private func double(_ parser: XMLParser, _ key: String, _ text: String?) -> Double? {
+        guard let text else { return nil }
         guard let value = Double(text) else {
             fail(parser, .invalidValue, "'\(key)' is '\(text)', which is not a number")
             return nil
@@ -243,13 +244,15 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
     }
 
     private func startAttribute(_ parser: XMLParser, _ attributes: [String: String]) {
-        let yes = { (key: String) in attributes[key] == "YES" }
         guard let owner = entity, attribute == nil, relationship == nil else {
             return fail(parser, .malformedXML, "<attribute> outside <entity>")
         }
-        guard let attributeName = required(parser, attributes, "name", of: "attribute") else { return }
+        let element = AttributeElement(attributes)
+        guard let attributeName = element.name, !attributeName.isEmpty else {
+            return fail(parser, .invalidValue, "<attribute> has no 'name'")
+        }
         lines.append((LineKey(entity: owner.name, property: attributeName), parser.lineNumber))
-        let typeName = attributes["attributeType"] ?? AttributeType.undefined.rawValue
+        let typeName = element.attributeType ?? AttributeType.undefined.rawValue
         guard let type = AttributeType(rawValue: typeName) else {
             let known = AttributeType.allCases.map(\.rawValue).joined(separator: ", ")
             return fail(
@@ -257,20 +260,61 @@ final class XcodeModelReader: NSObject, XMLParserDelegate {
                 "attribute '\(owner.name).\(attributeName)' has an unknown attributeType '\(typeName)' (known: \(known))")
         }
         var attribute = AttributeDescription(
-            name: attributeName, type: type, isOptional: yes("optional"), isTransient: yes("transient"),
-            defaultValueString: attributes["defaultValueString"],
-            minValueString: attributes["minValueString"], maxValueString: attributes["maxValueString"],
-            regularExpressionString: attributes["regularExpressionString"],
-            usesScalarValueType: yes("usesScalarValueType"),
-            valueTransformerName: attributes["valueTransformerName"], customClassName: attributes["customClassName"],
-            allowsExternalBinaryDataStorage: yes("allowsExternalBinaryDataStorage"),
-            preserveAfterDeletion: yes("preserveAfterDeletion"), isIndexed: yes("indexed"),
-            versionHashModifier: attributes["versionHashModifier"], renamingIdentifier: attributes["elementID"],
-            isDerived: yes("derived"), derivationExpression: attributes["derivationExpression"])
-        attribute.defaultDateTimeInterval = double(parser, attributes, "defaultDateTimeInterval")
-        attribute.minDateTimeInterval = double(parser, attributes, "minDateTimeInterval")
-        attribute.maxDateTimeInterval = double(parser, attributes, "maxDateTimeInterval")
+            name: attributeName, type: type, isOptional: element.optional, isTransient: element.transient,
+            defaultValueString: element.defaultValueString,
+            minValueString: element.minValueString, maxValueString: element.maxValueString,
+            regularExpressionString: element.regularExpressionString,
+            usesScalarValueType: element.usesScalarValueType,
+            valueTransformerName: element.valueTransformerName, customClassName: element.customClassName,
+            allowsExternalBinaryDataStorage: element.allowsExternalBinaryDataStorage,
+            preserveAfterDeletion: element.preserveAfterDeletion, isIndexed: element.indexed,
+            versionHashModifier: element.versionHashModifier, renamingIdentifier: element.elementID,
+            isDerived: element.derived, derivationExpression: element.derivationExpression)
+        attribute.defaultDateTimeInterval = double(parser, "defaultDateTimeInterval", element.defaultDateTimeInterval)
+        attribute.minDateTimeInterval = double(parser, "minDateTimeInterval", element.minDateTimeInterval)
+        attribute.maxDateTimeInterval = double(parser, "maxDateTimeInterval", element.maxDateTimeInterval)
         self.attribute = attribute
+    }
+
+    /// What an `<attribute>` element says, read in one pass over its XML attributes: a history of
+    /// hundreds of versions has some hundred thousand of these elements, each with a few XML attributes,
+    /// and looking up each of the twenty keys in the parser's dictionary cost more than the rest of the
+    /// element. An XML attribute not listed here is ignored, as before.
+    private struct AttributeElement {
+        var name, attributeType, defaultValueString, minValueString, maxValueString, regularExpressionString: String?
+        var valueTransformerName, customClassName, versionHashModifier, elementID, derivationExpression: String?
+        var defaultDateTimeInterval, minDateTimeInterval, maxDateTimeInterval: String?
+        var optional = false, transient = false, usesScalarValueType = false, allowsExternalBinaryDataStorage = false
+        var preserveAfterDeletion = false, indexed = false, derived = false
+
+        init(_ attributes: [String: String]) {
+            for (key, value) in attributes {
+                switch key {
+                case "name": name = value
+                case "optional": optional = value == "YES"
+                case "attributeType": attributeType = value
+                case "defaultValueString": defaultValueString = value
+                case "usesScalarValueType": usesScalarValueType = value == "YES"
+                case "transient": transient = value == "YES"
+                case "indexed": indexed = value == "YES"
+                case "minValueString": minValueString = value
+                case "maxValueString": maxValueString = value
+                case "regularExpressionString": regularExpressionString = value
+                case "valueTransformerName": valueTransformerName = value
+                case "customClassName": customClassName = value
+                case "allowsExternalBinaryDataStorage": allowsExternalBinaryDataStorage = value == "YES"
+                case "preserveAfterDeletion": preserveAfterDeletion = value == "YES"
+                case "versionHashModifier": versionHashModifier = value
+                case "elementID": elementID = value
+                case "derived": derived = value == "YES"
+                case "derivationExpression": derivationExpression = value
+                case "defaultDateTimeInterval": defaultDateTimeInterval = value
+                case "minDateTimeInterval": minDateTimeInterval = value
+                case "maxDateTimeInterval": maxDateTimeInterval = value
+                default: break
+                }
+            }
+        }
     }
 
     private func startRelationship(_ parser: XMLParser, _ attributes: [String: String]) {

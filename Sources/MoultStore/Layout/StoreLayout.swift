@@ -153,19 +153,47 @@ public struct EntityLayout: Sendable, Hashable {
     public var hierarchyNumbers: [Int32]
     public var isAbstract: Bool
     /// Every persistent attribute, inherited ones first, in model order.
-    public var attributes: [AttributeColumn]
+    public var attributes: [AttributeColumn] {
+        didSet { attributePositions = Self.positions(attributes) }
+    }
     /// Every persistent to-one relationship, inherited ones first.
     public var toOneRelationships: [ToOneColumn]
     /// Every persistent to-many relationship, inherited ones first.
     public var toManyRelationships: [ToManyLayout]
+    /// The position in ``attributes`` of the first attribute of each name: an attribute found by name
+    /// without scanning them (a step of a long history looks up each of hundreds of attributes, in
+    /// both versions). A function of ``attributes``, so it changes neither equality nor hash.
+    private var attributePositions: [String: Int]
+
+    init(
+        name: String, number: Int32, superNumber: Int32, rootName: String, rootNumber: Int32, table: String, hierarchyNumbers: [Int32],
+        isAbstract: Bool, attributes: [AttributeColumn], toOneRelationships: [ToOneColumn], toManyRelationships: [ToManyLayout]
+    ) {
+        self.name = name
+        self.number = number
+        self.superNumber = superNumber
+        self.rootName = rootName
+        self.rootNumber = rootNumber
+        self.table = table
+        self.hierarchyNumbers = hierarchyNumbers
+        self.isAbstract = isAbstract
+        self.attributes = attributes
+        self.toOneRelationships = toOneRelationships
+        self.toManyRelationships = toManyRelationships
+        attributePositions = Self.positions(attributes)
+    }
+
+    private static func positions(_ attributes: [AttributeColumn]) -> [String: Int] {
+        Dictionary(attributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
 
     /// The column of an attribute or to-one relationship.
     public func column(for property: String) -> String? {
-        attributes.first { $0.name == property }?.column ?? toOneRelationships.first { $0.name == property }?.column
+        attribute(named: property)?.column ?? toOneRelationships.first { $0.name == property }?.column
     }
 
     /// The attribute column with this name.
-    public func attribute(named name: String) -> AttributeColumn? { attributes.first { $0.name == name } }
+    public func attribute(named name: String) -> AttributeColumn? { attributePositions[name].map { attributes[$0] } }
 
     /// The to-one relationship with this name.
     public func toOne(named name: String) -> ToOneColumn? { toOneRelationships.first { $0.name == name } }
