@@ -134,6 +134,25 @@ import Testing
         // A Decimal attribute's default (an NSDecimalNumber): not decoded.
         "Karim-ezzedine__CartKit/Tests/CartKitStorageCoreDataTests/LegacyCoreData/CartStorage_v1.sqlite":
             ["a default value of class NSDecimalNumberPlaceholder"],
+        // A String attribute's default archived as an `NSMutableString` object (framework 754–851), not
+        // a plain string: not decoded yet (the decoder notes it), so the model read from the cache lacks it.
+        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_1.2.0.sqlite": ["a default value of class NSMutableString"],
+        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_1.2.0_empty.sqlite": ["a default value of class NSMutableString"],
+        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_2.0.0_empty.sqlite": ["a default value of class NSMutableString"],
+        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_2.0.1.sqlite": ["a default value of class NSMutableString"],
+    ]
+
+    /// Caches of framework 1251–1333 (DuckDuckGo's stores) whose archive has a shape Moult does not write
+    /// yet: an attribute indexed by a fetch index of its own carries `NSIsIndexed`, that fetch index is
+    /// archived as an `NSArray` of elements, and a uniqueness constraint has no `NSCompoundIndexes`
+    /// record. Their hashes and schema come back (checked before the shape); the shape is not compared.
+    static let newerShape: Set<String> = [
+        "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V2.sqlite",
+        "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite",
+        "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V4.sqlite",
+        "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V5.sqlite",
+        "duckduckgo__BrowserServicesKit/Tests/DDGSyncTests/Resources/SyncMetadata_V3.sqlite",
+        "duckduckgo__iOS/DuckDuckGoTests/AppRatingPrompt_v1/Database.sqlite",
     ]
 
     /// The cache of a Core Data older than the one whose archive Moult writes: its shape is not Moult's
@@ -173,7 +192,7 @@ import Testing
             }
             return
         }
-        guard !Self.olderShape.contains(path) else { return }
+        guard !Self.olderShape.contains(path), !Self.newerShape.contains(path) else { return }
         let theirs = Self.signatures(real)
         let mine = Self.signatures(try KeyedArchive(ours))
         let missing = theirs.filter { mine[$0.key] != $0.value }.map { "\($0.value)× \($0.key) (ours \(mine[$0.key] ?? 0))" }.sorted()
