@@ -76,12 +76,14 @@ import Testing
     static let sources: [Source] = fixtures + [.everything(version: "v1", seed: 7), .everything(version: "v2", seed: 11), .random]
 
     @Test func everyFixtureStoreIsTaken() {
-        // 30 stores Core Data wrote: 3 + 3 wibosco, 5 jeffreybergier, 4 alemar11 (SampleModel2_V2's model
+        // 41 stores Core Data wrote: 3 + 3 wibosco, 5 jeffreybergier, 4 alemar11 (SampleModel2_V2's model
         // only in its cache), Photos 10.15.1 (persistent history, an R-tree, ordered relationships), 9
         // apptentive-ios (framework 419 to 754, two with their data in the -wal), CoreDataStack,
-        // CTDataStoreManager, objc.io's issue 4, and CartKit's 2 (one written by SwiftData).
+        // CTDataStoreManager, objc.io's issue 4, CartKit's 2 (one written by SwiftData), DuckDuckGo's
+        // 6 of BrowserServicesKit (Bookmarks V1–V5, SyncMetadata V3; framework 1251/1333) and 1 of its
+        // app (a merged model's), and XCServerCoreData's 4 (framework 754–851).
         let names = Self.fixtures.map(\.description)
-        #expect(names.count == 30, "\(names)")
+        #expect(names.count == 41, "\(names)")
         #expect(names.contains("osxphotos__Photos-10.15.1/Photos.sqlite"))
         #expect(names.contains { $0.hasSuffix("SampleModel2_V2.sqlite") })
     }
