@@ -36,15 +36,7 @@ struct PoliciesCommand: AsyncParsableCommand {
 
         /// The files read and rewritten, with the registration of their classes.
         func registration() throws -> PolicyRegistration {
-            var texts: [(String, String)] = []
-            for file in files {
-                do {
-                    texts.append((file, try String(contentsOf: URL(filePath: file), encoding: .utf8)))
-                } catch {
-                    throw PolicyBuildError(.io, "cannot read the policy file: \(error.localizedDescription)", file: file)
-                }
-            }
-            return try PolicyBuildPlan.registration(module: module, files: texts)
+            try PolicyRegistration.reading(module: module, paths: files)
         }
     }
 

@@ -25,21 +25,15 @@ public struct PolicyBuildPlan: Sendable {
         self.configuration = configuration
     }
 
-    /// Reads the policy files (path and text): ``PolicyRegistration/reading(module:files:)``.
-    public static func registration(module: String, files: [(path: String, text: String)]) throws -> PolicyRegistration {
-        try PolicyRegistration.reading(module: module, files: files)
-    }
-
     /// Writes the rewritten files and `PolicyRegistration.swift` into a folder.
     ///
     /// - Throws: ``PolicyBuildError`` `.io`.
     public static func write(_ registration: PolicyRegistration, to folder: URL) throws {
         do {
             try FileOperations.makeDirectories(folder.path(percentEncoded: false))
-            for file in registration.files {
-                try FileOperations.writeAtomically(Data(file.rewritten.utf8), to: folder.appending(path: URL(filePath: file.path).lastPathComponent), durable: false)
+            for file in registration.writtenFiles {
+                try FileOperations.writeAtomically(Data(file.text.utf8), to: folder.appending(path: file.name), durable: false)
             }
-            try FileOperations.writeAtomically(Data(registration.source.utf8), to: folder.appending(path: "PolicyRegistration.swift"), durable: false)
         } catch {
             throw PolicyBuildError(.io, "cannot write into \(folder.path): \(Self.described(error))")
         }

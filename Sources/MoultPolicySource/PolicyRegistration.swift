@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The Swift file that registers an app's policy classes, written by the build beside the rewritten
 /// policy files, in the same module (the classes may be internal).
 ///
@@ -21,6 +23,21 @@ public struct PolicyRegistration: Sendable {
         self.typeName = typeName ?? (Self.identifier(module) + "Policies")
     }
 
+    /// Reads the policy files at `paths` (UTF-8), then as ``reading(module:files:)`` does.
+    ///
+    /// - Throws: ``PolicyBuildError`` `.io` naming a file that cannot be read; as ``reading(module:files:)``.
+    public static func reading(module: String, paths: [String]) throws -> PolicyRegistration {
+        var texts: [(path: String, text: String)] = []
+        for path in paths {
+            do {
+                texts.append((path, try String(contentsOf: URL(filePath: path), encoding: .utf8)))
+            } catch {
+                throw PolicyBuildError(.io, "cannot read the policy file: \(error.localizedDescription)", file: path)
+            }
+        }
+        return try reading(module: module, files: texts)
+    }
+
     /// Reads the policy files (path and text), each knowing the policy classes of the others.
     ///
     /// - Throws: ``PolicyBuildError`` `.unsupportedConstruct` naming the line; `.noPolicyClass`.
@@ -40,6 +57,12 @@ public struct PolicyRegistration: Sendable {
             throw PolicyBuildError(.unsupportedConstruct, "two policy files are named \(repeated); a module's files need distinct names")
         }
         return PolicyRegistration(module: module, files: read)
+    }
+
+    /// The files a build writes into the module's folder, by name: each policy file rewritten (under its
+    /// own name), then `PolicyRegistration.swift`.
+    public var writtenFiles: [(name: String, text: String)] {
+        files.map { (Self.lastComponent($0.path), $0.rewritten) } + [("PolicyRegistration.swift", source)]
     }
 
     /// Every policy class, in the order of the files.

@@ -30,24 +30,14 @@ while let argument = arguments.popFirst() {
 }
 guard let module, let output, !files.isEmpty else { fail(64, "usage: moult-policy-generate FILE... --module MODULE --output FOLDER") }
 
-var texts: [(path: String, text: String)] = []
-for file in files {
-    do {
-        texts.append((file, try String(contentsOf: URL(filePath: file), encoding: .utf8)))
-    } catch {
-        fail(74, "\(file): cannot read the policy file: \(error.localizedDescription)")
-    }
-}
 let registration: PolicyRegistration
 do {
-    registration = try PolicyRegistration.reading(module: module, files: texts)
+    registration = try PolicyRegistration.reading(module: module, paths: files)
 } catch let error as PolicyBuildError {
     fail(error.code == .io ? 74 : 65, error.description)
 }
 let folder = URL(filePath: output, directoryHint: .isDirectory)
-var written = registration.files.map { (name: URL(filePath: $0.path).lastPathComponent, text: $0.rewritten) }
-written.append((name: "PolicyRegistration.swift", text: registration.source))
-for file in written {
+for file in registration.writtenFiles {
     do {
         try Data(file.text.utf8).write(to: folder.appending(path: file.name), options: .atomic)
     } catch {

@@ -119,7 +119,8 @@ import Testing
             guard case .dictionary(let fields) = archive.objects[uid], let instance = try? archive.instance(uid) else { continue }
             if instance.className == "NSFetchedPropertyDescription" { parts.insert("fetched properties") }
             if case .uid(let value)? = fields["NSDefaultValue"], case .dictionary(let object) = archive.objects[value],
-                let name = try? archive.instance(value).className, name != "NSDate", object["$class"] != nil
+                let name = try? archive.instance(value).className, name != "NSDate", name != "NSString", name != "NSMutableString",
+                object["$class"] != nil
             {
                 parts.insert("a default value of class \(name)")
             }
@@ -134,12 +135,6 @@ import Testing
         // A Decimal attribute's default (an NSDecimalNumber): not decoded.
         "Karim-ezzedine__CartKit/Tests/CartKitStorageCoreDataTests/LegacyCoreData/CartStorage_v1.sqlite":
             ["a default value of class NSDecimalNumberPlaceholder"],
-        // A String attribute's default archived as an `NSMutableString` object (framework 754–851), not
-        // a plain string: not decoded yet (the decoder notes it), so the model read from the cache lacks it.
-        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_1.2.0.sqlite": ["a default value of class NSMutableString"],
-        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_1.2.0_empty.sqlite": ["a default value of class NSMutableString"],
-        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_2.0.0_empty.sqlite": ["a default value of class NSMutableString"],
-        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_2.0.1.sqlite": ["a default value of class NSMutableString"],
     ]
 
     /// Caches of framework 1251–1333 (DuckDuckGo's stores) whose archive has a shape Moult does not write
@@ -158,7 +153,35 @@ import Testing
     /// The cache of a Core Data older than the one whose archive Moult writes: its shape is not Moult's
     /// (framework 754 archives a sub-entity's inherited properties as `_NSPropertyDescriptionProxy`
     /// records); its hashes and schema still come back.
-    static let olderShape: Set<String> = ["apptentive__apptentive-ios/Apptentive/ApptentiveTests/data/ATDataModelv6.sqlite"]
+    /// XCServerCoreData's caches (framework 754–851) archive a String attribute's default as an
+    /// `NSMutableString` object, where Moult writes a plain string (as today's Core Data does); the
+    /// value is read (`stringDefaultsArchivedAsObjectsAreRead`).
+    static let olderShape: Set<String> = [
+        "apptentive__apptentive-ios/Apptentive/ApptentiveTests/data/ATDataModelv6.sqlite",
+        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_1.2.0.sqlite",
+        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_1.2.0_empty.sqlite",
+        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_2.0.0_empty.sqlite",
+        "richardpiazza__XCServerCoreData/Tests/XCServerCoreData_2.0.1.sqlite",
+    ]
+
+    /// A String default archived as an `NSMutableString` object is read as the model XML has it: every
+    /// String attribute of XCServerCoreData 2.0.1's cache with a default in the model file has that
+    /// default (`identifier` is `_identifier`, …), none missing.
+    @Test func stringDefaultsArchivedAsObjectsAreRead() throws {
+        let cached = try ModelCache.decode(Self.realArchive("richardpiazza__XCServerCoreData/Tests/XCServerCoreData_2.0.1.sqlite"))
+        let xml = try ObjectModel(contentsOf: Fixtures.url(
+            "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.1.xcdatamodel"))
+        var compared = 0
+        for entity in xml.entities {
+            for attribute in entity.attributes where attribute.attributeType == .string {
+                guard let expected = attribute.defaultValueString else { continue }
+                let read = cached.entities.first { $0.name == entity.name }?.attributes.first { $0.name == attribute.name }
+                #expect(read?.defaultValueString == expected, "\(entity.name).\(attribute.name)")
+                compared += 1
+            }
+        }
+        #expect(compared > 5)
+    }
 
     /// For every fixture cache: decoded, written again by Moult, and read back, it gives the store's
     /// hashes and the same schema; and the archive Moult writes has the real one's shape. Two caches hold

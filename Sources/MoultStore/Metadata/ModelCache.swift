@@ -363,6 +363,9 @@ public enum ModelCache {
                 case .real(let value): attribute.defaultValueString = String(value)
                 case .bool(let value): attribute.defaultValueString = value ? "YES" : "NO"
                 case .string(let text) where type == .string: attribute.defaultValueString = text
+                case .dictionary where type == .string && (try? archive.instance(uid).fields["NS.string"]) != nil:
+                    // An `NSString` or `NSMutableString` object (framework 754–851 archive such defaults so).
+                    attribute.defaultValueString = try archive.string(uid)
                 case .dictionary where type == .date:
                     if case .real(let time)? = try archive.instance(uid).fields["NS.time"] { attribute.defaultDateTimeInterval = time }
                 case let value:
