@@ -27,7 +27,7 @@ public struct PolicyBuildPlan: Sendable {
 
     /// Writes the rewritten files and `PolicyRegistration.swift` into a folder.
     ///
-    /// - Throws: ``PolicyBuildError`` `.io`.
+    /// - Throws: `PolicyBuildError` `.io`.
     public static func write(_ registration: PolicyRegistration, to folder: URL) throws {
         do {
             try FileOperations.makeDirectories(folder.path(percentEncoded: false))
@@ -94,7 +94,7 @@ public struct PolicyBuildPlan: Sendable {
 
     /// Runs `swift build` on the package and copies the binary to `output`.
     ///
-    /// - Throws: ``PolicyBuildError`` `.compileFailed` with the compiler's errors; `.io`.
+    /// - Throws: `PolicyBuildError` `.compileFailed` with the compiler's errors; `.io`.
     public func build(into output: URL) throws {
         var arguments = ["swift", "build", "--package-path", folder.path, "-c", configuration, "--product", productName]
         if configuration == "release" { arguments.append("--static-swift-stdlib") }

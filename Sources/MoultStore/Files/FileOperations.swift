@@ -323,7 +323,7 @@ public enum FileOperations {
     public static func rename(_ from: String, to: String, durable: Bool) throws(StoreError) {
         willOperate()
         keep(to)
-        // In a held folder, relative to its descriptor (``located(_:_:)``): the names are entries of the
+        // In a held folder, relative to its descriptor (`located(_:_:)`): the names are entries of the
         // folder the run holds, whatever happens to the paths above it meanwhile.
         let renamed = located(from) { fromFolder, fromName in
             located(to) { toFolder, toName in renameat(fromFolder, fromName, toFolder, toName) == 0 } ?? false
@@ -402,7 +402,7 @@ public enum FileOperations {
         return body(folder, name)
     }
 
-    /// `lstat(2)` of `path` (``located(_:_:)``: in a held folder, there): its attributes, a symbolic
+    /// `lstat(2)` of `path` (`located(_:_:)`: in a held folder, there): its attributes, a symbolic
     /// link's own; nil when nothing is there (`errno` says why).
     ///
     /// ```swift
@@ -413,7 +413,7 @@ public enum FileOperations {
         return located(path) { folder, name in fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 } == true ? info : nil
     }
 
-    /// `stat(2)` of `path` (``located(_:_:)``): the attributes of what is there, a link at the name
+    /// `stat(2)` of `path` (`located(_:_:)`): the attributes of what is there, a link at the name
     /// followed; nil when nothing is there.
     public static func followedAttributes(_ path: String) -> stat? {
         var info = stat()
@@ -449,7 +449,7 @@ public enum FileOperations {
         return try? entries(of: folder, path: path)
     }
 
-    /// `open(2)` of `path` (``located(_:_:)``) with `flags`, and `mode` when it creates: a descriptor, or -1
+    /// `open(2)` of `path` (`located(_:_:)`) with `flags`, and `mode` when it creates: a descriptor, or -1
     /// with `errno` set.
     private static func openLocated(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> Int32 {
         located(path) { folder, name in openat(folder, name, flags | O_CLOEXEC, mode) } ?? -1

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Glibc
 import Synchronization
 
@@ -8,10 +8,10 @@ import Synchronization
 /// again. A folder above the store renamed during the run, or the store's folder swapped for a symbolic
 /// link to another folder, changes nothing: the run goes on in the folder it looked at.
 ///
-/// ``FileOperations`` asks ``location(of:)`` for every path it acts on; a path in a held folder is
+/// ``FileOperations`` asks `location(of:)` for every path it acts on; a path in a held folder is
 /// reached from its descriptor, each folder below opened with `O_NOFOLLOW | O_DIRECTORY`. SQLite and
 /// LMDB, which open their files by path, are given `/proc/self/fd/N/NAME` for a folder descriptor of
-/// their own (``FileOperations/openFolder(containing:)``). Paths outside every held folder are used as
+/// their own (``FileOperations/openFolder(_:)``). Paths outside every held folder are used as
 /// they are.
 ///
 /// ```swift
