@@ -38,7 +38,7 @@ final class MappingFolders {
         let key = model.standardizedFileURL.path
         if let known = besideModels[key] { return known }
         let (_, found) = MappingDiscovery.candidates(
-            besideModel: model,
+            besideModel: model, entityNames: Set(versioned.versions.flatMap { $0.model.entities.map(\.name) }),
             unreadable: { url, reason in printError("moult: warning: the mapping model \(url.path) found beside the model cannot be read, so it is not used: \(reason)") },
             tooLarge: { root in printError("moult: warning: \(root.path) holds more than \(MappingDiscovery.mostFoldersSearched) folders: mapping models were looked for in the first ones only (give them with --mapping)") })
         let fitting = found.filter { candidate in

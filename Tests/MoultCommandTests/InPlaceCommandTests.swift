@@ -12,8 +12,7 @@ import Testing
 
     static func generate(_ version: String, persons: Int, in directory: TemporaryDirectory, name: String = "people.sqlite") throws -> URL {
         let store = directory.appending(name)
-        let result = try MoultProcess.run(
-            ["generate", store.path, "--model-version", version, "--objects", String(persons), "--seed", "3", "--model", model], tool: .people)
+        let result = try GeneratedStores.generate(["--model-version", version, "--objects", String(persons), "--seed", "3", "--model", model], at: store)
         #expect(result.exitCode == 0, "\(result.standardError)")
         return store
     }

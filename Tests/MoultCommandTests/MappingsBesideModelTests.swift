@@ -95,6 +95,37 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: output.path))
     }
 
+    /// A mapping model that names none of the model's entities is another model's, and is not read: a
+    /// damaged one of those goes unmentioned, while a damaged one naming the app's entities is read and
+    /// told as unreadable. (Reading one decodes the two models it embeds: in a repository with many
+    /// mapping models, that was most of a run's start.)
+    @Test func aMappingModelNamingNoneOfTheModelsEntitiesIsNotRead() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (app, store) = try Self.repository(in: directory)
+        let model = app.appending(path: Self.modelPath)
+        /// A copy of `mapping` at `name` in the app whose embedded source model is damaged.
+        func damaged(_ mapping: URL, as name: String) throws {
+            let copy = app.appending(path: name)
+            try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: false)
+            let xml = try String(contentsOf: mapping.appending(path: "xcmapping.xml"), encoding: .utf8)
+            let broken = try #require(try Regex(#"(name="sourcemodeldata" type="binary">)[^<]*"#).firstMatch(in: xml))
+            try Data(xml.replacingCharacters(in: broken.range, with: #"name="sourcemodeldata" type="binary">AAAA"#).utf8)
+                .write(to: copy.appending(path: "xcmapping.xml"))
+        }
+        let other = Fixtures.url("objcio__issue-4-core-data-migration/BookMigration/Model2_to_Model3_User.xcmappingmodel")
+        try damaged(other, as: "Books.xcmappingmodel")
+        let plan = try MoultProcess.run(["plan", store.path, "--model", model.path, "--to", "CoreDataMigration_Example 2"])
+        #expect(plan.exitCode == 0, "\(plan.standardError)")
+        #expect(!plan.standardError.contains("Books.xcmappingmodel"), "\(plan.standardError)")
+        #expect(plan.standardError.contains("found beside the model"), "the app's own is still used: \(plan.standardError)")
+
+        try damaged(app.appending(path: Self.mappingPath), as: "Posts.xcmappingmodel")
+        let again = try MoultProcess.run(["plan", store.path, "--model", model.path, "--to", "CoreDataMigration_Example 2"])
+        #expect(again.standardError.contains("Posts.xcmappingmodel found beside the model cannot be read"), "\(again.standardError)")
+        #expect(!again.standardError.contains("Books.xcmappingmodel"), "\(again.standardError)")
+    }
+
     /// A fleet's line that gives no mappings finds the app's, as `migrate` does; `--infer` infers.
     @Test func aFleetFindsThemToo() throws {
         let directory = try TemporaryDirectory()

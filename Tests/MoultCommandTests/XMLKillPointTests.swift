@@ -17,12 +17,26 @@ import Testing
     /// The path's input in `directory` and its command.
     static func prepare(_ path: Path, in directory: TemporaryDirectory) throws -> [String] {
         let sqlite = try MigrateCommandTests.generate("1", persons: 40, in: directory, name: "s.sqlite")
-        let xml = directory.appending("s.xml")
         if path == .xmlInPlace || path == .xmlToSQLite || path == .xmlToXML {
-            let converted = try MoultProcess.run(["convert", sqlite.path, "--to", "xml", "--output", xml.path, "--model", model])
+            let converted = try MoultProcess.run(["convert", sqlite.path, "--to", "xml", "--output", directory.appending("s.xml").path, "--model", model])
             #expect(converted.exitCode == 0, "\(converted.standardError)")
             try FileManager.default.removeItem(at: sqlite)
         }
+        return arguments(path, in: directory)
+    }
+
+    /// A copy of `template`'s files (a path's input, made once) in `directory`, and the path's command there.
+    static func prepare(_ path: Path, in directory: TemporaryDirectory, from template: TemporaryDirectory) throws -> [String] {
+        for name in try FileManager.default.contentsOfDirectory(atPath: template.url.path) {
+            try FileManager.default.copyItem(at: template.appending(name), to: directory.appending(name))
+        }
+        return arguments(path, in: directory)
+    }
+
+    /// The path's command on its input in `directory`.
+    static func arguments(_ path: Path, in directory: TemporaryDirectory) -> [String] {
+        let sqlite = directory.appending("s.sqlite")
+        let xml = directory.appending("s.xml")
         switch path {
         case .xmlInPlace: return ["migrate", xml.path, "--model", model, "--to", "v2", "--chunk-size", "10", "--quiet"]
         case .xmlToSQLite:
@@ -69,9 +83,12 @@ import Testing
 
     @Test(arguments: Path.allCases)
     func killedBeforeAnyFileOperationEndsAsTheUninterruptedRun(path: Path) throws {
+        let template = try TemporaryDirectory()
+        defer { template.remove() }
+        _ = try Self.prepare(path, in: template)
         let whole = try TemporaryDirectory()
         defer { whole.remove() }
-        let wholeArguments = try Self.prepare(path, in: whole)
+        let wholeArguments = try Self.prepare(path, in: whole, from: template)
         let trace = whole.appending("trace")
         let uninterrupted = try MoultProcess.run(wholeArguments, environment: ["MOULT_FILE_TRACE": trace.path])
         #expect(uninterrupted.exitCode == 0, "\(uninterrupted.standardError)")
@@ -81,7 +98,7 @@ import Testing
         for operation in 1...count {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let arguments = try Self.prepare(path, in: directory)
+            let arguments = try Self.prepare(path, in: directory, from: template)
             let killed = try MoultProcess.run(arguments, environment: ["MOULT_FILE_CRASH": "\(operation)"])
             #expect(killed.terminatedBySignal || killed.exitCode == 0, "\(path), operation \(operation): \(killed.standardError)")
             var finished = try MoultProcess.run(arguments)

@@ -83,8 +83,14 @@ public enum MappingDiscovery {
     /// Every `.xcmappingmodel` under ``searchRoot(forModel:)``, in path order (Xcode's compiled
     /// `.cdm` files are not read). Folders reached through a symbolic link are not searched. One that
     /// cannot be read is left out and named to `unreadable`: it was not given, so it stops nothing.
+    ///
+    /// - Parameter entityNames: the entities of every version of the model, when known: a mapping
+    ///   model none of whose entity mappings names one of them (another model's, by
+    ///   ``namesNoneOf(_:in:)``) is left out without being read. Reading one means decoding the two
+    ///   models it embeds, the most of a run's start in a project with many mapping models.
     public static func candidates(
-        besideModel model: URL, unreadable: (URL, String) -> Void = { _, _ in }, tooLarge: (URL) -> Void = { _ in }
+        besideModel model: URL, entityNames: Set<String>? = nil, unreadable: (URL, String) -> Void = { _, _ in },
+        tooLarge: (URL) -> Void = { _ in }
     ) -> (root: URL, found: [Candidate]) {
         let root = searchRoot(forModel: model)
         var found: [Candidate] = []
@@ -102,6 +108,7 @@ public enum MappingDiscovery {
                 var info = stat()
                 guard lstat(url.path(percentEncoded: false), &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
                 if url.pathExtension.lowercased() == "xcmappingmodel" {
+                    if let entityNames, namesNoneOf(entityNames, in: url) { continue }
                     do {
                         found.append(Candidate(url: url, mapping: try MappingModel(contentsOf: url)))
                     } catch {
@@ -113,6 +120,37 @@ public enum MappingDiscovery {
             }
         }
         return (root, found.sorted { $0.url.path < $1.url.path })
+    }
+
+    /// Whether the `.xcmappingmodel` at `url` is surely not a mapping of a model whose versions hold
+    /// these entities: its `xcmapping.xml` names source or destination entities (`sourcename`,
+    /// `destinationname`), and none of them is one of `entityNames`. A mapping whose embedded models
+    /// are two of the model's versions names their entities, so it is never left out; a file that
+    /// cannot be read, or whose names are not plain entity names, is not judged here (it is read, and
+    /// told as unreadable if it is).
+    public static func namesNoneOf(_ entityNames: Set<String>, in url: URL) -> Bool {
+        guard let data = try? Data(contentsOf: url.appending(path: "xcmapping.xml")) else { return false }
+        var found = 0
+        for key in ["name=\"sourcename\"", "name=\"destinationname\""] {
+            let pattern = Data(key.utf8)
+            var from = data.startIndex
+            // (Foundation's search, compiled optimised, not a byte loop of this module's.)
+            while let match = data.range(of: pattern, in: from..<data.endIndex) {
+                // The value: from the element's `>` to the next `<`.
+                guard let close = data[match.upperBound...].firstIndex(of: UInt8(ascii: ">")),
+                    let end = data[(close + 1)...].firstIndex(of: UInt8(ascii: "<"))
+                else { return false }
+                let value = data[(close + 1)..<end]
+                let plain = !value.isEmpty && value.allSatisfy { byte in
+                    (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
+                }
+                guard plain else { return false }
+                if entityNames.contains(String(decoding: value, as: UTF8.self)) { return false }
+                found += 1
+                from = end
+            }
+        }
+        return found > 0
     }
 
     /// The candidates a migration from `source` to `target` uses: walking from the store's version,
