@@ -176,7 +176,7 @@ import Testing
         #expect(states[1].contains(".b_SUPPORT/_EXTERNAL_DATA/\(Self.unnamed) \(Data("not named".utf8).hashValue)"))
     }
 
-    /// Killed before each of the file operations of an SQL run in turn (`MOULT_FILE_CRASH`), then run
+    /// Killed before the file operations of an SQL run in turn (`MOULT_FILE_CRASH`, `KillPoints.spread`), then run
     /// again: every state ends as a run never interrupted ends.
     @Test func aRunKilledAtAnyFileOperationEndsWithTheSameFiles() throws {
         let whole = try TemporaryDirectory()
@@ -187,7 +187,7 @@ import Testing
         let expected = try Self.state(whole)
         let count = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").count
         #expect(count > 10)
-        for operation in 1...count {
+        for operation in KillPoints.spread(count) {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let store = try Self.store(directory)

@@ -57,8 +57,8 @@ import Testing
         #expect(try InPlaceFaultTests.snapshot(directory.url) == before)
     }
 
-    /// The copy of a store at the target, killed before each of its file operations in turn
-    /// (`MOULT_FILE_CRASH`): DEST is absent or whole after the kill, and the rerun ends with the copy an
+    /// The copy of a store at the target, killed before its file operations in turn
+    /// (`MOULT_FILE_CRASH`, `KillPoints.spread`): DEST is absent or whole after the kill, and the rerun ends with the copy an
     /// uninterrupted run makes, no temporary file left.
     @Test func aCopyKilledAtAnyFileOperationEndsAsTheUninterruptedOne() throws {
         let whole = try TemporaryDirectory()
@@ -72,7 +72,7 @@ import Testing
         let expected = try InPlaceCommandTests.digest(whole.appending("copy.sqlite"))
         let count = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").count
         #expect(count >= 2, "the copy is synced and renamed")
-        for operation in 1...count {
+        for operation in KillPoints.spread(count) {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             _ = try InPlaceCommandTests.generate("3", persons: 60, in: directory)

@@ -2,10 +2,11 @@ import Foundation
 import MoultTestSupport
 import Testing
 
-/// The XML paths and `convert`, stopped before each of their file operations in turn
-/// (`MOULT_FILE_CRASH`) and run again until they exit 0: each ends with the files an uninterrupted run
-/// makes (the output's bytes, the backup's, the folder's entries), nothing stray. The random-kill
-/// harness (`Benchmarks/scripts/run-folder-harness.sh`) kills the same paths at random instants.
+/// The XML paths and `convert`, stopped before their file operations in turn (`MOULT_FILE_CRASH`;
+/// twelve spread over the run, or all: `KillPoints.spread`) and run again until they exit 0: each ends
+/// with the files an uninterrupted run makes (the output's bytes, the backup's, the folder's entries),
+/// nothing stray. The random-kill harness (`Benchmarks/scripts/run-folder-harness.sh`) kills the same
+/// paths at random instants.
 @Suite(.serialized) struct XMLKillPointTests {
     static let model = Fixtures.peopleModel.path
 
@@ -95,7 +96,7 @@ import Testing
         let expected = try Self.state(of: whole)
         let count = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").count
         #expect(count >= 2, "\(path): the run writes through its file operations")
-        for operation in 1...count {
+        for operation in KillPoints.spread(count) {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let arguments = try Self.prepare(path, in: directory, from: template)
