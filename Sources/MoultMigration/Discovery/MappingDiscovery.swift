@@ -84,10 +84,14 @@ public enum MappingDiscovery {
     /// `.cdm` files are not read). Folders reached through a symbolic link are not searched. One that
     /// cannot be read is left out and named to `unreadable`: it was not given, so it stops nothing.
     ///
-    /// - Parameter entityNames: the entities of every version of the model, when known: a mapping
-    ///   model none of whose entity mappings names one of them (another model's, by
-    ///   ``namesNoneOf(_:in:)``) is left out without being read. Reading one means decoding the two
-    ///   models it embeds, the most of a run's start in a project with many mapping models.
+    /// - Parameters:
+    ///   - model: the model's `.xcdatamodeld` (or `.xcdatamodel`), whose repository is searched.
+    ///   - entityNames: the entities of every version of the model, when known: a mapping model none
+    ///     of whose entity mappings names one of them (another model's, by ``namesNoneOf(_:in:)``) is
+    ///     left out without being read. Reading one means decoding the two models it embeds, the most
+    ///     of a run's start in a project with many mapping models.
+    ///   - unreadable: told of each mapping model read that cannot be read, with why.
+    ///   - tooLarge: told of the root when the search stops at ``mostFoldersSearched`` folders.
     public static func candidates(
         besideModel model: URL, entityNames: Set<String>? = nil, unreadable: (URL, String) -> Void = { _, _ in },
         tooLarge: (URL) -> Void = { _ in }
