@@ -130,16 +130,20 @@ public enum MappingDiscovery {
     /// these entities: its `xcmapping.xml` names source or destination entities (`sourcename`,
     /// `destinationname`), and none of them is one of `entityNames`. A mapping whose embedded models
     /// are two of the model's versions names their entities, so it is never left out; a file that
-    /// cannot be read, or whose names are not plain entity names, is not judged here (it is read, and
-    /// told as unreadable if it is).
+    /// cannot be read, whose names are not plain entity names, or that holds `sourcename` or
+    /// `destinationname` anywhere but as Xcode writes the attribute, is not judged here (it is read,
+    /// and told as unreadable if it is). Fuzzed: `MappingPrefilterFuzzTests`.
     public static func namesNoneOf(_ entityNames: Set<String>, in url: URL) -> Bool {
         guard let data = try? Data(contentsOf: url.appending(path: "xcmapping.xml")) else { return false }
         var found = 0
-        for key in ["name=\"sourcename\"", "name=\"destinationname\""] {
-            let pattern = Data(key.utf8)
+        for key in ["sourcename", "destinationname"] {
+            // Every `sourcename` of the file must be one this search reads (`name="sourcename"`, as Xcode
+            // writes it): one written otherwise (other quotes, spaces, or in a text) is not judged here.
+            let written = Data("name=\"\(key)\"".utf8)
+            guard occurrences(of: Data(key.utf8), in: data) == occurrences(of: written, in: data) else { return false }
             var from = data.startIndex
             // (Foundation's search, compiled optimised, not a byte loop of this module's.)
-            while let match = data.range(of: pattern, in: from..<data.endIndex) {
+            while let match = data.range(of: written, in: from..<data.endIndex) {
                 // The value: from the element's `>` to the next `<`.
                 guard let close = data[match.upperBound...].firstIndex(of: UInt8(ascii: ">")),
                     let end = data[(close + 1)...].firstIndex(of: UInt8(ascii: "<"))
@@ -155,6 +159,17 @@ public enum MappingDiscovery {
             }
         }
         return found > 0
+    }
+
+    /// How often `pattern` occurs in `data`.
+    private static func occurrences(of pattern: Data, in data: Data) -> Int {
+        var count = 0
+        var from = data.startIndex
+        while let match = data.range(of: pattern, in: from..<data.endIndex) {
+            count += 1
+            from = match.upperBound
+        }
+        return count
     }
 
     /// The candidates a migration from `source` to `target` uses: walking from the store's version,
